@@ -1,0 +1,32 @@
+# The README's two commands: `make demo` and `make test`. Both set up from a fresh clone.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_DIR := .ragline-demo
+
+.PHONY: setup demo test lint clean
+
+$(BIN)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@
+
+setup: $(BIN)/.installed
+
+demo: setup
+	$(BIN)/ragline ingest examples --data-dir $(DEMO_DIR)
+	$(BIN)/ragline ask "How many permit checks did Kentucky have in November 2015?" --data-dir $(DEMO_DIR)
+	$(BIN)/ragline ask "个人信息处理者利用个人信息进行自动化决策，应当保证什么？" --data-dir $(DEMO_DIR)
+	$(BIN)/ragline ask "TiDB 生产环境的 TiKV 服务器建议使用什么类型的硬盘？" --data-dir $(DEMO_DIR)
+	$(BIN)/ragline ask "What is the capital of Mongolia?" --data-dir $(DEMO_DIR)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/mypy core ingestion indexing routing fusion generation monitoring ragline
+
+test: setup
+	bash deploy/local/test.sh
+
+clean:
+	rm -rf $(VENV) $(DEMO_DIR) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,33 @@
+"""Errors that carry a reason a person can act on."""
+
+
+class RaglineError(Exception):
+    """Base of every error Ragline raises on purpose."""
+
+
+class ParseError(RaglineError):
+    """A file could not be parsed; the message is the reason recorded for that file."""
+
+
+class UnsupportedFormat(ParseError):
+    pass
+
+
+class NeedsOCR(ParseError):
+    pass
+
+
+class ModelMissing(RaglineError):
+    """A model could not be loaded; the message names the setting to fill in."""
+
+
+class ConfigError(RaglineError):
+    pass
+
+
+class StoreError(RaglineError):
+    """A store failed; callers treat it as that store being unavailable."""
+
+
+class EmbedderMismatch(StoreError):
+    """An index was built with another embedder: a reindex is needed."""

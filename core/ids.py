@@ -1,0 +1,58 @@
+"""The id scheme: same input, same id, in every store (see shared DESIGN.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+HANDLE_LEN = 6
+LABEL_RE = re.compile(r"\[Doc([0-9a-f]{%d})_p(\d+)\]" % HANDLE_LEN)
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def source_uri(path: Path) -> str:
+    """The stable source key of a local file: its absolute path as a file URI."""
+    return path.resolve().as_uri()
+
+
+def path_from_uri(uri: str) -> Path | None:
+    """The local path of a `file:` source, None for other sources (uploads, URLs)."""
+    parsed = urlparse(uri)
+    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
+
+
+def doc_id_for(source: str) -> str:
+    return _sha(f"doc\x1f{source}")[:16]
+
+
+def version_of(data: bytes) -> str:
+    """A document version is the hash of its bytes: unchanged bytes, unchanged version."""
+    return hashlib.sha256(data).hexdigest()[:32]
+
+
+def content_id_for(doc_id: str, version: str, ordinal: int) -> str:
+    return _sha(f"chunk\x1f{doc_id}\x1f{version}\x1f{ordinal}")[:32]
+
+
+def vector_id(content_id: str) -> int:
+    """FAISS needs int64 ids: the first 60 bits of the content id (collisions ~1e-6 at 1B)."""
+    return int(content_id[:15], 16)
+
+
+def doc_handle(doc_id: str) -> str:
+    return doc_id[:HANDLE_LEN]
+
+
+def citation_label(doc_id: str, page: int) -> str:
+    return f"[Doc{doc_handle(doc_id)}_p{page}]"
+
+
+def parse_label(label: str) -> tuple[str, int] | None:
+    """`[Docab12cd_p3]` -> ("ab12cd", 3); None for anything else."""
+    m = LABEL_RE.fullmatch(label)
+    return (m.group(1), int(m.group(2))) if m else None

@@ -1,0 +1,113 @@
+"""The one typed configuration object. Read once in `ragline/`, passed down as arguments.
+
+Sources, highest first: constructor arguments, `RAGLINE_*` environment variables (nested
+with `__`, e.g. `RAGLINE_LLM__BASE_URL`), a TOML file named by `RAGLINE_CONFIG_FILE`
+(default `ragline.toml` in the working directory, if present), then the defaults below.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+class AclRule(BaseModel):
+    """Documents whose path matches `glob` (fnmatch, against the absolute path) get `tags`."""
+
+    glob: str
+    tags: list[str]
+
+
+class EmbedderSettings(BaseModel):
+    kind: Literal["use", "e5", "bge"] = "use"
+    threads: int = 1
+    batch_size: int = 32
+    # BGE-M3 via FlagEmbedding: a local directory (or a hub id where the hub is reachable).
+    bge_model_path: str = ""
+    use_fp16: bool = False
+
+
+class LLMSettings(BaseModel):
+    base_url: str = ""  # OpenAI-compatible, e.g. http://vllm:8000/v1 ; empty = no LLM
+    model: str = "Qwen/Qwen2.5-7B-Instruct"
+    api_key: str = "EMPTY"
+    timeout_s: float = 60.0
+    max_tokens: int = 512
+    temperature: float = 0.0
+
+
+class ChunkSettings(BaseModel):
+    max_tokens: int = 384
+    min_tokens: int = 40
+    overlap_tokens: int = 32
+    anchor_levels: int = 2  # headings up to this level start a new unit (H1/H2)
+
+
+class IngestSettings(BaseModel):
+    max_file_mb: float = 200.0
+    parse_timeout_s: float = 120.0
+    isolate: bool = True  # parse each file in a child process (time limit, crash containment)
+    extensions: list[str] = Field(
+        default_factory=lambda: [
+            ".pdf", ".docx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt",
+            ".text", ".csv", ".eml", ".json", ".log", ".rst",
+        ]
+    )
+    acl_rules: list[AclRule] = Field(default_factory=list)
+    tika_url: str = ""
+
+
+class RetrievalSettings(BaseModel):
+    routing_rules: str = ""  # path to a TOML rules file; empty = the packaged default
+    answer_sentences: int = 3
+    breaker_failures: int = 3
+    breaker_cooldown_s: float = 30.0
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="RAGLINE_", env_nested_delimiter="__", extra="ignore"
+    )
+
+    profile: Literal["embedded", "production"] = "embedded"
+    data_dir: Path = Path(".ragline")
+    metadata_url: str = ""  # empty = SQLite file under data_dir
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    llm: LLMSettings = Field(default_factory=LLMSettings)
+    chunk: ChunkSettings = Field(default_factory=ChunkSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
+    retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    model_threads: int = 1
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = Path(os.environ.get("RAGLINE_CONFIG_FILE", "ragline.toml"))
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=toml_file),
+        )
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.data_dir / "ragline.db"
+
+    @property
+    def resolved_metadata_url(self) -> str:
+        return self.metadata_url or f"sqlite:///{self.sqlite_path}"

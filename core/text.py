@@ -1,0 +1,97 @@
+"""Tokenisation shared by the keyword index, query analysis and answer extraction.
+
+Chinese goes through jieba (search mode for documents, so both short and long words
+match); Latin text is lower-cased word tokens. Pure computation: jieba's dictionary is
+loaded once, lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from functools import lru_cache
+from typing import Any
+
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_TOKEN = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]+", re.UNICODE)
+# Technical identifiers (P12.1.2, ERR-404, utf-8, 3.2.1) are kept whole as well as split,
+# so an exact identifier query matches exactly.
+_IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
+
+# Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,
+# and over-eager lists remove words that matter in questions ("not", "上").
+STOPWORDS = frozenset(
+    """
+    的 了 是 在 和 与 及 或 也 都 而 并 对 把 被 从 到 为 以 于 之 其 这 那 有 个 中 上 下 吗 呢 吧 啊
+    什么 哪 哪个 哪些 哪里 哪儿 多少 几 怎么 怎样 如何 为什么 谁 何 是否 请问 一个 这个 那个 可以
+    a an the of to in on at by for with from as is are was were be been being do does did
+    what which who whom whose when where why how that this these those it its and or not
+    into than then there their they them he she his her we you your our i me my
+    """.split()
+)
+
+
+@lru_cache(maxsize=1)
+def _jieba() -> Any:
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    return jieba
+
+
+def has_han(text: str) -> bool:
+    return bool(_HAN.search(text))
+
+
+def _words(text: str, search_mode: bool) -> list[str]:
+    out: list[str] = []
+    lowered = text.lower()
+    out.extend(_IDENT.findall(lowered))
+    for piece in _TOKEN.findall(lowered):
+        if has_han(piece):
+            jb = _jieba()
+            words = jb.lcut_for_search(piece) if search_mode else jb.lcut(piece)
+            out.extend(w for w in words if w.strip())
+        else:
+            out.append(piece)
+    return out
+
+
+def index_tokens(text: str) -> list[str]:
+    """Tokens to index a passage under (jieba search mode: words and their sub-words)."""
+    return _words(text, search_mode=True)
+
+
+def query_terms(text: str) -> list[str]:
+    """Distinct content terms of a query, in order, stop words removed."""
+    seen: dict[str, None] = {}
+    for w in _words(text, search_mode=True):
+        if w not in STOPWORDS and w not in seen:
+            seen[w] = None
+    return list(seen)
+
+
+def char_bigrams(text: str) -> set[str]:
+    """Han character bigrams plus Latin words: a tokeniser-free overlap measure."""
+    grams: set[str] = set()
+    for piece in _TOKEN.findall(text.lower()):
+        if has_han(piece):
+            grams.update(piece[i : i + 2] for i in range(len(piece) - 1))
+            if len(piece) == 1:
+                grams.add(piece)
+        elif piece not in STOPWORDS:
+            grams.add(piece)
+    return grams
+
+
+def split_sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+def approx_tokens(text: str) -> int:
+    """Token-count proxy when the embedder has no tokenizer: one per Han character, about
+    one per 4 Latin characters (BPE-like), so budgets mean the same in both scripts."""
+    han = len(_HAN.findall(text))
+    return han + (len(text) - han) // 4 + 1

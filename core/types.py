@@ -1,0 +1,249 @@
+"""Value types that flow between the layers.
+
+Frozen dataclasses, not pydantic models: they are created by the million on the hot path
+(blocks, chunks, hits) and need no validation once built. The API layer converts them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Literal
+
+BlockKind = Literal["heading", "paragraph", "table", "list", "code"]
+ChunkKind = Literal["text", "table"]
+VersionStatus = Literal["pending", "current", "superseded", "deleted", "failed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """One structural piece of a parsed document, with where it came from.
+
+    `page` is 1-based; formats without pages use the sheet or section index instead.
+    Lines are 1-based and inclusive, counted within the page (or the whole text for
+    page-less formats).
+    """
+
+    kind: BlockKind
+    text: str
+    page: int = 1
+    line_start: int = 1
+    line_end: int = 1
+    level: int = 0
+    section_path: tuple[str, ...] = ()
+    # Tables only: rows of cells, header row first; `text` holds a readable rendering.
+    rows: tuple[tuple[str, ...], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedDocument:
+    blocks: tuple[Block, ...]
+    page_count: int
+    title: str
+    parser: str
+    has_pages: bool = False
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A source of content: a file path or an upload key. Stable across versions."""
+
+    doc_id: str
+    source: str
+    title: str
+    doc_type: str
+    acl_tags: frozenset[str] = frozenset()
+    department: str = ""
+    source_trust: float = 1.0
+    modified: date | None = None
+
+    @property
+    def handle(self) -> str:
+        from core.ids import doc_handle
+
+        return doc_handle(self.doc_id)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentVersion:
+    doc_id: str
+    version: str
+    status: VersionStatus
+    chunk_count: int = 0
+    page_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """The unit every store indexes, keyed by `content_id` in all of them."""
+
+    content_id: str
+    doc_id: str
+    version: str
+    ordinal: int
+    kind: ChunkKind
+    text: str
+    page_start: int
+    page_end: int
+    line_start: int
+    line_end: int
+    source: str
+    title: str
+    doc_type: str
+    section_path: tuple[str, ...] = ()
+    acl_tags: frozenset[str] = frozenset()
+    department: str = ""
+    source_trust: float = 1.0
+    modified: date | None = None
+    table_id: str = ""
+    summary: str = ""
+    entities: tuple[str, ...] = ()
+
+    @property
+    def handle(self) -> str:
+        from core.ids import doc_handle
+
+        return doc_handle(self.doc_id)
+
+    @property
+    def label(self) -> str:
+        from core.ids import citation_label
+
+        return citation_label(self.doc_id, self.page_start)
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is asking. A document's ACL tags are matched against `access_tokens`."""
+
+    user: str = "anonymous"
+    roles: frozenset[str] = frozenset()
+    tags: frozenset[str] = frozenset()
+    # Operators (check/repair, benchmarks) see everything; never granted by a request field.
+    superuser: bool = False
+
+    @property
+    def access_tokens(self) -> frozenset[str]:
+        return (
+            self.tags
+            | frozenset(f"role:{r}" for r in self.roles)
+            | frozenset({f"user:{self.user}"})
+        )
+
+    def can_see(self, acl_tags: frozenset[str]) -> bool:
+        return self.superuser or not acl_tags or bool(acl_tags & self.access_tokens)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryFilter:
+    """Everything a store must apply inside its own query (pre-filter, never after top-k).
+
+    `access_tokens=None` means no ACL restriction (superuser); otherwise a chunk is visible
+    when it has no ACL tags or shares one with the tokens.
+    """
+
+    access_tokens: frozenset[str] | None = frozenset()
+    doc_types: frozenset[str] = frozenset()
+    doc_ids: frozenset[str] = frozenset()
+    departments: frozenset[str] = frozenset()
+    modified_from: date | None = None
+    modified_to: date | None = None
+
+    @classmethod
+    def for_principal(cls, principal: Principal, **kwargs: object) -> QueryFilter:
+        tokens = None if principal.superuser else principal.access_tokens
+        return cls(access_tokens=tokens, **kwargs)  # type: ignore[arg-type]
+
+    def admits(self, chunk: Chunk) -> bool:
+        """Reference semantics every store implements in its own query language."""
+        if self.access_tokens is not None and chunk.acl_tags and not (
+            chunk.acl_tags & self.access_tokens
+        ):
+            return False
+        if self.doc_types and chunk.doc_type not in self.doc_types:
+            return False
+        if self.doc_ids and chunk.doc_id not in self.doc_ids:
+            return False
+        if self.departments and chunk.department not in self.departments:
+            return False
+        if self.modified_from and (chunk.modified is None or chunk.modified < self.modified_from):
+            return False
+        return not (
+            self.modified_to and (chunk.modified is None or chunk.modified > self.modified_to)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredId:
+    """What a store's search returns: an id and that store's own score (higher is better)."""
+
+    content_id: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class SourceSpec:
+    name: str  # "keyword" | "dense" | "graph"
+    weight: float
+    timeout_s: float
+    top_k: int
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    strategy: str
+    sources: tuple[SourceSpec, ...]
+    rule: str
+    rrf_k: float = 60.0
+    top_k: int = 8
+    min_coverage: float = 0.5
+    intent: str = "general"
+
+
+@dataclass(slots=True)
+class Hit:
+    chunk: Chunk
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+    signals: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    label: str
+    content_id: str
+    source: str
+    title: str
+    page_start: int
+    page_end: int
+    line_start: int
+    line_end: int
+
+    @classmethod
+    def of(cls, chunk: Chunk) -> Citation:
+        return cls(
+            label=chunk.label,
+            content_id=chunk.content_id,
+            source=chunk.source,
+            title=chunk.title,
+            page_start=chunk.page_start,
+            page_end=chunk.page_end,
+            line_start=chunk.line_start,
+            line_end=chunk.line_end,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    question: str
+    text: str
+    covered: bool
+    mode: str  # "extractive" | "llm"
+    citations: tuple[Citation, ...]
+    hits: tuple[Hit, ...]
+    route: Route
+    timings_ms: dict[str, float]
+    trace_id: str
+    removed_labels: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()

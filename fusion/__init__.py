@@ -1,0 +1,1 @@
+"""L4: parallel retrieval under timeouts and breakers, weighted RRF, rerank, threshold."""

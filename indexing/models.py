@@ -1,0 +1,112 @@
+"""SQLAlchemy 2 models of the metadata store: the source of truth, on SQLite (embedded)
+and PostgreSQL (production) alike. Portable column types only."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    Boolean,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class DocumentRow(Base):
+    __tablename__ = "documents"
+
+    doc_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    source: Mapped[str] = mapped_column(Text, unique=True)
+    title: Mapped[str] = mapped_column(Text, default="")
+    doc_type: Mapped[str] = mapped_column(String(32), default="")
+    acl_tags: Mapped[str] = mapped_column(Text, default="[]")  # JSON list, sorted
+    department: Mapped[str] = mapped_column(String(128), default="")
+    source_trust: Mapped[float] = mapped_column(Float, default=1.0)
+    modified: Mapped[date | None] = mapped_column(Date, nullable=True)
+    deleted: Mapped[bool] = mapped_column(Boolean, default=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class VersionRow(Base):
+    __tablename__ = "versions"
+
+    doc_id: Mapped[str] = mapped_column(ForeignKey("documents.doc_id"), primary_key=True)
+    version: Mapped[str] = mapped_column(String(64), primary_key=True)
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    page_count: Mapped[int] = mapped_column(Integer, default=0)
+    lineage: Mapped[str] = mapped_column(Text, default="{}")  # JSON: parser, chunker, embedder
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    promoted_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class ChunkRow(Base):
+    __tablename__ = "chunks"
+    __table_args__ = (Index("ix_chunks_doc_version", "doc_id", "version"),)
+
+    content_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    doc_id: Mapped[str] = mapped_column(String(32))
+    version: Mapped[str] = mapped_column(String(64))
+    ordinal: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(8))
+    text: Mapped[str] = mapped_column(Text)
+    page_start: Mapped[int] = mapped_column(Integer)
+    page_end: Mapped[int] = mapped_column(Integer)
+    line_start: Mapped[int] = mapped_column(Integer)
+    line_end: Mapped[int] = mapped_column(Integer)
+    section_path: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
+    table_id: Mapped[str] = mapped_column(String(64), default="")
+    summary: Mapped[str] = mapped_column(Text, default="")
+    entities: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
+    # The embedding lives with the truth, so derived indexes rebuild without the model.
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class OutboxRow(Base):
+    __tablename__ = "outbox"
+    __table_args__ = (Index("ix_outbox_pending", "store", "done"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    store: Mapped[str] = mapped_column(String(16))
+    op: Mapped[str] = mapped_column(String(8))  # upsert | delete
+    doc_id: Mapped[str] = mapped_column(String(32))
+    version: Mapped[str] = mapped_column(String(64))
+    done: Mapped[bool] = mapped_column(Boolean, default=False)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    done_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class IngestLogRow(Base):
+    __tablename__ = "ingest_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(Text, index=True)
+    status: Mapped[str] = mapped_column(String(16))
+    reason: Mapped[str] = mapped_column(Text, default="")
+    doc_id: Mapped[str] = mapped_column(String(32), default="")
+    version: Mapped[str] = mapped_column(String(64), default="")
+    at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class QueryLogRow(Base):
+    __tablename__ = "query_log"
+
+    trace_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    user: Mapped[str] = mapped_column(String(128))
+    question: Mapped[str] = mapped_column(Text)
+    payload: Mapped[str] = mapped_column(Text)  # JSON: route, hits, citations, timings
+    at: Mapped[datetime] = mapped_column(DateTime)

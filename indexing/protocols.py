@@ -1,0 +1,171 @@
+"""The store contracts. Every backend (embedded or production) implements one of these and
+passes the same contract test module under tests/indexing/.
+
+Derived stores (dense, keyword, graph) are written only by outbox appliers, keyed by
+content_id, so every write is an idempotent upsert or delete. The metadata store is the
+source of truth: derived stores can be rebuilt from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from core.types import Chunk, Document, DocumentVersion, QueryFilter, ScoredId
+
+
+@dataclass(frozen=True, slots=True)
+class IndexedChunk:
+    """A chunk with its embedding: what an applier hands to every derived store."""
+
+    chunk: Chunk
+    vector: np.ndarray  # float32, L2-normalised, shape (dim,)
+
+
+@runtime_checkable
+class DerivedStore(Protocol):
+    name: str
+
+    def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        """Insert or replace by content_id. Applying the same items twice changes nothing."""
+        ...
+
+    def delete(self, content_ids: Sequence[str]) -> None:
+        """Remove by content_id; unknown ids are ignored."""
+        ...
+
+    def content_ids(self) -> set[str]:
+        """Every content_id held, for consistency checks."""
+        ...
+
+    def flush(self) -> None:
+        """Make every write so far durable (a no-op where writes already are)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class DenseIndex(DerivedStore, Protocol):
+    dim: int
+    model: str
+
+    def search(self, vector: np.ndarray, k: int, where: QueryFilter) -> list[ScoredId]:
+        """Top-k by inner product among chunks `where` admits (filter applied before top-k)."""
+        ...
+
+
+@runtime_checkable
+class KeywordIndex(DerivedStore, Protocol):
+    def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
+        """Top-k by BM25 over text, title and section path, among chunks `where` admits."""
+        ...
+
+
+@runtime_checkable
+class GraphStore(DerivedStore, Protocol):
+    def search(self, entities: Sequence[str], k: int, where: QueryFilter) -> list[ScoredId]:
+        """Chunks that mention the entities (1 hop) or sit next to such chunks (2 hops),
+        ranked by how many query entities they reach and how directly."""
+        ...
+
+    def entities_of(self, content_id: str) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxEntry:
+    id: int
+    store: str
+    op: str  # "upsert" | "delete"
+    doc_id: str
+    version: str
+    attempts: int
+    last_error: str
+
+
+@dataclass(frozen=True, slots=True)
+class IngestRecord:
+    """One file's outcome in a batch: kept so failures are never silently dropped."""
+
+    source: str
+    status: str  # "indexed" | "unchanged" | "failed" | "deleted"
+    reason: str
+    doc_id: str
+    version: str
+    at: datetime
+
+
+@runtime_checkable
+class MetadataStore(Protocol):
+    """Documents, versions, chunks (with vectors), outbox, ingest log and query audit."""
+
+    def document(self, doc_id: str) -> Document | None: ...
+
+    def documents(self) -> list[Document]: ...
+
+    def versions(self, doc_id: str) -> list[DocumentVersion]: ...
+
+    def current_version(self, doc_id: str) -> str | None: ...
+
+    def has_version(self, doc_id: str, version: str) -> bool:
+        """True when this exact version is already stored (pending or current)."""
+        ...
+
+    def stage_version(
+        self,
+        document: Document,
+        version: DocumentVersion,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        stores: Iterable[str],
+        lineage: dict[str, Any] | None = None,
+    ) -> None:
+        """One transaction: document, version (pending), chunks, vectors and one upsert
+        outbox entry per derived store. A version is not served until promoted."""
+        ...
+
+    def pending(self, store: str, limit: int = 100) -> list[OutboxEntry]: ...
+
+    def mark_done(self, entry_ids: Sequence[int]) -> None: ...
+
+    def mark_failed(self, entry_id: int, error: str) -> None: ...
+
+    def version_items(self, doc_id: str, version: str) -> list[IndexedChunk]: ...
+
+    def version_content_ids(self, doc_id: str, version: str) -> list[str]: ...
+
+    def items(self, content_ids: Sequence[str]) -> list[IndexedChunk]: ...
+
+    def promote_ready(self) -> list[DocumentVersion]:
+        """Make current every pending version whose upserts are done in all stores; the
+        version it replaces becomes superseded and gets delete entries. Returns promoted."""
+        ...
+
+    def delete_document(self, doc_id: str, stores: Iterable[str]) -> bool:
+        """Mark deleted and enqueue deletes of its chunks everywhere. False if unknown."""
+        ...
+
+    def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:
+        """The chunks among `content_ids` that belong to a current version: a derived store
+        that still holds stale ids can never leak them into an answer."""
+        ...
+
+    def serving_ids(self) -> set[str]:
+        """content_ids of every current version (what every derived store must hold)."""
+        ...
+
+    def pending_ids(self) -> set[str]:
+        """content_ids of staged versions not yet promoted (a store may hold them)."""
+        ...
+
+    def record_ingest(self, record: IngestRecord) -> None: ...
+
+    def ingest_log(self, limit: int = 1000) -> list[IngestRecord]: ...
+
+    def log_query(self, trace_id: str, user: str, question: str, payload: str) -> None: ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,1 @@
+"""One module per store backend; `indexing.factory` chooses them from Settings."""

@@ -1,0 +1,436 @@
+"""The metadata store (source of truth) on SQLAlchemy 2: SQLite embedded, PostgreSQL in
+production, same models and queries."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Engine, create_engine, event, func, select, update
+from sqlalchemy.orm import Session, sessionmaker
+
+from core.types import Chunk, Document, DocumentVersion
+from indexing.models import (
+    Base,
+    ChunkRow,
+    DocumentRow,
+    IngestLogRow,
+    OutboxRow,
+    QueryLogRow,
+    VersionRow,
+)
+from indexing.protocols import IndexedChunk, IngestRecord, OutboxEntry
+
+_IN_BATCH = 500  # stay under SQLite's bound-parameter limit in IN (...) lists
+
+
+def _now() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite:///"):
+        Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(conn: Any, _record: Any) -> None:
+            # WAL lets the keyword/graph connections read while ingestion writes.
+            cur = conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True)
+
+
+def _document(row: DocumentRow) -> Document:
+    return Document(
+        doc_id=row.doc_id,
+        source=row.source,
+        title=row.title,
+        doc_type=row.doc_type,
+        acl_tags=frozenset(json.loads(row.acl_tags)),
+        department=row.department,
+        source_trust=row.source_trust,
+        modified=row.modified,
+    )
+
+
+def _chunk(row: ChunkRow, doc: DocumentRow) -> Chunk:
+    return Chunk(
+        content_id=row.content_id,
+        doc_id=row.doc_id,
+        version=row.version,
+        ordinal=row.ordinal,
+        kind=row.kind,  # type: ignore[arg-type]
+        text=row.text,
+        page_start=row.page_start,
+        page_end=row.page_end,
+        line_start=row.line_start,
+        line_end=row.line_end,
+        source=doc.source,
+        title=doc.title,
+        doc_type=doc.doc_type,
+        section_path=tuple(json.loads(row.section_path)),
+        acl_tags=frozenset(json.loads(doc.acl_tags)),
+        department=doc.department,
+        source_trust=doc.source_trust,
+        modified=doc.modified,
+        table_id=row.table_id,
+        summary=row.summary,
+        entities=tuple(json.loads(row.entities)),
+    )
+
+
+def _batches(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for i in range(0, len(items), _IN_BATCH):
+        yield items[i : i + _IN_BATCH]
+
+
+class SqlMetadataStore:
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.engine = make_engine(url)
+        Base.metadata.create_all(self.engine)
+        self._session = sessionmaker(self.engine, expire_on_commit=False)
+
+    # -- documents and versions -------------------------------------------------------
+    def document(self, doc_id: str) -> Document | None:
+        with self._session() as s:
+            row = s.get(DocumentRow, doc_id)
+            return _document(row) if row and not row.deleted else None
+
+    def documents(self) -> list[Document]:
+        with self._session() as s:
+            rows = s.scalars(select(DocumentRow).where(DocumentRow.deleted.is_(False)))
+            return [_document(r) for r in rows]
+
+    def versions(self, doc_id: str) -> list[DocumentVersion]:
+        with self._session() as s:
+            rows = s.scalars(
+                select(VersionRow).where(VersionRow.doc_id == doc_id).order_by(VersionRow.created_at)
+            )
+            return [
+                DocumentVersion(r.doc_id, r.version, r.status, r.chunk_count, r.page_count)  # type: ignore[arg-type]
+                for r in rows
+            ]
+
+    def current_version(self, doc_id: str) -> str | None:
+        with self._session() as s:
+            return s.scalar(
+                select(VersionRow.version).where(
+                    VersionRow.doc_id == doc_id, VersionRow.status == "current"
+                )
+            )
+
+    def has_version(self, doc_id: str, version: str) -> bool:
+        with self._session() as s:
+            row = s.get(VersionRow, (doc_id, version))
+            doc = s.get(DocumentRow, doc_id)
+            return bool(row and doc and not doc.deleted and row.status in ("pending", "current"))
+
+    def stage_version(
+        self,
+        document: Document,
+        version: DocumentVersion,
+        chunks: Sequence[Chunk],
+        vectors: np.ndarray,
+        stores: Iterable[str],
+        lineage: dict[str, Any] | None = None,
+    ) -> None:
+        now = _now()
+        with self._session.begin() as s:
+            s.merge(
+                DocumentRow(
+                    doc_id=document.doc_id,
+                    source=document.source,
+                    title=document.title,
+                    doc_type=document.doc_type,
+                    acl_tags=json.dumps(sorted(document.acl_tags)),
+                    department=document.department,
+                    source_trust=document.source_trust,
+                    modified=document.modified,
+                    deleted=False,
+                    updated_at=now,
+                )
+            )
+            existing = s.get(VersionRow, (version.doc_id, version.version))
+            if existing is not None:
+                # Re-staging a version (e.g. after it was deleted and the file came back):
+                # drop its old rows so the stage is exact.
+                s.execute(
+                    ChunkRow.__table__.delete().where(
+                        ChunkRow.doc_id == version.doc_id, ChunkRow.version == version.version
+                    )
+                )
+                s.delete(existing)
+                s.flush()
+            s.add(
+                VersionRow(
+                    doc_id=version.doc_id,
+                    version=version.version,
+                    status="pending",
+                    chunk_count=len(chunks),
+                    page_count=version.page_count,
+                    lineage=json.dumps(lineage or {}, sort_keys=True),
+                    created_at=now,
+                )
+            )
+            s.add_all(
+                ChunkRow(
+                    content_id=c.content_id,
+                    doc_id=c.doc_id,
+                    version=c.version,
+                    ordinal=c.ordinal,
+                    kind=c.kind,
+                    text=c.text,
+                    page_start=c.page_start,
+                    page_end=c.page_end,
+                    line_start=c.line_start,
+                    line_end=c.line_end,
+                    section_path=json.dumps(list(c.section_path), ensure_ascii=False),
+                    table_id=c.table_id,
+                    summary=c.summary,
+                    entities=json.dumps(list(c.entities), ensure_ascii=False),
+                    vector=np.asarray(vec, dtype=np.float32).tobytes(),
+                )
+                for c, vec in zip(chunks, vectors, strict=True)
+            )
+            for store in stores:
+                s.add(
+                    OutboxRow(
+                        store=store, op="upsert", doc_id=version.doc_id,
+                        version=version.version, created_at=now,
+                    )
+                )
+
+    # -- outbox -----------------------------------------------------------------------
+    def pending(self, store: str, limit: int = 100) -> list[OutboxEntry]:
+        with self._session() as s:
+            rows = s.scalars(
+                select(OutboxRow)
+                .where(OutboxRow.store == store, OutboxRow.done.is_(False))
+                .order_by(OutboxRow.id)
+                .limit(limit)
+            )
+            return [
+                OutboxEntry(r.id, r.store, r.op, r.doc_id, r.version, r.attempts, r.last_error)
+                for r in rows
+            ]
+
+    def mark_done(self, entry_ids: Sequence[int]) -> None:
+        if not entry_ids:
+            return
+        with self._session.begin() as s:
+            s.execute(
+                update(OutboxRow)
+                .where(OutboxRow.id.in_(list(entry_ids)))
+                .values(done=True, done_at=_now(), last_error="")
+            )
+
+    def mark_failed(self, entry_id: int, error: str) -> None:
+        with self._session.begin() as s:
+            s.execute(
+                update(OutboxRow)
+                .where(OutboxRow.id == entry_id)
+                .values(attempts=OutboxRow.attempts + 1, last_error=error[:2000])
+            )
+
+    def version_items(self, doc_id: str, version: str) -> list[IndexedChunk]:
+        with self._session() as s:
+            doc = s.get(DocumentRow, doc_id)
+            if doc is None:
+                return []
+            rows = s.scalars(
+                select(ChunkRow)
+                .where(ChunkRow.doc_id == doc_id, ChunkRow.version == version)
+                .order_by(ChunkRow.ordinal)
+            )
+            return [
+                IndexedChunk(_chunk(r, doc), np.frombuffer(r.vector, dtype=np.float32))
+                for r in rows
+            ]
+
+    def items(self, content_ids: Sequence[str]) -> list[IndexedChunk]:
+        """Chunks with vectors by content_id, whatever their version's status (for repair)."""
+        out: list[IndexedChunk] = []
+        with self._session() as s:
+            for batch in _batches(list(content_ids)):
+                rows = s.execute(
+                    select(ChunkRow, DocumentRow)
+                    .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
+                    .where(ChunkRow.content_id.in_(list(batch)))
+                )
+                out.extend(
+                    IndexedChunk(_chunk(c, d), np.frombuffer(c.vector, dtype=np.float32))
+                    for c, d in rows
+                )
+        return out
+
+    def version_content_ids(self, doc_id: str, version: str) -> list[str]:
+        with self._session() as s:
+            return list(
+                s.scalars(
+                    select(ChunkRow.content_id).where(
+                        ChunkRow.doc_id == doc_id, ChunkRow.version == version
+                    )
+                )
+            )
+
+    def promote_ready(self) -> list[DocumentVersion]:
+        promoted: list[DocumentVersion] = []
+        with self._session.begin() as s:
+            not_done = (
+                select(func.count())
+                .select_from(OutboxRow)
+                .where(
+                    OutboxRow.doc_id == VersionRow.doc_id,
+                    OutboxRow.version == VersionRow.version,
+                    OutboxRow.op == "upsert",
+                    OutboxRow.done.is_(False),
+                )
+                .scalar_subquery()
+            )
+            ready = s.scalars(
+                select(VersionRow).where(VersionRow.status == "pending", not_done == 0)
+            ).all()
+            now = _now()
+            for v in ready:
+                stores = s.scalars(
+                    select(OutboxRow.store).where(
+                        OutboxRow.doc_id == v.doc_id,
+                        OutboxRow.version == v.version,
+                        OutboxRow.op == "upsert",
+                    )
+                ).all()
+                old = s.scalars(
+                    select(VersionRow).where(
+                        VersionRow.doc_id == v.doc_id, VersionRow.status == "current"
+                    )
+                ).all()
+                for o in old:
+                    o.status = "superseded"
+                    s.add_all(
+                        OutboxRow(store=st, op="delete", doc_id=o.doc_id, version=o.version,
+                                  created_at=now)
+                        for st in set(stores)
+                    )
+                v.status = "current"
+                v.promoted_at = now
+                promoted.append(
+                    DocumentVersion(v.doc_id, v.version, "current", v.chunk_count, v.page_count)
+                )
+        return promoted
+
+    def delete_document(self, doc_id: str, stores: Iterable[str]) -> bool:
+        stores = list(stores)
+        with self._session.begin() as s:
+            doc = s.get(DocumentRow, doc_id)
+            if doc is None or doc.deleted:
+                return False
+            doc.deleted = True
+            doc.updated_at = now = _now()
+            live = s.scalars(
+                select(VersionRow).where(
+                    VersionRow.doc_id == doc_id, VersionRow.status.in_(("pending", "current"))
+                )
+            ).all()
+            for v in live:
+                v.status = "deleted"
+                # A pending version's upserts must not resurrect it after the delete.
+                s.execute(
+                    update(OutboxRow)
+                    .where(OutboxRow.doc_id == doc_id, OutboxRow.version == v.version,
+                           OutboxRow.op == "upsert", OutboxRow.done.is_(False))
+                    .values(done=True, done_at=now, last_error="cancelled: document deleted")
+                )
+                s.add_all(
+                    OutboxRow(store=st, op="delete", doc_id=doc_id, version=v.version,
+                              created_at=now)
+                    for st in stores
+                )
+            return True
+
+    # -- serving ----------------------------------------------------------------------
+    def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:
+        out: dict[str, Chunk] = {}
+        with self._session() as s:
+            for batch in _batches(list(content_ids)):
+                rows = s.execute(
+                    select(ChunkRow, DocumentRow)
+                    .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
+                    .join(
+                        VersionRow,
+                        (VersionRow.doc_id == ChunkRow.doc_id)
+                        & (VersionRow.version == ChunkRow.version),
+                    )
+                    .where(
+                        ChunkRow.content_id.in_(list(batch)),
+                        VersionRow.status == "current",
+                        DocumentRow.deleted.is_(False),
+                    )
+                )
+                for chunk_row, doc_row in rows:
+                    out[chunk_row.content_id] = _chunk(chunk_row, doc_row)
+        return out
+
+    def serving_ids(self) -> set[str]:
+        with self._session() as s:
+            return set(
+                s.scalars(
+                    select(ChunkRow.content_id)
+                    .join(
+                        VersionRow,
+                        (VersionRow.doc_id == ChunkRow.doc_id)
+                        & (VersionRow.version == ChunkRow.version),
+                    )
+                    .where(VersionRow.status == "current")
+                )
+            )
+
+    def pending_ids(self) -> set[str]:
+        """content_ids of staged, not yet promoted versions (may or may not be applied)."""
+        with self._session() as s:
+            return set(
+                s.scalars(
+                    select(ChunkRow.content_id)
+                    .join(
+                        VersionRow,
+                        (VersionRow.doc_id == ChunkRow.doc_id)
+                        & (VersionRow.version == ChunkRow.version),
+                    )
+                    .where(VersionRow.status == "pending")
+                )
+            )
+
+    # -- logs -------------------------------------------------------------------------
+    def record_ingest(self, record: IngestRecord) -> None:
+        with self._session.begin() as s:
+            s.add(
+                IngestLogRow(
+                    source=record.source, status=record.status, reason=record.reason,
+                    doc_id=record.doc_id, version=record.version, at=record.at,
+                )
+            )
+
+    def ingest_log(self, limit: int = 1000) -> list[IngestRecord]:
+        with self._session() as s:
+            rows = s.scalars(select(IngestLogRow).order_by(IngestLogRow.id.desc()).limit(limit))
+            return [
+                IngestRecord(r.source, r.status, r.reason, r.doc_id, r.version, r.at) for r in rows
+            ]
+
+    def log_query(self, trace_id: str, user: str, question: str, payload: str) -> None:
+        with self._session.begin() as s:
+            s.add(QueryLogRow(trace_id=trace_id, user=user, question=question,
+                              payload=payload, at=_now()))
+
+    def close(self) -> None:
+        self.engine.dispose()

@@ -1,0 +1,119 @@
+"""Convergence of the derived stores with the metadata store.
+
+Writers only stage versions (one transaction in the metadata store, with outbox entries);
+`OutboxApplier` applies those entries to each derived store in order, idempotently, and
+promotes a version to current once every store has it. `check` and `repair` compare and
+re-align the stores with the truth after crashes or outages.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from core.types import DocumentVersion
+from indexing.protocols import DerivedStore, MetadataStore, OutboxEntry
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SyncReport:
+    applied: dict[str, int] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    promoted: list[DocumentVersion] = field(default_factory=list)
+
+
+class OutboxApplier:
+    def __init__(
+        self, metadata: MetadataStore, stores: Mapping[str, DerivedStore], batch: int = 200
+    ) -> None:
+        self._meta = metadata
+        self._stores = stores
+        self._batch = batch
+
+    def _apply_one(self, store: DerivedStore, entry: OutboxEntry) -> None:
+        if entry.op == "upsert":
+            store.upsert(self._meta.version_items(entry.doc_id, entry.version))
+        elif entry.op == "delete":
+            store.delete(self._meta.version_content_ids(entry.doc_id, entry.version))
+        else:
+            raise ValueError(f"unknown outbox op {entry.op!r}")
+
+    def apply_store(self, name: str) -> int:
+        """Apply this store's pending entries in order. Stops at the first failure so
+        entries never apply out of order; the failed one is retried on the next run."""
+        store = self._stores[name]
+        applied = 0
+        while entries := self._meta.pending(name, self._batch):
+            done: list[int] = []
+            try:
+                for entry in entries:
+                    self._apply_one(store, entry)
+                    done.append(entry.id)
+            except Exception as exc:
+                failed = entries[len(done)]
+                log.warning("outbox %s #%d failed: %s", name, failed.id, exc)
+                if done:
+                    store.flush()
+                    self._meta.mark_done(done)
+                self._meta.mark_failed(failed.id, f"{type(exc).__name__}: {exc}")
+                raise
+            # Durable in the store first, then marked done: a crash in between only
+            # means the (idempotent) entries are applied again.
+            store.flush()
+            self._meta.mark_done(done)
+            applied += len(done)
+        return applied
+
+    def run(self) -> SyncReport:
+        report = SyncReport()
+        for _round in range(2):  # promotion enqueues deletes of superseded versions
+            for name in self._stores:
+                try:
+                    n = self.apply_store(name)
+                    report.applied[name] = report.applied.get(name, 0) + n
+                except Exception as exc:
+                    report.errors[name] = f"{type(exc).__name__}: {exc}"
+            promoted = self._meta.promote_ready()
+            report.promoted.extend(promoted)
+            if not promoted:
+                break
+        return report
+
+
+@dataclass(frozen=True)
+class StoreDivergence:
+    store: str
+    missing: frozenset[str]  # served by the truth, absent from the store
+    extra: frozenset[str]  # in the store, neither served nor staged
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and not self.extra
+
+
+def check(metadata: MetadataStore, stores: Mapping[str, DerivedStore]) -> list[StoreDivergence]:
+    serving = metadata.serving_ids()
+    allowed = serving | metadata.pending_ids()
+    out = []
+    for name, store in stores.items():
+        held = store.content_ids()
+        out.append(StoreDivergence(name, frozenset(serving - held), frozenset(held - allowed)))
+    return out
+
+
+def repair(metadata: MetadataStore, stores: Mapping[str, DerivedStore]) -> list[StoreDivergence]:
+    """Make every store hold exactly what the truth serves (plus staged versions)."""
+    found = check(metadata, stores)
+    for div in found:
+        if div.ok:
+            continue
+        store = stores[div.store]
+        if div.extra:
+            store.delete(sorted(div.extra))
+        if div.missing:
+            store.upsert(metadata.items(sorted(div.missing)))
+        store.flush()
+    return found

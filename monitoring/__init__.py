@@ -1,0 +1,1 @@
+"""Metrics, alert rules, dashboards and audit export."""

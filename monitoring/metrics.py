@@ -1,0 +1,37 @@
+"""Prometheus metrics. One registry per application instance (no module-level state), so
+tests and several apps in one process never share counters."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+
+@dataclass
+class Metrics:
+    registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+
+    def __post_init__(self) -> None:
+        self.queries = Counter(
+            "ragline_queries", "Questions answered", ["kind", "covered"], registry=self.registry
+        )
+        self.query_seconds = Histogram(
+            "ragline_query_seconds", "End-to-end query latency", ["kind"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10), registry=self.registry,
+        )
+        self.source_failures = Counter(
+            "ragline_source_failures", "Retrieval sources that failed, timed out or were open",
+            ["source", "status"], registry=self.registry,
+        )
+        self.files = Counter(
+            "ragline_ingested_files", "Files processed by ingestion", ["status"],
+            registry=self.registry,
+        )
+        self.removed_citations = Counter(
+            "ragline_removed_citations", "LLM citations removed as not retrieved",
+            registry=self.registry,
+        )
+
+    def exposition(self) -> bytes:
+        return generate_latest(self.registry)

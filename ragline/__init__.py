@@ -1,0 +1,1 @@
+"""The application: wiring from Settings, CLI, API and workers."""

@@ -1,0 +1,1 @@
+"""Benchmarks behind `ragline bench`: they print and save their numbers."""

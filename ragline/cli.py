@@ -1,0 +1,222 @@
+"""`ragline` command line: ingest, search, ask, documents, check/repair, bench."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+from rich.table import Table
+
+from core.errors import RaglineError
+from core.settings import Settings
+from core.types import Principal, QueryFilter
+from ragline.app import Ragline
+from ragline.bench.cli import bench_app
+from ragline.render import answer_view, search_view
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app.add_typer(bench_app, name="bench")
+console = Console()
+err = Console(stderr=True)
+
+DataDir = Annotated[
+    Path | None, typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR).")
+]
+User = Annotated[str, typer.Option("--user", help="Who is asking.")]
+Roles = Annotated[list[str] | None, typer.Option("--role", help="A role of the user (repeatable).")]
+Tags = Annotated[list[str] | None, typer.Option("--tag", help="An access tag (repeatable).")]
+AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+TopK = Annotated[int | None, typer.Option("--top-k", min=1, max=100)]
+DocTypes = Annotated[list[str] | None, typer.Option("--doc-type", help="Only these formats.")]
+
+
+def _settings(data_dir: Path | None) -> Settings:
+    return Settings(data_dir=data_dir) if data_dir else Settings()
+
+
+def _open(data_dir: Path | None) -> Ragline:
+    try:
+        return Ragline(_settings(data_dir))
+    except RaglineError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _principal(user: str, roles: list[str] | None, tags: list[str] | None) -> Principal:
+    return Principal(user=user, roles=frozenset(roles or ()), tags=frozenset(tags or ()))
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(exists=True, help="Files or folders.")],
+    tag: Annotated[list[str] | None, typer.Option("--tag", help="ACL tag for these documents.")] = None,
+    data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Parse, chunk, embed and index files; unchanged files are skipped, changed ones
+    replace their old version, files gone from an ingested folder are removed."""
+    rag = _open(data_dir)
+    try:
+        with Progress(console=err, transient=True, disable=as_json) as bar:
+            task = bar.add_task("ingesting", total=None)
+            outcomes, report = rag.ingest(paths, tags=tag or (), progress=lambda p: bar.advance(task))
+    finally:
+        rag.close()
+    if as_json:
+        print(json.dumps({"files": [o.__dict__ for o in outcomes], "sync": {
+            "applied": report.applied, "errors": report.errors,
+            "promoted": len(report.promoted)}}, ensure_ascii=False, indent=2))
+    else:
+        table = Table("file", "status", "chunks", "tables", "pages", "s", "reason")
+        for o in outcomes:
+            colour = {"failed": "red", "indexed": "green", "deleted": "yellow"}.get(o.status, "")
+            table.add_row(Path(o.path).name, f"[{colour}]{o.status}[/]" if colour else o.status,
+                          str(o.chunks), str(o.tables), str(o.pages), f"{o.seconds:.2f}",
+                          o.reason)
+        console.print(table)
+        counts = Counter(o.status for o in outcomes)
+        console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        for store, error in report.errors.items():
+            err.print(f"[red]{store} store not updated:[/] {error} — run `ragline sync` later")
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def _query(question: str, data_dir: Path | None, user: str, role: list[str] | None,
+           tag: list[str] | None, doc_type: list[str] | None, top_k: int | None,
+           ask: bool) -> dict[str, Any]:
+    rag = _open(data_dir)
+    try:
+        principal = _principal(user, role, tag)
+        where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_type or ()))
+        if ask:
+            return answer_view(rag.ask(question, principal, where=where, top_k=top_k))
+        return search_view(rag.search(question, principal, where=where, top_k=top_k))
+    finally:
+        rag.close()
+
+
+@app.command()
+def search(
+    question: str, user: User = "anonymous", role: Roles = None, tag: Tags = None,
+    doc_type: DocTypes = None, top_k: TopK = None, data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Ranked passages for a question, with the route taken and per-source timings."""
+    view = _query(question, data_dir, user, role, tag, doc_type, top_k, ask=False)
+    if as_json:
+        print(json.dumps(view, ensure_ascii=False, indent=2))
+        return
+    console.print(f"route: {view['route']['rule']} ({view['route']['strategy']}), "
+                  f"covered: {view['covered']}")
+    for i, h in enumerate(view["hits"], 1):
+        console.print(f"[bold]{i}. {h['label']}[/] {h['score']:.4f}  {h['title']}  "
+                      f"p{h['page_start']}-{h['page_end']}")
+        console.print("   " + h["text"][:300].replace("\n", " "), markup=False)
+
+
+@app.command()
+def ask(
+    question: str, user: User = "anonymous", role: Roles = None, tag: Tags = None,
+    doc_type: DocTypes = None, top_k: TopK = None, data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """An answer built only from retrieved text, every sentence cited as [DocX_pY]."""
+    view = _query(question, data_dir, user, role, tag, doc_type, top_k, ask=True)
+    if as_json:
+        print(json.dumps(view, ensure_ascii=False, indent=2))
+        return
+    console.print(view["answer"], markup=False)
+    if view["citations"]:
+        console.print("\n[bold]Sources[/]")
+        for c in view["citations"]:
+            pages = (f"p{c['page_start']}" if c["page_start"] == c["page_end"]
+                     else f"p{c['page_start']}-{c['page_end']}")
+            console.print(f"  {c['label']} {c['title']} — {c['source']} {pages} "
+                          f"lines {c['line_start']}-{c['line_end']} ({c['content_id']})",
+                          markup=False)
+    for w in view["warnings"]:
+        err.print(f"[yellow]note:[/] {w}", markup=False)
+
+
+@app.command()
+def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
+    """List indexed documents."""
+    rag = _open(data_dir)
+    try:
+        rows = [(d, rag.stores.metadata.current_version(d.doc_id)) for d in rag.stores.metadata.documents()]
+    finally:
+        rag.close()
+    if as_json:
+        print(json.dumps([{**d.__dict__, "acl_tags": sorted(d.acl_tags), "modified": str(d.modified),
+                           "handle": d.handle, "current_version": v} for d, v in rows],
+                         ensure_ascii=False, indent=2))
+        return
+    table = Table("handle", "doc_id", "type", "title", "tags", "version")
+    for d, v in rows:
+        table.add_row(d.handle, d.doc_id, d.doc_type, d.title[:50], ",".join(sorted(d.acl_tags)),
+                      (v or "pending")[:12])
+    console.print(table)
+
+
+@app.command()
+def delete(doc_id: str, data_dir: DataDir = None) -> None:
+    """Remove a document from every store."""
+    rag = _open(data_dir)
+    try:
+        ok = rag.delete(doc_id)
+    finally:
+        rag.close()
+    console.print("deleted" if ok else f"no document {doc_id}")
+    if not ok:
+        raise typer.Exit(1)
+
+
+@app.command()
+def sync(data_dir: DataDir = None) -> None:
+    """Apply pending outbox entries to the derived stores (resumes a half-done ingest)."""
+    rag = _open(data_dir)
+    try:
+        report = rag.sync()
+    finally:
+        rag.close()
+    console.print(f"applied {report.applied}, promoted {len(report.promoted)} versions")
+    for store, error in report.errors.items():
+        err.print(f"[red]{store}:[/] {error}")
+    if report.errors:
+        raise typer.Exit(1)
+
+
+def _divergence(repairing: bool, data_dir: Path | None) -> None:
+    rag = _open(data_dir)
+    try:
+        found = rag.repair() if repairing else rag.check()
+    finally:
+        rag.close()
+    for d in found:
+        state = "ok" if d.ok else f"{len(d.missing)} missing, {len(d.extra)} extra"
+        console.print(f"{d.store:8s} {state}{' (repaired)' if repairing and not d.ok else ''}")
+    if not repairing and not all(d.ok for d in found):
+        raise typer.Exit(1)
+
+
+@app.command("check")
+def check_cmd(data_dir: DataDir = None) -> None:
+    """Compare every derived store with the metadata store; exit 1 on divergence."""
+    _divergence(False, data_dir)
+
+
+@app.command("repair")
+def repair_cmd(data_dir: DataDir = None) -> None:
+    """Make every derived store agree with the metadata store."""
+    _divergence(True, data_dir)
+
+
+def main() -> None:  # pragma: no cover
+    sys.exit(app())

@@ -1,0 +1,247 @@
+"""Ingest one document version: parse -> mask PII -> chunk -> entities -> embed -> stage.
+
+The same `DocumentIngestor.ingest` runs in the CLI and in a worker task. It only *stages*
+the version in the metadata store (one transaction); `indexing.sync.OutboxApplier` makes
+it visible once every derived store has it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import time
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from multiprocessing import get_context
+from pathlib import Path
+
+from core.errors import ParseError, RaglineError
+from core.ids import content_id_for, doc_id_for, source_uri, version_of
+from core.settings import Settings
+from core.text import approx_tokens
+from core.types import Chunk, Document, DocumentVersion, ParsedDocument
+from indexing.embedders import Embedder
+from indexing.entities import extract_entities
+from indexing.protocols import IngestRecord, MetadataStore
+from ingestion.chunker import chunk_blocks
+from ingestion.parse import detect_format, parse_bytes
+from ingestion.pii import PiiMasker
+
+RAGLINE_VERSION = "0.1.0"
+
+
+@dataclass(frozen=True, slots=True)
+class FileOutcome:
+    path: str
+    status: str  # indexed | unchanged | failed | skipped | deleted
+    reason: str = ""
+    doc_id: str = ""
+    version: str = ""
+    chunks: int = 0
+    tables: int = 0
+    pages: int = 0
+    seconds: float = 0.0
+    pii: dict[str, int] = field(default_factory=dict)
+
+
+class ParserPool:
+    """Parses in one long-lived child process: a hang or a crash costs that file only
+    (the child is killed and replaced) without paying a process start per file."""
+
+    def __init__(self, timeout_s: float, isolate: bool = True) -> None:
+        self._timeout = timeout_s
+        self._isolate = isolate
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
+        return self._pool
+
+    def _kill(self) -> None:
+        if self._pool is not None:
+            for proc in list(getattr(self._pool, "_processes", {}).values()):
+                proc.kill()
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def parse(self, data: bytes, path: Path) -> ParsedDocument:
+        if not self._isolate:
+            return parse_bytes(data, path)
+        future = self._executor().submit(parse_bytes, data, path)
+        try:
+            return future.result(timeout=self._timeout)
+        except FutureTimeout:
+            self._kill()
+            raise ParseError(
+                f"parse took longer than {self._timeout:g}s (RAGLINE_INGEST__PARSE_TIMEOUT_S)"
+            ) from None
+        except ParseError:
+            raise
+        except Exception as exc:  # the child died (segfault, OOM) or raised something odd
+            self._kill()
+            raise ParseError(f"parser crashed: {type(exc).__name__}: {exc}") from exc
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+
+def walk(paths: Iterable[Path], extensions: Iterable[str]) -> Iterator[tuple[Path, bool]]:
+    """Yield (file, supported). Explicit files are always tried; files found in folders
+    are tried when their extension is known, and reported as skipped otherwise."""
+    exts = {e.lower() for e in extensions}
+    for root in paths:
+        if root.is_file():
+            yield root, True
+            continue
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
+                yield p, p.suffix.lower() in exts
+
+
+def acl_tags_for(path: Path, settings: Settings, extra: Iterable[str] = ()) -> frozenset[str]:
+    resolved = str(path.resolve())
+    tags = set(extra)
+    for rule in settings.ingest.acl_rules:
+        if fnmatch.fnmatch(resolved, rule.glob):
+            tags.update(rule.tags)
+    return frozenset(tags)
+
+
+class DocumentIngestor:
+    def __init__(
+        self,
+        settings: Settings,
+        metadata: MetadataStore,
+        embedder: Embedder,
+        store_names: Iterable[str],
+        masker: PiiMasker | None = None,
+        parser: ParserPool | None = None,
+    ) -> None:
+        self._settings = settings
+        self._meta = metadata
+        self._embedder = embedder
+        self._stores = tuple(store_names)
+        self._masker = masker or PiiMasker()
+        self._parser = parser or ParserPool(
+            settings.ingest.parse_timeout_s, settings.ingest.isolate
+        )
+
+    def close(self) -> None:
+        self._parser.close()
+
+    def ingest(
+        self,
+        path: Path,
+        *,
+        tags: Iterable[str] = (),
+        department: str = "",
+        source_trust: float = 1.0,
+        source: str | None = None,
+        title: str | None = None,
+    ) -> FileOutcome:
+        start = time.perf_counter()
+        source = source or source_uri(path)
+        doc_id = doc_id_for(source)
+        try:
+            outcome = self._ingest(
+                path, source, doc_id, frozenset(tags), department, source_trust, title
+            )
+        except RaglineError as exc:
+            outcome = FileOutcome(str(path), "failed", str(exc), doc_id)
+        except Exception as exc:  # a bug must cost one file, not the batch; keep the reason
+            outcome = FileOutcome(str(path), "failed", f"internal error: {type(exc).__name__}: {exc}", doc_id)
+        outcome = FileOutcome(**{**outcome.__dict__, "seconds": time.perf_counter() - start})
+        self._meta.record_ingest(
+            IngestRecord(source, outcome.status, outcome.reason, doc_id, outcome.version,
+                         datetime.now(UTC).replace(tzinfo=None))
+        )
+        return outcome
+
+    def _ingest(
+        self,
+        path: Path,
+        source: str,
+        doc_id: str,
+        tags: frozenset[str],
+        department: str,
+        source_trust: float,
+        title: str | None,
+    ) -> FileOutcome:
+        limit = int(self._settings.ingest.max_file_mb * 1024 * 1024)
+        size = path.stat().st_size
+        if size > limit:
+            raise ParseError(
+                f"file is {size / 2**20:.1f} MB, over the {self._settings.ingest.max_file_mb:g} MB "
+                "limit (RAGLINE_INGEST__MAX_FILE_MB)"
+            )
+        data = path.read_bytes()
+        version = version_of(data)
+        if self._meta.has_version(doc_id, version):
+            return FileOutcome(str(path), "unchanged", "", doc_id, version)
+        doc_format = detect_format(path, data[:4096])
+        parsed = self._parser.parse(data, path)
+        blocks, pii_counts = self._masker.mask_blocks(parsed.blocks, source)
+        drafts = chunk_blocks(
+            blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
+        )
+        document = Document(
+            doc_id=doc_id,
+            source=source,
+            title=title or parsed.title or path.stem,
+            doc_type=doc_format,
+            acl_tags=acl_tags_for(path, self._settings, tags),
+            department=department,
+            source_trust=source_trust,
+            modified=date.fromtimestamp(path.stat().st_mtime),
+        )
+        chunks = [
+            Chunk(
+                content_id=content_id_for(doc_id, version, i),
+                doc_id=doc_id,
+                version=version,
+                ordinal=i,
+                kind=d.kind,
+                text=d.text,
+                page_start=d.page_start,
+                page_end=d.page_end,
+                line_start=d.line_start,
+                line_end=d.line_end,
+                source=source,
+                title=document.title,
+                doc_type=doc_format,
+                section_path=d.section_path,
+                acl_tags=document.acl_tags,
+                department=department,
+                source_trust=source_trust,
+                modified=document.modified,
+                table_id=d.table_id,
+                entities=tuple(extract_entities(d.text)),
+            )
+            for i, d in enumerate(drafts)
+        ]
+        vectors = self._embedder.embed_passages([c.text for c in chunks])
+        lineage = {
+            "ragline": RAGLINE_VERSION,
+            "parser": parsed.parser,
+            "chunker": self._settings.chunk.model_dump(),
+            "embedder": {"model": self._embedder.model, "dim": self._embedder.dim},
+            "pii": pii_counts,
+            "warnings": list(parsed.warnings),
+        }
+        self._meta.stage_version(
+            document,
+            DocumentVersion(doc_id, version, "pending", len(chunks), parsed.page_count),
+            chunks,
+            vectors,
+            self._stores,
+            lineage,
+        )
+        return FileOutcome(
+            str(path), "indexed", "", doc_id, version, len(chunks),
+            sum(c.kind == "table" for c in chunks), parsed.page_count, 0.0, pii_counts,
+        )

@@ -1,0 +1,62 @@
+"""Plain-data views of results, shared by the CLI's --json output and the HTTP API."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from core.types import Answer, Hit
+from fusion.pipeline import SearchResult
+
+
+def hit_view(hit: Hit) -> dict[str, Any]:
+    c = hit.chunk
+    return {
+        "content_id": c.content_id,
+        "label": c.label,
+        "score": round(hit.score, 6),
+        "source": c.source,
+        "title": c.title,
+        "kind": c.kind,
+        "page_start": c.page_start,
+        "page_end": c.page_end,
+        "line_start": c.line_start,
+        "line_end": c.line_end,
+        "section_path": list(c.section_path),
+        "text": c.text,
+        "ranks": hit.ranks,
+        "signals": {k: round(v, 4) for k, v in hit.signals.items()},
+    }
+
+
+def search_view(result: SearchResult) -> dict[str, Any]:
+    return {
+        "question": result.question,
+        "covered": result.covered,
+        "route": asdict(result.route),
+        "intent": asdict(result.intent),
+        "hits": [hit_view(h) for h in result.hits],
+        "sources": [
+            {"name": o.name, "status": o.status, "hits": len(o.hits), "ms": round(o.ms, 2),
+             "error": o.error}
+            for o in result.outcomes
+        ],
+        "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},
+        "warnings": result.warnings,
+    }
+
+
+def answer_view(answer: Answer) -> dict[str, Any]:
+    return {
+        "question": answer.question,
+        "answer": answer.text,
+        "covered": answer.covered,
+        "mode": answer.mode,
+        "citations": [asdict(c) for c in answer.citations],
+        "removed_labels": list(answer.removed_labels),
+        "hits": [hit_view(h) for h in answer.hits],
+        "route": asdict(answer.route),
+        "timings_ms": {k: round(v, 2) for k, v in answer.timings_ms.items()},
+        "trace_id": answer.trace_id,
+        "warnings": list(answer.warnings),
+    }

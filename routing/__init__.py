@@ -1,0 +1,1 @@
+"""L3: choose a retrieval strategy, its sources, weights and timeouts for one request."""
