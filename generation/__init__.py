@@ -1,0 +1,1 @@
+"""Answer generation: extractive (no LLM) or LLM answers, every citation label checked."""

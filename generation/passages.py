@@ -1,0 +1,187 @@
+"""Cut a retrieved chunk into answer candidates: sentences, and table rows with their headers.
+
+Every candidate keeps the page it sits on (chunk text marks page breaks with a form feed,
+"\\f", as PDF text extraction does) so a multi-page chunk can be cited by the right page.
+Candidate text is the chunk's own text with whitespace normalised; table rows are the one
+exception: each cell is shown as "Header: value" so a bare number keeps its meaning.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.text import has_han, split_sentences
+from core.types import Chunk
+
+# Terminal punctuation: a line ending with one of these finishes its sentence.
+_END_PUNCT = tuple("。！？!?；;.:：")
+# Punctuation after which a wrapped line clearly continues.
+_SOFT_END = tuple(",，、-–(（")
+# A markdown table separator row: | --- | :---: |
+_SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+# Lines that start a structure of their own (list items, headings, quotes) are never
+# glued onto the line before them.
+_STRUCT_START = re.compile(r"^\s*(#{1,6}\s|[-*•·]\s|\d{1,3}[.)、]\s|[（(]?\d{1,3}[)）]|>\s)")
+_CELL_SPLIT = re.compile(r"(?<!\\)\|")
+_DIGITS_ONLY = re.compile(r"^[\d\s,.%+\-–/:]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One thing the extractive answer may quote."""
+
+    text: str
+    chunk: Chunk
+    hit_rank: int
+    position: int  # order inside the chunk, for stable tie-breaking
+    page: int
+    # True when the sentence was a whole line of its own without end punctuation:
+    # headings and captions look like this, and they are poor answers.
+    own_line: bool = False
+    # Table rows only: (header, value) pairs in column order, empty cells dropped.
+    cells: tuple[tuple[str, str], ...] = ()
+    # Table rows only: the lines just before the table (its caption, the breadcrumb).
+    # They are part of what a row means ("修订历史"), so they count when matching.
+    context: str = ""
+
+    @property
+    def is_table_row(self) -> bool:
+        return bool(self.cells)
+
+
+def normalise_ws(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _cells(line: str) -> list[str] | None:
+    """The cells of a table line (pipe- or tab-separated), or None for an ordinary line."""
+    if "\t" in line:
+        cells = [c.strip() for c in line.split("\t")]
+    elif "|" in line:
+        body = line.strip()
+        body = body[1:] if body.startswith("|") else body
+        body = body[:-1] if body.endswith("|") and not body.endswith("\\|") else body
+        # Markdown escapes a pipe inside a cell as "\|".
+        cells = [c.strip().replace("\\|", "|") for c in _CELL_SPLIT.split(body)]
+    else:
+        return None
+    return cells if len(cells) >= 2 else None
+
+
+def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]:
+    pairs: list[tuple[str, str]] = []
+    for i, value in enumerate(row):
+        # Empty cells say nothing; a value repeating the cell before is a merged cell
+        # that the parser copied into every column it spans.
+        if not value or (pairs and pairs[-1][1] == value):
+            continue
+        name = header[i] if i < len(header) else ""
+        pairs.append(("" if name == value else name, value))
+    return tuple(pairs)
+
+
+def render_row(cells: tuple[tuple[str, str], ...]) -> str:
+    return " | ".join(f"{h}: {v}" if h else v for h, v in cells)
+
+
+def title_case(line: str) -> bool:
+    words = [w for w in line.split() if w[:1].isalpha() and not has_han(w[:1])]
+    return len(words) >= 2 and sum(w[0].isupper() for w in words) >= 0.6 * len(words)
+
+
+def _joins(prev: str, nxt: str, longest: int) -> bool:
+    """Whether `nxt` continues the sentence of `prev` (a hard-wrapped line, as in PDFs).
+
+    Kept conservative: a false join glues a heading onto a sentence, a missed join only
+    leaves a sentence in two pieces.
+    """
+    if not prev or not nxt or prev.endswith(_END_PUNCT) or _STRUCT_START.match(nxt):
+        return False
+    if prev.lstrip().startswith("#") or _DIGITS_ONLY.match(nxt):
+        return False
+    if prev.endswith(_SOFT_END) or nxt[0].islower():
+        return True
+    if title_case(prev):
+        return False  # "Required Actions", "Flight Control Computer Version": a heading
+    # A line that runs (nearly) to the right margin and ends in a word was wrapped there.
+    # Lines ending in digits are often table rows extracted as text: leave those alone.
+    last = prev[-1]
+    return len(prev) >= 0.7 * longest and (last.isalpha() or has_han(last))
+
+
+def _join(prev: str, nxt: str) -> str:
+    # Han text wraps without a space; Latin text wraps at a space (or after a hyphen).
+    if (has_han(prev[-1]) and has_han(nxt[0])) or prev.endswith("-"):
+        return prev + nxt
+    return f"{prev} {nxt}"
+
+
+def _logical_lines(lines: list[str]) -> list[tuple[str, bool]]:
+    """Glue wrapped lines back together; each result says whether it was one raw line."""
+    longest = max((len(line) for line in lines), default=0)
+    out: list[tuple[str, bool]] = []
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if out and _joins(out[-1][0], line, longest):
+            out[-1] = (_join(out[-1][0], line), False)
+        else:
+            out.append((line, True))
+    return out
+
+
+def _page_candidates(text: str, chunk: Chunk, rank: int, page: int, start: int) -> list[Candidate]:
+    """Candidates from one page of a chunk, numbered from `start`."""
+    out: list[Candidate] = []
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        # A run of two or more table lines is a table: its first row names the columns.
+        j = i
+        rows: list[list[str]] = []
+        while j < len(lines):
+            if _SEPARATOR_ROW.match(lines[j]) and "-" in lines[j]:
+                j += 1
+                continue
+            cells = _cells(lines[j])
+            if cells is None:
+                break
+            rows.append(cells)
+            j += 1
+        if len(rows) >= 2:
+            header = rows[0]
+            context = " ".join(line.strip() for line in lines[max(0, i - 2) : i])
+            for row in rows[1:]:
+                pairs = _row_pairs(header, row)
+                if pairs:
+                    out.append(
+                        Candidate(render_row(pairs), chunk, rank, start + len(out), page,
+                                  cells=pairs, context=context)
+                    )
+            i = j
+            continue
+        # Otherwise a paragraph: everything up to the next blank line or table.
+        j = i + 1
+        while j < len(lines) and lines[j].strip() and _cells(lines[j]) is None:
+            j += 1
+        for line, single in _logical_lines(lines[i:j]):
+            sentences = split_sentences(line)
+            for sentence in sentences:
+                own = single and len(sentences) == 1 and not sentence.endswith(_END_PUNCT)
+                out.append(
+                    Candidate(normalise_ws(sentence), chunk, rank, start + len(out), page,
+                              own_line=own)
+                )
+        i = j
+    return out
+
+
+def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
+    """All answer candidates of one chunk, in reading order."""
+    out: list[Candidate] = []
+    for offset, page_text in enumerate(chunk.text.split("\f")):
+        page = min(chunk.page_start + offset, max(chunk.page_end, chunk.page_start))
+        out.extend(_page_candidates(page_text, chunk, rank, page, len(out)))
+    return out

@@ -1,0 +1,1 @@
+"""L1: parse, mask PII, chunk by structure."""

@@ -1,0 +1,365 @@
+"""Format detection and dispatch, with size, zip-bomb, time and crash limits.
+
+`parse_file` runs the parser in a child process by default: a hostile or pathological file
+can hang pdfminer or exhaust memory, and that must cost one file, not the ingest run.
+Workers are fresh interpreters, kept warm between files and replaced after a timeout or a
+crash.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import threading
+import zipfile
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from core.errors import NeedsOCR, ParseError, UnsupportedFormat
+from core.types import ParsedDocument
+
+FORMATS = ("pdf", "docx", "xlsx", "html", "markdown", "text", "eml")
+MB = 1024 * 1024
+_EXTENSIONS = {
+    ".pdf": "pdf", ".docx": "docx", ".docm": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx",
+    ".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown",
+    ".markdown": "markdown", ".txt": "text", ".text": "text", ".log": "text", ".csv": "text",
+    ".tsv": "text", ".rst": "text", ".json": "text", ".eml": "eml",
+}
+_NEEDS_TIKA = {
+    ".doc": "legacy Word", ".xls": "legacy Excel", ".ppt": "legacy PowerPoint",
+    ".pptx": "PowerPoint", ".rtf": "RTF", ".odt": "OpenDocument text",
+    ".ods": "OpenDocument spreadsheet", ".msg": "Outlook message",
+}
+_EMAIL_HEADERS = {"from", "to", "subject", "date", "received", "message-id", "mime-version",
+                  "return-path", "cc", "reply-to", "delivered-to", "content-type"}
+_HEADER_LINE = re.compile(rb"^([A-Za-z][A-Za-z0-9-]{1,40}):[ \t]")
+_HTML_START = re.compile(
+    rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+# Zip-bomb limits for DOCX/XLSX: real Office files compress XML ~5-20x and images not at all.
+MAX_UNZIPPED = 1024 * MB
+MAX_RATIO = 150.0
+_RATIO_FLOOR = 16 * MB  # tiny members may compress absurdly well; only big ones matter
+
+
+def _tika_reason(ext: str) -> str:
+    kind = _NEEDS_TIKA[ext]
+    return f"{ext} ({kind}) needs a Tika server: set RAGLINE_INGEST__TIKA_URL"
+
+
+def _looks_like_email(head: bytes) -> bool:
+    lines = head[:4096].replace(b"\r\n", b"\n").split(b"\n")[:40]
+    if not lines or not _HEADER_LINE.match(lines[0]):
+        return False
+    names = set()
+    for line in lines:
+        if not line.strip():
+            break
+        m = _HEADER_LINE.match(line)
+        if m:
+            names.add(m.group(1).decode("ascii").lower())
+    return len(names & _EMAIL_HEADERS) >= 2 and bool(names & {"from", "subject", "received"})
+
+
+def _zip_kind(head: bytes, ext: str) -> str | None:
+    if b"word/" in head:
+        return "docx"
+    if b"xl/" in head:
+        return "xlsx"
+    try:
+        names = zipfile.ZipFile(io.BytesIO(head)).namelist()
+    except (zipfile.BadZipFile, OSError, ValueError):
+        names = []
+    if any(n.startswith("word/") for n in names):
+        return "docx"
+    if any(n.startswith("xl/") for n in names):
+        return "xlsx"
+    return _EXTENSIONS.get(ext) if _EXTENSIONS.get(ext) in ("docx", "xlsx") else None
+
+
+def detect_format(path: Path, head: bytes) -> str:
+    """The format to parse `head` (the file's first bytes, or all of them) as.
+
+    Content decides first, so a mislabelled file is parsed as what it is; the extension
+    decides when the content has no signature (text formats).
+    """
+    ext = path.suffix.lower()
+    stripped = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if b"%PDF-" in head[:1024]:
+        return "pdf"
+    if head.startswith(b"PK\x03\x04"):
+        kind = _zip_kind(head, ext)
+        if kind:
+            return kind
+        if ext in _NEEDS_TIKA:
+            raise UnsupportedFormat(_tika_reason(ext))
+        raise UnsupportedFormat(f"zip archive with no Word or Excel content ({path.name})")
+    if head.startswith(b"\xd0\xcf\x11\xe0"):  # OLE2: legacy .doc/.xls/.ppt/.msg
+        reason = _tika_reason(ext if ext in _NEEDS_TIKA else ".doc")
+        if ext == ".pdf" or ext == ".docx":
+            reason = f"file is really a legacy Office document; {reason}"
+        raise UnsupportedFormat(reason)
+    if stripped.startswith(b"{\\rtf"):
+        raise UnsupportedFormat(_tika_reason(".rtf"))
+    if _HTML_START.match(stripped[:4096]):
+        return "html"
+    if _looks_like_email(stripped):
+        return "eml"
+    if ext in _EXTENSIONS:
+        return _EXTENSIONS[ext]
+    if ext in _NEEDS_TIKA:
+        raise UnsupportedFormat(_tika_reason(ext))
+    if b"\x00" not in head[:8192]:
+        try:
+            head[:8192].decode("utf-8")
+            return "text"
+        except UnicodeDecodeError as exc:
+            if exc.start > 8180:  # a multi-byte character cut at the edge of the sample
+                return "text"
+    supported = ", ".join(sorted(_EXTENSIONS))
+    raise UnsupportedFormat(f"unsupported file type {ext or '(no extension)'}; "
+                            f"supported: {supported}")
+
+
+def check_zip(data: bytes) -> None:
+    """Reject DOCX/XLSX whose members would inflate far beyond the file (zip bombs)."""
+    try:
+        infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise ParseError(f"corrupt zip container: {exc}") from exc
+    total = sum(i.file_size for i in infos)
+    if total > MAX_UNZIPPED:
+        raise ParseError(f"zip expands to {total / MB:.0f} MB, over the "
+                         f"{MAX_UNZIPPED / MB:.0f} MB limit (possible zip bomb)")
+    for i in infos:
+        ratio = i.file_size / max(1, i.compress_size)
+        if i.file_size > _RATIO_FLOOR and ratio > MAX_RATIO:
+            raise ParseError(f"zip member {i.filename} expands {ratio:.0f}x to "
+                             f"{i.file_size / MB:.0f} MB (possible zip bomb)")
+
+
+def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
+    # Imported lazily: a text file should not pay for loading pdfium.
+    if fmt == "pdf":
+        from ingestion.parsers import pdf as mod
+    elif fmt == "docx":
+        from ingestion.parsers import docx as mod  # type: ignore[no-redef]
+    elif fmt == "xlsx":
+        from ingestion.parsers import xlsx as mod  # type: ignore[no-redef]
+    elif fmt == "html":
+        from ingestion.parsers import html as mod  # type: ignore[no-redef]
+    elif fmt == "markdown":
+        from ingestion.parsers import markdown as mod  # type: ignore[no-redef]
+    elif fmt == "eml":
+        from ingestion.parsers import eml as mod  # type: ignore[no-redef]
+    else:
+        from ingestion.parsers import text as mod  # type: ignore[no-redef]
+    return mod.parse
+
+
+def parse_bytes(data: bytes, path: Path) -> ParsedDocument:
+    """Parse a file's content; `path` supplies the name (extension, title fallback)."""
+    if not data:
+        raise ParseError("file is empty (0 bytes)")
+    fmt = detect_format(path, data)
+    if fmt in ("docx", "xlsx"):
+        check_zip(data)
+    try:
+        return _parser(fmt)(data, path.name)
+    except ParseError:
+        raise
+    except RecursionError as exc:
+        raise ParseError(f"{fmt} structure nested too deeply to parse") from exc
+    except MemoryError as exc:
+        raise ParseError(f"{fmt} parser ran out of memory") from exc
+    except Exception as exc:  # a library choking on a damaged file: record why, go on
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        raise ParseError(f"{fmt} file could not be parsed ({reason})") from exc
+
+
+def _read(path: Path, max_bytes: int) -> bytes:
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError as exc:
+        raise ParseError(f"file not found: {path}") from exc
+    except OSError as exc:
+        raise ParseError(f"file cannot be read: {exc.strerror or exc}") from exc
+    if size > max_bytes:
+        raise ParseError(f"file is {size / MB:.1f} MB, over the {max_bytes / MB:g} MB limit "
+                         "(RAGLINE_INGEST__MAX_FILE_MB)")
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise ParseError(f"file cannot be read: {exc.strerror or exc}") from exc
+
+
+def parse_file(path: Path, *, max_bytes: int, timeout_s: float,
+               isolate: bool = True, pool: ParserPool | None = None) -> ParsedDocument:
+    """Parse one file. `max_bytes` is checked before reading (MB here = 2**20 bytes);
+    with `isolate`, the parse runs in a worker process killed after `timeout_s` — one of
+    `pool`'s (reused across files), or a one-off worker when no pool is given."""
+    path = Path(path)
+    if not isolate:
+        return parse_bytes(_read(path, max_bytes), path)
+    check_size(path, max_bytes)
+    if pool is not None:
+        return pool.run(path, max_bytes, timeout_s)
+    with ParserPool() as one_off:
+        return one_off.run(path, max_bytes, timeout_s)
+
+
+def check_size(path: Path, max_bytes: int) -> None:
+    # Fail fast in the parent: no worker round-trip for a missing or oversized file.
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # the worker reports the exact reason
+    if size > max_bytes:
+        _read(path, max_bytes)
+
+
+# ----------------------------------------------------------------------------- workers
+# Workers are plain `python -m ingestion.parsers._worker` subprocesses talking over two
+# pipes, not multiprocessing children: "spawn" re-imports the caller's __main__, which
+# breaks any script that lacks an `if __name__ == "__main__"` guard, and "fork" copies the
+# caller's threads and locks.
+
+_RECYCLE_AFTER = 200  # parses per worker: bounds slow leaks in native parser libraries
+_START_TIMEOUT_S = 120.0
+
+
+class _Worker:
+    def __init__(self) -> None:
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[1])
+        env["PYTHONPATH"] = os.pathsep.join(
+            [root, *(p for p in sys.path if p and Path(p).is_dir())])
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "ingestion.parsers._worker", str(to_child_r),
+             str(from_child_w)],
+            pass_fds=(to_child_r, from_child_w), env=env, stdin=subprocess.DEVNULL,
+            close_fds=True,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self.out = Connection(to_child_w, readable=False)
+        self.inp = Connection(from_child_r, writable=False)
+        self.uses = 0
+        self.ready = False
+
+    def wait_ready(self) -> None:
+        if self.ready:
+            return
+        try:
+            if not self.inp.poll(_START_TIMEOUT_S):
+                raise ParseError("parser process did not start in time")
+            self.inp.recv()
+        except (EOFError, OSError) as exc:
+            self.kill()
+            raise ParseError(f"parser process failed to start (exit code "
+                             f"{self.proc.returncode})") from exc
+        except ParseError:
+            self.kill()
+            raise
+        self.ready = True
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(10)
+        self.out.close()
+        self.inp.close()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.out.send(None)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(2)
+        self.kill()
+
+
+class ParserPool:
+    """Idle parse workers, reused; one per concurrent call (callers may use threads).
+    Owned by whoever ingests (close it when done); there is no process-wide pool."""
+
+    def __init__(self) -> None:
+        self.idle: list[_Worker] = []
+        self.lock = threading.Lock()
+
+    def run(self, path: Path, max_bytes: int, timeout_s: float) -> ParsedDocument:
+        with self.lock:
+            worker = self.idle.pop() if self.idle else None
+        if worker is None or worker.proc.poll() is not None:
+            worker = _Worker()
+        worker.wait_ready()
+        try:
+            worker.out.send((str(path), max_bytes))
+            if not worker.inp.poll(timeout_s):
+                worker.kill()
+                raise ParseError(f"parse took longer than {timeout_s:g}s "
+                                 "(RAGLINE_INGEST__PARSE_TIMEOUT_S)")
+            result = worker.inp.recv()
+        except (EOFError, OSError) as exc:
+            worker.kill()
+            raise ParseError(f"parser process crashed (exit code {worker.proc.returncode}) "
+                             "on this file") from exc
+        worker.uses += 1
+        with self.lock:
+            if worker.uses < _RECYCLE_AFTER:
+                self.idle.append(worker)
+            else:
+                worker.stop()
+        if result[0] == "ok":
+            doc: ParsedDocument = result[1]
+            return doc
+        _, kind, message = result
+        cls = {"NeedsOCR": NeedsOCR, "UnsupportedFormat": UnsupportedFormat}.get(kind,
+                                                                             ParseError)
+        raise cls(message)
+
+    def close(self) -> None:
+        with self.lock:
+            workers, self.idle = self.idle, []
+        for w in workers:
+            w.stop()
+
+    def __enter__(self) -> ParserPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def worker_loop(inp: Connection, out: Connection) -> None:
+    """Body of a worker process: parse the paths it is sent until told to stop."""
+    # Warm the heavy imports before reporting ready, so timeouts measure parsing only.
+    for fmt in ("pdf", "docx", "xlsx", "html", "markdown", "text"):
+        _parser(fmt)
+    out.send("ready")
+    while True:
+        try:
+            job = inp.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        if job is None:
+            return
+        path, max_bytes = job
+        result: tuple[Any, ...]
+        try:
+            result = ("ok", parse_bytes(_read(Path(path), max_bytes), Path(path)))
+        except ParseError as exc:
+            result = ("error", type(exc).__name__, str(exc))
+        except BaseException as exc:  # never let the worker die on one file
+            result = ("error", "ParseError", f"{type(exc).__name__}: {exc}"[:300])
+        out.send(result)
+

@@ -1,0 +1,1 @@
+"""One parser module per format; each exposes `parse(data: bytes, name: str) -> ParsedDocument`."""

@@ -1,0 +1,213 @@
+"""Helpers shared by the format parsers: block building, heading cues, tables, decoding."""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Sequence
+
+from core.types import Block, BlockKind
+
+_HAN = r"\u3400-\u9fff\uf900-\ufaff"
+_CJK_PUNCT = r"\u3000-\u303f\uff00-\uffef"
+# A space between two CJK characters is an extraction artefact (justified text, per-glyph
+# positioning), never meaningful: Chinese does not separate words with spaces.
+_CJK_SPACE = re.compile(rf"(?<=[{_HAN}{_CJK_PUNCT}])[ \t\u3000]+(?=[{_HAN}{_CJK_PUNCT}])")
+_WS = re.compile(r"[ \t\u00a0\u2000-\u200b\u3000]+")
+
+_CN_NUM = "一二三四五六七八九十百千零〇两"
+# Numbering patterns that mark a heading, with the level they usually mean.
+_NUMBERED: tuple[tuple[re.Pattern[str], int], ...] = (
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*[编篇部]\s*\S"), 1),
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*章(\s|$|[{_HAN}])"), 1),
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*节(\s|$|[{_HAN}])"), 2),
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*条(\s|$|[{_HAN}])"), 3),
+    (re.compile(rf"^[{_CN_NUM}]+\s*[、．.]\s*\S"), 2),
+    (re.compile(rf"^[（(]\s*[{_CN_NUM}]+\s*[）)]\s*\S"), 3),
+    (re.compile(r"^(?:chapter|part|section)\s+[\dIVXLC]+\b", re.IGNORECASE), 1),
+    (re.compile(r"^[IVX]+\.\s+[A-Z]"), 1),
+)
+_DOTTED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s*[A-Za-z\u3400-\u9fff]")
+_SENTENCE_END = re.compile(r"[.。!！?？;；,，:：、]$")
+_TOC_LEADER = re.compile(r"(\.{4,}|…{2,}|·{4,})\s*\d*\s*$")
+
+
+def clean_text(text: str) -> str:
+    """Collapse runs of spaces (authored spaces between CJK words are kept)."""
+    return _WS.sub(" ", text).strip()
+
+
+def drop_cjk_spaces(text: str) -> str:
+    """Remove spaces between CJK characters: in extracted PDF text they are artefacts of
+    justified text or per-glyph positioning, never meaningful."""
+    return _CJK_SPACE.sub("", text)
+
+
+def is_cjk(ch: str) -> bool:
+    return bool(ch) and ("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+                         or "\u3000" <= ch <= "\u303f" or "\uff00" <= ch <= "\uffef")
+
+
+def join_lines(lines: Sequence[str]) -> str:
+    """Join wrapped lines: no space around CJK, de-hyphenate 'infor-\\nmation'."""
+    out = ""
+    for line in lines:
+        line = line.strip()
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[0].islower():
+            out = out[:-1] + line
+        elif is_cjk(out[-1]) or is_cjk(line[0]):
+            out += line
+        else:
+            out += " " + line
+    return out
+
+
+def numbered_level(text: str) -> int | None:
+    """Heading level implied by a numbering prefix (`3.2.1 Title`, `第三章`, `一、`), else None."""
+    text = text.strip()
+    for pattern, level in _NUMBERED:
+        if pattern.match(text):
+            return level
+    m = _DOTTED.match(text)
+    if m and "." in m.group(1):
+        return min(6, m.group(1).count(".") + 1)
+    return None
+
+
+def plausible_heading(text: str, max_len: int = 80) -> bool:
+    """Short, one line, not a sentence, not a table-of-contents entry."""
+    text = text.strip()
+    if not text or "\n" in text or len(text) > max_len:
+        return False
+    if _SENTENCE_END.search(text) or _TOC_LEADER.search(text):
+        return False
+    # A bare number or date is a page number / label, not a heading.
+    return any(ch.isalpha() for ch in text)
+
+
+def render_table(rows: Sequence[Sequence[str]]) -> str:
+    """Markdown pipe table: header row, separator, body rows (one line each)."""
+    if not rows:
+        return ""
+    width = max(len(r) for r in rows)
+
+    def fmt(row: Sequence[str]) -> str:
+        cells = [c.replace("\n", " ").replace("|", "\\|").strip() for c in row]
+        cells += [""] * (width - len(cells))
+        return "| " + " | ".join(cells) + " |"
+
+    lines = [fmt(rows[0]), "|" + "---|" * width]
+    lines.extend(fmt(r) for r in rows[1:])
+    return "\n".join(lines)
+
+
+def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...], ...]:
+    """Clean cells, drop empty rows and columns, pad to a rectangle."""
+    cleaned = [[clean_text(c or "") if "\n" not in (c or "") else
+                "\n".join(clean_text(p) for p in (c or "").split("\n")).strip()
+                for c in r] for r in rows]
+    cleaned = [r for r in cleaned if any(r)]
+    if not cleaned:
+        return ()
+    width = max(len(r) for r in cleaned)
+    for r in cleaned:
+        r.extend([""] * (width - len(r)))
+    keep = [j for j in range(width) if any(r[j] for r in cleaned)]
+    return tuple(tuple(r[j] for j in keep) for r in cleaned)
+
+
+class BlockBuilder:
+    """Accumulates blocks in reading order and tracks the enclosing headings."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self._stack: list[tuple[int, str]] = []
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(t for _, t in self._stack)
+
+    def heading(self, text: str, level: int, page: int = 1, line_start: int = 1,
+                line_end: int | None = None) -> None:
+        text = clean_text(text)
+        if not text:
+            return
+        level = max(1, min(6, level))
+        while self._stack and self._stack[-1][0] >= level:
+            self._stack.pop()
+        self.blocks.append(Block("heading", text, page, line_start, line_end or line_start,
+                                 level, self.path))
+        self._stack.append((level, text))
+
+    def add(self, kind: BlockKind, text: str, page: int = 1, line_start: int = 1,
+            line_end: int | None = None, rows: tuple[tuple[str, ...], ...] = ()) -> None:
+        if kind != "code":
+            text = text.strip()
+        if not text.strip():
+            return
+        self.blocks.append(Block(kind, text, page, line_start, line_end or line_start, 0,
+                                 self.path, rows))
+
+    def table(self, rows: Sequence[Sequence[str | None]], page: int = 1, line_start: int = 1,
+              line_end: int | None = None) -> None:
+        clean = normalise_rows(rows)
+        if not clean:
+            return
+        self.add("table", render_table(clean), page, line_start, line_end, clean)
+
+    def reset_sections(self) -> None:
+        self._stack.clear()
+
+    def first_heading(self, level: int = 1) -> str:
+        return next((b.text for b in self.blocks if b.kind == "heading" and b.level == level),
+                    "")
+
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Decode text of unknown encoding. Returns (text, encoding name).
+
+    BOM first (UTF-8/16/32), then strict UTF-8, then charset-normalizer. Chinese guesses
+    are widened to GB18030 (a superset of GBK/GB2312 that never fails on rare characters).
+    """
+    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
+                     (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            return data.decode(enc, errors="replace"), enc
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
+    # UTF-16 without BOM: many NULs in alternating positions.
+    if len(data) >= 4 and data[1::2].count(0) > len(data) // 4:
+        return data.decode("utf-16-le", errors="replace"), "utf-16-le"
+    if len(data) >= 4 and data[0::2].count(0) > len(data) // 4:
+        return data.decode("utf-16-be", errors="replace"), "utf-16-be"
+    from charset_normalizer import from_bytes
+
+    best = from_bytes(data[:200_000]).best()
+    enc = (best.encoding if best else "gb18030").lower()
+    if enc in ("gbk", "gb2312", "hz", "cp936", "gb18030"):
+        enc = "gb18030"
+    elif enc not in ("big5", "big5hkscs", "cp950"):
+        # A legacy Chinese encoding is the common case for non-UTF-8 text here; prefer it
+        # when it decodes cleanly, since detectors confuse GB18030 with Latin code pages.
+        for cand in ("gb18030", "big5"):
+            try:
+                text = data.decode(cand)
+            except UnicodeDecodeError:
+                continue
+            if _han_ratio(text) > 0.3:
+                return text, cand
+    return data.decode(enc, errors="replace"), enc
+
+
+def _han_ratio(text: str) -> float:
+    letters = [ch for ch in text if not ch.isspace() and not ch.isascii()]
+    if not letters:
+        return 0.0
+    return sum(1 for ch in letters if "\u4e00" <= ch <= "\u9fff") / len(letters)

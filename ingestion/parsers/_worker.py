@@ -1,0 +1,13 @@
+"""Entry point of a parse worker process: `python -m ingestion.parsers._worker R W`,
+where R and W are the pipe file descriptors it reads jobs from and writes results to."""
+
+from __future__ import annotations
+
+import sys
+from multiprocessing.connection import Connection
+
+if __name__ == "__main__":
+    from ingestion.parse import worker_loop
+
+    worker_loop(Connection(int(sys.argv[1]), writable=False),
+                Connection(int(sys.argv[2]), readable=False))

@@ -1,0 +1,134 @@
+"""Markdown via markdown-it-py (CommonMark + GFM tables): its token stream carries line maps,
+so every block gets exact source lines, and fenced code never yields headings."""
+
+from __future__ import annotations
+
+import re
+from importlib.metadata import version
+from pathlib import PurePath
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from core.types import ParsedDocument
+from ingestion.parsers._common import BlockBuilder, clean_text, decode
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*\n", re.DOTALL)
+_FM_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
+_TAG = re.compile(r"<[^>]+>")
+_BREAK_TAG = re.compile(r"<\s*(br|li|p|tr|div)\b", re.IGNORECASE)
+
+
+def _md() -> MarkdownIt:
+    return MarkdownIt("commonmark").enable("table")
+
+
+def _inline_text(tok: Token) -> str:
+    """Plain text of an inline token: markup dropped, inline HTML list items as commas."""
+    parts: list[str] = []
+    for child in tok.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif child.type == "html_inline" and _BREAK_TAG.match(child.content) and parts:
+            parts.append(", ")
+        elif child.type == "image":
+            parts.append(child.content)
+    text = "".join(parts)
+    text = re.sub(r"^(,\s*)+|(,\s*)+$", "", text.strip())
+    return "\n".join(clean_text(line) for line in text.split("\n")).strip()
+
+
+def _lines(tok: Token, offset: int) -> tuple[int, int]:
+    if tok.map:
+        return tok.map[0] + 1 + offset, max(tok.map[0] + 1, tok.map[1]) + offset
+    return 1 + offset, 1 + offset
+
+
+def parse(data: bytes, name: str) -> ParsedDocument:
+    text, _ = decode(data)
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    title = ""
+    fm = _FRONT_MATTER.match(text)
+    offset = 0
+    if fm:
+        m = _FM_TITLE.search(fm.group(1))
+        if m:
+            title = m.group(1).strip("'\"")
+        offset = fm.group(0).count("\n")
+        text = text[fm.end():]
+    tokens = _md().parse(text)
+    b = BlockBuilder()
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        start, end = _lines(tok, offset)
+        if tok.type == "heading_open":
+            b.heading(_inline_text(tokens[i + 1]).replace("\n", " "), int(tok.tag[1]), 1,
+                      start, end)
+            i += 3
+            continue
+        if tok.type == "paragraph_open":
+            b.add("paragraph", _inline_text(tokens[i + 1]), 1, start, end)
+            i += 3
+            continue
+        if tok.type in ("fence", "code_block"):
+            b.add("code", tok.content.rstrip("\n"), 1, start, end)
+        elif tok.type == "html_block":
+            if not tok.content.lstrip().startswith("<!--"):
+                b.add("paragraph", clean_text(_TAG.sub(" ", tok.content)), 1, start, end)
+        elif tok.type in ("bullet_list_open", "ordered_list_open"):
+            i = _list(tokens, i, b, start, end)
+            continue
+        elif tok.type == "table_open":
+            i = _table(tokens, i, b, start, end)
+            continue
+        i += 1
+    title = title or b.first_heading(1) or PurePath(name).stem
+    return ParsedDocument(tuple(b.blocks), 1, title, f"markdown-it-py/{version('markdown-it-py')}")
+
+
+def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:
+    """One list block for a whole (possibly nested) list; items indented by depth."""
+    depth = 0
+    items: list[str] = []
+    markers: list[str] = []
+    counters: list[int] = []
+    while i < len(tokens):
+        tok = tokens[i]
+        if tok.type in ("bullet_list_open", "ordered_list_open"):
+            depth += 1
+            markers.append("-" if tok.type == "bullet_list_open" else "1.")
+            counters.append(int(tok.attrs.get("start", 1) or 1) - 1)
+        elif tok.type in ("bullet_list_close", "ordered_list_close"):
+            depth -= 1
+            markers.pop()
+            counters.pop()
+            if depth == 0:
+                break
+        elif tok.type == "list_item_open":
+            counters[-1] += 1
+            marker = "-" if markers[-1] == "-" else f"{counters[-1]}."
+            items.append("  " * (depth - 1) + marker + " ")
+        elif tok.type == "inline" and items:
+            body = _inline_text(tok).replace("\n", " ")
+            items[-1] += body if items[-1].endswith(" ") else " " + body
+        elif tok.type in ("fence", "code_block") and items:
+            items[-1] += " " + tok.content.strip()
+        i += 1
+    b.add("list", "\n".join(s.rstrip() for s in items), 1, start, end)
+    return i + 1
+
+
+def _table(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:
+    rows: list[list[str]] = []
+    while i < len(tokens) and tokens[i].type != "table_close":
+        tok = tokens[i]
+        if tok.type == "tr_open":
+            rows.append([])
+        elif tok.type == "inline" and rows:
+            rows[-1].append(_inline_text(tok).replace("\n", " "))
+        i += 1
+    b.table(rows, 1, start, end)
+    return i + 1

@@ -1,0 +1,716 @@
+"""PDF: pypdfium2 for text (fast, content-stream reading order, per-glyph font and box),
+pdfplumber's table finder only on pages whose vector lines form a grid.
+
+Steps per document: lines per page -> tables cut out of the text -> running headers and
+footers dropped -> headings (outline, else font size / bold / numbering) -> paragraphs,
+lists and code merged from lines. Line numbers count the page's text lines from the top of
+the content stream, headers included, so a citation's lines stay put.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import itertools
+import re
+import statistics
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from importlib.metadata import version
+from pathlib import PurePath
+from typing import Any
+
+import pypdfium2 as pdfium
+import pypdfium2.raw as raw
+
+from core.errors import NeedsOCR, ParseError
+from core.types import Block, ParsedDocument
+from ingestion.parsers._common import (
+    BlockBuilder,
+    clean_text,
+    drop_cjk_spaces,
+    join_lines,
+    normalise_rows,
+    numbered_level,
+    plausible_heading,
+    render_table,
+)
+
+PARSER = f"pypdfium2/{version('pypdfium2')}+pdfplumber/{version('pdfplumber')}"
+_BULLET = re.compile(r"^([•●▪■◆◇○◦‣∙·\-–—*✓✔➢►▶]|\(?\d{1,2}\)|[①-⑳]|\([a-z]\))\s*")
+_PAGE_NO = re.compile(
+    r"^[\s\-–—]*(page\s*)?([0-9]{1,4}|[ivxlc]{1,6})(\s*(of|/)\s*[0-9]{1,4})?[\s\-–—]*$"
+    r"|^第\s*[0-9一二三四五六七八九十百]+\s*页(\s*[/共]\s*[0-9]+\s*页?)?$",
+    re.IGNORECASE,
+)
+_CN = "\\d一二三四五六七八九十百"
+_CHAPTER_ONLY = re.compile(rf"^(第\s*[{_CN}]+\s*[章篇部]|chapter\s+\d+|附录\s*[A-Z])$",
+                           re.IGNORECASE)
+_NUM_PREFIX = re.compile(rf"^(第\s*[{_CN}]+\s*[章节篇部条]|chapter\s*\d+|附录\s*[A-Z]?"
+                         r"|[A-Z]?\d+(\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s*", re.IGNORECASE)
+_SENT_END = ".。!！?？:："
+_EDGE_NO = re.compile(r"^(\d{1,4})\s|\s(\d{1,4})$")
+_MONO = ("mono", "courier", "consol", "code", "typewriter", "cmtt", "sftt", "menlo")
+_BOLD = ("bold", "black", "heavy", "semibold", "demi", "hei", ",b")
+_GARBAGE = re.compile(r"[\ufffd\ue000-\uf8ff\x00-\x08\x0e-\x1f]")
+
+
+@dataclass(slots=True)
+class _Line:
+    text: str
+    x0: float
+    x1: float
+    top: float  # PDF user space: y grows upwards
+    bottom: float
+    size: float
+    no: int
+    bold: bool = False
+    mono: bool = False
+    heading: int = 0  # level, 0 = not a heading
+    dropped: bool = False
+    table: int = -1  # index into the page's tables when inside one
+
+    @property
+    def height(self) -> float:
+        return max(1.0, self.top - self.bottom)
+
+
+@dataclass(slots=True)
+class _Table:
+    bbox: tuple[float, float, float, float]  # x0, bottom, x1, top in PDF user space
+    rows: tuple[tuple[str, ...], ...]
+    captions: list[str] = field(default_factory=list)  # title rows spanning the table
+    notes: list[str] = field(default_factory=list)  # footnote rows spanning the table
+
+
+@dataclass(slots=True)
+class _Page:
+    number: int
+    lines: list[_Line]
+    tables: list[_Table]
+    chars: int = 0
+    garbage: int = 0
+
+
+# ------------------------------------------------------------------------------ text
+
+
+def _font(tp: Any, i: int, buf: Any, flags: Any) -> tuple[bool, bool]:
+    raw.FPDFText_GetFontInfo(tp, i, buf, 128, ctypes.byref(flags))
+    name = buf.value.decode("latin-1").lower()
+    bold = any(k in name for k in _BOLD) or b"\xba\xda\xcc\xe5" in buf.value  # 黑体 (GBK)
+    bold = bold or raw.FPDFText_GetFontWeight(tp, i) >= 600 or bool(flags.value & 0x40000)
+    mono = any(k in name for k in _MONO) or bool(flags.value & 1)
+    return bold, mono
+
+
+def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
+    tp = page.get_textpage()
+    n = raw.FPDFText_CountChars(tp)
+    left, right, bottom, top = (ctypes.c_double() for _ in range(4))
+    buf, flags = ctypes.create_string_buffer(128), ctypes.c_int()
+    rects = [t.bbox for t in tables]
+    out: list[_Line] = []
+    text: list[str] = []
+    idx: list[int] = []  # char indices of visible glyphs in the current line
+    box = [1e9, -1e9, 1e9, -1e9]
+    sizes: Counter[float] = Counter()
+    in_table: Counter[int] = Counter()
+    stats = [0, 0]
+
+    def finish() -> None:
+        line = "".join(text)
+        if idx and (line.strip() or in_table):
+            size = sizes.most_common(1)[0][0] if sizes else box[3] - box[2]
+            probes = {idx[0], idx[len(idx) // 2], idx[-1]}
+            fonts = [_font(tp, i, buf, flags) for i in probes]
+            ln = _Line(drop_cjk_spaces(clean_text(line)), box[0], box[1], box[3], box[2],
+                       size, len(out) + 1, all(b for b, _ in fonts), all(m for _, m in fonts))
+            if in_table:
+                ln.table = in_table.most_common(1)[0][0]
+            out.append(ln)
+        text.clear()
+        idx.clear()
+        sizes.clear()
+        in_table.clear()
+        box[:] = [1e9, -1e9, 1e9, -1e9]
+
+    for i in range(n):
+        u = raw.FPDFText_GetUnicode(tp, i)
+        if u == 10:
+            finish()
+            continue
+        if u in (13, 2, 0xFFFE) or (u == 32 or raw.FPDFText_IsGenerated(tp, i)):
+            if u != 13 and u != 2 and u != 0xFFFE:
+                text.append(" ")
+            continue
+        ch = chr(u)
+        stats[0] += 1
+        if _GARBAGE.match(ch):
+            stats[1] += 1
+            continue
+        raw.FPDFText_GetCharBox(tp, i, left, right, bottom, top)
+        cx, cy = (left.value + right.value) / 2, (bottom.value + top.value) / 2
+        hit = next((k for k, (x0, y0, x1, y1) in enumerate(rects)
+                    if x0 <= cx <= x1 and y0 <= cy <= y1), -1) if rects else -1
+        if hit >= 0:
+            in_table[hit] += 1
+            idx.append(i)  # keeps the line (and its number) but not its text
+            continue
+        text.append(ch)
+        idx.append(i)
+        sizes[round(raw.FPDFText_GetFontSize(tp, i) * 2) / 2] += 1
+        box[0] = min(box[0], left.value)
+        box[1] = max(box[1], right.value)
+        box[2] = min(box[2], bottom.value)
+        box[3] = max(box[3], top.value)
+    finish()
+    for ln in out:
+        if not ln.text and ln.table < 0:
+            ln.dropped = True
+    tp.close()
+    return _Page(number, out, tables, stats[0], stats[1])
+
+
+# ----------------------------------------------------------------------------- tables
+
+_FX, _FY = ctypes.c_float(), ctypes.c_float()
+
+
+def _segments(obj: Any) -> list[tuple[float, float, float, float]]:
+    m = obj.get_matrix()
+    out: list[tuple[float, float, float, float]] = []
+    prev = start = None
+    for i in range(raw.FPDFPath_CountSegments(obj)):
+        seg = raw.FPDFPath_GetPathSegment(obj, i)
+        raw.FPDFPathSegment_GetPoint(seg, _FX, _FY)
+        x = m.a * _FX.value + m.c * _FY.value + m.e
+        y = m.b * _FX.value + m.d * _FY.value + m.f
+        kind = raw.FPDFPathSegment_GetType(seg)
+        if kind == raw.FPDF_SEGMENT_LINETO and prev:
+            out.append((prev[0], prev[1], x, y))
+        if kind == raw.FPDF_SEGMENT_MOVETO:
+            start = (x, y)
+        elif raw.FPDFPathSegment_GetClose(seg) and start:
+            out.append((x, y, start[0], start[1]))
+        prev = (x, y)
+    return out
+
+
+def _merge(lines: list[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+    """Join collinear touching segments: tables drawn cell by cell become full rules."""
+    groups: dict[int, list[tuple[float, float]]] = defaultdict(list)
+    for a, b, c in lines:
+        groups[round(c)].append((min(a, b), max(a, b)))
+    out = []
+    for c, spans in groups.items():
+        spans.sort()
+        lo, hi = spans[0]
+        for a, b in spans[1:]:
+            if a <= hi + 3:
+                hi = max(hi, b)
+            else:
+                out.append((lo, hi, float(c)))
+                lo, hi = a, b
+        out.append((lo, hi, float(c)))
+    return out
+
+
+def _has_grid(page: Any) -> bool:
+    """Cheap pre-check for pdfplumber's (slow) line-based table finder: is some horizontal
+    rule crossed by vertical rules at three or more x positions (two or more columns)?"""
+    hs: list[tuple[float, float, float]] = []
+    vs: list[tuple[float, float, float]] = []
+    for obj in page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=3):
+        x0, y0, x1, y1 = obj.get_bounds()
+        w, h = x1 - x0, y1 - y0
+        if h < 3 and w > 5:
+            hs.append((x0, x1, (y0 + y1) / 2))
+        elif w < 3 and h > 5:
+            vs.append((y0, y1, (x0 + x1) / 2))
+        elif w > 5 and h > 5:
+            if raw.FPDFPath_CountSegments(obj) <= 6:  # a rectangle
+                hs += [(x0, x1, y0), (x0, x1, y1)]
+                vs += [(y0, y1, x0), (y0, y1, x1)]
+                continue
+            for a, b, c, d in _segments(obj):
+                if abs(b - d) < 1 and abs(c - a) > 5:
+                    hs.append((a, c, b))
+                elif abs(a - c) < 1 and abs(d - b) > 5:
+                    vs.append((b, d, a))
+    if len(hs) < 2 or len(vs) < 3:
+        return False
+    vs = _merge(vs)
+    for lo, hi, y in _merge(hs):
+        xs = {round(x / 3) for (b, t, x) in vs if b - 2 <= y <= t + 2 and lo - 2 <= x <= hi + 2}
+        if len(xs) >= 3:
+            return True
+    return False
+
+
+def _split_bands(rows: list[list[str]]) -> list[list[str]]:
+    """A row whose cells all hold the same number (>= 3) of lines is several visual rows
+    drawn without rules between them (e.g. five states per ruled band): split it."""
+    out: list[list[str]] = []
+    for row in rows:
+        parts = [c.split("\n") if c else [] for c in row]
+        counts = {len(p) for p in parts if p}
+        filled = sum(1 for p in parts if p)
+        if len(counts) == 1 and (k := counts.pop()) >= 3 and filled >= 3:
+            out.extend([p[j] if p else "" for p in parts] for j in range(k))
+        else:
+            out.append(row)
+    return out
+
+
+def _merge_header(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
+    """Two header rows (a spanning group title over sub-titles) become one header row:
+    the first row repeats values sideways and shares a vertically merged cell with the
+    second."""
+    if len(rows) < 3:
+        return rows
+    a, b = rows[0], rows[1]
+    sideways = any(x and x == y for x, y in itertools.pairwise(a))
+    shared = any(x and x == y for x, y in zip(a, b, strict=True))
+    if not (sideways and shared):
+        return rows
+    head = tuple(x if x == y or not y else f"{x} {y}".strip() for x, y in zip(a, b, strict=True))
+    return (head, *rows[2:])
+
+
+def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]:
+    out: list[_Table] = []
+    for tb in pl_page.find_tables():
+        grid: list[list[str | None]] = [list(r) for r in tb.extract()]
+        if len(grid) < 2:
+            continue
+        # pdfplumber gives None for grid positions covered by a merged cell: repeat the
+        # merged cell's value there (found via the cell whose box covers the position).
+        # Row/column extents come from the cells anchored there that do not span further.
+        cells = [(c, grid[i][j]) for i, row in enumerate(tb.rows)
+                 for j, c in enumerate(row.cells) if c is not None and j < len(grid[i])]
+        width = max(len(r.cells) for r in tb.rows)
+        xs: list[tuple[float, float] | None] = [None] * width
+        for row in tb.rows:
+            for j, c in enumerate(row.cells):
+                if c is not None:
+                    lo, hi = xs[j] or (c[0], c[2])
+                    xs[j] = (min(lo, c[0]), min(hi, c[2]))
+        for i, row in enumerate(tb.rows):
+            anchored = [c for c in row.cells if c is not None]
+            if not anchored:
+                continue
+            cy = (min(c[1] for c in anchored) + min(c[3] for c in anchored)) / 2
+            for j, cell in enumerate(row.cells):
+                span = xs[j]
+                if cell is None and j < len(grid[i]) and span is not None:
+                    cx = (span[0] + span[1]) / 2
+                    grid[i][j] = next((t for (x0, t0, x1, b0), t in cells
+                                       if x0 <= cx <= x1 and t0 <= cy <= b0), "")
+        text_rows = [[(c or "").strip() for c in r] for r in grid]
+        text_rows = _split_bands(text_rows)
+        rows = [[drop_cjk_spaces(join_lines(c.split("\n"))) for c in r] for r in text_rows]
+        captions: list[str] = []
+        # Leading rows with a single distinct value are a title spanning the table.
+        while len(rows) > 2 and len({c for c in rows[0] if c}) <= 1:
+            title = next((c for c in rows.pop(0) if c), "")
+            if title:
+                captions.append(title)
+        notes: list[str] = []
+        # ... and trailing ones are footnotes spanning its width.
+        while len(rows) > 2 and len({c for c in rows[-1] if c}) <= 1:
+            note = next((c for c in rows.pop() if c), "")
+            if note:
+                notes.insert(0, note)
+        norm = _merge_header(normalise_rows(rows))
+        if len(norm) < 2 or len(norm[0]) < 2:
+            continue  # a framed paragraph, not a table: leave its text as text
+        x0, top, x1, bottom = tb.bbox
+        out.append(_Table((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top),
+                          norm, captions, notes))
+    return out
+
+
+# -------------------------------------------------------------------- page furniture
+
+
+def _furniture(pages: list[_Page]) -> None:
+    """Drop running headers/footers and page numbers (top/bottom lines that repeat)."""
+    if len(pages) < 3:
+        for p in pages:
+            _drop_page_numbers(p)
+        return
+    keys: Counter[str] = Counter()
+    edges: dict[int, list[_Line]] = {}
+    for p in pages:
+        live = sorted((ln for ln in p.lines if not ln.dropped and ln.table < 0),
+                      key=lambda ln: -ln.top)
+        edge = live[:2] + live[-2:] if len(live) > 4 else live[:1] + live[-1:]
+        edges[p.number] = edge
+        for k in {_key(ln.text) for ln in edge}:
+            keys[k] += 1
+    # Anywhere on the page: a line repeated on most pages is furniture too (margin notes
+    # such as "This publication is available free of charge from: ...").
+    anywhere: Counter[str] = Counter()
+    for p in pages:
+        anywhere.update({_key(ln.text) for ln in p.lines if not ln.dropped and ln.table < 0})
+    threshold = max(3, int(len(pages) * 0.3))
+    for p in pages:
+        for ln in edges[p.number]:
+            if keys[_key(ln.text)] >= threshold and len(ln.text) < 150:
+                ln.dropped = True
+        for ln in p.lines:
+            if len(ln.text) < 150 and anywhere[_key(ln.text)] >= max(4, len(pages) * 0.5):
+                ln.dropped = True
+        _drop_page_numbers(p)
+    _drop_numbered_edges(pages)
+    _drop_bands(pages, top=True)
+    _drop_bands(pages, top=False)
+
+
+def _key(text: str) -> str:
+    return re.sub(r"\d+", "#", re.sub(r"\s+", "", text.lower()))
+
+
+def _drop_page_numbers(page: _Page) -> None:
+    live = [ln for ln in page.lines if not ln.dropped and ln.table < 0]
+    if not live:
+        return
+    for ln in (max(live, key=lambda x: x.top), min(live, key=lambda x: x.top)):
+        if _PAGE_NO.match(ln.text):
+            ln.dropped = True
+
+
+def _drop_numbered_edges(pages: list[_Page]) -> None:
+    """Headers/footers carrying the printed page number ("6.3 Spacing 91"): the number
+    tracks the page index at a fixed offset on many pages."""
+    found: list[tuple[_Line, int]] = []
+    for p in pages:
+        live = [ln for ln in p.lines if not ln.dropped and ln.table < 0]
+        if len(live) < 2:
+            continue
+        for ln in {id(x): x for x in (max(live, key=lambda x: x.top),
+                                      min(live, key=lambda x: x.top))}.values():
+            m = _EDGE_NO.search(ln.text)
+            if m and len(ln.text) < 120:
+                found.append((ln, p.number - int(m.group(1) or m.group(2))))
+    offsets = Counter(off for _, off in found)
+    if not offsets:
+        return
+    best, count = offsets.most_common(1)[0]
+    if count >= max(3, len(pages) * 0.3):
+        for ln, off in found:
+            if off == best:
+                ln.dropped = True
+
+
+def _drop_bands(pages: list[_Page], top: bool) -> None:
+    """Running headers that change per chapter ("1.4 Structure 5"): the outermost line sits
+    at the same height on most pages, set apart from the body by a wider gap."""
+    cands: dict[int, list[tuple[_Line, float]]] = defaultdict(list)
+    for p in pages:
+        live = sorted((ln for ln in p.lines if not ln.dropped and ln.table < 0),
+                      key=lambda ln: -ln.top)
+        if len(live) < 4:
+            continue
+        pitches = [a.bottom - b.top for a, b in itertools.pairwise(live)]
+        pitch = statistics.median(x for x in pitches if x > -1) if pitches else 0.0
+        edge, nxt = (live[0], live[1]) if top else (live[-1], live[-2])
+        gap = edge.bottom - nxt.top if top else nxt.bottom - edge.top
+        if len(edge.text) < 120 and gap > max(2.0, pitch * 1.6):
+            cands[round(edge.top / 4)].append((edge, gap))
+    for band in cands.values():
+        if len(band) >= max(4, len(pages) // 2):
+            for ln, _ in band:
+                ln.dropped = True
+
+
+# -------------------------------------------------------------------------- headings
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\u3000]+", "", text).lower()
+
+
+def _outline_headings(pdf: Any, pages: list[_Page]) -> tuple[int, int]:
+    """Mark lines matching the PDF's bookmarks. Returns (entries, matched)."""
+    by_page: dict[int, list[tuple[int, str, float | None]]] = defaultdict(list)
+    total = 0
+    try:
+        toc = list(pdf.get_toc(max_depth=6))
+    except Exception:  # a broken outline must not cost the document
+        return 0, 0
+    for item in toc:
+        dest = item.get_dest()
+        index = dest.get_index() if dest is not None else None
+        title = clean_text(item.get_title() or "")
+        if index is None or not title or index >= len(pages):
+            continue
+        y: float | None = None
+        view = dest.get_view()
+        if view and len(view[1]) >= 2 and view[0] in (1, 2):  # XYZ / FitH: (x, y) / (y)
+            y = view[1][1] if view[0] == 1 else view[1][0]
+        by_page[index].append((item.level + 1, title, y))
+        total += 1
+    matched = 0
+    for index, entries in by_page.items():
+        lines = [ln for ln in pages[index].lines if not ln.dropped and ln.table < 0]
+        for level, title, y in entries:
+            ln = _match(lines, title, y)
+            if ln is not None:
+                ln.heading = min(level, 6)
+                matched += 1
+    return total, matched
+
+
+def _match(lines: list[_Line], title: str, y: float | None) -> _Line | None:
+    want = _norm(title)
+    bare = _norm(_NUM_PREFIX.sub("", title)) or want
+    best: tuple[float, _Line] | None = None
+    for k, ln in enumerate(lines):
+        if ln.heading or len(ln.text) > len(title) + 40:
+            continue
+        have = _norm(ln.text)
+        merged = have + (_norm(lines[k + 1].text) if k + 1 < len(lines) else "")
+        ok = have in (want, bare) or _norm(_NUM_PREFIX.sub("", ln.text)) in (want, bare)
+        if not ok and merged in (want, bare) and len(have) >= 2:
+            ok = True
+            ln.text = clean_text(ln.text + " " + lines[k + 1].text) \
+                if not _is_cjk_pair(ln.text, lines[k + 1].text) \
+                else ln.text + lines[k + 1].text
+            lines[k + 1].dropped = True
+        if not ok:
+            continue
+        dist = abs((y if y is not None else ln.top) - ln.top)
+        if best is None or dist < best[0]:
+            best = (dist, ln)
+    if best is not None:
+        k = lines.index(best[1])
+        if k > 0 and _CHAPTER_ONLY.match(lines[k - 1].text) and not lines[k - 1].heading:
+            # "第 1 章" on its own line above the title: one heading "第 1 章 基础知识".
+            best[1].text = f"{lines[k - 1].text} {best[1].text}"
+            lines[k - 1].dropped = True
+        return best[1]
+    return None
+
+
+def _is_cjk_pair(a: str, b: str) -> bool:
+    return bool(a and b) and ord(a[-1]) > 0x2E80 and ord(b[0]) > 0x2E80
+
+
+def _font_headings(pages: list[_Page], body: float) -> None:
+    """No usable outline: headings from size, bold and numbering, with short-line guards."""
+    cands: list[tuple[_Line, int | None]] = []
+    for p in pages:
+        live = [ln for ln in p.lines if not ln.dropped and ln.table < 0]
+        for k, ln in enumerate(live):
+            if not plausible_heading(ln.text, 80) or _PAGE_NO.match(ln.text) or ln.mono:
+                continue
+            if sum(ch.isdigit() for ch in ln.text) > len(ln.text) / 2:
+                continue
+            level = numbered_level(ln.text)
+            bigger = ln.size >= body * 1.15
+            nxt = live[k + 1] if k + 1 < len(live) else None
+            # A heading is a line of its own: the next line is not a wrapped continuation
+            # in the same font (which would make this the first line of a paragraph).
+            alone = nxt is None or nxt.size != ln.size or nxt.bold != ln.bold \
+                or (ln.bottom - nxt.top) > ln.height * 0.6
+            if not alone:
+                continue
+            styled = bigger or (ln.bold and (level is not None or len(ln.text) <= 60))
+            # Numbering alone (body font) only for chapter-like or dotted "3.2" numbers.
+            numbered = level is not None and len(ln.text) <= 40 and not _BULLET.match(ln.text) \
+                and (level == 1 or bool(re.match(r"^\d+\.\d", ln.text)))
+            if styled or numbered:
+                cands.append((ln, level))
+    sizes = sorted({ln.size for ln, _ in cands if ln.size >= body * 1.15}, reverse=True)
+    rank = {s: i + 1 for i, s in enumerate(sizes[:5])}
+    for ln, level in cands:
+        by_size = rank.get(ln.size, len(rank) + 1)
+        ln.heading = min(6, level if level is not None else by_size)
+
+
+# ------------------------------------------------------------------------ assembling
+
+
+def _assemble(pages: list[_Page]) -> BlockBuilder:
+    b = BlockBuilder()
+    for p in pages:
+        placed: set[int] = set()
+        group: list[_Line] = []
+        mode = ""
+        for ln in p.lines:
+            if ln.table >= 0:
+                if ln.table not in placed:
+                    mode = _flush(b, p.number, group, mode)
+                    placed.add(ln.table)
+                    _emit_table(b, p, ln.table)
+                continue
+            if ln.dropped:
+                continue
+            if ln.heading:
+                mode = _flush(b, p.number, group, mode)
+                b.heading(ln.text, ln.heading, p.number, ln.no)
+                continue
+            kind = "code" if ln.mono else "list" if _BULLET.match(ln.text) else "paragraph"
+            if group and _breaks(group, ln, mode, kind):
+                mode = _flush(b, p.number, group, mode)
+            if not group:
+                mode = kind
+            group.append(ln)
+        _flush(b, p.number, group, mode)
+        for k in range(len(p.tables)):
+            if k not in placed:  # a table whose text pdfium did not report: still keep it
+                _emit_table(b, p, k)
+    return b
+
+
+def _flush(b: BlockBuilder, page: int, group: list[_Line], mode: str) -> str:
+    """Emit the lines gathered so far as one block; returns the reset mode."""
+    if group:
+        if mode == "code":
+            b.add("code", "\n".join(ln.text for ln in group), page, group[0].no, group[-1].no)
+        elif mode == "list":
+            b.add("list", _list_text(group), page, group[0].no, group[-1].no)
+        else:
+            b.add("paragraph", join_lines([ln.text for ln in group]), page, group[0].no,
+                  group[-1].no)
+        group.clear()
+    return ""
+
+
+def _emit_table(b: BlockBuilder, p: _Page, k: int) -> None:
+    t = p.tables[k]
+    nos = [ln.no for ln in p.lines if ln.table == k] or [1]
+    for caption in t.captions:
+        b.add("paragraph", caption.replace("\n", " "), p.number, min(nos), min(nos))
+    b.add("table", render_table(t.rows), p.number, min(nos), max(nos), t.rows)
+    for note in t.notes:
+        b.add("paragraph", note.replace("\n", " "), p.number, max(nos), max(nos))
+
+
+def _breaks(group: list[_Line], ln: _Line, mode: str, kind: str) -> bool:
+    prev = group[-1]
+    if mode == "code" or kind == "code":
+        return mode != kind or (prev.bottom - ln.top) > prev.height * 1.5
+    if kind == "list" and mode == "list":
+        return (prev.bottom - ln.top) > prev.height * 1.5
+    if kind == "list" or (mode == "list" and ln.x0 < group[0].x0 + 2
+                          and prev.text[-1:] in _SENT_END):
+        return True
+    if ln.top > prev.top + 2:  # moved up: next column or a new region
+        return True
+    if abs(ln.size - prev.size) > max(prev.size, 1) * 0.15:
+        return True
+    if (prev.bottom - ln.top) > max(prev.height, ln.height) * 0.8:  # vertical gap
+        return True
+    right = max(x.x1 for x in group)
+    short = prev.x1 < right - 3 * prev.size and prev.text[-1:] in _SENT_END
+    indent = ln.x0 > min(x.x0 for x in group) + 1.5 * ln.size
+    return bool(short or (indent and len(group) > 1 and prev.text[-1:] in _SENT_END))
+
+
+def _list_text(group: list[_Line]) -> str:
+    items: list[list[str]] = []
+    for ln in group:
+        if _BULLET.match(ln.text) or not items:
+            items.append([ln.text])
+        else:
+            items[-1].append(ln.text)
+    out = []
+    for parts in items:
+        text = join_lines(parts)
+        m = _BULLET.match(text)
+        if m and not re.match(r"\(?\d|[①-⑳]|\(", m.group(1)):
+            text = "- " + text[m.end():]
+        out.append(text)
+    return "\n".join(out)
+
+
+# ------------------------------------------------------------------------------ entry
+
+
+def _title(pdf: Any, pages: list[_Page], blocks: list[Block], body: float, name: str) -> str:
+    meta = clean_text(pdf.get_metadata_dict().get("Title", "") or "")
+    meta = re.sub(r"^microsoft (word|powerpoint) - ", "", meta, flags=re.IGNORECASE)
+    if meta and not re.search(r"\.(docx?|pdf|tex|dvi|indd)$|^untitled", meta, re.IGNORECASE):
+        return meta
+    if pages:
+        first = [ln for ln in pages[0].lines if not ln.dropped and ln.table < 0]
+        if first:
+            big = max(ln.size for ln in first)
+            if big >= body * 1.3:
+                text = join_lines([ln.text for ln in first if ln.size == big])
+                if 0 < len(text) <= 200:
+                    return text
+    h1 = next((bl.text for bl in blocks if bl.kind == "heading" and bl.level == 1), "")
+    return h1 or PurePath(name).stem
+
+
+def parse(data: bytes, name: str) -> ParsedDocument:
+    try:
+        pdf = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        if "password" in str(exc).lower():
+            raise ParseError("PDF is encrypted with a password; provide an unprotected "
+                             "copy") from exc
+        raise ParseError(f"PDF is damaged or not a PDF ({exc})") from exc
+    try:
+        return _parse(pdf, data, name)
+    finally:
+        pdf.close()
+
+
+def _parse(pdf: Any, data: bytes, name: str) -> ParsedDocument:
+    warnings: list[str] = []
+    pages: list[_Page] = []
+    plumber: Any = None
+    try:
+        for i in range(len(pdf)):
+            page = pdf[i]
+            tables: list[_Table] = []
+            if _has_grid(page):
+                if plumber is None:
+                    import pdfplumber
+
+                    plumber = pdfplumber.open(io.BytesIO(data))
+                mb = page.get_mediabox()
+                pl_page = plumber.pages[i]
+                try:
+                    tables = _extract_tables(pl_page, mb[3], mb[0])
+                except Exception as exc:  # table finder failure: keep the text anyway
+                    warnings.append(f"page {i + 1}: table detection failed ({exc})")
+                finally:
+                    pl_page.close()
+            pages.append(_lines(page, i + 1, tables))
+            page.close()
+    finally:
+        if plumber is not None:
+            plumber.close()
+    chars = sum(p.chars for p in pages)
+    if len(pdf) and chars < 16 * len(pdf):
+        raise NeedsOCR(f"PDF has no usable text layer ({chars} characters on {len(pdf)} "
+                       "pages: scanned images?) - needs OCR")
+    if sum(p.garbage for p in pages) > 0.3 * chars:
+        raise NeedsOCR("PDF text decodes to garbage (fonts without a Unicode map) - "
+                       "needs OCR")
+    empty = [p.number for p in pages if p.chars < 5]
+    if empty:
+        shown = ", ".join(map(str, empty[:20])) + (" ..." if len(empty) > 20 else "")
+        warnings.append(f"pages without text (images only?): {shown}")
+    _furniture(pages)
+    weights: Counter[float] = Counter()
+    for p in pages:
+        for ln in p.lines:
+            if not ln.dropped and ln.table < 0:
+                weights[ln.size] += len(ln.text)
+    body = weights.most_common(1)[0][0] if weights else 10.0
+    total, matched = _outline_headings(pdf, pages)
+    if total < 3 or matched < total * 0.3:
+        for p in pages:
+            for ln in p.lines:
+                ln.heading = 0
+        _font_headings(pages, body)
+    b = _assemble(pages)
+    title = _title(pdf, pages, b.blocks, body, name)
+    return ParsedDocument(tuple(b.blocks), len(pdf), title, PARSER, True, tuple(warnings))

@@ -1,0 +1,158 @@
+"""AnswerGenerator end to end: not covered, extractive, LLM with checked citations, fallbacks."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from fake_llm_server import FakeLLMServer, Reply
+from gen_cases import make_chunk, make_hits
+
+from core.settings import LLMSettings
+from core.types import Answer, Hit, Route
+from generation.answer import AnswerGenerator
+from generation.language import DEFAULT_NOT_COVERED
+from generation.llm import OpenAICompatibleClient
+
+QUESTION = "How long are audit logs retained?"
+ZH_QUESTION = "审计日志保留多久？"
+
+
+@pytest.fixture
+def hits() -> list[Hit]:
+    return make_hits(
+        make_chunk(
+            "Logging policy\nAudit logs are retained for 90 days. Logs are stored in Frankfurt.",
+            doc_id="ab12cd" + "0" * 10, page_start=3, title="Security Policy", ordinal=1,
+        ),
+        make_chunk(
+            "Backups run nightly and are kept for 35 days.",
+            doc_id="ef3456" + "0" * 10, page_start=1, page_end=2, title="Ops Guide", ordinal=2,
+        ),
+    )
+
+
+def generator(server: FakeLLMServer | None, timeout_s: float = 5.0) -> AnswerGenerator:
+    llm = None
+    if server is not None:
+        llm = OpenAICompatibleClient(
+            LLMSettings(base_url=server.url, model="tiny-chat", timeout_s=timeout_s)
+        )
+    return AnswerGenerator(llm=llm, max_sentences=2)
+
+
+def ask(gen: AnswerGenerator, hits: list[Hit], route: Route, *, covered: bool = True,
+        question: str = QUESTION) -> Answer:
+    return gen.answer(question, hits, covered, route, {"retrieve": 12.5}, "trace-1")
+
+
+def test_not_covered_says_so_and_asks_no_llm(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    gen = generator(llm_server)
+    en = ask(gen, hits, route, covered=False)
+    zh = ask(gen, hits, route, covered=False, question=ZH_QUESTION)
+    assert (en.covered, en.text, en.citations) == (False, DEFAULT_NOT_COVERED["en"], ())
+    assert (zh.covered, zh.text, zh.citations) == (False, DEFAULT_NOT_COVERED["zh"], ())
+    assert llm_server.received == []
+    assert en.trace_id == "trace-1" and en.timings_ms["retrieve"] == 12.5
+    assert "generate" in en.timings_ms and en.hits == tuple(hits)
+
+
+def test_extractive_without_llm(hits: list[Hit], route: Route) -> None:
+    answer = ask(generator(None), hits, route)
+    assert answer.mode == "extractive" and answer.covered
+    assert answer.text.startswith("Audit logs are retained for 90 days. [Docab12cd_p3]")
+    assert [c.label for c in answer.citations] == ["[Docab12cd_p3]"]
+    assert answer.warnings == ()
+
+
+def test_llm_answer_with_valid_citation(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    llm_server.queue(Reply("Audit logs are kept for 90 days [Docab12cd_p3]."))
+    answer = ask(generator(llm_server), hits, route)
+
+    assert answer.mode == "llm" and answer.covered
+    assert answer.text == "Audit logs are kept for 90 days [Docab12cd_p3]."
+    assert [c.label for c in answer.citations] == ["[Docab12cd_p3]"]
+    assert answer.citations[0].content_id == hits[0].chunk.content_id
+    assert answer.removed_labels == () and answer.warnings == ()
+    # What the server was sent: the model, the rules, the sources under their labels.
+    (req,) = llm_server.received
+    assert req.body["model"] == "tiny-chat"
+    system, user = req.body["messages"]
+    assert system["role"] == "system" and DEFAULT_NOT_COVERED["en"] in system["content"]
+    assert user["role"] == "user"
+    assert "[Docab12cd_p3] (Security Policy, page 3)\nLogging policy\nAudit logs" in user["content"]
+    assert "[Docef3456_p1] (Ops Guide, pages 1-2)\nBackups run nightly" in user["content"]
+    assert user["content"].index("[Docab12cd_p3]") < user["content"].index("[Docef3456_p1]")
+    assert user["content"].endswith(f"Question: {QUESTION}")
+
+
+def test_llm_answer_with_a_fabricated_label_among_valid_ones(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    llm_server.queue(
+        Reply("Kept 90 days [Docab12cd_p3]; backups 35 days 【Docef3456_p2】 [Doc999999_p4].")
+    )
+    answer = ask(generator(llm_server), hits, route)
+    assert answer.mode == "llm"
+    assert answer.text == "Kept 90 days [Docab12cd_p3]; backups 35 days [Docef3456_p2]."
+    assert [c.label for c in answer.citations] == ["[Docab12cd_p3]", "[Docef3456_p2]"]
+    assert answer.removed_labels == ("[Doc999999_p4]",)
+    assert any("[Doc999999_p4]" in w for w in answer.warnings)
+
+
+def test_only_fabricated_labels_fall_back_to_extractive(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    llm_server.queue(Reply("Audit logs are kept for ten years [Doc999999_p4]."))
+    answer = ask(generator(llm_server), hits, route)
+    assert answer.mode == "extractive" and answer.covered
+    assert "ten years" not in answer.text
+    assert answer.text.startswith("Audit logs are retained for 90 days. [Docab12cd_p3]")
+    assert answer.removed_labels == ("[Doc999999_p4]",)
+    assert any("cited no retrieved source" in w for w in answer.warnings)
+
+
+def test_http_500_falls_back_with_a_warning(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    llm_server.queue(Reply(status=500, raw_body='{"error": "model crashed"}'))
+    answer = ask(generator(llm_server), hits, route)
+    assert answer.mode == "extractive" and answer.covered
+    assert "[Docab12cd_p3]" in answer.text
+    (warning,) = answer.warnings
+    assert "LLM call failed" in warning and "HTTP 500" in warning and llm_server.url in warning
+
+
+def test_timeout_falls_back_with_a_warning(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    llm_server.queue(Reply("too late [Docab12cd_p3].", delay_s=2.0))
+    answer = ask(generator(llm_server, timeout_s=0.3), hits, route)
+    assert answer.mode == "extractive"
+    assert "too late" not in answer.text
+    (warning,) = answer.warnings
+    assert "did not answer within 0.3s" in warning
+
+
+def test_llm_saying_not_covered_marks_the_answer_not_covered(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    llm_server.queue(Reply("资料中没有找到能回答这个问题的内容"))
+    answer = ask(generator(llm_server), hits, route, question=ZH_QUESTION)
+    assert answer.covered is False and answer.mode == "llm"
+    assert answer.text == DEFAULT_NOT_COVERED["zh"] and answer.citations == ()
+    # The prompt told the model to answer in Chinese with that exact sentence.
+    system = llm_server.received[0].body["messages"][0]["content"]
+    assert DEFAULT_NOT_COVERED["zh"] in system and "Chinese" in system
+
+
+def test_async_answer(llm_server: FakeLLMServer, hits: list[Hit], route: Route) -> None:
+    llm_server.queue(Reply("Backups are kept for 35 days [Docef3456_p1]."))
+    gen = generator(llm_server)
+    answer = asyncio.run(gen.aanswer(QUESTION, hits, True, route, {}, "t2"))
+    assert answer.mode == "llm" and [c.label for c in answer.citations] == ["[Docef3456_p1]"]
+    assert answer.citations[0].content_id == hits[1].chunk.content_id

@@ -1,0 +1,192 @@
+"""The no-LLM answer: the right sentence, its label, and only text found in the hits."""
+
+from __future__ import annotations
+
+from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
+
+from core.ids import citation_label
+from generation.extractive import extractive_answer
+
+FAA = "ab12cd0000000000"
+TEX = "dd22330000000000"
+NICS = "cc00110000000000"
+TIDB = "ee44550000000000"
+
+
+def assert_verbatim(answer: str, hits_text: list[str]) -> None:
+    corpus = [squash(t) for t in hits_text]
+    for part in quoted_parts(answer):
+        assert any(squash(part) in c for c in corpus), f"not in any chunk: {part!r}"
+
+
+def test_english_number_sentence_beats_heading_that_repeats_the_question() -> None:
+    heading = make_chunk(
+        "Flight Control Computer Operational Program Version\n"
+        "The FAA proposes to require certain actions for the airplanes.",
+        doc_id=FAA, page_start=5, ordinal=1,
+    )
+    body = make_chunk(
+        "Required Actions\n"
+        "For airplanes with an original airworthiness certificate, install FCC OPS software\n"
+        "version P12.1.2 on FCC A and FCC B, or a later approved version.",
+        doc_id=FAA, page_start=6, ordinal=2,
+    )
+    ducks = make_chunk("Ducks swim in ponds. A male is called a drake.", doc_id="ef3456" + "0" * 10)
+    hits = make_hits(heading, body, ducks)
+
+    text, citations = extractive_answer(
+        "Which flight control computer operational program version (or a later approved one) "
+        "must be loaded on FCC A and FCC B under the proposed 737 MAX directive?",
+        hits,
+    )
+
+    first, label = text.split(" [", 1)
+    assert "P12.1.2" in first and first.startswith("For airplanes")
+    assert label.startswith("Docab12cd_p6]")
+    assert "Flight Control Computer Operational Program Version" not in text
+    assert "drake" not in text
+    assert_verbatim(text, [h.chunk.text for h in hits])
+    assert [c.label for c in citations] == sorted(set(LABEL.findall(text)), key=text.index)
+    assert citations[0].content_id == body.content_id
+
+
+def test_chinese_answer_sentence_and_label() -> None:
+    title_line = make_chunk("TeX 的版本号", doc_id=TEX, page_start=16, ordinal=1)
+    body = make_chunk(
+        "第一章 TeX 的历史\n"
+        "TeX 是高德纳编写的排版软件。TeX 的版本号不断趋近于 π，现在为 3.141592。\n"
+        "它的稳定性非常好。",
+        doc_id=TEX, page_start=17, ordinal=2,
+    )
+    hits = make_hits(title_line, body)
+
+    text, citations = extractive_answer(
+        "TeX 的版本号一直在向圆周率逼近，按这本 LaTeX 入门手册的说法，它目前的版本号是多少？", hits
+    )
+
+    assert text.startswith("TeX 的版本号不断趋近于 π，现在为 3.141592。 [Docdd2233_p17]")
+    assert_verbatim(text, [h.chunk.text for h in hits])
+    assert citations[0].label == "[Docdd2233_p17]"
+    assert citations[0].content_id == body.content_id
+
+
+def test_wrapped_pdf_lines_are_rejoined_into_one_sentence() -> None:
+    chunk = make_chunk(
+        "A contextual trust algorithm keeps a history of each subject. For example, an\n"
+        "HR employee who normally looks up 20 records a day would raise an alert if access\n"
+        "requests suddenly exceed 100 records in a day.",
+        doc_id=FAA, page_start=29,
+    )
+    text, _ = extractive_answer(
+        "In the HR-department example, what daily volume of record lookups would make a "
+        "contextual trust algorithm raise an alert?",
+        make_hits(chunk),
+        max_sentences=1,
+    )
+    assert "exceed 100 records in a day" in text
+    # Both wraps were joined, the one before a capital ("HR") by line width alone.
+    assert "For example, an HR employee" in text
+    assert_verbatim(text, [chunk.text])
+
+
+def test_quantity_question_prefers_the_sentence_with_the_number() -> None:
+    chunk = make_chunk(
+        "The alert threshold for records is set by the administrator. "
+        "The alert threshold for records is 100 per day."
+    )
+    text, _ = extractive_answer(
+        "How many records make the alert threshold?", make_hits(chunk), max_sentences=1
+    )
+    assert text == "The alert threshold for records is 100 per day. [Docab12cd_p1]"
+
+
+def test_multi_page_chunk_is_cited_by_the_page_holding_the_sentence() -> None:
+    chunk = make_chunk(
+        "The operator keeps a log of every change.\f"
+        "Backups are retained for 35 days before deletion.",
+        doc_id=FAA, page_start=8, page_end=9,
+    )
+    text, citations = extractive_answer(
+        "How many days are backups retained?", make_hits(chunk), max_sentences=1
+    )
+    assert text == "Backups are retained for 35 days before deletion. [Docab12cd_p9]"
+    assert [c.label for c in citations] == [citation_label(chunk.doc_id, 9)]
+    # The citation still resolves to the whole chunk.
+    assert (citations[0].page_start, citations[0].page_end) == (8, 9)
+
+
+def test_table_row_keeps_its_header_names() -> None:
+    table = make_chunk(
+        "State | Permit | Permit Recheck | Handgun | Long Gun\n"
+        "Kansas | 1,000 | 0 | 5,000 | 6,000\n"
+        "Kentucky | 264,140 | 0 | 12,155 | 14,847\n"
+        "Louisiana | 1,500 | 0 | 15,000 | 18,000",
+        doc_id=NICS, kind="table", ordinal=2,
+    )
+    heading = make_chunk("NICS Firearm Checks: Month/Year by State\nNovember 2015", doc_id=NICS)
+    text, citations = extractive_answer(
+        "How many permit checks did the FBI record for Kentucky in the November 2015 NICS tally?",
+        make_hits(heading, table),
+    )
+    assert text.startswith("State: Kentucky | Permit: 264,140 |")
+    assert "Handgun: 12,155" in text
+    assert "Kansas" not in text and "Louisiana" not in text  # other rows are not the answer
+    assert text.rstrip().endswith("[Doccc0011_p1]")
+    assert citations[0].content_id == table.content_id
+
+
+def test_markdown_table_in_chinese_picks_the_matching_row() -> None:
+    table = make_chunk(
+        "| 组件 | 默认端口 | 说明 |\n"
+        "| :-- | :-- | :-- |\n"
+        "| TiDB | 4000 | 应用及 DBA 工具访问通信端口 |\n"
+        "| PD | 2379 | 提供 TiDB 和 PD 通信端口 |\n"
+        "| PD | 2380 | PD 集群节点间通信端口 |",
+        doc_id=TIDB, kind="table",
+    )
+    text, _ = extractive_answer(
+        "TiDB 集群中 PD 各节点之间相互通信，默认占用哪个端口？", make_hits(table)
+    )
+    assert text.startswith("组件: PD | 默认端口: 2380 | 说明: PD 集群节点间通信端口 [Docee4455_p1]")
+    assert "2379" not in text
+
+
+def test_wide_table_row_is_cut_to_key_and_matching_cells() -> None:
+    headers = ["State", *[f"Col{i}" for i in range(1, 12)], "Permit"]
+    row = ["Kentucky", *[str(i) for i in range(1, 12)], "264,140"]
+    other = ["Kansas", *["7"] * 11, "1,000"]
+    table = make_chunk(
+        "\n".join(" | ".join(r) for r in (headers, other, row)), doc_id=NICS, kind="table"
+    )
+    text, _ = extractive_answer("How many permit checks for Kentucky?", make_hits(table))
+    assert "State: Kentucky" in text and "Permit: 264,140" in text
+    assert "Col11" not in text  # cut: 8 cells at most
+
+
+def test_near_duplicates_from_overlapping_chunks_appear_once() -> None:
+    sentence = "The retention period for audit logs is 90 days."
+    a = make_chunk(f"Logs are kept centrally. {sentence}", doc_id=FAA, ordinal=1)
+    b = make_chunk(f"{sentence} Older logs are archived to tape.", doc_id=FAA, ordinal=2)
+    text, _ = extractive_answer("What is the retention period for audit logs?", make_hits(a, b))
+    assert text.count("90 days") == 1
+
+
+def test_max_sentences_and_one_citation_per_label() -> None:
+    chunk = make_chunk(
+        "Audit logs are retained for 90 days. Audit logs are encrypted at rest. "
+        "Audit logs are reviewed weekly by the audit team. Audit logs are exported daily.",
+        doc_id=FAA,
+    )
+    text, citations = extractive_answer("How are audit logs handled?", make_hits(chunk), 2)
+    assert len(LABEL.findall(text)) == 2
+    assert len(citations) == 1 and citations[0].label == "[Docab12cd_p1]"
+
+
+def test_paraphrase_with_no_shared_words_still_quotes_the_top_hit() -> None:
+    chunk = make_chunk("Overview\nAstronauts must not drink alcohol 12 hours before flight.")
+    text, _ = extractive_answer("宇航员起飞前多久不能喝酒？", make_hits(chunk), 1)
+    assert text == "Astronauts must not drink alcohol 12 hours before flight. [Docab12cd_p1]"
+
+
+def test_nothing_to_quote() -> None:
+    assert extractive_answer("anything?", []) == ("", [])
