@@ -8,7 +8,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 HANDLE_LEN = 6
-LABEL_RE = re.compile(r"\[Doc([0-9a-f]{%d})_p(\d+)\]" % HANDLE_LEN)
+LABEL_RE = re.compile(rf"\[Doc([0-9a-f]{{{HANDLE_LEN}}})_p(\d+)\]")
 
 
 def _sha(text: str) -> str:

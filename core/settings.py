@@ -58,8 +58,20 @@ class IngestSettings(BaseModel):
     isolate: bool = True  # parse each file in a child process (time limit, crash containment)
     extensions: list[str] = Field(
         default_factory=lambda: [
-            ".pdf", ".docx", ".xlsx", ".html", ".htm", ".md", ".markdown", ".txt",
-            ".text", ".csv", ".eml", ".json", ".log", ".rst",
+            ".pdf",
+            ".docx",
+            ".xlsx",
+            ".html",
+            ".htm",
+            ".md",
+            ".markdown",
+            ".txt",
+            ".text",
+            ".csv",
+            ".eml",
+            ".json",
+            ".log",
+            ".rst",
         ]
     )
     acl_rules: list[AclRule] = Field(default_factory=list)

@@ -21,15 +21,16 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
 
 # Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,
 # and over-eager lists remove words that matter in questions ("not", "上").
-STOPWORDS = frozenset(
-    """
-    的 了 是 在 和 与 及 或 也 都 而 并 对 把 被 从 到 为 以 于 之 其 这 那 有 个 中 上 下 吗 呢 吧 啊
-    什么 哪 哪个 哪些 哪里 哪儿 多少 几 怎么 怎样 如何 为什么 谁 何 是否 请问 一个 这个 那个 可以
-    a an the of to in on at by for with from as is are was were be been being do does did
-    what which who whom whose when where why how that this these those it its and or not
-    into than then there their they them he she his her we you your our i me my
-    """.split()
-)
+_STOPWORD_TEXT = """
+    的 了 是 在 和 与 及 或 也 都 而 并 对 把 被 从 到 为 以 于 之 其 这 那
+    有 个 中 上 下 吗 呢 吧 啊 什么 哪 哪个 哪些 哪里 哪儿
+    多少 几 怎么 怎样 如何 为什么 谁 何 是否 请问 一个 这个 那个 可以
+    a an the of to in on at by for with from as is are was were be been being do
+    does did what which who whom whose when where why how that this these those it
+    its and or not into than then there their they them he she his her we you your
+    our i me my
+"""
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @lru_cache(maxsize=1)

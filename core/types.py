@@ -157,8 +157,10 @@ class QueryFilter:
 
     def admits(self, chunk: Chunk) -> bool:
         """Reference semantics every store implements in its own query language."""
-        if self.access_tokens is not None and chunk.acl_tags and not (
-            chunk.acl_tags & self.access_tokens
+        if (
+            self.access_tokens is not None
+            and chunk.acl_tags
+            and not (chunk.acl_tags & self.access_tokens)
         ):
             return False
         if self.doc_types and chunk.doc_type not in self.doc_types:

@@ -74,9 +74,7 @@ class SearchPipeline:
         route, intent = self._router.decide(
             question, principal, task, available=frozenset(self._sources)
         )
-        retrievers = {
-            s.name: self._sources[s.name](question, where, intent) for s in route.sources
-        }
+        retrievers = {s.name: self._sources[s.name](question, where, intent) for s in route.sources}
         t1 = time.perf_counter()
         outcomes = await retrieve_all(route, retrievers, self.breakers, self._executor)
         t2 = time.perf_counter()

@@ -120,7 +120,8 @@ class FlagCrossEncoder:
                 from FlagEmbedding import FlagReranker
             except ImportError as exc:
                 raise ModelMissing(
-                    "a reranker path is set but FlagEmbedding is missing: pip install 'ragline[bge]'"
+                    "a reranker path is set but FlagEmbedding is missing: "
+                    "pip install 'ragline[bge]'"
                 ) from exc
             self._model = FlagReranker(self._path, use_fp16=self._fp16)
         scores = self._model.compute_score([[question, p] for p in passages], normalize=True)

@@ -68,8 +68,9 @@ async def retrieve_all(
     return list(
         await asyncio.gather(
             *(
-                _one(s.name, retrievers.get(s.name), s.top_k, s.timeout_s, breakers[s.name],
-                     executor)
+                _one(
+                    s.name, retrievers.get(s.name), s.top_k, s.timeout_s, breakers[s.name], executor
+                )
                 for s in route.sources
             )
         )

@@ -60,7 +60,9 @@ class UseEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         enc = self._encoder()
-        parts = [enc.encode(list(texts[i : i + self._batch])) for i in range(0, len(texts), self._batch)]
+        parts = [
+            enc.encode(list(texts[i : i + self._batch])) for i in range(0, len(texts), self._batch)
+        ]
         return _normalise(np.vstack(parts))
 
     def embed_query(self, text: str) -> np.ndarray:

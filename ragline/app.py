@@ -74,13 +74,19 @@ class Ragline:
     def ingestor(self) -> DocumentIngestor:
         if self._ingestor is None:
             self._ingestor = DocumentIngestor(
-                self.settings, self.stores.metadata, self.embedder, self.stores.derived,
+                self.settings,
+                self.stores.metadata,
+                self.embedder,
+                self.stores.derived,
                 PiiMasker(),
             )
         return self._ingestor
 
     def ingest(
-        self, paths: Iterable[Path], tags: Iterable[str] = (), progress: Any = None,
+        self,
+        paths: Iterable[Path],
+        tags: Iterable[str] = (),
+        progress: Any = None,
         sync_every: int = 200,
     ) -> tuple[list[FileOutcome], SyncReport]:
         """Ingest files and folders; folders also drop documents whose file is gone."""
@@ -92,7 +98,13 @@ class Ragline:
             if supported:
                 outcomes.append(self.ingestor.ingest(path, tags=tags))
             else:
-                outcomes.append(FileOutcome(str(path), "skipped", f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS"))
+                outcomes.append(
+                    FileOutcome(
+                        str(path),
+                        "skipped",
+                        f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS",
+                    )
+                )
             if progress is not None:
                 progress(path)
             if i % sync_every == 0:
@@ -108,7 +120,9 @@ class Ragline:
             if any(doc.source.startswith(p) for p in prefixes):
                 path = path_from_uri(doc.source)
                 if path is not None and not path.exists() and self.delete(doc.doc_id):
-                    out.append(FileOutcome(str(path), "deleted", "file no longer exists", doc.doc_id))
+                    out.append(
+                        FileOutcome(str(path), "deleted", "file no longer exists", doc.doc_id)
+                    )
         return out
 
     @staticmethod
@@ -136,14 +150,22 @@ class Ragline:
 
     # -- queries --------------------------------------------------------------------
     async def asearch(
-        self, question: str, principal: Principal, where: QueryFilter | None = None,
-        task: str = "qa", top_k: int | None = None,
+        self,
+        question: str,
+        principal: Principal,
+        where: QueryFilter | None = None,
+        task: str = "qa",
+        top_k: int | None = None,
     ) -> SearchResult:
         return await self.pipeline.search(question, principal, where, task, top_k)
 
     async def aask(
-        self, question: str, principal: Principal, where: QueryFilter | None = None,
-        task: str = "qa", top_k: int | None = None,
+        self,
+        question: str,
+        principal: Principal,
+        where: QueryFilter | None = None,
+        task: str = "qa",
+        top_k: int | None = None,
     ) -> Answer:
         result = await self.asearch(question, principal, where, task, top_k)
         trace_id = uuid.uuid4().hex
@@ -151,7 +173,9 @@ class Ragline:
             question, result.hits, result.covered, result.route, result.timings_ms, trace_id
         )
         self.stores.metadata.log_query(
-            trace_id, principal.user, question,
+            trace_id,
+            principal.user,
+            question,
             json.dumps(
                 {
                     "route": asdict(result.route),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -26,7 +27,8 @@ console = Console()
 err = Console(stderr=True)
 
 DataDir = Annotated[
-    Path | None, typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR).")
+    Path | None,
+    typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
 ]
 User = Annotated[str, typer.Option("--user", help="Who is asking.")]
 Roles = Annotated[list[str] | None, typer.Option("--role", help="A role of the user (repeatable).")]
@@ -55,7 +57,9 @@ def _principal(user: str, roles: list[str] | None, tags: list[str] | None) -> Pr
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(exists=True, help="Files or folders.")],
-    tag: Annotated[list[str] | None, typer.Option("--tag", help="ACL tag for these documents.")] = None,
+    tag: Annotated[
+        list[str] | None, typer.Option("--tag", help="ACL tag for these documents.")
+    ] = None,
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
@@ -65,20 +69,39 @@ def ingest(
     try:
         with Progress(console=err, transient=True, disable=as_json) as bar:
             task = bar.add_task("ingesting", total=None)
-            outcomes, report = rag.ingest(paths, tags=tag or (), progress=lambda p: bar.advance(task))
+            outcomes, report = rag.ingest(
+                paths, tags=tag or (), progress=lambda p: bar.advance(task)
+            )
     finally:
         rag.close()
     if as_json:
-        print(json.dumps({"files": [o.__dict__ for o in outcomes], "sync": {
-            "applied": report.applied, "errors": report.errors,
-            "promoted": len(report.promoted)}}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "files": [asdict(o) for o in outcomes],
+                    "sync": {
+                        "applied": report.applied,
+                        "errors": report.errors,
+                        "promoted": len(report.promoted),
+                    },
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
     else:
         table = Table("file", "status", "chunks", "tables", "pages", "s", "reason")
         for o in outcomes:
             colour = {"failed": "red", "indexed": "green", "deleted": "yellow"}.get(o.status, "")
-            table.add_row(Path(o.path).name, f"[{colour}]{o.status}[/]" if colour else o.status,
-                          str(o.chunks), str(o.tables), str(o.pages), f"{o.seconds:.2f}",
-                          o.reason)
+            table.add_row(
+                Path(o.path).name,
+                f"[{colour}]{o.status}[/]" if colour else o.status,
+                str(o.chunks),
+                str(o.tables),
+                str(o.pages),
+                f"{o.seconds:.2f}",
+                o.reason,
+            )
         console.print(table)
         counts = Counter(o.status for o in outcomes)
         console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
@@ -88,9 +111,16 @@ def ingest(
         raise typer.Exit(1)
 
 
-def _query(question: str, data_dir: Path | None, user: str, role: list[str] | None,
-           tag: list[str] | None, doc_type: list[str] | None, top_k: int | None,
-           ask: bool) -> dict[str, Any]:
+def _query(
+    question: str,
+    data_dir: Path | None,
+    user: str,
+    role: list[str] | None,
+    tag: list[str] | None,
+    doc_type: list[str] | None,
+    top_k: int | None,
+    ask: bool,
+) -> dict[str, Any]:
     rag = _open(data_dir)
     try:
         principal = _principal(user, role, tag)
@@ -104,8 +134,13 @@ def _query(question: str, data_dir: Path | None, user: str, role: list[str] | No
 
 @app.command()
 def search(
-    question: str, user: User = "anonymous", role: Roles = None, tag: Tags = None,
-    doc_type: DocTypes = None, top_k: TopK = None, data_dir: DataDir = None,
+    question: str,
+    user: User = "anonymous",
+    role: Roles = None,
+    tag: Tags = None,
+    doc_type: DocTypes = None,
+    top_k: TopK = None,
+    data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
     """Ranked passages for a question, with the route taken and per-source timings."""
@@ -113,18 +148,26 @@ def search(
     if as_json:
         print(json.dumps(view, ensure_ascii=False, indent=2))
         return
-    console.print(f"route: {view['route']['rule']} ({view['route']['strategy']}), "
-                  f"covered: {view['covered']}")
+    console.print(
+        f"route: {view['route']['rule']} ({view['route']['strategy']}), covered: {view['covered']}"
+    )
     for i, h in enumerate(view["hits"], 1):
-        console.print(f"[bold]{i}. {h['label']}[/] {h['score']:.4f}  {h['title']}  "
-                      f"p{h['page_start']}-{h['page_end']}")
+        console.print(
+            f"[bold]{i}. {h['label']}[/] {h['score']:.4f}  {h['title']}  "
+            f"p{h['page_start']}-{h['page_end']}"
+        )
         console.print("   " + h["text"][:300].replace("\n", " "), markup=False)
 
 
 @app.command()
 def ask(
-    question: str, user: User = "anonymous", role: Roles = None, tag: Tags = None,
-    doc_type: DocTypes = None, top_k: TopK = None, data_dir: DataDir = None,
+    question: str,
+    user: User = "anonymous",
+    role: Roles = None,
+    tag: Tags = None,
+    doc_type: DocTypes = None,
+    top_k: TopK = None,
+    data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
     """An answer built only from retrieved text, every sentence cited as [DocX_pY]."""
@@ -136,11 +179,16 @@ def ask(
     if view["citations"]:
         console.print("\n[bold]Sources[/]")
         for c in view["citations"]:
-            pages = (f"p{c['page_start']}" if c["page_start"] == c["page_end"]
-                     else f"p{c['page_start']}-{c['page_end']}")
-            console.print(f"  {c['label']} {c['title']} — {c['source']} {pages} "
-                          f"lines {c['line_start']}-{c['line_end']} ({c['content_id']})",
-                          markup=False)
+            pages = (
+                f"p{c['page_start']}"
+                if c["page_start"] == c["page_end"]
+                else f"p{c['page_start']}-{c['page_end']}"
+            )
+            console.print(
+                f"  {c['label']} {c['title']} — {c['source']} {pages} "
+                f"lines {c['line_start']}-{c['line_end']} ({c['content_id']})",
+                markup=False,
+            )
     for w in view["warnings"]:
         err.print(f"[yellow]note:[/] {w}", markup=False)
 
@@ -150,18 +198,40 @@ def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """List indexed documents."""
     rag = _open(data_dir)
     try:
-        rows = [(d, rag.stores.metadata.current_version(d.doc_id)) for d in rag.stores.metadata.documents()]
+        rows = [
+            (d, rag.stores.metadata.current_version(d.doc_id))
+            for d in rag.stores.metadata.documents()
+        ]
     finally:
         rag.close()
     if as_json:
-        print(json.dumps([{**d.__dict__, "acl_tags": sorted(d.acl_tags), "modified": str(d.modified),
-                           "handle": d.handle, "current_version": v} for d, v in rows],
-                         ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        **asdict(d),
+                        "acl_tags": sorted(d.acl_tags),
+                        "modified": str(d.modified),
+                        "handle": d.handle,
+                        "current_version": v,
+                    }
+                    for d, v in rows
+                ],
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return
     table = Table("handle", "doc_id", "type", "title", "tags", "version")
     for d, v in rows:
-        table.add_row(d.handle, d.doc_id, d.doc_type, d.title[:50], ",".join(sorted(d.acl_tags)),
-                      (v or "pending")[:12])
+        table.add_row(
+            d.handle,
+            d.doc_id,
+            d.doc_type,
+            d.title[:50],
+            ",".join(sorted(d.acl_tags)),
+            (v or "pending")[:12],
+        )
     console.print(table)
 
 

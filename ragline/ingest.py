@@ -10,23 +10,20 @@ from __future__ import annotations
 import fnmatch
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
-from multiprocessing import get_context
 from pathlib import Path
 
-from core.errors import ParseError, RaglineError
+from core.errors import RaglineError
 from core.ids import content_id_for, doc_id_for, source_uri, version_of
 from core.settings import Settings
 from core.text import approx_tokens
-from core.types import Chunk, Document, DocumentVersion, ParsedDocument
+from core.types import Chunk, Document, DocumentVersion
 from indexing.embedders import Embedder
 from indexing.entities import extract_entities
 from indexing.protocols import IngestRecord, MetadataStore
 from ingestion.chunker import chunk_blocks
-from ingestion.parse import detect_format, parse_bytes
+from ingestion.parse import ParserPool, check_size, detect_format, parse_file
 from ingestion.pii import PiiMasker
 
 RAGLINE_VERSION = "0.1.0"
@@ -44,50 +41,6 @@ class FileOutcome:
     pages: int = 0
     seconds: float = 0.0
     pii: dict[str, int] = field(default_factory=dict)
-
-
-class ParserPool:
-    """Parses in one long-lived child process: a hang or a crash costs that file only
-    (the child is killed and replaced) without paying a process start per file."""
-
-    def __init__(self, timeout_s: float, isolate: bool = True) -> None:
-        self._timeout = timeout_s
-        self._isolate = isolate
-        self._pool: ProcessPoolExecutor | None = None
-
-    def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn"))
-        return self._pool
-
-    def _kill(self) -> None:
-        if self._pool is not None:
-            for proc in list(getattr(self._pool, "_processes", {}).values()):
-                proc.kill()
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-    def parse(self, data: bytes, path: Path) -> ParsedDocument:
-        if not self._isolate:
-            return parse_bytes(data, path)
-        future = self._executor().submit(parse_bytes, data, path)
-        try:
-            return future.result(timeout=self._timeout)
-        except FutureTimeout:
-            self._kill()
-            raise ParseError(
-                f"parse took longer than {self._timeout:g}s (RAGLINE_INGEST__PARSE_TIMEOUT_S)"
-            ) from None
-        except ParseError:
-            raise
-        except Exception as exc:  # the child died (segfault, OOM) or raised something odd
-            self._kill()
-            raise ParseError(f"parser crashed: {type(exc).__name__}: {exc}") from exc
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
-            self._pool = None
 
 
 def walk(paths: Iterable[Path], extensions: Iterable[str]) -> Iterator[tuple[Path, bool]]:
@@ -127,9 +80,7 @@ class DocumentIngestor:
         self._embedder = embedder
         self._stores = tuple(store_names)
         self._masker = masker or PiiMasker()
-        self._parser = parser or ParserPool(
-            settings.ingest.parse_timeout_s, settings.ingest.isolate
-        )
+        self._parser = parser or ParserPool()
 
     def close(self) -> None:
         self._parser.close()
@@ -154,11 +105,19 @@ class DocumentIngestor:
         except RaglineError as exc:
             outcome = FileOutcome(str(path), "failed", str(exc), doc_id)
         except Exception as exc:  # a bug must cost one file, not the batch; keep the reason
-            outcome = FileOutcome(str(path), "failed", f"internal error: {type(exc).__name__}: {exc}", doc_id)
-        outcome = FileOutcome(**{**outcome.__dict__, "seconds": time.perf_counter() - start})
+            outcome = FileOutcome(
+                str(path), "failed", f"internal error: {type(exc).__name__}: {exc}", doc_id
+            )
+        outcome = replace(outcome, seconds=time.perf_counter() - start)
         self._meta.record_ingest(
-            IngestRecord(source, outcome.status, outcome.reason, doc_id, outcome.version,
-                         datetime.now(UTC).replace(tzinfo=None))
+            IngestRecord(
+                source,
+                outcome.status,
+                outcome.reason,
+                doc_id,
+                outcome.version,
+                datetime.now(UTC).replace(tzinfo=None),
+            )
         )
         return outcome
 
@@ -172,19 +131,21 @@ class DocumentIngestor:
         source_trust: float,
         title: str | None,
     ) -> FileOutcome:
-        limit = int(self._settings.ingest.max_file_mb * 1024 * 1024)
-        size = path.stat().st_size
-        if size > limit:
-            raise ParseError(
-                f"file is {size / 2**20:.1f} MB, over the {self._settings.ingest.max_file_mb:g} MB "
-                "limit (RAGLINE_INGEST__MAX_FILE_MB)"
-            )
+        limits = self._settings.ingest
+        max_bytes = int(limits.max_file_mb * 2**20)
+        check_size(path, max_bytes)  # before reading it to hash it
         data = path.read_bytes()
         version = version_of(data)
         if self._meta.has_version(doc_id, version):
             return FileOutcome(str(path), "unchanged", "", doc_id, version)
         doc_format = detect_format(path, data[:4096])
-        parsed = self._parser.parse(data, path)
+        parsed = parse_file(
+            path,
+            max_bytes=max_bytes,
+            timeout_s=limits.parse_timeout_s,
+            isolate=limits.isolate,
+            pool=self._parser,
+        )
         blocks, pii_counts = self._masker.mask_blocks(parsed.blocks, source)
         drafts = chunk_blocks(
             blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
@@ -242,6 +203,14 @@ class DocumentIngestor:
             lineage,
         )
         return FileOutcome(
-            str(path), "indexed", "", doc_id, version, len(chunks),
-            sum(c.kind == "table" for c in chunks), parsed.page_count, 0.0, pii_counts,
+            str(path),
+            "indexed",
+            "",
+            doc_id,
+            version,
+            len(chunks),
+            sum(c.kind == "table" for c in chunks),
+            parsed.page_count,
+            0.0,
+            pii_counts,
         )

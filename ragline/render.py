@@ -37,8 +37,13 @@ def search_view(result: SearchResult) -> dict[str, Any]:
         "intent": asdict(result.intent),
         "hits": [hit_view(h) for h in result.hits],
         "sources": [
-            {"name": o.name, "status": o.status, "hits": len(o.hits), "ms": round(o.ms, 2),
-             "error": o.error}
+            {
+                "name": o.name,
+                "status": o.status,
+                "hits": len(o.hits),
+                "ms": round(o.ms, 2),
+                "error": o.error,
+            }
             for o in result.outcomes
         ],
         "timings_ms": {k: round(v, 2) for k, v in result.timings_ms.items()},

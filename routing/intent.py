@@ -17,7 +17,9 @@ _NUMERIC = re.compile(
     r"|数量|金额|比例|百分之",
     re.IGNORECASE,
 )
-_DEFINITION = re.compile(r"什么是|是什么|指的是|定义|\bwhat (?:is|are|does)\b|\bdefin", re.IGNORECASE)
+_DEFINITION = re.compile(
+    r"什么是|是什么|指的是|定义|\bwhat (?:is|are|does)\b|\bdefin", re.IGNORECASE
+)
 _RELATION = re.compile(
     r"关系|区别|相比|比较|影响|依赖|\bcompare|\bdifference|\brelat|\bdepend", re.IGNORECASE
 )

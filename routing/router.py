@@ -63,7 +63,9 @@ class Router:
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigError(f"routing rules {path}: {exc} (RAGLINE_RETRIEVAL__ROUTING_RULES)") from exc
+            raise ConfigError(
+                f"routing rules {path}: {exc} (RAGLINE_RETRIEVAL__ROUTING_RULES)"
+            ) from exc
         defaults = data.get("defaults", {})
         self._rrf_k = float(defaults.get("rrf_k", 60.0))
         self._top_k = int(defaults.get("top_k", 8))

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, create_engine, event, func, select, update
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy import Engine, create_engine, delete, event, func, select, update
+from sqlalchemy.orm import sessionmaker
 
 from core.types import Chunk, Document, DocumentVersion
 from indexing.models import (
@@ -115,7 +115,9 @@ class SqlMetadataStore:
     def versions(self, doc_id: str) -> list[DocumentVersion]:
         with self._session() as s:
             rows = s.scalars(
-                select(VersionRow).where(VersionRow.doc_id == doc_id).order_by(VersionRow.created_at)
+                select(VersionRow)
+                .where(VersionRow.doc_id == doc_id)
+                .order_by(VersionRow.created_at)
             )
             return [
                 DocumentVersion(r.doc_id, r.version, r.status, r.chunk_count, r.page_count)  # type: ignore[arg-type]
@@ -166,7 +168,7 @@ class SqlMetadataStore:
                 # Re-staging a version (e.g. after it was deleted and the file came back):
                 # drop its old rows so the stage is exact.
                 s.execute(
-                    ChunkRow.__table__.delete().where(
+                    delete(ChunkRow).where(
                         ChunkRow.doc_id == version.doc_id, ChunkRow.version == version.version
                     )
                 )
@@ -206,8 +208,11 @@ class SqlMetadataStore:
             for store in stores:
                 s.add(
                     OutboxRow(
-                        store=store, op="upsert", doc_id=version.doc_id,
-                        version=version.version, created_at=now,
+                        store=store,
+                        op="upsert",
+                        doc_id=version.doc_id,
+                        version=version.version,
+                        created_at=now,
                     )
                 )
 
@@ -318,8 +323,13 @@ class SqlMetadataStore:
                 for o in old:
                     o.status = "superseded"
                     s.add_all(
-                        OutboxRow(store=st, op="delete", doc_id=o.doc_id, version=o.version,
-                                  created_at=now)
+                        OutboxRow(
+                            store=st,
+                            op="delete",
+                            doc_id=o.doc_id,
+                            version=o.version,
+                            created_at=now,
+                        )
                         for st in set(stores)
                     )
                 v.status = "current"
@@ -347,13 +357,18 @@ class SqlMetadataStore:
                 # A pending version's upserts must not resurrect it after the delete.
                 s.execute(
                     update(OutboxRow)
-                    .where(OutboxRow.doc_id == doc_id, OutboxRow.version == v.version,
-                           OutboxRow.op == "upsert", OutboxRow.done.is_(False))
+                    .where(
+                        OutboxRow.doc_id == doc_id,
+                        OutboxRow.version == v.version,
+                        OutboxRow.op == "upsert",
+                        OutboxRow.done.is_(False),
+                    )
                     .values(done=True, done_at=now, last_error="cancelled: document deleted")
                 )
                 s.add_all(
-                    OutboxRow(store=st, op="delete", doc_id=doc_id, version=v.version,
-                              created_at=now)
+                    OutboxRow(
+                        store=st, op="delete", doc_id=doc_id, version=v.version, created_at=now
+                    )
                     for st in stores
                 )
             return True
@@ -415,8 +430,12 @@ class SqlMetadataStore:
         with self._session.begin() as s:
             s.add(
                 IngestLogRow(
-                    source=record.source, status=record.status, reason=record.reason,
-                    doc_id=record.doc_id, version=record.version, at=record.at,
+                    source=record.source,
+                    status=record.status,
+                    reason=record.reason,
+                    doc_id=record.doc_id,
+                    version=record.version,
+                    at=record.at,
                 )
             )
 
@@ -429,8 +448,11 @@ class SqlMetadataStore:
 
     def log_query(self, trace_id: str, user: str, question: str, payload: str) -> None:
         with self._session.begin() as s:
-            s.add(QueryLogRow(trace_id=trace_id, user=user, question=question,
-                              payload=payload, at=_now()))
+            s.add(
+                QueryLogRow(
+                    trace_id=trace_id, user=user, question=question, payload=payload, at=_now()
+                )
+            )
 
     def close(self) -> None:
         self.engine.dispose()

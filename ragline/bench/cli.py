@@ -4,8 +4,9 @@ so numbers never depend on what was indexed before."""
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -22,12 +23,12 @@ Work = Annotated[
 ]
 
 
-def _run_in(workdir: Path | None, run: object) -> dict:  # type: ignore[type-arg]
+def _run_in(workdir: Path | None, run: Callable[[Ragline, Path], dict[str, Any]]) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
         root = workdir or Path(tmp)
         rag = Ragline(Settings(data_dir=root / "data"))
         try:
-            return run(rag, root)  # type: ignore[operator, no-any-return]
+            return run(rag, root)
         finally:
             rag.close()
 
@@ -35,8 +36,10 @@ def _run_in(workdir: Path | None, run: object) -> dict:  # type: ignore[type-arg
 @bench_app.command("squad")
 def squad(
     file: Annotated[Path, typer.Argument(exists=True, help="SQuAD-format JSON.")],
-    corpus: Annotated[list[Path] | None, typer.Option("--corpus", exists=True,
-                                                      help="Extra paragraphs (SQuAD JSON).")] = None,
+    corpus: Annotated[
+        list[Path] | None,
+        typer.Option("--corpus", exists=True, help="Extra paragraphs (SQuAD JSON)."),
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
     json_out: JsonOut = None,
     data_dir: Work = None,

@@ -33,8 +33,10 @@ def score_question(q: dict[str, Any], answer: Answer, root: Path) -> dict[str, f
         return {"negatives_refused": float(not answer.covered)}
     paged = q["file"].lower().endswith(".pdf")
     top5 = answer.hits[:5]
-    hit = any(_rel(h.chunk.source, root) == q["file"] and _page_ok(h.chunk, q["page"], paged)
-              for h in top5)
+    hit = any(
+        _rel(h.chunk.source, root) == q["file"] and _page_ok(h.chunk, q["page"], paged)
+        for h in top5
+    )
     by_label = {h.chunk.content_id: h.chunk for h in answer.hits}
     cited_ok = False
     for c in answer.citations:
@@ -56,16 +58,20 @@ def run_docs(rag: Ragline, docs: Path, questions_file: Path) -> dict[str, Any]:
     t0 = time.perf_counter()
     outcomes, report = rag.ingest([docs])
     ingest_s = time.perf_counter() - t0
-    questions = [json.loads(line) for line in questions_file.read_text(encoding="utf-8").splitlines()
-                 if line.strip()]
+    questions = [
+        json.loads(line)
+        for line in questions_file.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     per_q: list[tuple[dict[str, Any], dict[str, float], Answer, float]] = []
 
     async def run_all() -> None:
         for q in questions:
             t = time.perf_counter()
             answer = await rag.aask(q["question"], OPERATOR, top_k=8)
-            per_q.append((q, score_question(q, answer, docs), answer,
-                          (time.perf_counter() - t) * 1000))
+            per_q.append(
+                (q, score_question(q, answer, docs), answer, (time.perf_counter() - t) * 1000)
+            )
 
     asyncio.run(run_all())
 
@@ -87,19 +93,29 @@ def run_docs(rag: Ragline, docs: Path, questions_file: Path) -> dict[str, Any]:
     by_kind_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
     for q, s, _, _ in per_q:
         by_kind_rows[q["kind"]].append(s)
-    by_kind = {kind: {k: v for k in keys if (v := mean(rows, k)) is not None} | {"n": len(rows)}
-               for kind, rows in sorted(by_kind_rows.items())}
+    by_kind = {
+        kind: {k: v for k in keys if (v := mean(rows, k)) is not None} | {"n": len(rows)}
+        for kind, rows in sorted(by_kind_rows.items())
+    }
     files = {
         _rel(Path(o.path).resolve().as_uri(), docs) or o.path: {
-            "status": o.status, "reason": o.reason, "chunks": o.chunks, "tables": o.tables,
-            "pages": o.pages, "seconds": round(o.seconds, 2),
+            "status": o.status,
+            "reason": o.reason,
+            "chunks": o.chunks,
+            "tables": o.tables,
+            "pages": o.pages,
+            "seconds": round(o.seconds, 2),
         }
         for o in outcomes
     }
     details = [
-        {"id": q["id"], "kind": q["kind"], **s, "covered": a.covered,
-         "answer": a.text[:300]}
+        {"id": q["id"], "kind": q["kind"], **s, "covered": a.covered, "answer": a.text[:300]}
         for q, s, a, _ in per_q
     ]
-    return {"pipeline": pipeline, "by_kind": by_kind, "files": files,
-            "questions": details, "sync_errors": report.errors}
+    return {
+        "pipeline": pipeline,
+        "by_kind": by_kind,
+        "files": files,
+        "questions": details,
+        "sync_errors": report.errors,
+    }

@@ -81,8 +81,13 @@ def run_squad(
     # doc_id of each paragraph key, from what was ingested
     key_doc = {files[str(Path(o.path).resolve())]: o.doc_id for o in outcomes if o.doc_id}
 
-    pipe: dict[str, list[float]] = {"recall@1": [], "recall@5": [], "mrr@10": [],
-                                    "answer_contains": [], "latency": []}
+    pipe: dict[str, list[float]] = {
+        "recall@1": [],
+        "recall@5": [],
+        "mrr@10": [],
+        "answer_contains": [],
+        "latency": [],
+    }
     bm25: dict[str, list[float]] = {"recall@1": [], "recall@5": [], "mrr@10": [], "latency": []}
     keyword = rag.stores.keyword
     serving = rag.stores.metadata.serving
@@ -121,6 +126,10 @@ def run_squad(
     return {
         "pipeline": summary(pipe),
         "bm25": summary(bm25),
-        "ingest": {"seconds": round(ingest_s, 1), "documents": len(paragraphs),
-                   "failed": len(failed), "sync_errors": report.errors},
+        "ingest": {
+            "seconds": round(ingest_s, 1),
+            "documents": len(paragraphs),
+            "failed": len(failed),
+            "sync_errors": report.errors,
+        },
     }

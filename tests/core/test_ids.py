@@ -52,9 +52,7 @@ def test_acl_default_deny_for_tagged_documents() -> None:
     public = _chunk(frozenset())
     outsider = QueryFilter.for_principal(Principal("bob"))
     insider = QueryFilter.for_principal(Principal("amy", tags=frozenset({"finance"})))
-    by_role = QueryFilter.for_principal(
-        Principal("cat", roles=frozenset({"cfo"}))
-    )
+    by_role = QueryFilter.for_principal(Principal("cat", roles=frozenset({"cfo"})))
     assert outsider.admits(public) and not outsider.admits(finance)
     assert insider.admits(finance)
     assert by_role.admits(_chunk(frozenset({"role:cfo"})))

@@ -19,7 +19,7 @@ def test_weighted_rrf_prefers_heavier_source_and_agreement() -> None:
         {"keyword": 1.0, "dense": 0.25},
         k=1.0,
     )
-    assert [f.content_id for f in fused][0] == "a"
+    assert fused[0].content_id == "a"
     assert fused[0].ranks == {"keyword": 1, "dense": 3}
     even = weighted_rrf({"x": _ids("a", "b"), "y": _ids("b", "a")}, {"x": 1, "y": 1}, k=60)
     assert abs(even[0].score - even[1].score) < 1e-12

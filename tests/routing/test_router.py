@@ -39,8 +39,9 @@ def test_task_rule_and_unavailable_sources() -> None:
     router = Router()
     route, _ = router.decide("鸭子吃什么", Principal(), task="lookup")
     assert route.strategy == "keyword"
-    route, _ = router.decide("What does ERR-1042 mean?", Principal(),
-                             available=frozenset({"keyword"}))
+    route, _ = router.decide(
+        "What does ERR-1042 mean?", Principal(), available=frozenset({"keyword"})
+    )
     assert [s.name for s in route.sources] == ["keyword"]
 
 
@@ -68,8 +69,11 @@ sources = [{ name = "keyword", weight = 1.0, timeout_s = 1.0, top_k = 5 }]
 
 def test_bad_rules_fail_clearly(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
-    rules.write_text('[[rule]]\nname="x"\nstrategy="s"\nsources=[{name="nosuch", weight=1, '
-                     'timeout_s=1, top_k=1}]\n', encoding="utf-8")
+    rules.write_text(
+        '[[rule]]\nname="x"\nstrategy="s"\nsources=[{name="nosuch", weight=1, '
+        "timeout_s=1, top_k=1}]\n",
+        encoding="utf-8",
+    )
     with pytest.raises(ConfigError, match="unknown sources"):
         Router(rules)
     with pytest.raises(ConfigError, match="ROUTING_RULES"):

@@ -1,0 +1,168 @@
+"""Outbox appliers, promotion, check and repair, with the real embedded stores and a store
+that can be switched off (fault injection: the store is 'down')."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from core.ids import content_id_for, doc_id_for, version_of
+from core.types import Chunk, Document, DocumentVersion, QueryFilter
+from indexing.protocols import DerivedStore, IndexedChunk
+from indexing.stores.faiss_dense import FaissDenseIndex
+from indexing.stores.sql_metadata import SqlMetadataStore
+from indexing.stores.sqlite_graph import SqliteGraphStore
+from indexing.stores.sqlite_keyword import SqliteKeywordIndex
+from indexing.sync import OutboxApplier, check, repair
+
+DIM = 16
+
+
+class Switchable:
+    """Wraps a real store; while `down`, every write raises like an unreachable server."""
+
+    def __init__(self, inner: DerivedStore) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.down = False
+
+    def _guard(self) -> None:
+        if self.down:
+            raise ConnectionError(f"{self.name} is down")
+
+    def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        self._guard()
+        self.inner.upsert(items)
+
+    def delete(self, content_ids: Sequence[str]) -> None:
+        self._guard()
+        self.inner.delete(content_ids)
+
+    def content_ids(self) -> set[str]:
+        return self.inner.content_ids()
+
+    def flush(self) -> None:
+        self._guard()
+        self.inner.flush()
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> Iterator[tuple[SqlMetadataStore, dict[str, Switchable]]]:
+    db = tmp_path / "r.db"
+    meta = SqlMetadataStore(f"sqlite:///{db}")
+    stores = {
+        "dense": Switchable(FaissDenseIndex(tmp_path / "dense", DIM, "test-model")),
+        "keyword": Switchable(SqliteKeywordIndex(db)),
+        "graph": Switchable(SqliteGraphStore(db)),
+    }
+    yield meta, stores
+    for s in stores.values():
+        s.close()
+    meta.close()
+
+
+def stage(meta: SqlMetadataStore, name: str, text: str, n: int = 2) -> tuple[str, str]:
+    source = f"file:///docs/{name}"
+    doc = Document(doc_id_for(source), source, name, "text")
+    version = version_of(text.encode())
+    chunks = [
+        Chunk(
+            content_id_for(doc.doc_id, version, i),
+            doc.doc_id,
+            version,
+            i,
+            "text",
+            f"{text} 第{i}段",
+            1,
+            1,
+            1,
+            1,
+            source,
+            name,
+            "text",
+        )
+        for i in range(n)
+    ]
+    rng = np.random.default_rng(len(text))
+    vecs = rng.normal(size=(n, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    meta.stage_version(
+        doc,
+        DocumentVersion(doc.doc_id, version, "pending", n, 1),
+        chunks,
+        vecs,
+        ["dense", "keyword", "graph"],
+    )
+    return doc.doc_id, version
+
+
+def test_store_down_keeps_version_invisible_then_converges(env) -> None:  # type: ignore[no-untyped-def]
+    meta, stores = env
+    applier = OutboxApplier(meta, stores)
+    doc_id, v = stage(meta, "a.txt", "零信任架构 zero trust")
+    stores["keyword"].down = True
+    report = applier.run()
+    assert "keyword" in report.errors and not report.promoted
+    assert meta.serving_ids() == set()  # half-applied: nothing served
+    entry = meta.pending("keyword")[0]
+    assert entry.attempts == 1 and "down" in entry.last_error
+    stores["keyword"].down = False
+    report = applier.run()
+    assert not report.errors and len(report.promoted) == 1
+    ids = set(meta.version_content_ids(doc_id, v))
+    assert meta.serving_ids() == ids
+    assert all(d.ok for d in check(meta, stores))
+    hits = stores["keyword"].inner.search("零信任", 5, QueryFilter(access_tokens=None))  # type: ignore[attr-defined]
+    assert {h.content_id for h in hits} <= ids and hits
+
+
+def test_update_removes_old_chunks_everywhere(env) -> None:  # type: ignore[no-untyped-def]
+    meta, stores = env
+    applier = OutboxApplier(meta, stores)
+    doc_id, v1 = stage(meta, "b.txt", "旧版本内容 old words")
+    applier.run()
+    _, v2 = stage(meta, "b.txt", "新版本内容 new words")
+    applier.run()
+    old = set(meta.version_content_ids(doc_id, v1))
+    new = set(meta.version_content_ids(doc_id, v2))
+    for s in stores.values():
+        assert s.content_ids() == new and not (s.content_ids() & old)
+
+
+def test_applying_twice_is_idempotent(env) -> None:  # type: ignore[no-untyped-def]
+    meta, stores = env
+    doc_id, v = stage(meta, "c.txt", "重复 apply twice")
+    items = meta.version_items(doc_id, v)
+    for s in stores.values():
+        s.upsert(items)  # as if a crashed applier had applied it before marking done
+    OutboxApplier(meta, stores).run()
+    for s in stores.values():
+        assert len(s.content_ids()) == 2
+
+
+def test_check_and_repair_fix_divergence(env) -> None:  # type: ignore[no-untyped-def]
+    meta, stores = env
+    applier = OutboxApplier(meta, stores)
+    stage(meta, "d.txt", "一致性 check repair")
+    applier.run()
+    victim = sorted(meta.serving_ids())[0]
+    stores["dense"].inner.delete([victim])  # lost write
+    ghost = meta.items([victim])[0]
+    ghost_chunk = Chunk(
+        **{
+            **{f: getattr(ghost.chunk, f) for f in ghost.chunk.__slots__},  # type: ignore[attr-defined]
+            "content_id": "f" * 32,
+        }
+    )
+    stores["graph"].inner.upsert([IndexedChunk(ghost_chunk, ghost.vector)])  # stale leftover
+    found = {d.store: d for d in check(meta, stores)}
+    assert found["dense"].missing == {victim} and found["graph"].extra == {"f" * 32}
+    assert found["keyword"].ok
+    repair(meta, stores)
+    assert all(d.ok for d in check(meta, stores))
