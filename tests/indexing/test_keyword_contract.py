@@ -1,0 +1,149 @@
+"""KeywordIndex contract: every keyword backend in conftest.KEYWORD_BACKENDS must pass these."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import date
+
+import numpy as np
+import pytest
+from store_cases import DIM, Corpus, make_chunk, unit
+
+from core.types import Principal, QueryFilter, ScoredId
+from indexing.protocols import IndexedChunk, KeywordIndex
+
+OpenKeyword = Callable[[], KeywordIndex]
+ALL = QueryFilter(access_tokens=None)
+NOBODY = QueryFilter.for_principal(Principal(user="bob"))
+FINANCE = QueryFilter.for_principal(Principal(user="ann", tags=frozenset({"finance"})))
+
+
+def ids(hits: list[ScoredId]) -> list[str]:
+    return [h.content_id for h in hits]
+
+
+@pytest.fixture
+def loaded(keyword_store: OpenKeyword, corpus: Corpus) -> KeywordIndex:
+    store = keyword_store()
+    store.upsert(corpus.all())
+    return store
+
+
+def test_upsert_then_search_finds_it(loaded: KeywordIndex, corpus: Corpus) -> None:
+    hits = loaded.search("nightly backup archive", 3, ALL)
+    assert ids(hits)[0] == corpus.cid("next")
+    assert all(h.score > 0 for h in hits)  # higher is better
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    assert loaded.name == "keyword"
+
+
+def test_title_and_section_are_searched(keyword_store: OpenKeyword) -> None:
+    store = keyword_store()
+    chunk = make_chunk("t", "Body text only.", title="Kubernetes", section=("Ingress", "TLS"))
+    store.upsert([IndexedChunk(chunk, unit(np.ones(DIM)))])
+    assert ids(store.search("kubernetes", 5, ALL)) == [chunk.content_id]
+    assert ids(store.search("ingress", 5, ALL)) == [chunk.content_id]
+
+
+def test_upsert_twice_keeps_one_copy_and_replaces_text(
+    loaded: KeywordIndex, corpus: Corpus
+) -> None:
+    loaded.upsert(corpus.all())
+    loaded.upsert([corpus["next"], corpus["next"]])
+    assert ids(loaded.search("nightly backup", 10, ALL)) == [corpus.cid("next")]
+    assert loaded.content_ids() == {corpus.cid(k) for k in corpus.items}
+    changed = replace(corpus["next"].chunk, text="Escalate to the on-call engineer.")
+    loaded.upsert([IndexedChunk(changed, corpus["next"].vector)])
+    assert loaded.search("nightly backup", 10, ALL) == []
+    assert ids(loaded.search("on-call engineer", 10, ALL)) == [corpus.cid("next")]
+
+
+def test_delete_removes_and_is_idempotent(loaded: KeywordIndex, corpus: Corpus) -> None:
+    loaded.delete([corpus.cid("next")])
+    loaded.delete([corpus.cid("next"), "0" * 32])
+    assert loaded.search("nightly backup archive", 10, ALL) == []
+    assert loaded.content_ids() == {corpus.cid(k) for k in corpus.items if k != "next"}
+
+
+def test_acl_filter_applies_before_top_k(loaded: KeywordIndex, corpus: Corpus) -> None:
+    query = "Payment Gateway finance revenue report"  # best: finance-only; next: public "en"
+    assert ids(loaded.search(query, 1, ALL)) == [corpus.cid("fin")]
+    assert ids(loaded.search(query, 1, NOBODY)) == [corpus.cid("en")]
+    assert corpus.cid("fin") not in ids(loaded.search(query, 100, NOBODY))
+    assert ids(loaded.search(query, 1, FINANCE)) == [corpus.cid("fin")]
+
+
+def test_public_visible_to_all_and_roles_grant_access(loaded: KeywordIndex, corpus: Corpus) -> None:
+    assert ids(loaded.search("华为总部", 5, NOBODY)) == [corpus.cid("zh")]
+    assert loaded.search("年假 工龄", 5, NOBODY) == []
+    manager = QueryFilter.for_principal(Principal(user="m", roles=frozenset({"manager"})))
+    assert ids(loaded.search("年假 工龄", 5, manager)) == [corpus.cid("hr")]
+
+
+def test_doc_type_doc_id_department_and_date_filters(loaded: KeywordIndex, corpus: Corpus) -> None:
+    q = "ERR-1042 P12.1.2 数据库 华为 board"
+
+    def only(**kw: object) -> set[str]:
+        return set(ids(loaded.search(q, 10, QueryFilter(**kw))))  # type: ignore[arg-type]
+
+    assert only(access_tokens=None, doc_types=frozenset({"report"})) == {corpus.cid("fin")}
+    assert only(doc_types=frozenset({"report"})) == set()  # type allowed, ACL still applies
+    doc = corpus["en"].chunk.doc_id
+    assert only(access_tokens=None, doc_ids=frozenset({doc})) == {corpus.cid("en")}
+    assert only(access_tokens=None, departments=frozenset({"finance"})) == {corpus.cid("fin")}
+    recent = only(modified_from=date(2024, 4, 1), modified_to=date(2024, 12, 31))
+    assert recent == {corpus.cid("decoy")}
+    assert only(access_tokens=None, modified_to=date(2023, 12, 31)) == {corpus.cid("zh")}
+
+
+def test_results_agree_with_reference_semantics(loaded: KeywordIndex, corpus: Corpus) -> None:
+    q = "gateway ERR-1042 P12 华为 数据库 年假 backup"
+    for where in [
+        NOBODY,
+        FINANCE,
+        QueryFilter(doc_types=frozenset({"manual", "wiki"})),
+        QueryFilter(access_tokens=frozenset({"hr"}), modified_from=date(2024, 1, 1)),
+        QueryFilter(access_tokens=frozenset({"hr"}), departments=frozenset({"it", ""})),
+    ]:
+        expected = {c.chunk.content_id for c in corpus.all() if where.admits(c.chunk)}
+        assert set(ids(loaded.search(q, 100, where))) == expected, where
+
+
+def test_chinese_query_matches_chinese_text(loaded: KeywordIndex, corpus: Corpus) -> None:
+    assert ids(loaded.search("华为的总部在哪里？", 3, ALL))[0] == corpus.cid("zh")
+    assert ids(loaded.search("最大连接数是多少", 3, ALL))[0] == corpus.cid("zh_db")
+    # Mixed script: the identifier inside Chinese text is found by itself.
+    assert ids(loaded.search("max_connections", 3, ALL)) == [corpus.cid("zh_db")]
+
+
+def test_identifier_query_ranks_exact_identifier_first(
+    loaded: KeywordIndex, corpus: Corpus
+) -> None:
+    # "decoy" repeats "P12 1 2" as separate words, "en" holds the identifier once: only an
+    # index that keeps identifiers whole ranks "en" first.
+    hits = ids(loaded.search("P12.1.2", 5, NOBODY))
+    assert hits[0] == corpus.cid("en")
+    assert ids(loaded.search("ERR-1042", 5, NOBODY)) == [corpus.cid("en")]
+
+
+@pytest.mark.parametrize("query", ["", "   ", "的 是 什么", "what is the", "？！"])
+def test_empty_or_stop_word_query_returns_nothing(loaded: KeywordIndex, query: str) -> None:
+    assert loaded.search(query, 5, ALL) == []
+
+
+def test_query_syntax_is_never_interpreted(loaded: KeywordIndex) -> None:
+    for query in ['"unbalanced', "NEAR(a b)", "text: x", "a AND OR NOT b", "*", "x^y"]:
+        loaded.search(query, 5, ALL)  # must not raise
+
+
+def test_persists_across_close_and_reopen(keyword_store: OpenKeyword, corpus: Corpus) -> None:
+    store = keyword_store()
+    store.upsert(corpus.all())
+    store.delete([corpus.cid("decoy")])
+    store.flush()
+    before = store.search("Payment Gateway P12.1.2 华为", 5, NOBODY)
+    store.close()
+    reopened = keyword_store()
+    assert reopened.search("Payment Gateway P12.1.2 华为", 5, NOBODY) == before
+    assert reopened.content_ids() == {corpus.cid(k) for k in corpus.items if k != "decoy"}
