@@ -75,14 +75,61 @@ class IngestSettings(BaseModel):
         ]
     )
     acl_rules: list[AclRule] = Field(default_factory=list)
-    tika_url: str = ""
+    tika_url: str = ""  # e.g. http://127.0.0.1:9998 ; empty = native parsers only
+    tika_timeout_s: float = 60.0
+    pii_rules: str = ""  # TOML rules file; empty = the packaged ingestion/pii_rules.toml
+    pii_salt: str = ""  # secret salt for the "hash" policy
+    ocr: bool = False  # OCR scanned PDFs with tesseract (chi_sim+eng) when installed
+    summarize: bool = False  # one-sentence LLM summary per chunk (needs llm.base_url)
 
 
 class RetrievalSettings(BaseModel):
     routing_rules: str = ""  # path to a TOML rules file; empty = the packaged default
     answer_sentences: int = 3
+    reranker_path: str = ""  # local bge-reranker-v2-m3 directory; empty = signals only
     breaker_failures: int = 3
     breaker_cooldown_s: float = 30.0
+
+
+class ApiKey(BaseModel):
+    """An API key or bearer token and the principal it stands for."""
+
+    key: str
+    user: str
+    roles: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+
+class ApiSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 8080
+    keys: list[ApiKey] = Field(default_factory=list)
+    max_upload_mb: float = 100.0
+    max_query_chars: int = 2000
+    max_top_k: int = 50
+    upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
+
+
+class WorkerSettings(BaseModel):
+    broker_url: str = ""  # redis://... ; empty = tasks run in-process (embedded default)
+    result_backend: str = ""
+    events_url: str = ""  # Redis for "indexed" events; empty = broker_url
+    max_retries: int = 5
+    sync_folders: list[str] = Field(default_factory=list)
+    sync_interval_s: float = 300.0
+
+
+class BackendSettings(BaseModel):
+    """Which adapter serves each store kind; the embedded ones need no server."""
+
+    keyword: Literal["sqlite", "elasticsearch"] = "sqlite"
+    graph: Literal["sqlite", "neo4j"] = "sqlite"
+    es_url: str = "http://127.0.0.1:9200"
+    es_index: str = "ragline-chunks"
+    neo4j_url: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    dense_dir: str = ""  # FAISS files; empty = data_dir/dense
 
 
 class Settings(BaseSettings):
@@ -98,6 +145,9 @@ class Settings(BaseSettings):
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
+    api: ApiSettings = Field(default_factory=ApiSettings)
+    worker: WorkerSettings = Field(default_factory=WorkerSettings)
+    backends: BackendSettings = Field(default_factory=BackendSettings)
     model_threads: int = 1
 
     @classmethod
