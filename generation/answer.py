@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from core.types import Answer, Citation, Hit, Route
+from generation.answerable import unanswered_reason
 from generation.citations import check_citations
 from generation.extractive import extractive_answer
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
@@ -61,10 +62,19 @@ class AnswerGenerator:
         return _Draft(self.not_covered[language_of(question)], False, "extractive",
                       warnings=warnings)
 
-    def _extractive(self, question: str, hits: Sequence[Hit], *warnings: str) -> _Draft:
+    def _extractive(
+        self, question: str, hits: Sequence[Hit], *warnings: str, intent: str = "general"
+    ) -> _Draft:
         text, citations = extractive_answer(question, hits, self.max_sentences)
         if not text:
             return self._not_covered(question, *warnings, "no retrieved text to quote")
+        cited = {c.content_id for c in citations}
+        best = _LABEL_LIKE.split(text, maxsplit=1)[0]  # the top-scored sentence comes first
+        why = unanswered_reason(
+            question, intent, best, (h.chunk.text for h in hits if h.chunk.content_id in cited)
+        )
+        if why:
+            return self._not_covered(question, *warnings, why)
         return _Draft(text, True, "extractive", tuple(citations), warnings=warnings)
 
     def _from_llm(
@@ -137,7 +147,7 @@ class AnswerGenerator:
         if not covered or not hits:
             draft = self._not_covered(question)
         elif self.llm is None:
-            draft = self._extractive(question, hits)
+            draft = self._extractive(question, hits, intent=route.intent)
         else:
             reply: str | LLMError
             try:
@@ -161,7 +171,7 @@ class AnswerGenerator:
         if not covered or not hits:
             draft = self._not_covered(question)
         elif self.llm is None:
-            draft = self._extractive(question, hits)
+            draft = self._extractive(question, hits, intent=route.intent)
         else:
             reply: str | LLMError
             try:

@@ -20,6 +20,10 @@ class Embedder(Protocol):
     model: str  # recorded in every index, so mixing embedders is refused
     dim: int
 
+    def load(self) -> None:
+        """Load the model now (idempotent), so the first query's timeout is not spent on it."""
+        ...
+
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def embed_query(self, text: str) -> np.ndarray: ...
@@ -54,7 +58,11 @@ class UseEmbedder:
                     "choose another model with RAGLINE_EMBEDDER__KIND"
                 ) from exc
             self._use = USE(threads=self._threads)
+            self._use.encode(["warm up"])  # the weights load on first use
         return self._use
+
+    def load(self) -> None:
+        self._encoder()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -89,6 +97,9 @@ class E5Embedder:
                 ) from exc
             self._engine = E5(num_threads=self._threads)
         return self._engine
+
+    def load(self) -> None:
+        self._e5()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
@@ -139,6 +150,9 @@ class BgeM3Embedder:
                     "set RAGLINE_EMBEDDER__BGE_MODEL_PATH to a local model directory"
                 ) from exc
         return self._bge
+
+    def load(self) -> None:
+        self._model()
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:

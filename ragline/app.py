@@ -60,6 +60,8 @@ class Ragline:
         return lambda k: self.stores.keyword.search(question, k, where)
 
     def _dense(self, question: str, where: QueryFilter, intent: Intent) -> Retriever:
+        self.embedder.load()  # once per process, outside the source's timeout
+
         def run(k: int) -> list[ScoredId]:
             return self.stores.dense.search(self.embedder.embed_query(question), k, where)
 

@@ -14,7 +14,7 @@ _IDENTIFIER = re.compile(
 _QUOTED = re.compile(r"[\"“「『《]([^\"”」』》]{2,40})[\"”」』》]")
 _NUMERIC = re.compile(
     r"多少|几[个次年月天人条项]|how (?:many|much|long|old)|what (?:number|percentage|amount)"
-    r"|数量|金额|比例|百分之",
+    r"|数量|金额|比例|百分之|\b(?:maximum|minimum|max|min)\b|\blength\b|\bhow long\b",
     re.IGNORECASE,
 )
 _DEFINITION = re.compile(
