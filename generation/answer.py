@@ -59,8 +59,9 @@ class AnswerGenerator:
         )
 
     def _not_covered(self, question: str, *warnings: str) -> _Draft:
-        return _Draft(self.not_covered[language_of(question)], False, "extractive",
-                      warnings=warnings)
+        return _Draft(
+            self.not_covered[language_of(question)], False, "extractive", warnings=warnings
+        )
 
     def _extractive(
         self, question: str, hits: Sequence[Hit], *warnings: str, intent: str = "general"
@@ -77,31 +78,29 @@ class AnswerGenerator:
             return self._not_covered(question, *warnings, why)
         return _Draft(text, True, "extractive", tuple(citations), warnings=warnings)
 
-    def _from_llm(
-        self, question: str, hits: Sequence[Hit], reply: str | LLMError
-    ) -> _Draft:
+    def _from_llm(self, question: str, hits: Sequence[Hit], reply: str | LLMError) -> _Draft:
         if isinstance(reply, LLMError):
             return self._extractive(
                 question, hits, f"LLM call failed, showing the extractive answer: {reply}"
             )
         check = check_citations(reply, hits)
         removed = tuple(check.removed_labels)
-        said_not_covered = any(
-            _squash(msg) in _squash(reply) for msg in self.not_covered.values()
-        )
+        said_not_covered = any(_squash(msg) in _squash(reply) for msg in self.not_covered.values())
         if said_not_covered and not check.citations:
             # The model found nothing in the sources: trust that, and say it our way.
             draft = self._not_covered(question, "the LLM found no answer in the sources")
             return _Draft(draft.text, False, "llm", (), removed, draft.warnings)
         if not check.citations:
             draft = self._extractive(
-                question, hits,
+                question,
+                hits,
                 "LLM answer cited no retrieved source"
                 + (f" (removed {', '.join(removed)})" if removed else "")
                 + ", showing the extractive answer",
             )
-            return _Draft(draft.text, draft.covered, draft.mode, draft.citations, removed,
-                          draft.warnings)
+            return _Draft(
+                draft.text, draft.covered, draft.mode, draft.citations, removed, draft.warnings
+            )
         warnings = []
         if removed:
             warnings.append(f"removed citation labels not among the sources: {', '.join(removed)}")
@@ -134,6 +133,23 @@ class AnswerGenerator:
             warnings=draft.warnings,
         )
 
+    def _draft(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        covered: bool,
+        route: Route,
+        reply: str | LLMError | None,
+    ) -> _Draft:
+        if not covered or not hits:
+            return self._not_covered(question)
+        if reply is None:
+            return self._extractive(question, hits, intent=route.intent)
+        return self._from_llm(question, hits, reply)
+
+    def _needs_llm(self, hits: Sequence[Hit], covered: bool) -> bool:
+        return self.llm is not None and covered and bool(hits)
+
     def answer(
         self,
         question: str,
@@ -144,17 +160,14 @@ class AnswerGenerator:
         trace_id: str,
     ) -> Answer:
         started = time.perf_counter()
-        if not covered or not hits:
-            draft = self._not_covered(question)
-        elif self.llm is None:
-            draft = self._extractive(question, hits, intent=route.intent)
-        else:
-            reply: str | LLMError
+        reply: str | LLMError | None = None
+        if self._needs_llm(hits, covered):
+            assert self.llm is not None
             try:
                 reply = self.llm.chat(self.messages(question, hits))
             except LLMError as exc:
                 reply = exc
-            draft = self._from_llm(question, hits, reply)
+        draft = self._draft(question, hits, covered, route, reply)
         return self._package(draft, question, hits, route, timings_ms, trace_id, started)
 
     async def aanswer(
@@ -168,15 +181,12 @@ class AnswerGenerator:
     ) -> Answer:
         """`answer` for asyncio callers: the LLM call does not block the event loop."""
         started = time.perf_counter()
-        if not covered or not hits:
-            draft = self._not_covered(question)
-        elif self.llm is None:
-            draft = self._extractive(question, hits, intent=route.intent)
-        else:
-            reply: str | LLMError
+        reply: str | LLMError | None = None
+        if self._needs_llm(hits, covered):
+            assert self.llm is not None
             try:
                 reply = await self.llm.achat(self.messages(question, hits))
             except LLMError as exc:
                 reply = exc
-            draft = self._from_llm(question, hits, reply)
+        draft = self._draft(question, hits, covered, route, reply)
         return self._package(draft, question, hits, route, timings_ms, trace_id, started)
