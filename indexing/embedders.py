@@ -68,10 +68,15 @@ class UseEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         enc = self._encoder()
+        # Batches pad to their longest text: batching texts of similar length wastes less.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         parts = [
-            enc.encode(list(texts[i : i + self._batch])) for i in range(0, len(texts), self._batch)
+            enc.encode([texts[j] for j in order[i : i + self._batch]])
+            for i in range(0, len(order), self._batch)
         ]
-        return _normalise(np.vstack(parts))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        out[order] = np.vstack(parts)
+        return _normalise(out)
 
     def embed_query(self, text: str) -> np.ndarray:
         return _normalise(self._encoder().encode([text]))[0]
