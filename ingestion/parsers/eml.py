@@ -9,10 +9,14 @@ import email
 from email import policy
 from email.message import EmailMessage, Message
 from pathlib import Path, PurePath
+from typing import TYPE_CHECKING
 
 from core.errors import ParseError
 from core.types import Block, ParsedDocument
 from ingestion.parsers import html, text
+
+if TYPE_CHECKING:
+    from ingestion.parse import ParseOptions
 
 PARSER = "email/stdlib"
 _MAX_DEPTH = 3  # attached e-mails inside attached e-mails: stop somewhere
@@ -35,7 +39,9 @@ def _body(msg: EmailMessage, name: str) -> ParsedDocument | None:
     return text.parse(payload, name + ".txt")
 
 
-def parse(data: bytes, name: str, depth: int = 0) -> ParsedDocument:
+def parse(data: bytes, name: str, depth: int = 0,
+          options: ParseOptions | None = None) -> ParsedDocument:
+    """`options` reach the attachments: a .doc attachment goes to Tika when one is set."""
     from ingestion.parse import parse_bytes  # attachments dispatch by format; avoids a cycle
 
     msg = email.message_from_bytes(data, policy=policy.default)
@@ -56,8 +62,9 @@ def parse(data: bytes, name: str, depth: int = 0) -> ParsedDocument:
         try:
             if depth >= _MAX_DEPTH:
                 raise ParseError("attachments nested too deeply")
-            sub = (parse(payload, filename, depth + 1) if filename.lower().endswith(".eml")
-                   else parse_bytes(payload, Path(filename)))
+            sub = (parse(payload, filename, depth + 1, options)
+                   if filename.lower().endswith(".eml")
+                   else parse_bytes(payload, Path(filename), options))
         except ParseError as exc:
             warnings.append(f"attachment {filename!r} skipped: {exc}")
             continue
