@@ -110,3 +110,24 @@ class QueryLogRow(Base):
     question: Mapped[str] = mapped_column(Text)
     payload: Mapped[str] = mapped_column(Text)  # JSON: route, hits, citations, timings
     at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class JobRow(Base):
+    """Progress of one asynchronous task (an upload's ingestion, a delete, a reindex):
+    what a caller polls until its document is searchable, or failed with a reason."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (Index("ix_jobs_batch", "batch_id"), Index("ix_jobs_doc", "doc_id"))
+
+    job_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16), default="ingest")
+    doc_id: Mapped[str] = mapped_column(String(32), default="")
+    version: Mapped[str] = mapped_column(String(64), default="")
+    batch_id: Mapped[str] = mapped_column(String(64), default="")
+    source: Mapped[str] = mapped_column(Text, default="")
+    owner: Mapped[str] = mapped_column(String(128), default="")
+    state: Mapped[str] = mapped_column(String(16), index=True)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)

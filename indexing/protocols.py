@@ -99,6 +99,25 @@ class IngestRecord:
     at: datetime
 
 
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    """One asynchronous task's progress. `state`: queued | parsing | indexing | searchable
+    | failed | deleted; `reason` says why it failed (or why nothing had to be done)."""
+
+    job_id: str
+    kind: str  # "ingest" | "delete" | "reindex" | "sync"
+    state: str
+    doc_id: str = ""
+    version: str = ""
+    batch_id: str = ""
+    source: str = ""
+    owner: str = ""
+    reason: str = ""
+    attempts: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
 @runtime_checkable
 class MetadataStore(Protocol):
     """Documents, versions, chunks (with vectors), outbox, ingest log and query audit."""
@@ -167,5 +186,34 @@ class MetadataStore(Protocol):
     def ingest_log(self, limit: int = 1000) -> list[IngestRecord]: ...
 
     def log_query(self, trace_id: str, user: str, question: str, payload: str) -> None: ...
+
+    def create_job(self, job: JobRecord) -> JobRecord:
+        """Insert a job; an existing job_id is left as it is and returned (idempotent)."""
+        ...
+
+    def update_job(
+        self,
+        job_id: str,
+        state: str,
+        reason: str = "",
+        *,
+        version: str | None = None,
+        doc_id: str | None = None,
+        attempt: bool = False,
+    ) -> JobRecord | None:
+        """Move a job to `state` (None if unknown); `attempt` counts one more try."""
+        ...
+
+    def job(self, job_id: str) -> JobRecord | None: ...
+
+    def version_times(self, doc_id: str) -> dict[str, tuple[datetime, datetime | None]]:
+        """version -> (staged at, promoted at or None), for a document's history."""
+        ...
+
+    def jobs(
+        self, *, batch_id: str = "", doc_id: str = "", state: str = "", limit: int = 100
+    ) -> list[JobRecord]:
+        """Newest first, narrowed by whichever of batch, document and state are given."""
+        ...
 
     def close(self) -> None: ...

@@ -26,6 +26,7 @@ from indexing.embedders import Embedder, make_embedder
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
+from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
 from ragline.ingest import DocumentIngestor, FileOutcome, walk
 from routing.intent import Intent
@@ -51,8 +52,8 @@ class Ragline:
             settings.retrieval.breaker_failures,
             settings.retrieval.breaker_cooldown_s,
         )
-        llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
-        self.answerer = AnswerGenerator(llm, settings.retrieval.answer_sentences)
+        self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
+        self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
         self._ingestor: DocumentIngestor | None = None
 
     # -- retrievers: one closure per request ----------------------------------------
@@ -80,7 +81,10 @@ class Ragline:
                 self.stores.metadata,
                 self.embedder,
                 self.stores.derived,
-                PiiMasker(),
+                PiiMasker(self.settings.ingest.pii_rules or None, self.settings.ingest.pii_salt),
+                summarizer=(
+                    self.llm.summarize if self.llm and self.settings.ingest.summarize else None
+                ),
             )
         return self._ingestor
 
@@ -93,7 +97,10 @@ class Ragline:
     ) -> tuple[list[FileOutcome], SyncReport]:
         """Ingest files and folders; folders also drop documents whose file is gone."""
         paths = list(paths)
-        found = list(walk(paths, self.settings.ingest.extensions))
+        extensions = list(self.settings.ingest.extensions)
+        if self.settings.ingest.tika_url:  # folders then include what only Tika parses
+            extensions += TIKA_EXTENSIONS
+        found = list(walk(paths, extensions))
         outcomes: list[FileOutcome] = []
         report = SyncReport()
         for i, (path, supported) in enumerate(found, start=1):
@@ -171,7 +178,7 @@ class Ragline:
     ) -> Answer:
         result = await self.asearch(question, principal, where, task, top_k)
         trace_id = uuid.uuid4().hex
-        answer = self.answerer.answer(
+        answer = await self.answerer.aanswer(
             question, result.hits, result.covered, result.route, result.timings_ms, trace_id
         )
         self.stores.metadata.log_query(

@@ -20,9 +20,11 @@ from core.types import Principal, QueryFilter
 from ragline.app import Ragline
 from ragline.bench.cli import bench_app
 from ragline.render import answer_view, search_view
+from ragline.worker.commands import register as register_service_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(bench_app, name="bench")
+register_service_commands(app)  # serve, worker, jobs
 console = Console()
 err = Console(stderr=True)
 
@@ -286,6 +288,29 @@ def check_cmd(data_dir: DataDir = None) -> None:
 def repair_cmd(data_dir: DataDir = None) -> None:
     """Make every derived store agree with the metadata store."""
     _divergence(True, data_dir)
+
+
+@app.command("inspect")
+def inspect_cmd(
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="One file.")],
+    as_json: AsJson = False,
+) -> None:
+    """How a file parses: block tree, chunks, tables, page spans, PII counts, warnings.
+    Nothing is embedded or stored."""
+    from ragline.inspect import inspect_file, render
+
+    try:
+        report = inspect_file(file, _settings(None))
+    except RaglineError as exc:
+        if as_json:
+            print(json.dumps({"file": str(file), "error": str(exc)}, ensure_ascii=False))
+        else:
+            err.print(f"cannot parse {file}: {exc}", style="red", markup=False)
+        raise typer.Exit(1) from exc
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False, indent=2))
+    else:
+        render(report, console)
 
 
 def main() -> None:  # pragma: no cover

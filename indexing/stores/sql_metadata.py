@@ -19,11 +19,12 @@ from indexing.models import (
     ChunkRow,
     DocumentRow,
     IngestLogRow,
+    JobRow,
     OutboxRow,
     QueryLogRow,
     VersionRow,
 )
-from indexing.protocols import IndexedChunk, IngestRecord, OutboxEntry
+from indexing.protocols import IndexedChunk, IngestRecord, JobRecord, OutboxEntry
 
 _IN_BATCH = 500  # stay under SQLite's bound-parameter limit in IN (...) lists
 
@@ -89,6 +90,23 @@ def _chunk(row: ChunkRow, doc: DocumentRow) -> Chunk:
     )
 
 
+def _job(row: JobRow) -> JobRecord:
+    return JobRecord(
+        job_id=row.job_id,
+        kind=row.kind,
+        state=row.state,
+        doc_id=row.doc_id,
+        version=row.version,
+        batch_id=row.batch_id,
+        source=row.source,
+        owner=row.owner,
+        reason=row.reason,
+        attempts=row.attempts,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )
+
+
 def _batches(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), _IN_BATCH):
         yield items[i : i + _IN_BATCH]
@@ -98,7 +116,14 @@ class SqlMetadataStore:
     def __init__(self, url: str) -> None:
         self.url = url
         self.engine = make_engine(url)
-        Base.metadata.create_all(self.engine)
+        if self.engine.dialect.name == "sqlite":
+            # The embedded file is single-user and rebuilt rather than migrated.
+            Base.metadata.create_all(self.engine)
+        else:
+            # A shared server database changes only through Alembic revisions.
+            from indexing.migrate import upgrade
+
+            upgrade(self.engine)
         self._session = sessionmaker(self.engine, expire_on_commit=False)
 
     # -- documents and versions -------------------------------------------------------
@@ -453,6 +478,84 @@ class SqlMetadataStore:
                     trace_id=trace_id, user=user, question=question, payload=payload, at=_now()
                 )
             )
+
+    # -- jobs -------------------------------------------------------------------------
+    def create_job(self, job: JobRecord) -> JobRecord:
+        now = _now()
+        with self._session.begin() as s:
+            row = s.get(JobRow, job.job_id)
+            if row is None:
+                row = JobRow(
+                    job_id=job.job_id,
+                    kind=job.kind,
+                    doc_id=job.doc_id,
+                    version=job.version,
+                    batch_id=job.batch_id,
+                    source=job.source,
+                    owner=job.owner,
+                    state=job.state,
+                    reason=job.reason[:4000],
+                    attempts=job.attempts,
+                    created_at=job.created_at or now,
+                    updated_at=now,
+                )
+                s.add(row)
+                s.flush()
+            return _job(row)
+
+    def update_job(
+        self,
+        job_id: str,
+        state: str,
+        reason: str = "",
+        *,
+        version: str | None = None,
+        doc_id: str | None = None,
+        attempt: bool = False,
+    ) -> JobRecord | None:
+        with self._session.begin() as s:
+            row = s.get(JobRow, job_id)
+            if row is None:
+                return None
+            row.state = state
+            row.reason = reason[:4000]
+            row.updated_at = _now()
+            if version is not None:
+                row.version = version
+            if doc_id is not None:
+                row.doc_id = doc_id
+            if attempt:
+                row.attempts += 1
+            s.flush()
+            return _job(row)
+
+    def version_times(self, doc_id: str) -> dict[str, tuple[datetime, datetime | None]]:
+        with self._session() as s:
+            rows = s.execute(
+                select(VersionRow.version, VersionRow.created_at, VersionRow.promoted_at).where(
+                    VersionRow.doc_id == doc_id
+                )
+            )
+            return {v: (created, promoted) for v, created, promoted in rows}
+
+    def job(self, job_id: str) -> JobRecord | None:
+        with self._session() as s:
+            row = s.get(JobRow, job_id)
+            return _job(row) if row else None
+
+    def jobs(
+        self, *, batch_id: str = "", doc_id: str = "", state: str = "", limit: int = 100
+    ) -> list[JobRecord]:
+        query = select(JobRow)
+        if batch_id:
+            query = query.where(JobRow.batch_id == batch_id)
+        if doc_id:
+            query = query.where(JobRow.doc_id == doc_id)
+        if state:
+            query = query.where(JobRow.state == state)
+        with self._session() as s:
+            rows = s.scalars(query.order_by(JobRow.created_at.desc()).limit(limit))
+            return [_job(r) for r in rows]
 
     def close(self) -> None:
         self.engine.dispose()

@@ -9,7 +9,12 @@ from indexing.embedders import BgeM3Embedder, UseEmbedder
 
 def test_use_batches_keep_input_order_and_unit_norm() -> None:
     emb = UseEmbedder(batch_size=2)
-    texts = ["短", "a much longer english sentence about ducks and drakes", "中等长度的中文句子", "x"]
+    texts = [
+        "短",
+        "a much longer english sentence about ducks and drakes",
+        "中等长度的中文句子",
+        "x",
+    ]
     together = emb.embed_passages(texts)
     alone = np.vstack([emb.embed_passages([t]) for t in texts])
     assert together.shape == (4, emb.dim)

@@ -1,0 +1,64 @@
+"""What every request handler needs, built once per API process by `create_app`'s
+lifespan and reached through `request.app.state.ctx` (no module-level state)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from core.settings import Settings
+from ragline.api.auth import KeyRing
+from ragline.api.cache import QueryCache
+from ragline.app import Ragline
+from ragline.events import EventBus, IndexEvent
+from ragline.worker.runner import TaskRunner
+
+log = logging.getLogger("ragline.api")
+
+
+@dataclass
+class ApiContext:
+    settings: Settings
+    rag: Ragline
+    runner: TaskRunner
+    events: EventBus
+    cache: QueryCache
+    keys: KeyRing
+    upload_dir: Path
+    broker_url: str = ""
+
+    def on_event(self, event: IndexEvent) -> None:
+        """Another process (a worker) changed the index: drop cached results and pick
+        up the dense index it flushed (this process's copy is in memory)."""
+        self.cache.invalidate()
+        self._refresh_dense()
+
+    def _refresh_dense(self) -> bool:
+        refresh = getattr(self.rag.stores.dense, "refresh", None)
+        if not callable(refresh):
+            return False
+        try:
+            changed = bool(refresh())
+        except Exception:  # a half-written index is retried on the next request
+            log.exception("dense index refresh failed")
+            return False
+        if changed:
+            self.cache.invalidate()
+        return changed
+
+    async def before_query(self) -> None:
+        """One stat() when nothing changed: covers a missed event too."""
+        await asyncio.to_thread(self._refresh_dense)
+
+
+def get_context(request: Request) -> ApiContext:
+    ctx: ApiContext = request.app.state.ctx
+    return ctx
+
+
+Ctx = Annotated[ApiContext, Depends(get_context)]

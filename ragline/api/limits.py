@@ -1,0 +1,29 @@
+"""Input limits from settings.api, with messages that say which limit and which setting."""
+
+from __future__ import annotations
+
+from core.settings import ApiSettings
+from ragline.api.errors import ApiError
+
+
+def check_question(question: str, api: ApiSettings) -> str:
+    question = question.strip()
+    if not question:
+        raise ApiError(422, "question is empty")
+    if len(question) > api.max_query_chars:
+        raise ApiError(
+            422,
+            f"question is {len(question)} characters; the limit is {api.max_query_chars} "
+            "(RAGLINE_API__MAX_QUERY_CHARS)",
+        )
+    return question
+
+
+def check_top_k(top_k: int | None, api: ApiSettings) -> int | None:
+    if top_k is not None and not 1 <= top_k <= api.max_top_k:
+        raise ApiError(422, f"top_k must be between 1 and {api.max_top_k} (RAGLINE_API__MAX_TOP_K)")
+    return top_k
+
+
+def max_upload_bytes(api: ApiSettings) -> int:
+    return int(api.max_upload_mb * 2**20)

@@ -1,0 +1,64 @@
+"""Search and ask for one principal, through the query cache. Shared by /v1/search,
+/v1/ask and /v1/chat/completions, so all three see the same limits and permissions."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from typing import Any
+
+from core.types import Principal, QueryFilter
+from ragline.api.cache import cache_key
+from ragline.api.context import ApiContext
+from ragline.api.limits import check_question, check_top_k
+from ragline.render import answer_view, search_view
+
+
+async def run_query(
+    ctx: ApiContext,
+    principal: Principal,
+    question: str,
+    *,
+    top_k: int | None,
+    doc_types: list[str],
+    task: str,
+    ask: bool,
+) -> dict[str, Any]:
+    api = ctx.settings.api
+    question = check_question(question, api)
+    top_k = check_top_k(top_k, api)
+    await ctx.before_query()
+    options = {"top_k": top_k, "doc_types": sorted(set(doc_types)), "task": task}
+    key = cache_key(principal, "ask" if ask else "search", question, options)
+    if (cached := ctx.cache.get(key)) is not None:
+        if ask:  # every answer served is audited, cached or not
+            await asyncio.to_thread(_audit_cached, ctx, principal, question, cached)
+        return {**cached, "cached": True}
+    generation = ctx.cache.generation
+    # The principal alone decides the ACL filter; the request only narrows further.
+    where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_types))
+    if ask:
+        answer = await ctx.rag.aask(question, principal, where=where, task=task, top_k=top_k)
+        view = answer_view(answer)
+    else:
+        result = await ctx.rag.asearch(question, principal, where=where, task=task, top_k=top_k)
+        view = search_view(result)
+    ctx.cache.put(key, view, generation)
+    return {**view, "cached": False}
+
+
+def _audit_cached(
+    ctx: ApiContext, principal: Principal, question: str, view: dict[str, Any]
+) -> None:
+    ctx.rag.stores.metadata.log_query(
+        uuid.uuid4().hex,
+        principal.user,
+        question,
+        json.dumps(
+            {
+                "cached_from": view.get("trace_id"),
+                "citations": [c["content_id"] for c in view.get("citations", [])],
+            }
+        ),
+    )

@@ -1,0 +1,228 @@
+"""Documents: upload (202, ingested asynchronously), read, history and delete.
+
+A document a caller may not see is answered with 404, exactly like one that does not
+exist, so ACL-tagged documents do not leak through their ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import asdict
+from typing import Annotated, Any
+
+from fastapi import APIRouter, File, Form, UploadFile
+from fastapi.responses import JSONResponse
+
+from core.ids import doc_id_for
+from core.types import Document, Principal
+from indexing.protocols import JobRecord
+from ragline.api.auth import Caller
+from ragline.api.context import ApiContext, Ctx
+from ragline.api.errors import ApiError
+from ragline.api.limits import max_upload_bytes
+from ragline.api.uploads import UploadTooLarge, store_upload, upload_suffix
+from ragline.jobs import DELETED, FAILED, QUEUED, SEARCHABLE, job_view, new_job_id
+from ragline.worker.tasks import IngestSpec
+
+router = APIRouter(prefix="/v1", tags=["documents"])
+
+_MAX_KEY = 512
+
+
+def _document_view(doc: Document, current: str | None) -> dict[str, Any]:
+    return {
+        **asdict(doc),
+        "acl_tags": sorted(doc.acl_tags),
+        "modified": doc.modified.isoformat() if doc.modified else None,
+        "handle": doc.handle,
+        "current_version": current,
+    }
+
+
+def _visible_document(ctx: ApiContext, principal: Principal, doc_id: str) -> Document:
+    doc = ctx.rag.stores.metadata.document(doc_id)
+    if doc is None or not principal.can_see(doc.acl_tags):
+        raise ApiError(404, f"no document {doc_id}")
+    return doc
+
+
+def _tags(raw: list[str]) -> list[str]:
+    """Tags may come repeated or comma-separated."""
+    return sorted({t.strip() for item in raw for t in item.split(",") if t.strip()})
+
+
+@router.post(
+    "/documents",
+    status_code=202,
+    summary="Upload a file; it is ingested asynchronously (poll the job)",
+)
+async def upload(
+    principal: Caller,
+    ctx: Ctx,
+    file: Annotated[UploadFile, File(description="The document's bytes.")],
+    title: Annotated[str, Form(max_length=1000)] = "",
+    department: Annotated[str, Form(max_length=128)] = "",
+    doc_type: Annotated[str, Form(max_length=16, description="Format if no suffix")] = "",
+    acl_tags: Annotated[list[str] | None, Form(description="ACL tags (repeat or a,b)")] = None,
+    source_trust: Annotated[float, Form(ge=0.0, le=1.0)] = 1.0,
+    key: Annotated[str, Form(max_length=_MAX_KEY, description="Source key (file name)")] = "",
+    batch_id: Annotated[str, Form(max_length=64)] = "",
+) -> JSONResponse:
+    name = (key or file.filename or "").strip()
+    if not name:
+        raise ApiError(422, "the upload needs a file name or a 'key' form field")
+    limit = max_upload_bytes(ctx.settings.api)
+    suffix = upload_suffix(file.filename or "", doc_type)
+    try:
+        stored = await asyncio.to_thread(store_upload, file.file, ctx.upload_dir, suffix, limit)
+    except UploadTooLarge as exc:
+        raise ApiError(
+            413,
+            f"upload is larger than {ctx.settings.api.max_upload_mb:g} MB "
+            "(RAGLINE_API__MAX_UPLOAD_MB)",
+        ) from exc
+    if stored.size == 0:
+        raise ApiError(422, "the uploaded file is empty")
+    source = f"upload:{name}"
+    doc_id = doc_id_for(source)
+    version = stored.sha256[:32]  # core.ids.version_of: the same hash of the same bytes
+    spec = IngestSpec(
+        path=str(stored.path),
+        source=source,
+        version=version,
+        title=title,
+        department=department,
+        source_trust=source_trust,
+        tags=_tags(acl_tags or []),
+    )
+    job = await asyncio.to_thread(_submit, ctx, principal, spec, doc_id, batch_id)
+    return JSONResponse(
+        {
+            "doc_id": doc_id,
+            "job_id": job.job_id,
+            "version": version,
+            "state": job.state,
+            "reason": job.reason,
+            "source": source,
+            "batch_id": batch_id,
+            "bytes": stored.size,
+            "links": {"job": f"/v1/jobs/{job.job_id}", "document": f"/v1/documents/{doc_id}"},
+        },
+        status_code=202,
+    )
+
+
+def _submit(
+    ctx: ApiContext, principal: Principal, spec: IngestSpec, doc_id: str, batch_id: str
+) -> JobRecord:
+    meta = ctx.rag.stores.metadata
+    record = JobRecord(
+        job_id=new_job_id(),
+        kind="ingest",
+        state=QUEUED,
+        doc_id=doc_id,
+        version=spec.version,
+        batch_id=batch_id,
+        source=spec.source,
+        owner=principal.user,
+    )
+    if meta.current_version(doc_id) == spec.version:
+        # Same name, same bytes: nothing to do, and it is searchable right now.
+        return meta.create_job(
+            JobRecord(**{**asdict(record), "state": SEARCHABLE, "reason": "unchanged"})
+        )
+    job = meta.create_job(record)
+    try:
+        ctx.runner.submit("ingest", job.job_id, spec=spec.to_dict())
+    except Exception as exc:
+        meta.update_job(job.job_id, FAILED, f"could not queue the ingestion: {exc}")
+        raise ApiError(503, "the task queue is unavailable; try again later") from exc
+    return job
+
+
+@router.get("/documents/{doc_id}", summary="A document and its current version")
+async def get_document(
+    doc_id: str,
+    principal: Caller,
+    ctx: Ctx,
+) -> dict[str, Any]:
+    def load() -> dict[str, Any]:
+        doc = _visible_document(ctx, principal, doc_id)
+        return _document_view(doc, ctx.rag.stores.metadata.current_version(doc_id))
+
+    return await asyncio.to_thread(load)
+
+
+@router.get("/documents/{doc_id}/meta", summary="Title, versions with dates, pages")
+async def document_meta(
+    doc_id: str,
+    principal: Caller,
+    ctx: Ctx,
+) -> dict[str, Any]:
+    def load() -> dict[str, Any]:
+        meta = ctx.rag.stores.metadata
+        doc = _visible_document(ctx, principal, doc_id)
+        times = meta.version_times(doc_id)
+        versions = []
+        for v in meta.versions(doc_id):
+            staged, promoted = times.get(v.version, (None, None))
+            versions.append(
+                {
+                    "version": v.version,
+                    "status": v.status,
+                    "chunks": v.chunk_count,
+                    "pages": v.page_count,
+                    "staged_at": staged.isoformat() if staged else None,
+                    "searchable_at": promoted.isoformat() if promoted else None,
+                }
+            )
+        current = next((v for v in versions if v["status"] == "current"), None)
+        return {
+            "doc_id": doc_id,
+            "title": doc.title,
+            "source": doc.source,
+            "doc_type": doc.doc_type,
+            "modified": doc.modified.isoformat() if doc.modified else None,
+            "pages": current["pages"] if current else 0,
+            "current_version": current["version"] if current else None,
+            "versions": versions,
+        }
+
+    return await asyncio.to_thread(load)
+
+
+@router.delete(
+    "/documents/{doc_id}",
+    status_code=202,
+    summary="Delete everywhere: unserved at once, stores converge asynchronously",
+)
+async def delete_document(
+    doc_id: str,
+    principal: Caller,
+    ctx: Ctx,
+) -> JSONResponse:
+    def run() -> JobRecord:
+        doc = _visible_document(ctx, principal, doc_id)
+        meta = ctx.rag.stores.metadata
+        # Truth first: once marked deleted nothing of it is served, whatever the derived
+        # stores still hold; the task then removes it from them.
+        meta.delete_document(doc_id, ctx.rag.stores.derived)
+        ctx.cache.invalidate()
+        job = meta.create_job(
+            JobRecord(
+                job_id=new_job_id(),
+                kind="delete",
+                state=QUEUED,
+                doc_id=doc_id,
+                source=doc.source,
+                owner=principal.user,
+            )
+        )
+        try:
+            ctx.runner.submit("delete", job.job_id, doc_id=doc_id)
+        except Exception as exc:  # the truth is already right; a later sync converges
+            meta.update_job(job.job_id, DELETED, f"stores converge on the next sync ({exc})")
+        return job
+
+    job = await asyncio.to_thread(run)
+    return JSONResponse({"doc_id": doc_id, **job_view(job)}, status_code=202)

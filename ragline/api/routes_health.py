@@ -1,0 +1,76 @@
+"""GET /healthz (the process answers) and GET /readyz (every configured store answers,
+and the broker when one is configured). Both unauthenticated, for load balancers."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter
+from fastapi.responses import JSONResponse
+
+from core.types import QueryFilter
+from ragline.api.context import ApiContext, Ctx
+
+router = APIRouter(tags=["health"])
+
+_CHECK_TIMEOUT_S = 3.0
+_PROBE = QueryFilter(access_tokens=None)
+
+
+@router.get("/healthz", summary="Liveness")
+async def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+def _checks(ctx: ApiContext) -> dict[str, Callable[[], Any]]:
+    stores = ctx.rag.stores
+    checks: dict[str, Callable[[], Any]] = {
+        "metadata": lambda: stores.metadata.job("readyz-probe") and None,
+        "keyword": lambda: len(stores.keyword.search("ragline", 1, _PROBE)),
+        "dense": lambda: len(stores.dense.content_ids()),
+        "graph": lambda: len(stores.graph.search(["ragline"], 1, _PROBE)),
+    }
+    if ctx.broker_url:
+        checks["broker"] = _broker_check(ctx)
+    return checks
+
+
+def _broker_check(ctx: ApiContext) -> Callable[[], Any]:
+    def ping() -> Any:
+        error = ctx.runner.ping()
+        if error:
+            raise ConnectionError(error)
+        return "pong"
+
+    return ping
+
+
+async def _run(check: Callable[[], Any]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    try:
+        value = await asyncio.wait_for(asyncio.to_thread(check), _CHECK_TIMEOUT_S)
+        out: dict[str, Any] = {"ok": True}
+        if value is not None:
+            out["value"] = value
+    except TimeoutError:
+        out = {"ok": False, "error": f"no answer within {_CHECK_TIMEOUT_S:g}s"}
+    except Exception as exc:
+        # The exception's class and message, never a trace: enough to act on.
+        out = {"ok": False, "error": f"{type(exc).__name__}: {exc}"[:300]}
+    out["ms"] = round((time.perf_counter() - t0) * 1000, 2)
+    return out
+
+
+@router.get("/readyz", summary="Readiness: each configured store, and the broker")
+async def readyz(ctx: Ctx) -> JSONResponse:
+    checks = _checks(ctx)
+    results = await asyncio.gather(*(_run(c) for c in checks.values()))
+    report = dict(zip(checks, results, strict=True))
+    ready = all(r["ok"] for r in report.values())
+    return JSONResponse(
+        {"status": "ready" if ready else "unavailable", "checks": report},
+        status_code=200 if ready else 503,
+    )

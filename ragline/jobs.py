@@ -1,0 +1,60 @@
+"""Job states and their plain-data views: what the CLI, the API and the workers share.
+
+A job is one asynchronous task (an upload's ingestion, a delete, a reindex). Its row in
+the metadata store is the one place its progress lives, so a caller can poll it from any
+process and a failure is never lost with the worker that hit it.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any, Final
+
+from indexing.protocols import JobRecord
+
+QUEUED: Final = "queued"
+PARSING: Final = "parsing"
+INDEXING: Final = "indexing"
+SEARCHABLE: Final = "searchable"
+FAILED: Final = "failed"
+DELETED: Final = "deleted"
+DONE: Final = "done"  # a sync or reindex that finished (no single document to search)
+
+# States a job never leaves: pollers stop here.
+TERMINAL: Final = frozenset({SEARCHABLE, FAILED, DELETED, DONE})
+
+
+def new_job_id() -> str:
+    return uuid.uuid4().hex
+
+
+def job_view(job: JobRecord) -> dict[str, Any]:
+    return {
+        "job_id": job.job_id,
+        "kind": job.kind,
+        "state": job.state,
+        "done": job.state in TERMINAL,
+        "reason": job.reason,
+        "doc_id": job.doc_id,
+        "version": job.version,
+        "batch_id": job.batch_id,
+        "source": job.source,
+        "attempts": job.attempts,
+        "created_at": job.created_at.isoformat() if job.created_at else None,
+        "updated_at": job.updated_at.isoformat() if job.updated_at else None,
+    }
+
+
+def batch_view(batch_id: str, jobs: Iterable[JobRecord]) -> dict[str, Any]:
+    """A batch's progress: counts per state and whether every job is finished."""
+    jobs = list(jobs)
+    counts = Counter(j.state for j in jobs)
+    return {
+        "batch_id": batch_id,
+        "total": len(jobs),
+        "states": dict(sorted(counts.items())),
+        "done": all(j.state in TERMINAL for j in jobs),
+        "jobs": [job_view(j) for j in jobs],
+    }

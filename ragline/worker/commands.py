@@ -1,0 +1,130 @@
+"""`ragline serve`, `ragline worker` and `ragline jobs`, registered on the main CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from core.settings import Settings
+from ragline.jobs import batch_view, job_view
+from ragline.worker import DEFAULT_QUEUE
+
+Queue = Annotated[
+    str,
+    typer.Option(
+        "--queue", help="Celery queue (and events channel) name; API and worker must agree."
+    ),
+]
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
+]
+
+
+def _settings(data_dir: Path | None) -> Settings:
+    return Settings(data_dir=data_dir) if data_dir else Settings()
+
+
+def serve(
+    host: Annotated[str | None, typer.Option(help="Default: RAGLINE_API__HOST.")] = None,
+    port: Annotated[int | None, typer.Option(help="Default: RAGLINE_API__PORT.")] = None,
+    queue: Queue = DEFAULT_QUEUE,
+    cache_ttl: Annotated[float, typer.Option("--cache-ttl", help="Query cache TTL, s.")] = 60.0,
+    data_dir: DataDir = None,
+    log_level: Annotated[str, typer.Option("--log-level")] = "info",
+) -> None:
+    """Run the HTTP API (uvicorn). Without RAGLINE_WORKER__BROKER_URL it also runs the
+    ingestion tasks itself, in-process."""
+    import uvicorn
+
+    from ragline.api import create_app
+
+    settings = _settings(data_dir)
+    app = create_app(settings, queue=queue, cache_ttl_s=cache_ttl)
+    uvicorn.run(
+        app,
+        host=host or settings.api.host,
+        port=port or settings.api.port,
+        log_level=log_level,
+        access_log=False,
+    )
+
+
+def worker(
+    concurrency: Annotated[int, typer.Option(min=1, help="Worker processes.")] = 1,
+    queue: Queue = DEFAULT_QUEUE,
+    pool: Annotated[str, typer.Option(help="prefork | solo | threads")] = "prefork",
+    visibility_timeout: Annotated[
+        float,
+        typer.Option(
+            "--visibility-timeout",
+            help="Redelivery delay of a task whose worker died, s; must exceed the longest task.",
+        ),
+    ] = 1800.0,
+    data_dir: DataDir = None,
+    log_level: Annotated[str, typer.Option("--log-level")] = "INFO",
+) -> None:
+    """Run a Celery ingestion worker (plus beat when RAGLINE_WORKER__SYNC_FOLDERS is set)."""
+    from ragline.worker.celery_app import run_worker
+
+    settings = _settings(data_dir)
+    if not settings.worker.broker_url:
+        Console(stderr=True).print(
+            "[red]error:[/] `ragline worker` needs RAGLINE_WORKER__BROKER_URL (redis://...); "
+            "without a broker, `ragline serve` runs the tasks in-process"
+        )
+        raise typer.Exit(2)
+    run_worker(settings, queue, concurrency, log_level, visibility_timeout, pool)
+
+
+def jobs(
+    job_id: Annotated[str | None, typer.Argument(help="One job; default: the latest.")] = None,
+    batch: Annotated[str, typer.Option("--batch", help="Jobs of this batch.")] = "",
+    limit: Annotated[int, typer.Option(min=1)] = 50,
+    data_dir: DataDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Ingestion jobs: state (queued, parsing, indexing, searchable, failed) and reason."""
+    from indexing.stores.sql_metadata import SqlMetadataStore
+
+    # Only the metadata store: reading jobs must not load the embedder.
+    store = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
+    try:
+        if job_id:
+            job = store.job(job_id)
+            if job is None:
+                Console(stderr=True).print(f"no job {job_id}")
+                raise typer.Exit(1)
+            records = [job]
+        else:
+            records = store.jobs(batch_id=batch, limit=limit)
+    finally:
+        store.close()
+    if as_json:
+        view = job_view(records[0]) if job_id else batch_view(batch, records)
+        print(json.dumps(view, ensure_ascii=False, indent=2))
+        return
+    table = Table("job", "kind", "state", "doc", "source", "updated", "reason")
+    for j in records:
+        colour = {"failed": "red", "searchable": "green"}.get(j.state, "")
+        table.add_row(
+            j.job_id[:12],
+            j.kind,
+            f"[{colour}]{j.state}[/]" if colour else j.state,
+            j.doc_id[:6],
+            j.source[-40:],
+            j.updated_at.strftime("%Y-%m-%d %H:%M:%S") if j.updated_at else "",
+            j.reason[:60],
+        )
+    Console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(serve)
+    app.command()(worker)
+    app.command()(jobs)

@@ -1,0 +1,268 @@
+"""The task functions, shared by both runners: plain functions of a `TaskContext`.
+
+Every task is idempotent, keyed by document and content hash: running one twice (a
+redelivery after a crash, a retry) finds the version already staged or already current
+and only finishes what is missing. Store writes are idempotent upserts by content_id.
+A `TransientError` (a store was unavailable) is retried by the runner; anything else is
+recorded on the job as `failed` with its reason.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from sqlalchemy.exc import OperationalError
+
+from core.errors import StoreError
+from core.ids import doc_id_for, path_from_uri
+from indexing.sync import SyncReport
+from ragline.app import Ragline
+from ragline.events import EventBus, IndexEvent
+from ragline.jobs import DELETED, DONE, FAILED, INDEXING, PARSING, SEARCHABLE
+
+log = logging.getLogger(__name__)
+
+
+class TransientError(Exception):
+    """Worth retrying later: a store or the broker was unavailable, or not yet caught up."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    if isinstance(exc, TransientError | StoreError | OperationalError | ConnectionError):
+        return True
+    try:
+        import redis
+
+        return isinstance(exc, redis.ConnectionError | redis.TimeoutError)
+    except ImportError:  # pragma: no cover - redis is a dependency
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class IngestSpec:
+    """What the ingest task needs; JSON-serialisable for the broker."""
+
+    path: str  # the stored, content-addressed upload (or any local file)
+    source: str  # the document's source key, e.g. "upload:report.pdf"
+    version: str  # hash of the bytes: the idempotency key with the doc_id
+    title: str = ""
+    department: str = ""
+    source_trust: float = 1.0
+    tags: list[str] = field(default_factory=list)
+
+    @property
+    def doc_id(self) -> str:
+        return doc_id_for(self.source)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class TaskContext:
+    """What a task runs against. Built once per worker process (not per task): the
+    embedder and the stores are expensive to open."""
+
+    rag: Ragline
+    events: EventBus
+    lock_path: Path
+    max_attempts: int = 6  # deliveries of one job before it is declared failed
+    sync_folders: list[str] = field(default_factory=list)
+
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """One outbox applier at a time across processes: the FAISS index is rewritten
+        whole from this process's copy, so two writers would lose each other's updates."""
+        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.lock_path.open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                refresh = getattr(self.rag.stores.dense, "refresh", None)
+                if callable(refresh):
+                    refresh()  # start from what another process may have flushed
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def sync(self) -> SyncReport:
+        with self.writer_lock():
+            report = self.rag.sync()
+        self.announce(report)
+        if report.errors:
+            raise TransientError(
+                "; ".join(f"{store} store: {err}" for store, err in report.errors.items())
+            )
+        return report
+
+    def announce(self, report: SyncReport) -> None:
+        for v in report.promoted:
+            self.events.publish(IndexEvent("indexed", v.doc_id, v.version))
+
+
+def _fail(ctx: TaskContext, job_id: str, reason: str) -> dict[str, Any]:
+    ctx.rag.stores.metadata.update_job(job_id, FAILED, reason)
+    return {"job_id": job_id, "state": FAILED, "reason": reason}
+
+
+def _start(ctx: TaskContext, job_id: str, state: str) -> dict[str, Any] | None:
+    """Count one more delivery; a job delivered too often (its worker keeps dying on it,
+    e.g. killed for memory) is failed rather than redelivered forever."""
+    job = ctx.rag.stores.metadata.update_job(job_id, state, attempt=True)
+    if job is not None and job.attempts > ctx.max_attempts:
+        return _fail(
+            ctx, job_id, f"gave up after {job.attempts - 1} deliveries (worker lost each time)"
+        )
+    return None
+
+
+def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[str, Any]:
+    s = IngestSpec(**spec)
+    meta = ctx.rag.stores.metadata
+    if (given_up := _start(ctx, job_id, PARSING)) is not None:
+        return given_up
+    if meta.current_version(s.doc_id) == s.version:
+        meta.update_job(job_id, SEARCHABLE, "unchanged: this version is already searchable")
+        return {"job_id": job_id, "state": SEARCHABLE, "unchanged": True}
+    path = Path(s.path)
+    if not path.is_file():
+        return _fail(ctx, job_id, f"stored upload {path.name} is missing")
+    outcome = ctx.rag.ingestor.ingest(
+        path,
+        tags=s.tags,
+        department=s.department,
+        source_trust=s.source_trust,
+        source=s.source,
+        title=s.title or None,
+    )
+    if outcome.status == "failed":
+        return _fail(ctx, job_id, outcome.reason)
+    meta.update_job(job_id, INDEXING, version=outcome.version, doc_id=outcome.doc_id)
+    ctx.sync()
+    if meta.document(s.doc_id) is None:
+        meta.update_job(job_id, DELETED, "document deleted while it was being indexed")
+        return {"job_id": job_id, "state": DELETED}
+    current = meta.current_version(s.doc_id)
+    if current != outcome.version:
+        raise TransientError(f"version {outcome.version[:12]} staged but not promoted yet")
+    # The event goes out (in ctx.sync) before the job says searchable, so a client that
+    # sees "searchable" can no longer get an answer cached before the upload.
+    meta.update_job(job_id, SEARCHABLE, "")
+    return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
+
+
+def delete_document(ctx: TaskContext, job_id: str, doc_id: str) -> dict[str, Any]:
+    meta = ctx.rag.stores.metadata
+    _start(ctx, job_id, INDEXING)
+    # False when the API already marked it deleted: then only the stores need to converge.
+    meta.delete_document(doc_id, ctx.rag.stores.derived)
+    ctx.sync()
+    ctx.events.publish(IndexEvent("deleted", doc_id))
+    meta.update_job(job_id, DELETED, "")
+    return {"job_id": job_id, "state": DELETED, "doc_id": doc_id}
+
+
+def apply_outbox(ctx: TaskContext, job_id: str = "") -> dict[str, Any]:
+    report = ctx.sync()
+    if job_id:
+        ctx.rag.stores.metadata.update_job(job_id, DONE, "")
+    return {"job_id": job_id, "state": DONE, "promoted": len(report.promoted)}
+
+
+def _ingest_paths(ctx: TaskContext, paths: list[Path]) -> dict[str, Any]:
+    with ctx.writer_lock():
+        outcomes, report = ctx.rag.ingest(paths)
+    ctx.announce(report)
+    failed = {o.path: o.reason for o in outcomes if o.status == "failed"}
+    if report.errors:
+        raise TransientError("; ".join(f"{k}: {v}" for k, v in report.errors.items()))
+    return {
+        "files": len(outcomes),
+        "indexed": sum(o.status == "indexed" for o in outcomes),
+        "deleted": sum(o.status == "deleted" for o in outcomes),
+        "failed": failed,
+    }
+
+
+def reindex(ctx: TaskContext, job_id: str = "", source: str = "") -> dict[str, Any]:
+    """`source` empty: re-align every derived store with the truth (repair). A folder or
+    file (path or file: URI): re-ingest it, picking up changes. Any other source key (an
+    upload): re-apply its current version to every derived store."""
+    meta = ctx.rag.stores.metadata
+    if job_id:
+        _start(ctx, job_id, INDEXING)
+    result: dict[str, Any]
+    path = path_from_uri(source) if source.startswith("file:") else Path(source)
+    if not source:
+        with ctx.writer_lock():
+            found = ctx.rag.repair()
+        ctx.events.publish(IndexEvent("resync"))
+        result = {"repaired": {d.store: not d.ok for d in found}}
+    elif path is not None and path.exists():
+        result = _ingest_paths(ctx, [path])
+    else:
+        doc_id = doc_id_for(source)
+        version = meta.current_version(doc_id)
+        if version is None:
+            return _fail(ctx, job_id, f"no searchable document with source {source!r}")
+        items = meta.version_items(doc_id, version)
+        with ctx.writer_lock():
+            for store in ctx.rag.stores.derived.values():
+                store.upsert(items)
+                store.flush()
+        ctx.events.publish(IndexEvent("indexed", doc_id, version))
+        result = {"doc_id": doc_id, "chunks": len(items)}
+    if job_id:
+        meta.update_job(job_id, DONE, "")
+    return {"job_id": job_id, "state": DONE, **result}
+
+
+def sync_folders(ctx: TaskContext, job_id: str = "") -> dict[str, Any]:
+    """The periodic incremental sync: changed files re-ingested, vanished ones removed."""
+    folders = [Path(f) for f in ctx.sync_folders if Path(f).is_dir()]
+    result = _ingest_paths(ctx, folders) if folders else {"files": 0}
+    if job_id:
+        ctx.rag.stores.metadata.update_job(job_id, DONE, "")
+    return {"job_id": job_id, "state": DONE, **result}
+
+
+TaskFn = Callable[..., dict[str, Any]]
+
+# Task name -> function: the one list both runners dispatch on (read-only).
+TASKS: Mapping[str, TaskFn] = MappingProxyType(
+    {
+        "ingest": ingest_version,
+        "delete": delete_document,
+        "sync": apply_outbox,
+        "reindex": reindex,
+        "sync_folders": sync_folders,
+    }
+)
+
+
+def record_failure(ctx: TaskContext, job_id: str, exc: BaseException, attempts: int) -> None:
+    """The last word on a job whose task raised: never silently dropped."""
+    if not job_id:
+        log.error("task without a job failed: %s", exc)
+        return
+    detail = f"{type(exc).__name__}: {exc}"
+    reason = (
+        f"gave up after {attempts} attempts: {detail}"
+        if is_transient(exc)
+        else f"internal error: {detail}"
+    )
+    try:
+        ctx.rag.stores.metadata.update_job(job_id, FAILED, reason)
+    except Exception:  # the store itself is down: the log is all that is left
+        log.exception("could not record the failure of job %s (%s)", job_id, reason)
+
+
+def backoff_s(attempt: int, base: float = 1.0, cap: float = 60.0) -> float:
+    """Exponential backoff between retries: 1, 2, 4, ... seconds, capped."""
+    return float(min(cap, base * 2**attempt))

@@ -1,0 +1,104 @@
+"""Task semantics without a broker: retries with backoff, failures recorded, idempotence."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.ids import doc_id_for, version_of
+from core.settings import Settings
+from indexing.protocols import JobRecord
+from indexing.sync import SyncReport
+from ragline.app import Ragline
+from ragline.events import IndexEvent, LocalEventBus
+from ragline.worker.runner import run_with_retries
+from ragline.worker.tasks import IngestSpec, TaskContext
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> Iterator[TaskContext]:
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    yield TaskContext(rag=rag, events=LocalEventBus(), lock_path=tmp_path / "writer.lock")
+    rag.close()
+
+
+def _job(ctx: TaskContext, job_id: str, kind: str = "ingest") -> None:
+    ctx.rag.stores.metadata.create_job(JobRecord(job_id=job_id, kind=kind, state="queued"))
+
+
+def _spec(path: Path, name: str) -> dict[str, object]:
+    return IngestSpec(
+        path=str(path), source=f"upload:{name}", version=version_of(path.read_bytes())
+    ).to_dict()
+
+
+def test_store_outage_is_retried_then_recorded_as_failed(
+    ctx: TaskContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+
+    def down() -> SyncReport:
+        calls.append(1)
+        return SyncReport(errors={"dense": "StoreError: disk unavailable"})
+
+    monkeypatch.setattr(ctx.rag, "sync", down)
+    _job(ctx, "j-outage", "sync")
+    assert run_with_retries(ctx, "sync", "j-outage", {"job_id": "j-outage"}, 2, 0.01) is None
+    assert len(calls) == 3  # first try + 2 retries
+    job = ctx.rag.stores.metadata.job("j-outage")
+    assert job is not None and job.state == "failed"
+    assert "gave up after 3 attempts" in job.reason and "disk unavailable" in job.reason
+
+
+def test_transient_outage_recovers_on_retry(
+    ctx: TaskContext, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real_sync = ctx.rag.sync
+    outages = [SyncReport(errors={"keyword": "OperationalError: database is locked"})]
+    monkeypatch.setattr(ctx.rag, "sync", lambda: outages.pop() if outages else real_sync())
+    f = tmp_path / "a.md"
+    f.write_text("# A\n\nThe vantablue index is 77.\n", encoding="utf-8")
+    _job(ctx, "j-retry")
+    out = run_with_retries(
+        ctx, "ingest", "j-retry", {"job_id": "j-retry", "spec": _spec(f, "a.md")}, 3, 0.01
+    )
+    assert out is not None and out["state"] == "searchable"
+    job = ctx.rag.stores.metadata.job("j-retry")
+    assert job is not None and job.state == "searchable" and job.attempts == 2
+
+
+def test_ingest_is_idempotent_and_announces_once(ctx: TaskContext, tmp_path: Path) -> None:
+    seen: list[IndexEvent] = []
+    ctx.events.subscribe(seen.append)
+    f = tmp_path / "b.md"
+    f.write_text("# B\n\nThe cobalt quota is 5 tonnes.\n", encoding="utf-8")
+    for job_id in ("j1", "j2"):  # the same message delivered twice
+        _job(ctx, job_id)
+        out = run_with_retries(
+            ctx, "ingest", job_id, {"job_id": job_id, "spec": _spec(f, "b.md")}, 0
+        )
+        assert out is not None and out["state"] == "searchable"
+    assert [e.kind for e in seen] == ["indexed"]
+    doc_id = doc_id_for("upload:b.md")
+    assert seen[0].doc_id == doc_id
+    assert [v.status for v in ctx.rag.stores.metadata.versions(doc_id)] == ["current"]
+    assert all(d.ok for d in ctx.rag.check())
+
+
+def test_a_job_delivered_too_often_is_failed_not_redelivered_forever(
+    ctx: TaskContext, tmp_path: Path
+) -> None:
+    f = tmp_path / "c.md"
+    f.write_text("# C\n\nText.\n", encoding="utf-8")
+    ctx.max_attempts = 2
+    ctx.rag.stores.metadata.create_job(
+        JobRecord(job_id="j-lost", kind="ingest", state="parsing", attempts=2)
+    )
+    out = run_with_retries(
+        ctx, "ingest", "j-lost", {"job_id": "j-lost", "spec": _spec(f, "c.md")}, 0
+    )
+    assert out is not None and out["state"] == "failed"
+    job = ctx.rag.stores.metadata.job("j-lost")
+    assert job is not None and job.state == "failed" and "deliveries" in job.reason
