@@ -15,16 +15,19 @@ from rich.progress import Progress
 from rich.table import Table
 
 from core.errors import RaglineError
+from core.ids import path_from_uri
 from core.settings import Settings
 from core.types import Principal, QueryFilter
 from ragline.app import Ragline
 from ragline.bench.cli import bench_app
+from ragline.mcp_server import mcp_command
 from ragline.render import answer_view, search_view
 from ragline.worker.commands import register as register_service_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(bench_app, name="bench")
 register_service_commands(app)  # serve, worker, jobs
+app.command("mcp")(mcp_command)  # MCP tools for agents (stdio or streamable HTTP)
 console = Console()
 err = Console(stderr=True)
 
@@ -50,6 +53,12 @@ def _open(data_dir: Path | None) -> Ragline:
     except RaglineError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc
+
+
+def _display(source: str) -> str:
+    """A readable path for local files, the source key otherwise."""
+    path = path_from_uri(source)
+    return str(path) if path else source
 
 
 def _principal(user: str, roles: list[str] | None, tags: list[str] | None) -> Principal:
@@ -187,7 +196,7 @@ def ask(
                 else f"p{c['page_start']}-{c['page_end']}"
             )
             console.print(
-                f"  {c['label']} {c['title']} — {c['source']} {pages} "
+                f"  {c['label']} {c['title']} — {_display(c['source'])} {pages} "
                 f"lines {c['line_start']}-{c['line_end']} ({c['content_id']})",
                 markup=False,
             )
