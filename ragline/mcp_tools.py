@@ -1,0 +1,305 @@
+"""What the MCP tools do and return, for one fixed principal.
+
+Kept apart from the server wiring (`ragline.mcp_server`) so the result shapes and the
+permission checks read in one place. Results are pydantic models: the SDK publishes their
+JSON schema as each tool's output schema, so an agent knows the fields before calling.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from core.ids import path_from_uri
+from core.types import Chunk, Citation, Document, Principal, QueryFilter
+from ingestion.parse import FORMATS
+from ragline.api.errors import ApiError
+from ragline.api.limits import check_question, check_top_k
+from ragline.app import Ragline
+
+log = logging.getLogger("ragline.mcp")
+
+MAX_LIST = 500  # list_documents: one answer an agent can still read
+
+SEARCH_DESCRIPTION = f"""\
+Search the company documents this caller may see; returns the best-matching passages,
+best first. Each hit has the exact passage `text`, its citation `label` (like
+[Docab12cd_p7]), the `doc_id`, the `file` and `source` it came from, `title`, `page_start`/
+`page_end`, `line_start`/`line_end` and `content_id`. Quote a passage with its label.
+`covered`: false means the passages found do not cover the question (do not treat them as an
+answer). `doc_types` narrows to formats: {", ".join(FORMATS)}."""
+
+ASK_DESCRIPTION = """\
+Answer a question from the company documents this caller may see. The `answer` is built
+only from retrieved text, every sentence followed by its citation label like
+[Docab12cd_p7]; `citations` resolves each label to `file`, `source`, `title`,
+`page_start`/`page_end`, `line_start`/`line_end`, `doc_id` and `content_id`.
+`covered`: false means the material does not cover the question: the answer then says so and
+cites nothing, so do not guess an answer from it. Labels an LLM invented are removed and
+listed in `removed_labels`."""
+
+META_DESCRIPTION = """\
+Metadata of one document by `doc_id` (from a search hit or citation): title, file/source,
+format, modified date, page count of the current version, and every version with its
+status, chunk and page counts and when it was staged and became searchable. A document
+this caller may not see is reported exactly like one that does not exist."""
+
+LIST_DESCRIPTION = """\
+The documents this caller may see, by title: doc_id, title, file/source, format, modified
+date and `current_version` (null while a document is not yet searchable). `total` counts
+all visible documents; `truncated` says whether more exist than `limit` returned."""
+
+
+# -- result shapes ---------------------------------------------------------------------
+class Passage(BaseModel):
+    label: str = Field(description="Citation label, e.g. [Docab12cd_p7].")
+    doc_id: str
+    content_id: str = Field(description="Stable id of this passage in every store.")
+    title: str
+    file: str = Field(description="Local path of the file, or the upload name.")
+    source: str = Field(description="Source URI: file:///... or upload:NAME.")
+    page_start: int
+    page_end: int
+    line_start: int
+    line_end: int
+    section: list[str] = Field(description="Heading path of the passage.")
+    score: float
+    text: str
+
+
+class SearchResult(BaseModel):
+    question: str
+    covered: bool = Field(description="False: the passages do not cover the question.")
+    hits: list[Passage]
+    warnings: list[str]
+
+
+class CitedSource(BaseModel):
+    label: str
+    doc_id: str
+    content_id: str
+    title: str
+    file: str
+    source: str
+    page_start: int
+    page_end: int
+    line_start: int
+    line_end: int
+
+
+class CitedAnswer(BaseModel):
+    question: str
+    answer: str = Field(description="Answer text; each sentence ends with its label.")
+    covered: bool = Field(description="False: the material does not cover the question.")
+    mode: str = Field(description="extractive (quoted sentences) or llm.")
+    citations: list[CitedSource]
+    removed_labels: list[str]
+    warnings: list[str]
+    trace_id: str
+
+
+class VersionInfo(BaseModel):
+    version: str
+    status: str
+    chunks: int
+    pages: int
+    staged_at: str | None
+    searchable_at: str | None
+
+
+class DocumentMeta(BaseModel):
+    doc_id: str
+    title: str
+    file: str
+    source: str
+    doc_type: str
+    modified: str | None
+    pages: int = Field(description="Pages of the current version (0 if none).")
+    current_version: str | None
+    versions: list[VersionInfo]
+
+
+class DocumentSummary(BaseModel):
+    doc_id: str
+    title: str
+    file: str
+    source: str
+    doc_type: str
+    modified: str | None
+    current_version: str | None
+
+
+class DocumentList(BaseModel):
+    documents: list[DocumentSummary]
+    total: int
+    truncated: bool
+
+
+def _file(source: str) -> str:
+    path = path_from_uri(source)
+    if path is not None:
+        return str(path)
+    return source.split(":", 1)[1] if source.startswith("upload:") else source
+
+
+def _passage(chunk: Chunk, score: float) -> Passage:
+    return Passage(
+        label=chunk.label,
+        doc_id=chunk.doc_id,
+        content_id=chunk.content_id,
+        title=chunk.title,
+        file=_file(chunk.source),
+        source=chunk.source,
+        page_start=chunk.page_start,
+        page_end=chunk.page_end,
+        line_start=chunk.line_start,
+        line_end=chunk.line_end,
+        section=list(chunk.section_path),
+        score=round(score, 6),
+        text=chunk.text,
+    )
+
+
+def _cited(c: Citation, doc_ids: dict[str, str]) -> CitedSource:
+    return CitedSource(
+        label=c.label,
+        doc_id=doc_ids.get(c.content_id, ""),
+        content_id=c.content_id,
+        title=c.title,
+        file=_file(c.source),
+        source=c.source,
+        page_start=c.page_start,
+        page_end=c.page_end,
+        line_start=c.line_start,
+        line_end=c.line_end,
+    )
+
+
+# -- the tools -------------------------------------------------------------------------
+class RaglineTools:
+    """The four tools for one principal. The principal is fixed when the server starts;
+    no tool argument can widen what it sees."""
+
+    def __init__(self, rag: Ragline, principal: Principal) -> None:
+        self.rag = rag
+        self.principal = principal
+
+    def _checked(self, question: str, top_k: int) -> tuple[str, int]:
+        # The HTTP API's limits, so both doors into Ragline accept the same input.
+        api = self.rag.settings.api
+        try:
+            check_top_k(top_k, api)
+            return check_question(question, api), top_k
+        except ApiError as exc:
+            raise ToolError(exc.message) from exc
+
+    async def _refresh(self) -> None:
+        # Another process (`ragline ingest`, a worker) may have flushed a newer dense
+        # index; the stores read it here, so answers stay fresh in a long-lived server.
+        refresh = getattr(self.rag.stores.dense, "refresh", None)
+        if callable(refresh):
+            try:
+                await asyncio.to_thread(refresh)
+            except Exception:  # a half-written index is retried on the next call
+                log.exception("dense index refresh failed")
+
+    async def search(self, question: str, top_k: int, doc_types: list[str]) -> SearchResult:
+        question, top_k = self._checked(question, top_k)
+        await self._refresh()
+        where = QueryFilter.for_principal(self.principal, doc_types=frozenset(doc_types))
+        result = await self.rag.asearch(question, self.principal, where=where, top_k=top_k)
+        return SearchResult(
+            question=result.question,
+            covered=result.covered,
+            hits=[_passage(h.chunk, h.score) for h in result.hits],
+            warnings=list(result.warnings),
+        )
+
+    async def ask(self, question: str, top_k: int) -> CitedAnswer:
+        question, top_k = self._checked(question, top_k)
+        await self._refresh()
+        where = QueryFilter.for_principal(self.principal)
+        answer = await self.rag.aask(question, self.principal, where=where, top_k=top_k)
+        # Citations are drawn from the hits; their chunks know the doc_id a citation lacks.
+        doc_ids = {h.chunk.content_id: h.chunk.doc_id for h in answer.hits}
+        return CitedAnswer(
+            question=answer.question,
+            answer=answer.text,
+            covered=answer.covered,
+            mode=answer.mode,
+            citations=[_cited(c, doc_ids) for c in answer.citations],
+            removed_labels=list(answer.removed_labels),
+            warnings=list(answer.warnings),
+            trace_id=answer.trace_id,
+        )
+
+    def _visible(self, doc_id: str) -> Document:
+        doc = self.rag.stores.metadata.document(doc_id)
+        if doc is None or not self.principal.can_see(doc.acl_tags):
+            # The same message either way: a tagged document's id reveals nothing.
+            raise ToolError(f"no document {doc_id}")
+        return doc
+
+    async def document_meta(self, doc_id: str) -> DocumentMeta:
+        return await asyncio.to_thread(self._document_meta, doc_id.strip())
+
+    def _document_meta(self, doc_id: str) -> DocumentMeta:
+        meta = self.rag.stores.metadata
+        doc = self._visible(doc_id)
+        times = meta.version_times(doc_id)
+        versions = []
+        for v in meta.versions(doc_id):
+            staged, promoted = times.get(v.version, (None, None))
+            versions.append(
+                VersionInfo(
+                    version=v.version,
+                    status=v.status,
+                    chunks=v.chunk_count,
+                    pages=v.page_count,
+                    staged_at=staged.isoformat() if staged else None,
+                    searchable_at=promoted.isoformat() if promoted else None,
+                )
+            )
+        current = next((v for v in versions if v.status == "current"), None)
+        return DocumentMeta(
+            doc_id=doc.doc_id,
+            title=doc.title,
+            file=_file(doc.source),
+            source=doc.source,
+            doc_type=doc.doc_type,
+            modified=doc.modified.isoformat() if doc.modified else None,
+            pages=current.pages if current else 0,
+            current_version=current.version if current else None,
+            versions=versions,
+        )
+
+    async def list_documents(self, limit: int) -> DocumentList:
+        if not 1 <= limit <= MAX_LIST:
+            raise ToolError(f"limit must be between 1 and {MAX_LIST}")
+        return await asyncio.to_thread(self._list_documents, limit)
+
+    def _list_documents(self, limit: int) -> DocumentList:
+        meta = self.rag.stores.metadata
+        visible = sorted(
+            (d for d in meta.documents() if self.principal.can_see(d.acl_tags)),
+            key=lambda d: (d.title.casefold(), d.doc_id),
+        )
+        return DocumentList(
+            documents=[
+                DocumentSummary(
+                    doc_id=d.doc_id,
+                    title=d.title,
+                    file=_file(d.source),
+                    source=d.source,
+                    doc_type=d.doc_type,
+                    modified=d.modified.isoformat() if d.modified else None,
+                    current_version=meta.current_version(d.doc_id),
+                )
+                for d in visible[:limit]
+            ],
+            total=len(visible),
+            truncated=len(visible) > limit,
+        )
