@@ -3,9 +3,23 @@ tests and several apps in one process never share counters."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from core.types import Answer
+
+
+class SourceStatus(Protocol):
+    """What a retrieval source reports (fusion's SourceOutcome fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
 
 
 @dataclass
@@ -32,6 +46,21 @@ class Metrics:
             "ragline_removed_citations", "LLM citations removed as not retrieved",
             registry=self.registry,
         )
+
+    def observe_answer(
+        self, answer: Answer, sources: Iterable[SourceStatus], seconds: float
+    ) -> None:
+        kind = answer.mode
+        self.queries.labels(kind=kind, covered=str(answer.covered).lower()).inc()
+        self.query_seconds.labels(kind=kind).observe(seconds)
+        self.removed_citations.inc(len(answer.removed_labels))
+        for source in sources:
+            if source.status != "ok":
+                self.source_failures.labels(source=source.name, status=source.status).inc()
+
+    def observe_files(self, statuses: Iterable[str]) -> None:
+        for status in statuses:
+            self.files.labels(status=status).inc()
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ from indexing.factory import Stores, open_stores
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
+from monitoring.metrics import Metrics
 from ragline.ingest import DocumentIngestor, FileOutcome, walk
 from routing.intent import Intent
 from routing.router import Router
@@ -53,6 +55,7 @@ class Ragline:
             settings.retrieval.breaker_cooldown_s,
         )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
+        self.metrics = Metrics()
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
         self._ingestor: DocumentIngestor | None = None
 
@@ -120,6 +123,7 @@ class Ragline:
                 self._merge(report, self.sync())
         outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()]))
         self._merge(report, self.sync())
+        self.metrics.observe_files(o.status for o in outcomes)
         return outcomes, report
 
     def _drop_vanished(self, folders: list[Path]) -> list[FileOutcome]:
@@ -176,11 +180,13 @@ class Ragline:
         task: str = "qa",
         top_k: int | None = None,
     ) -> Answer:
+        started = time.perf_counter()
         result = await self.asearch(question, principal, where, task, top_k)
         trace_id = uuid.uuid4().hex
         answer = await self.answerer.aanswer(
             question, result.hits, result.covered, result.route, result.timings_ms, trace_id
         )
+        self.metrics.observe_answer(answer, result.outcomes, time.perf_counter() - started)
         self.stores.metadata.log_query(
             trace_id,
             principal.user,

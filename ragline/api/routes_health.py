@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from prometheus_client import CONTENT_TYPE_LATEST
 
 from core.types import QueryFilter
 from ragline.api.context import ApiContext, Ctx
@@ -18,6 +19,12 @@ router = APIRouter(tags=["health"])
 
 _CHECK_TIMEOUT_S = 3.0
 _PROBE = QueryFilter(access_tokens=None)
+
+
+@router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
+async def metrics(ctx: Ctx) -> Response:
+    # Counters only (no document content), so scraping needs no API key, like /healthz.
+    return Response(ctx.rag.metrics.exposition(), media_type=CONTENT_TYPE_LATEST)
 
 
 @router.get("/healthz", summary="Liveness")

@@ -278,3 +278,18 @@ def test_internal_errors_hide_the_trace(
     assert err["message"] == "internal error" and err["trace_id"]
     assert "secret" not in r.text and "Traceback" not in r.text
     assert err["trace_id"] in caplog.text and "secret internals" in caplog.text
+
+
+def test_metrics_endpoint_counts_asks(client: TestClient) -> None:
+    def asked() -> float:
+        text = client.get("/metrics").text
+        return sum(
+            float(line.rsplit(" ", 1)[1])
+            for line in text.splitlines()
+            if line.startswith("ragline_queries_total{")
+        )
+
+    before = asked()
+    client.post("/v1/ask", headers=ALICE, json={"question": "What is the zorblat reactor output?"})
+    assert asked() == before + 1
+    assert "ragline_query_seconds_bucket" in client.get("/metrics").text

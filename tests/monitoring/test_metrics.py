@@ -1,0 +1,32 @@
+from dataclasses import dataclass
+
+from core.types import Answer, Route, SourceSpec
+from monitoring.metrics import Metrics
+
+
+@dataclass(frozen=True)
+class Outcome:
+    name: str
+    status: str
+
+
+def _answer(covered: bool, removed: tuple[str, ...] = ()) -> Answer:
+    route = Route("hybrid", (SourceSpec("keyword", 1, 1, 5),), "r")
+    return Answer("q", "a", covered, "extractive", (), (), route, {}, "t", removed)
+
+
+def test_metrics_count_answers_failures_and_files() -> None:
+    m = Metrics()
+    m.observe_answer(_answer(True), [Outcome("keyword", "ok"), Outcome("dense", "timeout")], 0.03)
+    m.observe_answer(_answer(False, ("[Docabcdef_p9]",)), [Outcome("dense", "open")], 0.2)
+    m.observe_files(["indexed", "failed", "indexed"])
+    text = m.exposition().decode()
+    assert 'ragline_queries_total{covered="true",kind="extractive"} 1.0' in text
+    assert 'ragline_queries_total{covered="false",kind="extractive"} 1.0' in text
+    assert 'ragline_source_failures_total{source="dense",status="timeout"} 1.0' in text
+    assert 'ragline_source_failures_total{source="dense",status="open"} 1.0' in text
+    assert "ragline_removed_citations_total 1.0" in text
+    assert 'ragline_ingested_files_total{status="indexed"} 2.0' in text
+    assert 'ragline_query_seconds_count{kind="extractive"} 2.0' in text
+    # Each instance has its own registry: nothing leaks between apps or tests.
+    assert "ragline_queries_total{" not in Metrics().exposition().decode()
