@@ -129,6 +129,8 @@ class BackendSettings(BaseModel):
     neo4j_url: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str = ""
+    # Every node carries this namespace: deployments, benches and tests share one database.
+    neo4j_namespace: str = "ragline"
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
 
 

@@ -1,9 +1,17 @@
-"""Choose store backends from Settings (ports and adapters: config picks the adapter)."""
+"""Choose store backends from Settings (ports and adapters: config picks the adapter).
+
+Embedded (default): SQLite metadata, FAISS, SQLite FTS5 keyword and SQLite graph, all under
+data_dir. Production: PostgreSQL metadata (RAGLINE_METADATA_URL), Elasticsearch keyword
+(RAGLINE_BACKENDS__KEYWORD=elasticsearch) and Neo4j graph (RAGLINE_BACKENDS__GRAPH=neo4j);
+FAISS stays in-process over a shared directory (RAGLINE_BACKENDS__DENSE_DIR).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
+from core.errors import ConfigError
 from core.settings import Settings
 from indexing.embedders import Embedder
 from indexing.protocols import DenseIndex, DerivedStore, GraphStore, KeywordIndex, MetadataStore
@@ -26,20 +34,74 @@ class Stores:
             store.close()
 
 
-def open_stores(settings: Settings, embedder: Embedder) -> Stores:
-    # Imported here so a production deployment never loads the embedded engines.
-    from indexing.stores.faiss_dense import FaissDenseIndex
-    from indexing.stores.sqlite_graph import SqliteGraphStore
+def _keyword(settings: Settings) -> KeywordIndex:
+    b = settings.backends
+    if b.keyword == "elasticsearch":
+        # Imported here so an embedded deployment never loads server clients (and vice versa).
+        from indexing.stores.elastic_keyword import ElasticKeywordIndex
+
+        return ElasticKeywordIndex(b.es_url, b.es_index)
     from indexing.stores.sqlite_keyword import SqliteKeywordIndex
 
+    return SqliteKeywordIndex(settings.sqlite_path)
+
+
+def _graph(settings: Settings) -> GraphStore:
+    b = settings.backends
+    if b.graph == "neo4j":
+        from indexing.stores.neo4j_graph import Neo4jGraphStore
+
+        return Neo4jGraphStore(
+            b.neo4j_url, b.neo4j_user, b.neo4j_password, namespace=b.neo4j_namespace
+        )
+    from indexing.stores.sqlite_graph import SqliteGraphStore
+
+    return SqliteGraphStore(settings.sqlite_path)
+
+
+def check_profile(settings: Settings) -> None:
+    """The production profile never falls back to embedded storage silently: a worker and
+    an API process each writing their own SQLite file would diverge without any error."""
+    if settings.profile != "production":
+        return
+    if not settings.metadata_url or settings.metadata_url.startswith("sqlite"):
+        raise ConfigError("RAGLINE_PROFILE=production needs RAGLINE_METADATA_URL (PostgreSQL)")
+    embedded = [
+        f"RAGLINE_BACKENDS__{kind.upper()}"
+        for kind, value in (
+            ("keyword", settings.backends.keyword),
+            ("graph", settings.backends.graph),
+        )
+        if value == "sqlite"
+    ]
+    if embedded:
+        raise ConfigError(
+            f"RAGLINE_PROFILE=production with embedded backends: set {', '.join(embedded)}"
+        )
+
+
+def open_stores(settings: Settings, embedder: Embedder) -> Stores:
+    from indexing.stores.faiss_dense import FaissDenseIndex
+
+    check_profile(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    metadata = SqlMetadataStore(settings.resolved_metadata_url)
-    db = settings.sqlite_path
-    return Stores(
-        metadata=metadata,
-        dense=FaissDenseIndex(
-            settings.data_dir / "dense", embedder.dim, embedder.model, settings.model_threads
-        ),
-        keyword=SqliteKeywordIndex(db),
-        graph=SqliteGraphStore(db),
-    )
+    dense_dir = Path(settings.backends.dense_dir) if settings.backends.dense_dir else None
+    opened: list[DerivedStore | MetadataStore] = []
+    try:
+        metadata = SqlMetadataStore(settings.resolved_metadata_url)
+        opened.append(metadata)
+        dense = FaissDenseIndex(
+            dense_dir or settings.data_dir / "dense",
+            embedder.dim,
+            embedder.model,
+            settings.model_threads,
+        )
+        opened.append(dense)
+        keyword = _keyword(settings)
+        opened.append(keyword)
+        graph = _graph(settings)
+    except BaseException:
+        for store in reversed(opened):  # a server that is down must not leak the others
+            store.close()
+        raise
+    return Stores(metadata=metadata, dense=dense, keyword=keyword, graph=graph)

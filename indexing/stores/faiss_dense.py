@@ -9,6 +9,14 @@ flat index: ~0.1 ms at 50k vectors, where building an id hash set in Python cost
 The order stays aligned because `IndexIDMap2.remove_ids` and `IndexFlat.remove_ids` both
 compact in place, keeping survivors in order, and `add` appends: `_Columns` does the same.
 
+Approximate search (`kind="hnsw"`, or `"auto"` from `approx_min` vectors up): an HNSW graph
+over the same storage positions, used for search only. The exact index stays the store of
+record (HNSW cannot remove vectors), so appends extend the graph and a removal marks it
+stale: it is rebuilt on the next search. Filters still apply inside the search (the same
+bitmap, through HNSW's search parameters); a filter that admits few vectors goes to the
+exact kernel, where a graph walk would miss admitted ones. Recall against exact is measured
+by tests/indexing/bench_faiss_recall.py.
+
 On disk: `dense-<generation>.faiss` plus `dense.json` (model, dim, generation, payload).
 `dense.json` is replaced last, atomically, so it is the commit point: a crash mid-flush
 leaves the previous generation intact.
@@ -24,7 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import faiss
 import numpy as np
@@ -159,15 +167,52 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (st.st_ino, st.st_mtime_ns)
 
 
+IndexKind = Literal["flat", "hnsw", "auto"]
+
+
+class _Hnsw:
+    """An HNSW graph over the exact index's storage positions (search only)."""
+
+    def __init__(self, dim: int, m: int, ef_construction: int) -> None:
+        self.index: Any = faiss.IndexHNSWFlat(dim, m, faiss.METRIC_INNER_PRODUCT)
+        self.index.hnsw.efConstruction = ef_construction
+
+    @property
+    def size(self) -> int:
+        return int(self.index.ntotal)
+
+    def extend(self, vectors: np.ndarray) -> None:
+        if len(vectors):
+            self.index.add(np.ascontiguousarray(vectors, dtype=np.float32))
+
+
 class FaissDenseIndex:
     """`IndexIDMap2(IndexFlatIP)`: exact, supports remove_ids; vectors are L2-normalised so
-    inner product is cosine similarity."""
+    inner product is cosine similarity. `kind` picks exact search ("flat", the default),
+    HNSW ("hnsw") or HNSW from `approx_min` vectors up ("auto")."""
 
     name = "dense"
 
-    def __init__(self, directory: Path, dim: int, model: str, threads: int = 1) -> None:
+    def __init__(
+        self,
+        directory: Path,
+        dim: int,
+        model: str,
+        threads: int = 1,
+        *,
+        kind: IndexKind = "flat",
+        approx_min: int = 100_000,
+        hnsw_m: int = 32,
+        ef_construction: int = 80,
+        ef_search: int = 128,
+    ) -> None:
         self.dim = dim
         self.model = model
+        self.kind = kind
+        self._approx_min = approx_min
+        self._hnsw_params = (hnsw_m, ef_construction)
+        self._ef_search = ef_search
+        self._hnsw: _Hnsw | None = None  # None = not built or stale
         self._dir = Path(directory)
         self._lock = threading.RLock()
         self._payload: dict[int, _Payload] = {}
@@ -216,6 +261,7 @@ class FaissDenseIndex:
         self._cols.append(vids, rows)
         self._generation = int(meta["generation"])
         self._stamp = stamp
+        self._hnsw = None
 
     def _check_embedder(self, meta: dict[str, Any]) -> None:
         if meta["model"] != self.model or int(meta["dim"]) != self.dim:
@@ -280,6 +326,7 @@ class FaissDenseIndex:
             removed = self._cols.vids[gone]
             self._index.remove_ids(removed)
             self._cols.keep(~gone)
+            self._hnsw = None  # positions moved: the graph is rebuilt on the next search
             for vid in removed.tolist():
                 del self._payload[vid]
             self._dirty = True
@@ -314,6 +361,7 @@ class FaissDenseIndex:
             self._index = self._empty()
             self._payload = {}
             self._cols = _Columns()
+            self._hnsw = None
             pending: list[IndexedChunk] = []
             for item in items:
                 pending.append(item)
@@ -322,6 +370,37 @@ class FaissDenseIndex:
                     pending = []
             self.upsert(pending)
             self._dirty = True
+
+    # ---- approximate search ------------------------------------------------------------
+
+    def _vectors(self, start: int = 0) -> np.ndarray:
+        """Stored vectors from position `start` on, in storage order (no copy of the rest)."""
+        inner: Any = faiss.downcast_index(self._index.index)
+        codes = faiss.vector_to_array(inner.codes).view(np.float32).reshape(-1, self.dim)
+        return codes[start:]
+
+    def _use_approx(self, total: int, allowed: int) -> bool:
+        if self.kind == "flat" or (self.kind == "auto" and total < self._approx_min):
+            return False
+        # A selective filter leaves HNSW walking through excluded nodes and missing
+        # admitted ones; the exact kernel over a small admitted set is fast anyway.
+        return allowed >= 0.2 * total
+
+    def _approx_search(
+        self, query: np.ndarray, k: int, mask: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        total = int(self._index.ntotal)
+        if self._hnsw is None or self._hnsw.size > total:
+            self._hnsw = _Hnsw(self.dim, *self._hnsw_params)
+        if self._hnsw.size < total:  # appended since: extend the graph
+            self._hnsw.extend(self._vectors(self._hnsw.size))
+        params: Any = faiss.SearchParametersHNSW()  # type: ignore[attr-defined]
+        params.efSearch = max(self._ef_search, k)
+        bitmap = None if mask is None else np.packbits(mask, bitorder="little")
+        if bitmap is not None:  # kept referenced until the search returns
+            params.sel = faiss.IDSelectorBitmap(total, faiss.swig_ptr(bitmap))
+        scores, pos = self._hnsw.index.search(query, k, params=params)
+        return scores, pos
 
     # ---- reads -------------------------------------------------------------------------
 
@@ -343,7 +422,10 @@ class FaissDenseIndex:
             allowed = total if mask is None else int(mask.sum())
             if allowed == 0:
                 return []
-            if mask is None or allowed == total:
+            if self._use_approx(total, allowed):
+                scores, pos = self._approx_search(query, min(k, allowed), mask)
+                ids = np.where(pos >= 0, self._cols.vids[pos], -1)
+            elif mask is None or allowed == total:
                 # Nothing excluded: no selector, FAISS's unfiltered kernel is ~2x faster.
                 scores, ids = self._index.search(query, min(k, total), params=None)
             else:

@@ -3,10 +3,12 @@ so numbers never depend on what was indexed before."""
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import typer
 
@@ -23,13 +25,66 @@ Work = Annotated[
 ]
 
 
-def _run_in(workdir: Path | None, run: Callable[[Ragline, Path], dict[str, Any]]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
+Profile = Annotated[
+    Literal["embedded", "production"],
+    typer.Option(
+        "--profile",
+        help="production: PostgreSQL, Elasticsearch and Neo4j from RAGLINE_METADATA_URL and "
+        "RAGLINE_BACKENDS__*; a scratch database, index and graph namespace per run.",
+    ),
+]
+
+
+@contextlib.contextmanager
+def _settings(root: Path, profile: str) -> Iterator[Settings]:
+    if profile != "production":
+        yield Settings(data_dir=root / "data")
+        return
+    from indexing.migrate import scratch_database
+
+    base = Settings()
+    if not base.metadata_url.startswith("postgresql"):
+        raise typer.BadParameter("--profile production needs RAGLINE_METADATA_URL=postgresql...")
+    run = uuid.uuid4().hex[:10]
+    backends = base.backends.model_copy(
+        update={
+            "keyword": "elasticsearch",
+            "graph": "neo4j",
+            "es_index": f"ragline-bench-{run}",
+            "neo4j_namespace": f"bench-{run}",
+        }
+    )
+    with scratch_database(base.metadata_url, prefix="ragline_bench") as url:
+        yield base.model_copy(
+            update={
+                "profile": "production",
+                "data_dir": root / "data",
+                "metadata_url": url,
+                "backends": backends,
+            }
+        )
+
+
+def _run_in(
+    workdir: Path | None,
+    run: Callable[[Ragline, Path], dict[str, Any]],
+    profile: str = "embedded",
+) -> dict[str, Any]:
+    with (
+        tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp,
+        _settings(workdir or Path(tmp), profile) as settings,
+    ):
         root = workdir or Path(tmp)
-        rag = Ragline(Settings(data_dir=root / "data"))
+        rag = Ragline(settings)
         try:
-            return run(rag, root)
+            result = run(rag, root)
+            result["profile"] = profile
+            return result
         finally:
+            for store in (rag.stores.keyword, rag.stores.graph):
+                drop = getattr(store, "drop", None)  # this run's index / namespace
+                if profile == "production" and drop is not None:
+                    drop()
             rag.close()
 
 
@@ -43,11 +98,14 @@ def squad(
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
     json_out: JsonOut = None,
     data_dir: Work = None,
+    profile: Profile = "embedded",
 ) -> None:
     """recall@1/5, mrr@10, answer_contains and latency: pipeline vs BM25 alone."""
     from ragline.bench.squad import run_squad
 
-    result = _run_in(data_dir, lambda rag, root: run_squad(rag, file, corpus or [], limit, root))
+    result = _run_in(
+        data_dir, lambda rag, root: run_squad(rag, file, corpus or [], limit, root), profile
+    )
     write_json(json_out, result)
 
 
@@ -57,9 +115,38 @@ def docs(
     questions: Annotated[Path, typer.Option("--questions", exists=True, dir_okay=False)],
     json_out: JsonOut = None,
     data_dir: Work = None,
+    profile: Profile = "embedded",
 ) -> None:
     """hit@5, answer_contains, citation_page_accuracy, negatives_refused on real documents."""
     from ragline.bench.docs import run_docs
 
-    result = _run_in(data_dir, lambda rag, root: run_docs(rag, docs_dir, questions))
+    result = _run_in(data_dir, lambda rag, root: run_docs(rag, docs_dir, questions), profile)
     write_json(json_out, result)
+
+
+@bench_app.command("ingest")
+def ingest(
+    docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
+    repeat: Annotated[int, typer.Option("--repeat", min=1, help="Keep each file's best.")] = 1,
+    json_out: JsonOut = None,
+) -> None:
+    """pages/s and chunks/s per format for parse + PII mask + chunk on one core (no
+    embedding, no stores); target >= 20 text-PDF pages/s."""
+    from ragline.bench.ingest import run_ingest_bench
+
+    write_json(json_out, run_ingest_bench(docs_dir, Settings(), repeat))
+
+
+@bench_app.command("freshness")
+def freshness(
+    docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
+    redis_url: Annotated[
+        str, typer.Option("--redis-url", help="Broker, see deploy/local/env.sh.")
+    ] = "redis://127.0.0.1:56379/0",
+    concurrency: Annotated[int, typer.Option(min=1, help="Uploads in flight.")] = 1,
+    json_out: JsonOut = None,
+) -> None:
+    """Upload -> searchable seconds (p50/p95) through `ragline serve` + one worker on Redis."""
+    from ragline.bench.freshness import run_freshness
+
+    write_json(json_out, run_freshness(docs_dir, redis_url, concurrency))

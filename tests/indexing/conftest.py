@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
+from servers import elastic_keyword, neo4j_graph, server_params
 from store_cases import DIM, MODEL, corpus
 
 from indexing.protocols import DenseIndex, DerivedStore, GraphStore, KeywordIndex
@@ -34,12 +35,17 @@ GraphBuilder = Callable[[Path], GraphStore]
 
 DENSE_BACKENDS: dict[str, DenseBuilder] = {
     "faiss": lambda root, dim, model: FaissDenseIndex(root / "dense", dim=dim, model=model),
+    "faiss-hnsw": lambda root, dim, model: FaissDenseIndex(
+        root / "dense", dim=dim, model=model, kind="hnsw"
+    ),
 }
 KEYWORD_BACKENDS: dict[str, KeywordBuilder] = {
     "sqlite-fts5": lambda root: SqliteKeywordIndex(root / "ragline.db"),
+    "elasticsearch": elastic_keyword,
 }
 GRAPH_BACKENDS: dict[str, GraphBuilder] = {
     "sqlite": lambda root: SqliteGraphStore(root / "ragline.db"),
+    "neo4j": neo4j_graph,
 }
 
 
@@ -74,19 +80,34 @@ def dense_store(
     opened.close_all()
 
 
-@pytest.fixture(params=sorted(KEYWORD_BACKENDS))
+def _drop(store: object) -> None:
+    """Server backends keep data outside tmp_path: remove this test's index / namespace."""
+    drop = getattr(store, "drop", None)
+    if drop is not None:
+        drop()
+
+
+@pytest.fixture(params=server_params(KEYWORD_BACKENDS))
 def keyword_store(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Callable[[], KeywordIndex]]:
     build, opened = KEYWORD_BACKENDS[request.param], _Opened()
     yield lambda: opened.add(build(tmp_path))
     opened.close_all()
+    if opened.stores:
+        store = build(tmp_path)
+        _drop(store)
+        store.close()
 
 
-@pytest.fixture(params=sorted(GRAPH_BACKENDS))
+@pytest.fixture(params=server_params(GRAPH_BACKENDS))
 def graph_store(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Callable[[], GraphStore]]:
     build, opened = GRAPH_BACKENDS[request.param], _Opened()
     yield lambda: opened.add(build(tmp_path))
     opened.close_all()
+    if opened.stores:
+        store = build(tmp_path)
+        _drop(store)
+        store.close()

@@ -37,3 +37,32 @@ def test_refresh_keeps_unflushed_writes(tmp_path: Path, corpus: Corpus) -> None:
     other.upsert([corpus["zh"]])
     assert other.refresh() is False
     assert other.content_ids() == {corpus.cid("zh")}
+
+
+def test_hnsw_recall_against_exact(tmp_path: Path) -> None:
+    from bench_faiss_recall import run
+
+    result = run(3000, 32, queries=50)
+    assert result["recall@10_all"] >= 0.95 and result["recall@10_half"] >= 0.95
+
+
+def test_hnsw_follows_removals_and_appends(tmp_path: Path, corpus: Corpus) -> None:
+    store = FaissDenseIndex(tmp_path, DIM, MODEL, kind="hnsw")
+    store.upsert(corpus.all())
+    assert store.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
+    store.delete([corpus.cid("zh")])  # positions compact: the graph is rebuilt
+    assert corpus.cid("zh") not in {
+        h.content_id for h in store.search(corpus["zh"].vector, 10, ALL)
+    }
+    store.upsert([corpus["zh"]])  # appended: the graph is extended
+    assert store.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
+
+
+def test_auto_switches_to_hnsw_from_a_size(tmp_path: Path, corpus: Corpus) -> None:
+    store = FaissDenseIndex(tmp_path, DIM, MODEL, kind="auto", approx_min=5)
+    store.upsert(corpus.all()[:3])
+    store.search(corpus["zh"].vector, 1, ALL)
+    assert store._hnsw is None  # below the threshold: exact
+    store.upsert(corpus.all())
+    store.search(corpus["zh"].vector, 1, ALL)
+    assert store._hnsw is not None

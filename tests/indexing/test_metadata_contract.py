@@ -8,20 +8,29 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from servers import postgres_url
 
 from core.ids import content_id_for, doc_id_for, version_of
 from core.types import Chunk, Document, DocumentVersion
+from indexing.migrate import scratch_database
 from indexing.protocols import MetadataStore
 from indexing.stores.sql_metadata import SqlMetadataStore
 
 STORES = ("dense", "keyword", "graph")
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
 def meta(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MetadataStore]:
-    store = SqlMetadataStore(f"sqlite:///{tmp_path / 'meta.db'}")
-    yield store
-    store.close()
+    if request.param == "sqlite":
+        store = SqlMetadataStore(f"sqlite:///{tmp_path / 'meta.db'}")
+        yield store
+        store.close()
+        return
+    # A fresh database per test, migrated by the store itself (Alembic), then dropped.
+    with scratch_database(postgres_url()) as url:
+        store = SqlMetadataStore(url)
+        yield store
+        store.close()
 
 
 def _doc(name: str, tags: frozenset[str] = frozenset()) -> Document:

@@ -1,0 +1,344 @@
+"""Keyword index on Elasticsearch (production), over its REST API with httpx.
+
+Text is tokenised in Python exactly as for the embedded index (core.text.index_tokens:
+jieba for Chinese, identifiers kept whole) and stored space-joined in fields analysed by the
+built-in `whitespace` analyzer, so both backends see the same terms and BM25 ranks alike.
+Raw and keyword fields (title, section path, doc type, department, acl tags, dates) serve
+the filters, which sit in a bool `filter` clause: applied inside the query, before top-k.
+
+The document `_id` is the content_id, so an upsert is a bulk `index` (idempotent) and a
+delete is a bulk `delete` by id (no delete-by-query needed). The name in settings is an
+alias over one concrete index (`<alias>-v<n>`), created from an index template;
+`reindex_into_new_index` builds the next concrete index and swaps the alias atomically.
+
+httpx rather than the official client: the 9.x client refuses 8.x servers and the REST
+surface used here is small and stable.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import httpx
+
+from core.errors import StoreError
+from core.text import index_tokens, query_terms
+from core.types import Chunk, QueryFilter, ScoredId
+from indexing.protocols import IndexedChunk
+
+# Whole technical identifiers (p12.1.2, err-1042, max_connections) as query terms. They are
+# indexed both whole and split; Lucene's idf (log(1 + ...)) keeps the split parts' weight
+# where FTS5's nearly zeroes common terms, so without a boost a passage repeating "p12 1 2"
+# would outrank the one holding the identifier itself.
+_IDENTIFIER = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
+IDENTIFIER_BOOST = 3.0
+_BULK_DOCS = 500  # documents per bulk request (a few MB at chunk size)
+_PAGE = 5000  # ids per page when listing content_ids
+
+_TEXT = {"type": "text", "analyzer": "whitespace", "similarity": "BM25"}
+_KW = {"type": "keyword"}
+MAPPINGS: dict[str, Any] = {
+    "dynamic": "strict",
+    "properties": {
+        "content_id": _KW,
+        "doc_id": _KW,
+        "version": _KW,
+        # Pre-tokenised (space-joined jieba tokens): what BM25 scores.
+        "text": _TEXT,
+        "title": _TEXT,
+        "section": _TEXT,
+        # Raw values: display, exact filters and boosts.
+        "title_raw": _KW,
+        "section_path": _KW,
+        "doc_type": _KW,
+        "department": _KW,
+        "acl": _KW,
+        "public": {"type": "boolean"},
+        "modified": {"type": "date", "format": "strict_date"},
+        "ordinal": {"type": "integer"},
+        "source_trust": {"type": "float"},
+    },
+}
+
+
+def _unavailable(exc: Exception) -> StoreError:
+    return StoreError(f"elasticsearch unavailable: {type(exc).__name__}: {exc}")
+
+
+class ElasticKeywordIndex:
+    """BM25 over text (weight 1), title and section path (boosted), as the embedded one."""
+
+    name = "keyword"
+
+    def __init__(
+        self,
+        url: str,
+        alias: str,
+        *,
+        text_weight: float = 1.0,
+        title_weight: float = 2.0,
+        section_weight: float = 1.5,
+        timeout_s: float = 30.0,
+        shards: int = 1,
+        replicas: int = 0,
+    ) -> None:
+        if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", alias):
+            raise StoreError(f"invalid Elasticsearch index name {alias!r}")
+        self.alias = alias
+        self._fields = [f"text^{text_weight}", f"title^{title_weight}", f"section^{section_weight}"]
+        self._http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
+        self._settings = {"number_of_shards": shards, "number_of_replicas": replicas}
+        # Writes are acknowledged durable (translog) but visible only after a refresh;
+        # this instance refreshes before its own reads so it always sees its writes.
+        self._dirty = False
+        self._lock = threading.Lock()
+        self._ensure()
+
+    # ---- HTTP --------------------------------------------------------------------------
+
+    def _call(
+        self, method: str, path: str, body: Any = None, ok: Iterable[int] = (), **params: Any
+    ) -> dict[str, Any]:
+        try:
+            if isinstance(body, str):
+                resp = self._http.request(
+                    method,
+                    path,
+                    content=body.encode("utf-8"),
+                    params=params,
+                    headers={"content-type": "application/x-ndjson"},
+                )
+            else:
+                resp = self._http.request(method, path, json=body, params=params)
+        except httpx.HTTPError as exc:
+            raise _unavailable(exc) from exc
+        if resp.status_code >= 400 and resp.status_code not in ok:
+            raise StoreError(f"elasticsearch {method} {path}: {resp.status_code} {resp.text[:500]}")
+        data: dict[str, Any] = resp.json() if resp.content else {}
+        data.setdefault("status", resp.status_code)
+        return data
+
+    # ---- index, template and alias -----------------------------------------------------
+
+    def _template(self) -> dict[str, Any]:
+        return {
+            "index_patterns": [f"{self.alias}-v*"],
+            "template": {"settings": self._settings, "mappings": MAPPINGS},
+            "priority": 100,
+        }
+
+    def _concrete(self) -> list[str]:
+        found = self._call("GET", f"/_alias/{self.alias}", ok=(404,))
+        return sorted(k for k in found if k != "status") if found["status"] != 404 else []
+
+    def _ensure(self) -> None:
+        """Template, first concrete index and alias, each only if missing (idempotent, so
+        several processes may open the store at once)."""
+        self._call("PUT", f"/_index_template/{self.alias}", self._template())
+        if self._concrete():
+            return
+        first = f"{self.alias}-v1"
+        self._call("PUT", f"/{first}", {"aliases": {self.alias: {}}}, ok=(400,))
+        if not self._concrete():
+            raise StoreError(f"could not create Elasticsearch index {first} for {self.alias}")
+
+    def reindex_into_new_index(self, items: Iterable[IndexedChunk]) -> str:
+        """Bulk-load `items` (e.g. every serving chunk of the metadata store) into a new
+        concrete index, then move the alias to it in one atomic `_aliases` call and drop the
+        old index. Readers see the old index until the swap, the new one after."""
+        old = self._concrete()
+        numbers = [int(n.rsplit("-v", 1)[1]) for n in old if n.rsplit("-v", 1)[1].isdigit()]
+        new = f"{self.alias}-v{max(numbers, default=0) + 1}"
+        self._call("PUT", f"/{new}", {})
+        batch: list[Chunk] = []
+        for item in items:
+            batch.append(item.chunk)
+            if len(batch) >= _BULK_DOCS:
+                self._bulk_index(new, batch)
+                batch = []
+        self._bulk_index(new, batch)
+        self._call("POST", f"/{new}/_refresh")
+        actions: list[dict[str, Any]] = [{"remove": {"index": o, "alias": self.alias}} for o in old]
+        actions.append({"add": {"index": new, "alias": self.alias, "is_write_index": True}})
+        self._call("POST", "/_aliases", {"actions": actions})
+        for o in old:
+            self._call("DELETE", f"/{o}", ok=(404,))
+        return new
+
+    def drop(self) -> None:
+        """Delete every concrete index behind the alias and the template (tests, benches)."""
+        for index in self._concrete():
+            self._call("DELETE", f"/{index}", ok=(404,))
+        self._call("DELETE", f"/_index_template/{self.alias}", ok=(404,))
+
+    # ---- writes ------------------------------------------------------------------------
+
+    @staticmethod
+    def _doc(chunk: Chunk) -> dict[str, Any]:
+        return {
+            "content_id": chunk.content_id,
+            "doc_id": chunk.doc_id,
+            "version": chunk.version,
+            "text": " ".join(index_tokens(chunk.text)),
+            "title": " ".join(index_tokens(chunk.title)),
+            "section": " ".join(index_tokens(" ".join(chunk.section_path))),
+            "title_raw": chunk.title,
+            "section_path": list(chunk.section_path),
+            "doc_type": chunk.doc_type,
+            "department": chunk.department,
+            "acl": sorted(chunk.acl_tags),
+            "public": not chunk.acl_tags,
+            "modified": chunk.modified.isoformat() if chunk.modified else None,
+            "ordinal": chunk.ordinal,
+            "source_trust": chunk.source_trust,
+        }
+
+    def _bulk(self, lines: list[str]) -> None:
+        if not lines:
+            return
+        result = self._call("POST", "/_bulk", "\n".join(lines) + "\n")
+        if result.get("errors"):
+            bad = [
+                item
+                for entry in result["items"]
+                for item in entry.values()
+                if item.get("status", 200) >= 300 and item.get("status") != 404
+            ]
+            if bad:
+                raise StoreError(f"elasticsearch bulk failed for {len(bad)} items: {bad[0]}")
+
+    def _bulk_index(self, index: str, chunks: Sequence[Chunk]) -> None:
+        lines: list[str] = []
+        for chunk in chunks:
+            lines.append(json.dumps({"index": {"_index": index, "_id": chunk.content_id}}))
+            lines.append(json.dumps(self._doc(chunk), ensure_ascii=False))
+        self._bulk(lines)
+
+    def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        latest = list({item.chunk.content_id: item.chunk for item in items}.values())
+        for i in range(0, len(latest), _BULK_DOCS):
+            self._bulk_index(self.alias, latest[i : i + _BULK_DOCS])
+            self._dirty = True
+
+    def delete(self, content_ids: Sequence[str]) -> None:
+        ids = list(dict.fromkeys(content_ids))
+        for i in range(0, len(ids), _BULK_DOCS):
+            self._bulk(
+                [
+                    json.dumps({"delete": {"_index": self.alias, "_id": c}})
+                    for c in ids[i : i + _BULK_DOCS]
+                ]
+            )
+            self._dirty = True
+
+    def delete_version(self, doc_id: str, version: str) -> None:
+        """Delete every chunk of one document version (ids looked up, then bulk-deleted:
+        delete-by-query is not assumed to exist)."""
+        query = {"bool": {"filter": [{"term": {"doc_id": doc_id}}, {"term": {"version": version}}]}}
+        self.delete(sorted(self._ids(query)))
+
+    def refresh(self) -> None:
+        self._call("POST", f"/{self.alias}/_refresh")
+        self._dirty = False
+
+    def flush(self) -> None:
+        """Bulk writes are durable when acknowledged; make them visible to every reader."""
+        if self._dirty:
+            self.refresh()
+
+    # ---- reads -------------------------------------------------------------------------
+
+    def _ids(self, query: dict[str, Any]) -> set[str]:
+        self.flush()
+        out: set[str] = set()
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": _PAGE,
+                "query": query,
+                "_source": False,
+                "sort": [{"content_id": "asc"}],
+                "docvalue_fields": ["content_id"],
+            }
+            if after is not None:
+                body["search_after"] = after
+            hits = self._call("POST", f"/{self.alias}/_search", body)["hits"]["hits"]
+            out.update(h["_id"] for h in hits)
+            if len(hits) < _PAGE:
+                return out
+            after = hits[-1]["sort"]
+
+    def content_ids(self) -> set[str]:
+        return self._ids({"match_all": {}})
+
+    @staticmethod
+    def filters(where: QueryFilter) -> list[dict[str, Any]]:
+        """`where` as Elasticsearch filter clauses (reference: QueryFilter.admits)."""
+        out: list[dict[str, Any]] = []
+        if where.access_tokens is not None:
+            visible: list[dict[str, Any]] = [{"term": {"public": True}}]
+            if where.access_tokens:
+                visible.append({"terms": {"acl": sorted(where.access_tokens)}})
+            out.append({"bool": {"should": visible, "minimum_should_match": 1}})
+        for field, values in (
+            ("doc_type", where.doc_types),
+            ("doc_id", where.doc_ids),
+            ("department", where.departments),
+        ):
+            if values:
+                out.append({"terms": {field: sorted(values)}})
+        dates: dict[str, str] = {}
+        if where.modified_from:
+            dates["gte"] = where.modified_from.isoformat()
+        if where.modified_to:
+            dates["lte"] = where.modified_to.isoformat()
+        if dates:
+            out.append({"range": {"modified": dates}})  # a missing date never matches
+        return out
+
+    def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
+        terms = query_terms(query)
+        if not terms or k <= 0:
+            return []
+        idents = [t for t in terms if _IDENTIFIER.fullmatch(t)]
+        words = [t for t in terms if t not in idents]
+        # Terms are already tokens: the whitespace analyzer keeps them as they are, and a
+        # match query never interprets query syntax.
+        should = [
+            {
+                "multi_match": {
+                    "query": " ".join(group),
+                    "fields": self._fields,
+                    "type": "most_fields",
+                    "boost": boost,
+                }
+            }
+            for group, boost in ((words, 1.0), (idents, IDENTIFIER_BOOST))
+            if group
+        ]
+        body = {
+            "size": k,
+            "_source": False,
+            "track_total_hits": False,
+            "query": {
+                "bool": {
+                    "should": should,
+                    "minimum_should_match": 1,
+                    "filter": self.filters(where),
+                }
+            },
+            "sort": [{"_score": "desc"}, {"content_id": "asc"}],
+            "track_scores": True,
+        }
+        with self._lock:
+            if self._dirty:
+                self.refresh()
+        hits = self._call("POST", f"/{self.alias}/_search", body)["hits"]["hits"]
+        return [ScoredId(h["_id"], float(h["_score"])) for h in hits]
+
+    def close(self) -> None:
+        self._http.close()

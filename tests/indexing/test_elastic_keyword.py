@@ -1,0 +1,58 @@
+"""Elasticsearch specifics beyond the KeywordIndex contract: the alias over a concrete
+index, the atomic reindex swap, and deletes by document version."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from servers import elastic_keyword
+from store_cases import Corpus
+
+from core.types import QueryFilter
+from indexing.stores.elastic_keyword import ElasticKeywordIndex
+
+pytestmark = pytest.mark.integration
+ALL = QueryFilter(access_tokens=None)
+
+
+@pytest.fixture
+def es(tmp_path: Path) -> Iterator[ElasticKeywordIndex]:
+    store = elastic_keyword(tmp_path)
+    yield store
+    store.drop()
+    store.close()
+
+
+def test_alias_points_at_a_versioned_index(es: ElasticKeywordIndex) -> None:
+    assert es._concrete() == [f"{es.alias}-v1"]
+
+
+def test_reindex_swaps_the_alias_atomically(es: ElasticKeywordIndex, corpus: Corpus) -> None:
+    es.upsert(corpus.all())
+    before = [h.content_id for h in es.search("nightly backup archive", 3, ALL)]
+    new = es.reindex_into_new_index(
+        i for i in corpus.all() if i.chunk.content_id != corpus.cid("zh")
+    )
+    assert new == f"{es.alias}-v2" and es._concrete() == [new]
+    # Same hits (scores move: the corpus, hence idf, differs).
+    assert [h.content_id for h in es.search("nightly backup archive", 3, ALL)] == before
+    assert es.content_ids() == {corpus.cid(k) for k in corpus.items if k != "zh"}
+    es.upsert([corpus["zh"]])  # writes go through the alias to the new index
+    assert es.search("华为总部", 3, ALL)[0].content_id == corpus.cid("zh")
+
+
+def test_delete_by_document_version(es: ElasticKeywordIndex, corpus: Corpus) -> None:
+    es.upsert(corpus.all())
+    gateway = corpus["en"].chunk
+    es.delete_version(gateway.doc_id, gateway.version)
+    gone = {corpus.cid("en"), corpus.cid("next")}
+    assert es.content_ids() == {corpus.cid(k) for k in corpus.items} - gone
+
+
+def test_server_errors_are_store_errors(tmp_path: Path) -> None:
+    from core.errors import StoreError
+
+    with pytest.raises(StoreError, match="unavailable"):
+        ElasticKeywordIndex("http://127.0.0.1:1", "ragline-test-nowhere", timeout_s=1)

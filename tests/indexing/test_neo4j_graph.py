@@ -1,0 +1,72 @@
+"""Neo4j specifics beyond the GraphStore contract: the version chain (SUPERSEDES), sections
+and the version history of a clause, and namespaces that do not see each other."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+from servers import neo4j_graph
+from store_cases import DIM, make_chunk, unit
+
+from core.types import Chunk, QueryFilter
+from indexing.protocols import IndexedChunk
+from indexing.stores.neo4j_graph import Neo4jGraphStore
+
+pytestmark = pytest.mark.integration
+ALL = QueryFilter(access_tokens=None)
+
+
+@pytest.fixture
+def neo(tmp_path: Path) -> Iterator[Neo4jGraphStore]:
+    store = neo4j_graph(tmp_path)
+    yield store
+    store.drop()
+    store.close()
+
+
+def item(chunk: Chunk) -> IndexedChunk:
+    return IndexedChunk(chunk, unit(np.ones(DIM)))
+
+
+def versioned(version: str, text: str, ordinal: int = 0, section: str = "第5条") -> Chunk:
+    chunk = make_chunk("contract", text, ordinal=ordinal, section=("合同", section))
+    return replace(chunk, version=version, content_id=f"{version}{ordinal}".ljust(32, "0"))
+
+
+def test_superseded_version_stays_as_history_outside_search(neo: Neo4jGraphStore) -> None:
+    v1 = [versioned("a", "付款期限为30天 ERR-1"), versioned("a", "违约金 1%", 1, "第6条")]
+    v2 = [versioned("b", "付款期限为60天 ERR-1"), versioned("b", "违约金 2%", 1, "第6条")]
+    neo.upsert([item(c) for c in v1])
+    neo.upsert([item(c) for c in v2])  # the new version arrives, then the old one goes
+    neo.delete([c.content_id for c in v1])
+    assert neo.content_ids() == {c.content_id for c in v2}
+    hits = [h.content_id for h in neo.search(["ERR-1"], 5, ALL)]
+    assert hits == [v2[0].content_id, v2[1].content_id]  # direct, then its NEXT
+    doc = v1[0].doc_id
+    assert neo.version_chain(doc) == ["b", "a"]
+    history = neo.clause_history(doc, "第5条")
+    assert history == [("a", ["付款期限为30天 ERR-1"]), ("b", ["付款期限为60天 ERR-1"])]
+    rels = neo._read(
+        "MATCH (:Version {uid: $ns + '|' + $doc + '|b'})-[r:SUPERSEDES]->(o) RETURN o.version AS v",
+        doc=doc,
+    )
+    assert rels == [{"v": "a"}]
+    neo.delete([c.content_id for c in v2])  # the document is deleted: history goes too
+    assert neo.clause_history(doc, "第5条") == [] and neo.version_chain(doc) == []
+    left = neo._read("MATCH (n {ns: $ns}) RETURN count(n) AS n")
+    assert left == [{"n": 0}]
+
+
+def test_namespaces_are_isolated(neo: Neo4jGraphStore, tmp_path: Path) -> None:
+    other = neo4j_graph(tmp_path / "other")
+    try:
+        neo.upsert([item(make_chunk("x", "ERR-4242 here"))])
+        assert other.content_ids() == set() and other.search(["ERR-4242"], 5, ALL) == []
+        assert len(neo.search(["ERR-4242"], 5, ALL)) == 1
+    finally:
+        other.drop()
+        other.close()
