@@ -8,6 +8,7 @@ benchmark run (bench/RESULTS.md); change them only with a new measurement.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -27,7 +28,8 @@ class CrossEncoder(Protocol):
 class SignalWeights:
     fused: float = 1.0
     coverage: float = 0.10
-    bigrams: float = 0.10
+    bigrams: float = 0.40
+    bigrams_idf: float = 1.60
     cross_encoder: float = 0.5
     timeliness: float = 0.02
     trust: float = 0.05
@@ -46,10 +48,22 @@ def coverage(terms: Sequence[str], text: str) -> float:
     return sum(len(t) for t in terms if t in text) / total
 
 
-def bigram_overlap(query_grams: set[str], text: str) -> float:
+def bigram_overlap(query_grams: set[str], text_grams: set[str]) -> float:
     if not query_grams:
         return 0.0
-    return len(query_grams & char_bigrams(text)) / len(query_grams)
+    return len(query_grams & text_grams) / len(query_grams)
+
+
+def rare_bigram_overlap(query_grams: set[str], candidates: Sequence[set[str]]) -> list[float]:
+    """Query bigrams weighted by how rare they are among the candidates (an idf that needs
+    no corpus statistics): a bigram every candidate shares says nothing about which one
+    answers; one that only the right passage has says a lot."""
+    n = len(candidates)
+    weight = {g: math.log(1 + n / (1 + sum(g in c for c in candidates))) for g in query_grams}
+    total = sum(weight.values())
+    if not total:
+        return [0.0] * n
+    return [sum(w for g, w in weight.items() if g in c) / total for c in candidates]
 
 
 def timeliness(modified: date | None, today: date) -> float:
@@ -79,18 +93,22 @@ class SignalReranker:
         ce_scores = (
             self._ce.score(question, [h.chunk.text for h in hits]) if self._ce and hits else None
         )
+        texts = [searchable_text(h.chunk) for h in hits]
+        text_grams = [char_bigrams(t) for t in texts]
+        rare = rare_bigram_overlap(grams, text_grams)
         for i, hit in enumerate(hits):
-            text = searchable_text(hit.chunk)
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
-            s["coverage"] = coverage(terms, text)
-            s["bigrams"] = bigram_overlap(grams, text)
+            s["coverage"] = coverage(terms, texts[i])
+            s["bigrams"] = bigram_overlap(grams, text_grams[i])
+            s["bigrams_idf"] = rare[i]
             s["timeliness"] = timeliness(hit.chunk.modified, today)
             s["trust"] = hit.chunk.source_trust
             score = (
                 w.fused * s["fused"]
                 + w.coverage * s["coverage"]
                 + w.bigrams * s["bigrams"]
+                + w.bigrams_idf * s["bigrams_idf"]
                 + w.timeliness * s["timeliness"]
                 + w.trust * (s["trust"] - 1.0)
             )
