@@ -421,7 +421,7 @@ class SqlMetadataStore:
                     out[chunk_row.content_id] = _chunk(chunk_row, doc_row)
         return out
 
-    def serving_ids(self) -> set[str]:
+    def _ids_with_status(self, status: str) -> set[str]:
         with self._session() as s:
             return set(
                 s.scalars(
@@ -431,24 +431,16 @@ class SqlMetadataStore:
                         (VersionRow.doc_id == ChunkRow.doc_id)
                         & (VersionRow.version == ChunkRow.version),
                     )
-                    .where(VersionRow.status == "current")
+                    .where(VersionRow.status == status)
                 )
             )
 
+    def serving_ids(self) -> set[str]:
+        return self._ids_with_status("current")
+
     def pending_ids(self) -> set[str]:
         """content_ids of staged, not yet promoted versions (may or may not be applied)."""
-        with self._session() as s:
-            return set(
-                s.scalars(
-                    select(ChunkRow.content_id)
-                    .join(
-                        VersionRow,
-                        (VersionRow.doc_id == ChunkRow.doc_id)
-                        & (VersionRow.version == ChunkRow.version),
-                    )
-                    .where(VersionRow.status == "pending")
-                )
-            )
+        return self._ids_with_status("pending")
 
     # -- logs -------------------------------------------------------------------------
     def record_ingest(self, record: IngestRecord) -> None:
