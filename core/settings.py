@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -151,6 +151,14 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     backends: BackendSettings = Field(default_factory=BackendSettings)
     model_threads: int = 1
+    # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
+    llm_base_url: str = ""
+
+    @model_validator(mode="after")
+    def _apply_llm_alias(self) -> Settings:
+        if self.llm_base_url and not self.llm.base_url:
+            self.llm = self.llm.model_copy(update={"base_url": self.llm_base_url})
+        return self
 
     @classmethod
     def settings_customise_sources(
