@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -186,6 +186,8 @@ class Ragline:
         answer = await self.answerer.aanswer(
             question, result.hits, result.covered, result.route, result.timings_ms, trace_id
         )
+        if result.warnings:  # why a source failed or the material was judged not to cover
+            answer = replace(answer, warnings=(*result.warnings, *answer.warnings))
         self.metrics.observe_answer(answer, result.outcomes, time.perf_counter() - started)
         self.stores.metadata.log_query(
             trace_id,
