@@ -56,6 +56,7 @@ def test_not_covered_question_gets_no_invented_text(rag: Ragline) -> None:
     assert not answer.covered
     assert answer.citations == ()
     assert "does not cover" in answer.text
+    assert any("coverage" in w or "mentions" in w for w in answer.warnings), answer.warnings
 
 
 def test_reingest_unchanged_does_nothing(rag: Ragline, corpus: Path) -> None:
