@@ -134,6 +134,13 @@ class BackendSettings(BaseModel):
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
 
 
+class MonitoringSettings(BaseModel):
+    alert_rules: str = ""  # TOML rules file; empty = the packaged monitoring/alert_rules.toml
+    interval_s: float = 60.0  # alert evaluation period in the API process; 0 = no scheduler
+    webhook_url: str = ""  # POSTed on firing/resolved transitions; empty = log only
+    webhook_timeout_s: float = 5.0
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGLINE_", env_nested_delimiter="__", extra="ignore"
@@ -150,6 +157,7 @@ class Settings(BaseSettings):
     api: ApiSettings = Field(default_factory=ApiSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     backends: BackendSettings = Field(default_factory=BackendSettings)
+    monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings)
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

@@ -9,7 +9,7 @@ source of truth: derived stores can be rebuilt from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
@@ -100,6 +100,19 @@ class IngestRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class QueryLogRecord:
+    """One answered question from the audit log. `payload` is the decoded JSON the
+    application logged (route, covered, hits, citations, removed_labels, timings_ms);
+    the store keeps it opaque, so new keys need no schema change."""
+
+    trace_id: str
+    user: str
+    question: str
+    at: datetime  # naive UTC, like every timestamp in the metadata store
+    payload: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
+@dataclass(frozen=True, slots=True)
 class JobRecord:
     """One asynchronous task's progress. `state`: queued | parsing | indexing | searchable
     | failed | deleted; `reason` says why it failed (or why nothing had to be done)."""
@@ -186,6 +199,17 @@ class MetadataStore(Protocol):
     def ingest_log(self, limit: int = 1000) -> list[IngestRecord]: ...
 
     def log_query(self, trace_id: str, user: str, question: str, payload: str) -> None: ...
+
+    def query_log(
+        self,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        user: str | None = None,
+        limit: int = 1000,
+    ) -> list[QueryLogRecord]:
+        """Logged queries with `since <= at < until` (either bound optional; aware times
+        are converted to UTC), of one user when given; newest first, at most `limit`."""
+        ...
 
     def create_job(self, job: JobRecord) -> JobRecord:
         """Insert a job; an existing job_id is left as it is and returned (idempotent)."""

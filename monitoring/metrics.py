@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from core.types import Answer
 
@@ -45,6 +45,12 @@ class Metrics:
         self.removed_citations = Counter(
             "ragline_removed_citations", "LLM citations removed as not retrieved",
             registry=self.registry,
+        )
+        # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
+        # alert drops back to 0.
+        self.alerts_firing = Gauge(
+            "ragline_alerts_firing", "Alerts firing now, per rule (monitoring/alert_rules.toml)",
+            ["alert", "severity"], registry=self.registry,
         )
 
     def observe_answer(

@@ -197,6 +197,7 @@ class Ragline:
                 {
                     "route": asdict(result.route),
                     "covered": answer.covered,
+                    "mode": answer.mode,
                     "hits": [h.chunk.content_id for h in result.hits],
                     "citations": [c.content_id for c in answer.citations],
                     "removed_labels": list(answer.removed_labels),

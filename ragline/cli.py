@@ -21,12 +21,14 @@ from core.types import Principal, QueryFilter
 from ragline.app import Ragline
 from ragline.bench.cli import bench_app
 from ragline.mcp_server import mcp_command
+from ragline.monitoring_cli import register as register_monitoring_commands
 from ragline.render import answer_view, search_view
 from ragline.worker.commands import register as register_service_commands
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(bench_app, name="bench")
 register_service_commands(app)  # serve, worker, jobs
+register_monitoring_commands(app)  # audit export, alerts check
 app.command("mcp")(mcp_command)  # MCP tools for agents (stdio or streamable HTTP)
 console = Console()
 err = Console(stderr=True)

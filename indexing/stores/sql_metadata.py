@@ -24,7 +24,13 @@ from indexing.models import (
     QueryLogRow,
     VersionRow,
 )
-from indexing.protocols import IndexedChunk, IngestRecord, JobRecord, OutboxEntry
+from indexing.protocols import (
+    IndexedChunk,
+    IngestRecord,
+    JobRecord,
+    OutboxEntry,
+    QueryLogRecord,
+)
 
 _IN_BATCH = 500  # stay under SQLite's bound-parameter limit in IN (...) lists
 
@@ -105,6 +111,20 @@ def _job(row: JobRow) -> JobRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
+
+
+def _naive_utc(at: datetime) -> datetime:
+    """The store's timestamps are naive UTC; an aware bound must be compared in UTC."""
+    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo is not None else at
+
+
+def _payload(text: str) -> dict[str, Any]:
+    # An audit read must not fail on one malformed row; it shows as an empty payload.
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _batches(items: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -470,6 +490,27 @@ class SqlMetadataStore:
                     trace_id=trace_id, user=user, question=question, payload=payload, at=_now()
                 )
             )
+
+    def query_log(
+        self,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        user: str | None = None,
+        limit: int = 1000,
+    ) -> list[QueryLogRecord]:
+        query = select(QueryLogRow)
+        if since is not None:
+            query = query.where(QueryLogRow.at >= _naive_utc(since))
+        if until is not None:
+            query = query.where(QueryLogRow.at < _naive_utc(until))
+        if user is not None:
+            query = query.where(QueryLogRow.user == user)
+        query = query.order_by(QueryLogRow.at.desc(), QueryLogRow.trace_id).limit(limit)
+        with self._session() as s:
+            return [
+                QueryLogRecord(r.trace_id, r.user, r.question, r.at, _payload(r.payload))
+                for r in s.scalars(query)
+            ]
 
     # -- jobs -------------------------------------------------------------------------
     def create_job(self, job: JobRecord) -> JobRecord:

@@ -24,6 +24,7 @@ from ragline.api.errors import error_response, install_error_handlers
 from ragline.api.limits import max_upload_bytes
 from ragline.app import Ragline
 from ragline.events import EventBus, make_event_bus
+from ragline.monitor import start_alert_scheduler
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel
 from ragline.worker.runner import InProcessRunner, TaskRunner
 from ragline.worker.tasks import TaskContext
@@ -96,9 +97,12 @@ def create_app(
         app.state.ctx = ctx
         if not len(ctx.keys):
             log.warning("no API keys configured (RAGLINE_API__KEYS): every request gets 401")
+        alerts = start_alert_scheduler(settings, rag)  # None when monitoring.interval_s is 0
         try:
             yield
         finally:
+            if alerts is not None:
+                alerts.stop()  # before the stores it reads are closed
             ctx.runner.close()
             events.close()
             rag.close()

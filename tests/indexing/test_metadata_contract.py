@@ -156,3 +156,21 @@ def test_restaging_a_superseded_version_works(meta: MetadataStore) -> None:
     meta.promote_ready()
     assert meta.current_version(doc.doc_id) == v1.version
     assert len(meta.serving_ids()) == 3
+
+
+def test_query_log_reads_back_by_time_and_user(meta: MetadataStore) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    before = datetime.now(UTC) - timedelta(seconds=5)
+    meta.log_query("t1", "amy", "first?", '{"covered": true, "citations": ["c1"]}')
+    meta.log_query("t2", "bob", "second?", '{"covered": false}')
+    meta.log_query("t3", "amy", "third?", "not json")
+    after = datetime.now(UTC) + timedelta(seconds=5)
+    got = meta.query_log(since=before, until=after)
+    assert {r.trace_id for r in got} == {"t1", "t2", "t3"}
+    assert {r.trace_id for r in meta.query_log(user="amy")} == {"t1", "t3"}
+    by_id = {r.trace_id: r for r in got}
+    assert by_id["t1"].payload == {"covered": True, "citations": ["c1"]}
+    assert by_id["t3"].payload == {}  # a malformed row reads as empty, never fails the read
+    assert meta.query_log(since=after) == [] and meta.query_log(until=before) == []
+    assert len(meta.query_log(limit=2)) == 2

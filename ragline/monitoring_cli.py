@@ -1,0 +1,129 @@
+"""`ragline audit export` and `ragline alerts check`, registered on the main CLI."""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import ExitStack
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Literal
+
+import typer
+from rich.console import Console
+
+from core.errors import RaglineError
+from core.settings import Settings
+from indexing.stores.sql_metadata import SqlMetadataStore
+from monitoring.alert_scheduler import utcnow
+from monitoring.alerts import Alert
+from monitoring.audit import export_ingest, export_queries
+
+audit_app = typer.Typer(no_args_is_help=True, help="Export the audit logs as CSV.")
+alerts_app = typer.Typer(no_args_is_help=True, help="Evaluate the alert rules.")
+err = Console(stderr=True)
+
+DataDir = Annotated[
+    Path | None,
+    typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
+]
+
+
+def _settings(data_dir: Path | None) -> Settings:
+    return Settings(data_dir=data_dir) if data_dir else Settings()
+
+
+def _when(value: str | None, option: str) -> datetime | None:
+    """An ISO 8601 date or time; without a zone it is taken as UTC."""
+    if value is None:
+        return None
+    try:
+        return datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"not an ISO 8601 date or time: {value!r}", param_hint=option
+        ) from exc
+
+
+@audit_app.command("export")
+def export(
+    since: Annotated[str | None, typer.Option("--since", help="From (ISO, inclusive).")] = None,
+    until: Annotated[str | None, typer.Option("--until", help="Until (ISO, exclusive).")] = None,
+    user: Annotated[str | None, typer.Option("--user", help="Only this user's queries.")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="CSV file; default stdout.")] = None,
+    log: Annotated[
+        Literal["queries", "ingest"], typer.Option("--log", help="Which audit log.")
+    ] = "queries",
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100_000,
+    data_dir: DataDir = None,
+) -> None:
+    """The query audit log (or the ingest log) as CSV: one row per answered question with
+    its route, citations, removed labels and latency."""
+    lo, hi = _when(since, "--since"), _when(until, "--until")
+    if log == "ingest" and user is not None:
+        raise typer.BadParameter("the ingest log records no user", param_hint="--user")
+    metadata = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
+    try:
+        with ExitStack() as files:
+            # newline="": the csv module writes its own line ends; stdout is not ours to close.
+            stream = (
+                files.enter_context(out.open("w", newline="", encoding="utf-8"))
+                if out
+                else sys.stdout
+            )
+            if log == "ingest":
+                n = export_ingest(metadata, stream, since=lo, until=hi, limit=limit)
+            else:
+                n = export_queries(metadata, stream, since=lo, until=hi, user=user, limit=limit)
+    finally:
+        metadata.close()
+    err.print(f"{n} rows" + (f" written to {out}" if out else ""))
+
+
+def _alert_line(a: Alert) -> str:
+    value = "n/a" if a.value is None else f"{a.value:g}"
+    return f"[{a.severity}] {a.name}: {a.message} (value {value} > {a.threshold:g})"
+
+
+@alerts_app.command("check")
+def check(
+    data_dir: DataDir = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Evaluate every enabled rule once and print what fires; exit 1 if anything does."""
+    from ragline.monitor import alert_evaluator, metadata_alert_source, rag_alert_source
+
+    settings = _settings(data_dir)
+    try:
+        evaluator = alert_evaluator(settings)
+    except RaglineError as exc:
+        err.print(f"[red]error:[/] {exc}", markup=False)
+        raise typer.Exit(2) from exc
+    if evaluator.needs_derived_stores:
+        from ragline.app import Ragline
+
+        rag = Ragline(settings)
+        try:
+            firing = evaluator.evaluate(rag_alert_source(rag), utcnow())
+        finally:
+            rag.close()
+    else:
+        metadata = SqlMetadataStore(settings.resolved_metadata_url)
+        try:
+            firing = evaluator.evaluate(metadata_alert_source(metadata), utcnow())
+        finally:
+            metadata.close()
+    if as_json:
+        print(json.dumps([a.as_dict() for a in firing], ensure_ascii=False, indent=2))
+    elif firing:
+        for a in firing:
+            print(_alert_line(a))
+    else:
+        print(f"ok: {len(evaluator.rules)} rules, none firing")
+    if firing:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(audit_app, name="audit")
+    app.add_typer(alerts_app, name="alerts")
