@@ -27,6 +27,7 @@ from core.errors import StoreError
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.entities import extract_entities, normalize_entity
 from indexing.protocols import IndexedChunk
+from indexing.stores.sqlite_conn import open_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS g_document (doc_id TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -179,12 +180,7 @@ class SqliteGraphStore:
         self._bridge_df = bridge_df
         self._seeds = seeds
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            str(path), timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
-        self._conn.executescript(_SCHEMA)
+        self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
 
     # ---- writes ------------------------------------------------------------------------
 

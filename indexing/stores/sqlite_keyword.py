@@ -24,6 +24,7 @@ from core.errors import StoreError
 from core.text import index_tokens, query_terms
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
+from indexing.stores.sqlite_conn import open_sqlite
 
 PUBLIC = "__public__"  # the acl token of chunks without ACL tags
 
@@ -80,14 +81,7 @@ class SqliteKeywordIndex:
         busy_timeout_s: float = 30.0,
     ) -> None:
         self._lock = threading.Lock()
-        # One connection shared by the caller's threads, serialised by the lock; autocommit
-        # mode with explicit BEGIN IMMEDIATE so a writer never deadlocks upgrading a read.
-        self._conn = sqlite3.connect(
-            str(path), timeout=busy_timeout_s, check_same_thread=False, isolation_level=None
-        )
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_s * 1000)}")
-        self._conn.executescript(_SCHEMA)
+        self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
         # acl and doc_type get weight 0: they are filters and must not move the score.
         self._weights = f"{text_weight}, {title_weight}, {section_weight}, 0.0, 0.0"
 
