@@ -32,7 +32,7 @@ from indexing.stores.sqlite_keyword import SqliteKeywordIndex
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from store_cases import make_chunk
 
-DATA = Path("/work/shared/data/cmrc2018")
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "cmrc2018"
 TAGS = ("finance", "hr", "legal", "ops")
 DEPTS = ("finance", "it", "sales", "")
 
