@@ -98,6 +98,9 @@ class ApiKey(BaseModel):
     user: str
     roles: list[str] = Field(default_factory=list)
     tags: list[str] = Field(default_factory=list)
+    # Uploading and deleting documents change what everyone's answers are built from:
+    # a key may only read unless it is explicitly allowed to write.
+    can_write: bool = False
 
 
 class ApiSettings(BaseModel):

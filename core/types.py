@@ -122,6 +122,8 @@ class Principal:
     tags: frozenset[str] = frozenset()
     # Operators (check/repair, benchmarks) see everything; never granted by a request field.
     superuser: bool = False
+    # May upload and delete documents (API keys with can_write).
+    can_write: bool = False
 
     @property
     def access_tokens(self) -> frozenset[str]:

@@ -23,7 +23,12 @@ class KeyRing:
         self._keys = [
             (
                 k.key.encode("utf-8"),
-                Principal(user=k.user, roles=frozenset(k.roles), tags=frozenset(k.tags)),
+                Principal(
+                    user=k.user,
+                    roles=frozenset(k.roles),
+                    tags=frozenset(k.tags),
+                    can_write=k.can_write,
+                ),
             )
             for k in keys
             if k.key
@@ -65,6 +70,19 @@ def authenticate(
     if principal is None:
         raise ApiError(401, "invalid API key", None, challenge)
     return principal
+
+
+def require_writer(principal: Principal, tags: Iterable[str] = ()) -> None:
+    """Writes need a key allowed to write, and a writer may only restrict a document to
+    tags it holds itself: otherwise it could hide documents from their owners' group or
+    plant content under a tag it cannot read."""
+    if not (principal.can_write or principal.superuser):
+        raise ApiError(
+            403, "this API key may not upload or delete documents (can_write in RAGLINE_API__KEYS)"
+        )
+    foreign = sorted(set(tags) - principal.access_tokens)
+    if foreign and not principal.superuser:
+        raise ApiError(403, f"you may only restrict a document to tags you hold; not: {foreign}")
 
 
 # The authenticated caller, as a handler parameter type.

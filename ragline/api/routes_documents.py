@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from core.ids import doc_id_for
 from core.types import Document, Principal
 from indexing.protocols import JobRecord
-from ragline.api.auth import Caller
+from ragline.api.auth import Caller, require_writer
 from ragline.api.context import ApiContext, Ctx
 from ragline.api.errors import ApiError
 from ragline.api.limits import max_upload_bytes
@@ -68,6 +68,7 @@ async def upload(
     key: Annotated[str, Form(max_length=_MAX_KEY, description="Source key (file name)")] = "",
     batch_id: Annotated[str, Form(max_length=64)] = "",
 ) -> JSONResponse:
+    require_writer(principal, _tags(acl_tags or []))
     name = (key or file.filename or "").strip()
     if not name:
         raise ApiError(422, "the upload needs a file name or a 'key' form field")
@@ -201,6 +202,8 @@ async def delete_document(
     principal: Caller,
     ctx: Ctx,
 ) -> JSONResponse:
+    require_writer(principal)
+
     def run() -> JobRecord:
         doc = _visible_document(ctx, principal, doc_id)
         meta = ctx.rag.stores.metadata

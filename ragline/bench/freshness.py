@@ -80,7 +80,7 @@ def _env(data_dir: Path, redis_url: str, port: int, max_upload_mb: float) -> dic
         RAGLINE_API__PORT=str(port),
         RAGLINE_API__HOST="127.0.0.1",
         RAGLINE_API__MAX_UPLOAD_MB=str(max_upload_mb),
-        RAGLINE_API__KEYS=json.dumps([{"key": _KEY, "user": "bench"}]),
+        RAGLINE_API__KEYS=json.dumps([{"key": _KEY, "user": "bench", "can_write": True}]),
     )
     return env
 

@@ -15,6 +15,7 @@ from ragline.api import create_app
 
 ALICE = {"Authorization": "Bearer alice-key"}  # no tags: sees public documents only
 FIN = {"X-API-Key": "fin-key"}  # holds the "finance" tag
+READER = {"X-API-Key": "reader-key"}  # may read, not upload or delete
 
 
 def api_settings(data_dir: Path, **api: Any) -> Settings:
@@ -22,8 +23,11 @@ def api_settings(data_dir: Path, **api: Any) -> Settings:
         data_dir=data_dir,
         api=ApiSettings(
             keys=[
-                ApiKey(key="alice-key", user="alice"),
-                ApiKey(key="fin-key", user="fred", roles=["analyst"], tags=["finance"]),
+                ApiKey(key="alice-key", user="alice", can_write=True),
+                ApiKey(
+                    key="fin-key", user="fred", roles=["analyst"], tags=["finance"], can_write=True
+                ),
+                ApiKey(key="reader-key", user="rita"),
             ],
             **api,
         ),

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import ALICE, FIN, upload, wait_job
+from tests.api.conftest import ALICE, FIN, READER, upload, wait_job
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -293,3 +293,15 @@ def test_metrics_endpoint_counts_asks(client: TestClient) -> None:
     client.post("/v1/ask", headers=ALICE, json={"question": "What is the zorblat reactor output?"})
     assert asked() == before + 1
     assert "ragline_query_seconds_bucket" in client.get("/metrics").text
+
+
+def test_writes_need_a_writer_key_and_own_tags(client: TestClient) -> None:
+    files = {"file": ("w.md", _doc("The sprocketfen quota is 7 crates."))}
+    r = client.post("/v1/documents", headers=READER, files=files)
+    assert r.status_code == 403 and "can_write" in r.json()["error"]["message"], r.text
+    r = client.post("/v1/documents", headers=ALICE, files=files, data={"acl_tags": "finance"})
+    assert r.status_code == 403 and "finance" in r.json()["error"]["message"], r.text
+    up = upload(client, "w.md", _doc("The sprocketfen quota is 7 crates."), ALICE)
+    assert wait_job(client, up["job_id"], ALICE)["state"] == "searchable"
+    assert client.delete(f"/v1/documents/{up['doc_id']}", headers=READER).status_code == 403
+    assert client.delete(f"/v1/documents/{up['doc_id']}", headers=ALICE).status_code == 202

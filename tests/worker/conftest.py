@@ -45,7 +45,7 @@ def redis_url() -> str:
 def service_settings(data_dir: Path, redis_url: str) -> Settings:
     return Settings(
         data_dir=data_dir,
-        api=ApiSettings(keys=[ApiKey(key="worker-test-key", user="tester")]),
+        api=ApiSettings(keys=[ApiKey(key="worker-test-key", user="tester", can_write=True)]),
         worker=WorkerSettings(broker_url=redis_url, result_backend=redis_url, max_retries=3),
     )
 
