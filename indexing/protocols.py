@@ -8,7 +8,7 @@ source of truth: derived stores can be rebuilt from it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -171,6 +171,10 @@ class MetadataStore(Protocol):
     def version_content_ids(self, doc_id: str, version: str) -> list[str]: ...
 
     def items(self, content_ids: Sequence[str]) -> list[IndexedChunk]: ...
+
+    def replace_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
+        """Store new embeddings (after a change of embedder) so repairs use them."""
+        ...
 
     def promote_ready(self) -> list[DocumentVersion]:
         """Make current every pending version whose upserts are done in all stores; the

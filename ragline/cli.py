@@ -296,8 +296,28 @@ def check_cmd(data_dir: DataDir = None) -> None:
 
 
 @app.command("repair")
-def repair_cmd(data_dir: DataDir = None) -> None:
+def repair_cmd(
+    data_dir: DataDir = None,
+    rebuild: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--rebuild",
+            help="Rebuild this store from the metadata store (dense|keyword|graph, "
+            "repeatable); dense re-embeds with the configured embedder.",
+        ),
+    ] = None,
+) -> None:
     """Make every derived store agree with the metadata store."""
+    if rebuild:
+        from ragline.rebuild import rebuild as rebuild_stores
+
+        try:
+            counts = rebuild_stores(_settings(data_dir), rebuild)
+        except (RaglineError, ValueError) as exc:
+            err.print(f"[red]error:[/] {exc}")
+            raise typer.Exit(2) from exc
+        for name, n in counts.items():
+            console.print(f"{name:8s} rebuilt: {n} chunks")
     _divergence(True, data_dir)
 
 

@@ -4,7 +4,7 @@ production, same models and queries."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -323,6 +323,15 @@ class SqlMetadataStore:
                     for c, d in rows
                 )
         return out
+
+    def replace_vectors(self, vectors: Mapping[str, np.ndarray]) -> None:
+        with self._session.begin() as s:
+            for content_id, vector in vectors.items():
+                s.execute(
+                    update(ChunkRow)
+                    .where(ChunkRow.content_id == content_id)
+                    .values(vector=np.asarray(vector, dtype=np.float32).tobytes())
+                )
 
     def version_content_ids(self, doc_id: str, version: str) -> list[str]:
         with self._session() as s:

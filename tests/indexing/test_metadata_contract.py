@@ -174,3 +174,15 @@ def test_query_log_reads_back_by_time_and_user(meta: MetadataStore) -> None:
     assert by_id["t3"].payload == {}  # a malformed row reads as empty, never fails the read
     assert meta.query_log(since=after) == [] and meta.query_log(until=before) == []
     assert len(meta.query_log(limit=2)) == 2
+
+
+def test_replace_vectors(meta: MetadataStore) -> None:
+    doc = _doc("vec.md")
+    v = _stage(meta, doc, b"vectors")
+    items = meta.version_items(doc.doc_id, v.version)
+    new = np.full(12, 0.5, dtype=np.float32)  # another embedder: another dimension too
+    meta.replace_vectors({items[0].chunk.content_id: new})
+    again = meta.items([items[0].chunk.content_id, items[1].chunk.content_id])
+    by_id = {i.chunk.content_id: i.vector for i in again}
+    assert np.allclose(by_id[items[0].chunk.content_id], new)
+    assert np.allclose(by_id[items[1].chunk.content_id], items[1].vector)
