@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
-import math
 import pickle
 import tempfile
 from pathlib import Path
@@ -20,8 +19,9 @@ from typing import Any
 
 from core.settings import Settings
 from core.text import char_bigrams
+from fusion.rerank import rare_bigram_overlap
 from ragline.app import Ragline
-from ragline.bench.common import OPERATOR
+from ragline.bench.common import OPERATOR, rank_metrics
 from ragline.bench.squad import load_squad, write_corpus
 
 
@@ -63,20 +63,21 @@ def collect(file: Path, limit: int, data_dir: Path | None) -> list[Any]:
     return rows
 
 
-def _idf_bigram_overlap(question: str, texts: list[str]) -> list[float]:
-    """Query bigrams weighted by rarity among the candidates (a corpus-free idf)."""
-    grams = char_bigrams(question)
-    sets = [char_bigrams(t) for t in texts]
-    n = len(sets)
-    weight = {g: math.log(1 + n / (1 + sum(g in s for s in sets))) for g in grams}
-    total = sum(weight.values()) or 1.0
-    return [sum(w for g, w in weight.items() if g in s) / total for s in sets]
+def _rare_bigrams(question: str, texts: list[str]) -> list[float]:
+    """The reranker's own rare-bigram signal, over this question's candidates."""
+    return rare_bigram_overlap(char_bigrams(question), [char_bigrams(t) for t in texts])
+
+
+def _metrics(order: list[str], gold: str) -> tuple[float, float]:
+    """(recall@1, mrr@10) of one ranking, as `ragline bench squad` counts them."""
+    m = rank_metrics(order.index(gold) + 1 if gold in order else None)
+    return m["recall@1"], m["mrr@10"]
 
 
 def sweep(rows: list[Any]) -> None:
     feats = []
     for gold, question, cands in rows:
-        bidf = _idf_bigram_overlap(question, [c[3] for c in cands])
+        bidf = _rare_bigrams(question, [c[3] for c in cands])
         feats.append((gold, [(doc, ranks, sig, bidf[i]) for i, (doc, ranks, sig, _t)
                              in enumerate(cands)]))
     grid = itertools.product([3.0, 5.0, 10.0], [0.25, 0.5, 0.75], [0.0, 0.1],
@@ -94,10 +95,9 @@ def sweep(rows: list[Any]) -> None:
                          + w_bidf * bidf)
                 scored.append((score, doc))
             order = list(dict.fromkeys(d for _, d in sorted(scored, key=lambda x: -x[0])))
-            if gold in order[:10]:
-                rank = order.index(gold) + 1
-                r1 += rank == 1
-                mrr += 1 / rank
+            hit1, rr = _metrics(order, gold)
+            r1 += hit1
+            mrr += rr
         n = len(feats)
         results.append((r1 / n, mrr / n, k, w_dense, w_cov, w_bi, w_bidf))
     results.sort(reverse=True)
@@ -112,11 +112,9 @@ def _bm25_only(rows: list[Any]) -> tuple[float, float]:
     r1 = mrr = 0.0
     for gold, _q, cands in rows:
         kw = sorted((ranks["keyword"], doc) for doc, ranks, _s, _t in cands if "keyword" in ranks)
-        order = list(dict.fromkeys(d for _, d in kw))
-        if gold in order[:10]:
-            rank = order.index(gold) + 1
-            r1 += rank == 1
-            mrr += 1 / rank
+        hit1, rr = _metrics(list(dict.fromkeys(d for _, d in kw)), gold)
+        r1 += hit1
+        mrr += rr
     return r1 / len(rows), mrr / len(rows)
 
 
