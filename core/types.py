@@ -99,6 +99,10 @@ class Chunk:
     table_id: str = ""
     summary: str = ""
     entities: tuple[str, ...] = ()
+    # Table chunks only: one resolved header per column (multi-row and merged header cells
+    # joined per column, e.g. "Permit / Handgun") and this chunk's body rows as cells.
+    table_header: tuple[str, ...] = ()
+    table_rows: tuple[tuple[str, ...], ...] = ()
 
     @property
     def handle(self) -> str:

@@ -70,6 +70,8 @@ class ChunkRow(Base):
     table_id: Mapped[str] = mapped_column(String(64), default="")
     summary: Mapped[str] = mapped_column(Text, default="")
     entities: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
+    # Table chunks: JSON {"header": [...], "rows": [[...], ...]}; "" for text chunks.
+    table_json: Mapped[str] = mapped_column(Text, default="")
     # The embedding lives with the truth, so derived indexes rebuild without the model.
     vector: Mapped[bytes] = mapped_column(LargeBinary)
 

@@ -62,6 +62,9 @@ class ChunkDraft:
     line_end: int
     section_path: tuple[str, ...] = ()
     table_id: str = ""
+    # Table drafts only: resolved header per column, and this part's body rows.
+    table_header: tuple[str, ...] = ()
+    table_rows: tuple[tuple[str, ...], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -579,6 +582,8 @@ def _table_drafts(
             line_end=last_line,
             section_path=unit.path,
             table_id=unit.table_id,
+            table_header=tuple(block.rows[0]) if block.rows else (),
+            table_rows=tuple(tuple(block.rows[1 + i]) for i in group) if block.rows else (),
         ))
     return drafts
 

@@ -239,6 +239,8 @@ class DocumentIngestor:
                 source_trust=source_trust,
                 modified=document.modified,
                 table_id=d.table_id,
+                table_header=d.table_header,
+                table_rows=d.table_rows,
                 summary=summaries[i],
                 entities=tuple(extract_entities(d.text)),
             )

@@ -70,6 +70,25 @@ def _document(row: DocumentRow) -> Document:
     )
 
 
+def _table_json(chunk: Chunk) -> str:
+    if not chunk.table_header and not chunk.table_rows:
+        return ""
+    return json.dumps(
+        {"header": list(chunk.table_header), "rows": [list(r) for r in chunk.table_rows]},
+        ensure_ascii=False,
+    )
+
+
+def _table_fields(raw: str) -> dict[str, Any]:
+    if not raw:
+        return {}
+    data = json.loads(raw)
+    return {
+        "table_header": tuple(data.get("header", ())),
+        "table_rows": tuple(tuple(r) for r in data.get("rows", ())),
+    }
+
+
 def _chunk(row: ChunkRow, doc: DocumentRow) -> Chunk:
     return Chunk(
         content_id=row.content_id,
@@ -93,6 +112,7 @@ def _chunk(row: ChunkRow, doc: DocumentRow) -> Chunk:
         table_id=row.table_id,
         summary=row.summary,
         entities=tuple(json.loads(row.entities)),
+        **_table_fields(row.table_json),
     )
 
 
@@ -246,6 +266,7 @@ class SqlMetadataStore:
                     table_id=c.table_id,
                     summary=c.summary,
                     entities=json.dumps(list(c.entities), ensure_ascii=False),
+                    table_json=_table_json(c),
                     vector=np.asarray(vec, dtype=np.float32).tobytes(),
                 )
                 for c, vec in zip(chunks, vectors, strict=True)
