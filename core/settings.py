@@ -101,6 +101,10 @@ class ApiKey(BaseModel):
     # Uploading and deleting documents change what everyone's answers are built from:
     # a key may only read unless it is explicitly allowed to write.
     can_write: bool = False
+    # Requests per second this key may make (token bucket, `burst` deep); 0 = the
+    # server-wide `api.rate_per_s`, and 0 there = unlimited.
+    rate_per_s: float = 0.0
+    burst: int = 0
 
 
 class ApiSettings(BaseModel):
@@ -111,6 +115,15 @@ class ApiSettings(BaseModel):
     max_query_chars: int = 2000
     max_top_k: int = 50
     upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
+    # `ragline serve` processes; 0 = one per core. Each holds its own copy of the stores'
+    # read side and picks up index changes on the next request (dense index stat).
+    workers: int = 0
+    cache_ttl_s: float = 60.0  # query cache per process; cleared by "searchable" events
+    # Backpressure: requests being served at once per process; beyond it 429 + Retry-After
+    # at once instead of a queue that makes every caller wait. 0 = no limit.
+    max_in_flight: int = 32
+    retry_after_s: int = 1
+    rate_per_s: float = 0.0  # default per-key rate limit; 0 = unlimited
 
 
 class WorkerSettings(BaseModel):

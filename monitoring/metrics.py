@@ -46,6 +46,10 @@ class Metrics:
             "ragline_removed_citations", "LLM citations removed as not retrieved",
             registry=self.registry,
         )
+        self.refused = Counter(
+            "ragline_requests_refused", "Requests refused with 429 (backpressure, rate limits)",
+            ["reason"], registry=self.registry,
+        )
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.alerts_firing = Gauge(

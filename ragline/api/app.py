@@ -18,6 +18,7 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from core.settings import Settings
 from ragline.api import routes_documents, routes_health, routes_jobs, routes_openai, routes_query
 from ragline.api.auth import KeyRing
+from ragline.api.backpressure import InFlightLimit
 from ragline.api.cache import QueryCache
 from ragline.api.context import ApiContext
 from ragline.api.errors import error_response, install_error_handlers
@@ -76,7 +77,7 @@ def create_app(
     settings: Settings,
     *,
     queue: str = DEFAULT_QUEUE,
-    cache_ttl_s: float = 60.0,
+    cache_ttl_s: float | None = None,
     runner: TaskRunner | None = None,
 ) -> FastAPI:
     @asynccontextmanager
@@ -88,8 +89,10 @@ def create_app(
             rag=rag,
             runner=runner or _runner(settings, rag, events, queue),
             events=events,
-            cache=QueryCache(cache_ttl_s),
-            keys=KeyRing(settings.api.keys),
+            cache=QueryCache(
+                settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s
+            ),
+            keys=KeyRing(settings.api.keys, settings.api.rate_per_s),
             upload_dir=upload_dir(settings),
             broker_url=settings.worker.broker_url,
         )
@@ -114,6 +117,20 @@ def create_app(
         lifespan=lifespan,
     )
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
+
+
+    def count_refusal(reason: str) -> None:
+        ctx = getattr(app.state, "ctx", None)
+        if ctx is not None:
+            ctx.rag.metrics.refused.labels(reason=reason).inc()
+
+    # Added last = outermost: a refused request costs no other middleware's work.
+    app.add_middleware(
+        InFlightLimit,
+        limit=settings.api.max_in_flight,
+        retry_after_s=settings.api.retry_after_s,
+        on_refuse=count_refusal,
+    )
     install_error_handlers(app)
     for module in (routes_health, routes_query, routes_documents, routes_jobs, routes_openai):
         app.include_router(module.router)

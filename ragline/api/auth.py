@@ -12,6 +12,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 
 from core.settings import ApiKey
 from core.types import Principal
+from ragline.api.backpressure import RateLimiter, retry_after
 from ragline.api.errors import ApiError
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
@@ -19,7 +20,10 @@ _header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
 
 class KeyRing:
-    def __init__(self, keys: Iterable[ApiKey]) -> None:
+    def __init__(self, keys: Iterable[ApiKey], default_rate_per_s: float = 0.0) -> None:
+        keys = [k for k in keys if k.key]
+        self._limits = [(k.rate_per_s or default_rate_per_s, k.burst) for k in keys]
+        self._limiter = RateLimiter()
         self._keys = [
             (
                 k.key.encode("utf-8"),
@@ -31,20 +35,41 @@ class KeyRing:
                 ),
             )
             for k in keys
-            if k.key
         ]
 
     def __len__(self) -> int:
         return len(self._keys)
 
     def principal(self, presented: str) -> Principal | None:
+        found = self._find(presented)
+        return None if found is None else self._keys[found][1]
+
+    def _find(self, presented: str) -> int | None:
         given = presented.encode("utf-8")
         found = None
-        for key, principal in self._keys:
+        for i, (key, _principal) in enumerate(self._keys):
             # Constant-time, and every key compared: timing says nothing about which matched.
             if hmac.compare_digest(key, given):
-                found = principal
+                found = i
         return found
+
+    def admit(self, presented: str) -> Principal | None:
+        """The key's principal if the key is known and within its rate limit; raises 429
+        with Retry-After when the key is over its limit."""
+        found = self._find(presented)
+        if found is None:
+            return None
+        rate, burst = self._limits[found]
+        wait = self._limiter.wait_s(found, rate, burst)
+        if wait > 0:
+            raise ApiError(
+                429,
+                f"rate limit of {rate:g} requests/s for this API key exceeded "
+                "(rate_per_s in RAGLINE_API__KEYS, or RAGLINE_API__RATE_PER_S)",
+                None,
+                {"Retry-After": retry_after(wait)},
+            )
+        return self._keys[found][1]
 
 
 def authenticate(
@@ -66,7 +91,12 @@ def authenticate(
         raise ApiError(
             401, "no API keys are configured on this server (RAGLINE_API__KEYS)", None, challenge
         )
-    principal = ring.principal(presented)
+    try:
+        principal = ring.admit(presented)
+    except ApiError as exc:
+        if exc.status == 429:
+            request.app.state.ctx.rag.metrics.refused.labels(reason="rate_limit").inc()
+        raise
     if principal is None:
         raise ApiError(401, "invalid API key", None, challenge)
     return principal

@@ -23,6 +23,7 @@ _TYPES = {
     409: "conflict",
     413: "payload_too_large",
     422: "invalid_request",
+    429: "too_many_requests",
     503: "unavailable",
 }
 

@@ -150,3 +150,48 @@ def freshness(
     from ragline.bench.freshness import run_freshness
 
     write_json(json_out, run_freshness(docs_dir, redis_url, concurrency))
+
+
+@bench_app.command("load")
+def load(
+    docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
+    questions: Annotated[
+        Path,
+        typer.Option("--questions", exists=True, dir_okay=False,
+                     help="JSONL with `question`, SQuAD JSON, or one question per line."),
+    ],
+    scenario: Annotated[
+        Literal["search", "ask", "mixed", "open"], typer.Option("--scenario")
+    ] = "search",
+    users: Annotated[str, typer.Option("--users", help="Client counts, comma-separated.")] = (
+        "1,10,50,200"
+    ),
+    duration: Annotated[int, typer.Option("--duration", min=5, help="Seconds per point.")] = 20,
+    workers: Annotated[int, typer.Option("--workers", min=0, help="0 = one per core.")] = 0,
+    max_in_flight: Annotated[int, typer.Option("--max-in-flight", min=0)] = 32,
+    period: Annotated[
+        float, typer.Option("--period", help="open: seconds between one agent's calls.")
+    ] = 2.0,
+    baseline: Annotated[
+        bool, typer.Option("--baseline/--no-baseline", help="Also measure 1 process, no bound.")
+    ] = True,
+    json_out: JsonOut = None,
+    profile: Profile = "embedded",
+) -> None:
+    """req/s, p50/p95 and 429s through `ragline serve` under Locust: candidate (N processes,
+    in-flight bound) vs baseline (one process, unbounded) in the same run."""
+    import os
+
+    from ragline.bench.load import ServerConfig, run_load
+
+    counts = [int(u) for u in users.split(",") if u.strip()]
+    candidate = ServerConfig("candidate", workers or os.cpu_count() or 1, max_in_flight)
+    base = ServerConfig("baseline", 1, 0) if baseline else None
+    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp, _settings(
+        Path(tmp), profile
+    ) as settings:
+        result = run_load(
+            settings, docs_dir, questions, scenario, counts, duration, candidate, base, period
+        )
+        result["profile"] = profile
+    write_json(json_out, result)

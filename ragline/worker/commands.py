@@ -33,21 +33,45 @@ def _settings(data_dir: Path | None) -> Settings:
 def serve(
     host: Annotated[str | None, typer.Option(help="Default: RAGLINE_API__HOST.")] = None,
     port: Annotated[int | None, typer.Option(help="Default: RAGLINE_API__PORT.")] = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers", min=0, help="Processes; 0 = one per core. Default: RAGLINE_API__WORKERS."
+        ),
+    ] = None,
     queue: Queue = DEFAULT_QUEUE,
-    cache_ttl: Annotated[float, typer.Option("--cache-ttl", help="Query cache TTL, s.")] = 60.0,
+    cache_ttl: Annotated[
+        float | None,
+        typer.Option("--cache-ttl", help="Query cache TTL, s. Default: RAGLINE_API__CACHE_TTL_S."),
+    ] = None,
     data_dir: DataDir = None,
     log_level: Annotated[str, typer.Option("--log-level")] = "info",
 ) -> None:
-    """Run the HTTP API (uvicorn). Without RAGLINE_WORKER__BROKER_URL it also runs the
-    ingestion tasks itself, in-process."""
+    """Run the HTTP API (uvicorn), in one process per core by default. Without
+    RAGLINE_WORKER__BROKER_URL it also runs the ingestion tasks itself, in-process."""
+    import os
+
     import uvicorn
 
-    from ragline.api import create_app
+    from ragline.api.asgi import QUEUE_ENV
 
     settings = _settings(data_dir)
-    app = create_app(settings, queue=queue, cache_ttl_s=cache_ttl)
+    count = workers if workers is not None else settings.api.workers
+    count = count or os.cpu_count() or 1
+    # Worker processes rebuild the app from the environment: hand them what this command
+    # resolved from its own flags.
+    os.environ["RAGLINE_DATA_DIR"] = str(settings.data_dir.resolve())
+    os.environ[QUEUE_ENV] = queue
+    if cache_ttl is not None:
+        os.environ["RAGLINE_API__CACHE_TTL_S"] = str(cache_ttl)
+    Console(stderr=True).print(
+        f"ragline serve: {count} process(es) on {host or settings.api.host}:"
+        f"{port or settings.api.port}, data in {settings.data_dir}"
+    )
     uvicorn.run(
-        app,
+        "ragline.api.asgi:app_from_env",
+        factory=True,
+        workers=count,
         host=host or settings.api.host,
         port=port or settings.api.port,
         log_level=log_level,

@@ -1,0 +1,99 @@
+"""Locust scenarios of an agent platform against a running `ragline serve`.
+
+Run by `ragline bench load` (which starts the server, Locust and collects the numbers), or
+by hand:
+
+    RAGLINE_LOAD_KEY=KEY RAGLINE_LOAD_QUESTIONS=q.txt RAGLINE_LOAD_SCENARIO=mixed \\
+        locust -f ragline/bench/locustfile.py --headless -u 200 -r 50 -t 60s \\
+        --host http://127.0.0.1:8080
+
+Scenarios (RAGLINE_LOAD_SCENARIO):
+- search: agents retrieving passages (/v1/search), closed loop;
+- ask: agents asking for cited answers (/v1/ask), closed loop;
+- mixed: 70 % search, 25 % ask, 5 % uploads of small new documents;
+- open: every simulated agent asks every RAGLINE_LOAD_PERIOD_S seconds (default 2) whatever
+  the latency (Locust's constant pacing; a call slower than the period starts the next one
+  at once), the arrival pattern of many independent agents.
+
+A 429 is recorded under its own name ("search 429", ...) as a success: backpressure is the
+server doing its job; the harness reports how fast it came. Anything else non-2xx is a
+failure. This module runs inside Locust's gevent-patched process only; Ragline never
+imports it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import random
+import uuid
+from pathlib import Path
+from typing import Any
+
+from locust import HttpUser, between, constant_pacing, task
+
+_SCENARIO = os.environ.get("RAGLINE_LOAD_SCENARIO", "search")
+_KEY = os.environ.get("RAGLINE_LOAD_KEY", "")
+_PERIOD = float(os.environ.get("RAGLINE_LOAD_PERIOD_S", "2"))
+_QUESTIONS_FILE = os.environ.get("RAGLINE_LOAD_QUESTIONS", "")
+
+
+def _questions() -> list[str]:
+    if _QUESTIONS_FILE and Path(_QUESTIONS_FILE).is_file():
+        lines = Path(_QUESTIONS_FILE).read_text(encoding="utf-8").splitlines()
+        found = [q.strip() for q in lines if q.strip()]
+        if found:
+            return found
+    return ["What does the document say about access control?"]
+
+
+class Agent(HttpUser):
+    """One agent session. Questions are dealt round-robin from a shuffled list, so
+    concurrent agents ask distinct questions."""
+
+    wait_time = constant_pacing(_PERIOD) if _SCENARIO == "open" else between(0, 0)
+    _deck = itertools.cycle(random.Random(7).sample(_questions(), len(_questions())))
+
+    def on_start(self) -> None:
+        self.client.headers.update({"X-API-Key": _KEY})
+
+    def _post(self, endpoint: str, name: str, payload: dict[str, Any]) -> None:
+        with self.client.post(endpoint, json=payload, name=name, catch_response=True) as r:
+            if r.status_code == 429:
+                r.request_meta["name"] = f"{name} 429"
+                r.success()
+            elif r.status_code != 200:
+                r.failure(f"HTTP {r.status_code}")
+
+    def _search(self) -> None:
+        self._post("/v1/search", "search", {"question": next(self._deck), "top_k": 5})
+
+    def _ask(self) -> None:
+        self._post("/v1/ask", "ask", {"question": next(self._deck)})
+
+    def _upload(self) -> None:
+        body = f"# Load note {uuid.uuid4().hex}\n\nA short note written by the load test.\n"
+        with self.client.post(
+            "/v1/documents", name="upload", catch_response=True,
+            files={"file": (f"load-{uuid.uuid4().hex[:8]}.md", body.encode())},
+        ) as r:
+            if r.status_code == 429:
+                r.request_meta["name"] = "upload 429"
+                r.success()
+            elif r.status_code != 202:
+                r.failure(f"HTTP {r.status_code}")
+
+    @task
+    def step(self) -> None:
+        if _SCENARIO == "ask":
+            self._ask()
+        elif _SCENARIO == "mixed":
+            roll = random.random()
+            if roll < 0.70:
+                self._search()
+            elif roll < 0.95:
+                self._ask()
+            else:
+                self._upload()
+        else:  # search, open
+            self._search()

@@ -1,0 +1,115 @@
+"""Backpressure: requests over the in-flight bound and over a key's rate are refused at once
+with 429, Retry-After and the API's JSON error shape; probes are never refused."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from core.settings import ApiKey, ApiSettings, Settings
+from ragline.api import create_app
+from ragline.api.backpressure import InFlightLimit, RateLimiter, TokenBucket
+
+
+def _gated_app(gate: asyncio.Event, limit: int) -> tuple[InFlightLimit, list[str]]:
+    async def slow(_req: Request) -> JSONResponse:
+        await gate.wait()
+        return JSONResponse({"ok": True})
+
+    async def health(_req: Request) -> JSONResponse:
+        return JSONResponse({"status": "ok"})
+
+    inner = Starlette(routes=[Route("/v1/search", slow), Route("/healthz", health)])
+    refused: list[str] = []
+    return InFlightLimit(inner, limit=limit, retry_after_s=2, on_refuse=refused.append), refused
+
+
+def test_requests_over_the_in_flight_bound_get_429_and_the_rest_are_served() -> None:
+    asyncio.run(_over_the_bound())
+
+
+async def _over_the_bound() -> None:
+    gate = asyncio.Event()
+    app, refused = _gated_app(gate, limit=3)
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        held = [asyncio.create_task(client.get("/v1/search")) for _ in range(3)]
+        while app.active < 3:  # the three are inside the handler, waiting on the gate
+            await asyncio.sleep(0.001)
+        extra = await client.get("/v1/search")  # answered while the three still wait
+        probe = await client.get("/healthz")
+        gate.set()
+        served = await asyncio.gather(*held)
+        after = await client.get("/v1/search")
+    assert extra.status_code == 429
+    assert extra.headers["retry-after"] == "2"
+    assert extra.json()["error"]["type"] == "too_many_requests"
+    assert "RAGLINE_API__MAX_IN_FLIGHT" in extra.json()["error"]["message"]
+    assert probe.status_code == 200  # liveness answers while saturated
+    assert [r.status_code for r in served] == [200, 200, 200]
+    assert after.status_code == 200 and app.active == 0
+    assert refused == ["in_flight"]
+
+
+def test_an_erroring_handler_releases_its_slot() -> None:
+    asyncio.run(_erroring_handler())
+
+
+async def _erroring_handler() -> None:
+    async def boom(_req: Request) -> JSONResponse:
+        raise RuntimeError("handler failed")
+
+    app = InFlightLimit(Starlette(routes=[Route("/v1/x", boom)]), limit=1)
+    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        for _ in range(3):
+            assert (await client.get("/v1/x")).status_code == 500
+    assert app.active == 0
+
+
+def test_token_bucket_refills_at_its_rate() -> None:
+    now = [100.0]
+    limiter = RateLimiter(clock=lambda: now[0])
+    assert limiter.wait_s(0, rate=2.0, burst=2) == 0
+    assert limiter.wait_s(0, rate=2.0, burst=2) == 0
+    wait = limiter.wait_s(0, rate=2.0, burst=2)
+    assert wait == pytest.approx(0.5)
+    assert limiter.wait_s(1, rate=2.0, burst=2) == 0  # another key has its own bucket
+    now[0] += 0.5
+    assert limiter.wait_s(0, rate=2.0, burst=2) == 0
+    assert limiter.wait_s(0, rate=0.0, burst=0) == 0  # rate 0 = unlimited
+    bucket = TokenBucket.full(rate=5.0, burst=0, now=0.0)
+    assert bucket.burst == 10.0  # default depth: two seconds' worth
+
+
+def test_a_key_over_its_rate_limit_gets_429_with_retry_after(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        api=ApiSettings(
+            keys=[
+                ApiKey(key="slow-key", user="sam", rate_per_s=0.01, burst=2),
+                ApiKey(key="free-key", user="fay"),
+            ]
+        ),
+    )
+    with TestClient(create_app(settings)) as client:
+        slow = {"X-API-Key": "slow-key"}
+        body = {"question": "anything at all"}
+        codes = [client.post("/v1/search", headers=slow, json=body).status_code for _ in range(2)]
+        over = client.post("/v1/search", headers=slow, json=body)
+        other = client.post("/v1/search", headers={"X-API-Key": "free-key"}, json=body)
+        metrics = client.get("/metrics").text
+    assert codes == [200, 200]
+    assert over.status_code == 429
+    assert int(over.headers["retry-after"]) >= 1
+    assert over.json()["error"]["type"] == "too_many_requests"
+    assert other.status_code == 200  # one key's limit is not everyone's
+    assert 'ragline_requests_refused_total{reason="rate_limit"} 1.0' in metrics
