@@ -148,6 +148,12 @@ class BackendSettings(BaseModel):
     # Every node carries this namespace: deployments, benches and tests share one database.
     neo4j_namespace: str = "ragline"
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
+    # `elasticsearch`: vectors in an ES dense_vector kNN index (HNSW), nothing on the API
+    # hosts' disks, so API replicas are stateless.
+    dense: Literal["faiss", "elasticsearch"] = "faiss"
+    es_dense_index: str = "ragline-vectors"
+    es_dense_quantisation: Literal["hnsw", "int8_hnsw", "int4_hnsw", "bbq_hnsw"] = "int8_hnsw"
+    es_dense_num_candidates: int = 200
 
 
 class MonitoringSettings(BaseModel):

@@ -3,7 +3,9 @@
 Embedded (default): SQLite metadata, FAISS, SQLite FTS5 keyword and SQLite graph, all under
 data_dir. Production: PostgreSQL metadata (RAGLINE_METADATA_URL), Elasticsearch keyword
 (RAGLINE_BACKENDS__KEYWORD=elasticsearch) and Neo4j graph (RAGLINE_BACKENDS__GRAPH=neo4j);
-FAISS stays in-process over a shared directory (RAGLINE_BACKENDS__DENSE_DIR).
+FAISS stays in-process over a shared directory (RAGLINE_BACKENDS__DENSE_DIR), or the
+vectors go to Elasticsearch kNN (RAGLINE_BACKENDS__DENSE=elasticsearch) so no API host
+holds an index file.
 """
 
 from __future__ import annotations
@@ -59,6 +61,36 @@ def _graph(settings: Settings) -> GraphStore:
     return SqliteGraphStore(settings.sqlite_path)
 
 
+def _dense(settings: Settings, embedder: Embedder) -> DenseIndex:
+    b = settings.backends
+    if b.dense == "elasticsearch":
+        from indexing.stores.elastic_dense import ElasticDenseIndex
+
+        return ElasticDenseIndex(
+            b.es_url,
+            b.es_dense_index,
+            embedder.dim,
+            embedder.model,
+            quantisation=b.es_dense_quantisation,
+            num_candidates=b.es_dense_num_candidates,
+        )
+    from indexing.stores.faiss_dense import FaissDenseIndex
+
+    dense_dir = Path(b.dense_dir) if b.dense_dir else settings.data_dir / "dense"
+    return FaissDenseIndex(dense_dir, embedder.dim, embedder.model, settings.model_threads)
+
+
+def drop_elastic_dense(settings: Settings) -> None:
+    """Delete the Elasticsearch vector index (before `repair --rebuild dense`: an index
+    built for another embedder refuses to open). The vectors' truth is the metadata store."""
+    import httpx
+
+    b = settings.backends
+    resp = httpx.delete(f"{b.es_url.rstrip('/')}/{b.es_dense_index}", timeout=60)
+    if resp.status_code >= 400 and resp.status_code != 404:
+        raise ConfigError(f"could not delete {b.es_dense_index}: {resp.status_code} {resp.text}")
+
+
 def check_profile(settings: Settings) -> None:
     """The production profile never falls back to embedded storage silently: a worker and
     an API process each writing their own SQLite file would diverge without any error."""
@@ -81,21 +113,13 @@ def check_profile(settings: Settings) -> None:
 
 
 def open_stores(settings: Settings, embedder: Embedder) -> Stores:
-    from indexing.stores.faiss_dense import FaissDenseIndex
-
     check_profile(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    dense_dir = Path(settings.backends.dense_dir) if settings.backends.dense_dir else None
     opened: list[DerivedStore | MetadataStore] = []
     try:
         metadata = SqlMetadataStore(settings.resolved_metadata_url)
         opened.append(metadata)
-        dense = FaissDenseIndex(
-            dense_dir or settings.data_dir / "dense",
-            embedder.dim,
-            embedder.model,
-            settings.model_threads,
-        )
+        dense = _dense(settings, embedder)
         opened.append(dense)
         keyword = _keyword(settings)
         opened.append(keyword)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from core.settings import Settings
+from indexing.factory import drop_elastic_dense
 from indexing.protocols import IndexedChunk, MetadataStore
 from ragline.app import Ragline
 
@@ -37,7 +38,9 @@ def rebuild(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
     if unknown:
         raise ValueError(f"cannot rebuild {sorted(unknown)}; choose from {REBUILDABLE}")
     old = None
-    if "dense" in targets and dense_dir(settings).exists():
+    if "dense" in targets and settings.backends.dense == "elasticsearch":
+        drop_elastic_dense(settings)  # re-embedded from the metadata store below
+    elif "dense" in targets and dense_dir(settings).exists():
         # Set the old index aside (it may belong to another embedder and refuse to open);
         # it is restored if the rebuild fails, removed once the new one is flushed.
         old = dense_dir(settings).with_name(dense_dir(settings).name + ".previous")

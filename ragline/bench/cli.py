@@ -51,6 +51,7 @@ def _settings(root: Path, profile: str) -> Iterator[Settings]:
             "keyword": "elasticsearch",
             "graph": "neo4j",
             "es_index": f"ragline-bench-{run}",
+            "es_dense_index": f"ragline-bench-vec-{run}",
             "neo4j_namespace": f"bench-{run}",
         }
     )
@@ -81,7 +82,7 @@ def _run_in(
             result["profile"] = profile
             return result
         finally:
-            for store in (rag.stores.keyword, rag.stores.graph):
+            for store in (rag.stores.keyword, rag.stores.graph, rag.stores.dense):
                 drop = getattr(store, "drop", None)  # this run's index / namespace
                 if profile == "production" and drop is not None:
                     drop()

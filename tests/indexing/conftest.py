@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 import pytest
-from servers import elastic_keyword, neo4j_graph, server_params
+from servers import elastic_dense, elastic_keyword, neo4j_graph, server_params
 from store_cases import DIM, MODEL, corpus
 
 from indexing.protocols import DenseIndex, DerivedStore, GraphStore, KeywordIndex
@@ -38,6 +38,7 @@ DENSE_BACKENDS: dict[str, DenseBuilder] = {
     "faiss-hnsw": lambda root, dim, model: FaissDenseIndex(
         root / "dense", dim=dim, model=model, kind="hnsw"
     ),
+    "elasticsearch-knn": elastic_dense,
 }
 KEYWORD_BACKENDS: dict[str, KeywordBuilder] = {
     "sqlite-fts5": lambda root: SqliteKeywordIndex(root / "ragline.db"),
@@ -66,7 +67,7 @@ class _Opened:
                 store.close()
 
 
-@pytest.fixture(params=sorted(DENSE_BACKENDS))
+@pytest.fixture(params=server_params(DENSE_BACKENDS))
 def dense_store(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[Callable[..., DenseIndex]]:
@@ -78,6 +79,8 @@ def dense_store(
 
     yield open_dense
     opened.close_all()
+    if opened.stores:
+        _drop(opened.stores[0])
 
 
 def _drop(store: object) -> None:

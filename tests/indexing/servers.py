@@ -20,10 +20,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from indexing.stores.elastic_dense import ElasticDenseIndex
 from indexing.stores.elastic_keyword import ElasticKeywordIndex
 from indexing.stores.neo4j_graph import Neo4jGraphStore
 
-SERVER_BACKENDS = frozenset({"elasticsearch", "neo4j", "postgres"})
+SERVER_BACKENDS = frozenset({"elasticsearch", "elasticsearch-knn", "neo4j", "postgres"})
 
 
 def server_params(registry: Mapping[str, Any]) -> list[Any]:
@@ -61,6 +62,11 @@ def scoped_name(root: Path, prefix: str) -> str:
 def elastic_keyword(root: Path) -> ElasticKeywordIndex:
     url = server_url("RAGLINE_TEST_ES_URL")
     return ElasticKeywordIndex(url, scoped_name(root, "ragline-test-"))
+
+
+def elastic_dense(root: Path, dim: int, model: str) -> ElasticDenseIndex:
+    url = server_url("RAGLINE_TEST_ES_URL")
+    return ElasticDenseIndex(url, scoped_name(root, "ragline-test-vec-"), dim, model)
 
 
 def neo4j_auth() -> tuple[str, str]:
