@@ -148,6 +148,9 @@ class BackendSettings(BaseModel):
     # Every node carries this namespace: deployments, benches and tests share one database.
     neo4j_namespace: str = "ragline"
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
+    # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
+    # copy in the page cache instead of each holding its own (copied on a process's first write).
+    dense_mmap: bool = True
     # `elasticsearch`: vectors in an ES dense_vector kNN index (HNSW), nothing on the API
     # hosts' disks, so API replicas are stateless.
     dense: Literal["faiss", "elasticsearch"] = "faiss"

@@ -77,7 +77,9 @@ def _dense(settings: Settings, embedder: Embedder) -> DenseIndex:
     from indexing.stores.faiss_dense import FaissDenseIndex
 
     dense_dir = Path(b.dense_dir) if b.dense_dir else settings.data_dir / "dense"
-    return FaissDenseIndex(dense_dir, embedder.dim, embedder.model, settings.model_threads)
+    return FaissDenseIndex(
+        dense_dir, embedder.dim, embedder.model, settings.model_threads, mmap=b.dense_mmap
+    )
 
 
 def drop_elastic_dense(settings: Settings) -> None:

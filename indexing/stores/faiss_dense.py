@@ -205,6 +205,7 @@ class FaissDenseIndex:
         hnsw_m: int = 32,
         ef_construction: int = 80,
         ef_search: int = 128,
+        mmap: bool = False,
     ) -> None:
         self.dim = dim
         self.model = model
@@ -220,6 +221,10 @@ class FaissDenseIndex:
         self._generation = 0
         self._stamp = (0, 0)  # identity of the sidecar loaded, for refresh()
         self._dirty = False
+        # Memory-map the flat vectors read from disk (read-only, shared by every process on
+        # the host through the page cache); copied into private memory on the first write.
+        self._mmap = mmap
+        self._mapped = False
         # One thread per query: on 2 cores more threads add an ~8 ms floor (ENGINES.md).
         # A process-wide setting; searches run concurrently from the caller's thread pool.
         faiss.omp_set_num_threads(threads)
@@ -241,7 +246,8 @@ class FaissDenseIndex:
                 meta = json.loads(sidecar.read_text(encoding="utf-8"))
                 self._check_embedder(meta)
                 path = self._dir / f"dense-{int(meta['generation'])}.faiss"
-                index: Any = faiss.read_index(str(path))
+                flags = faiss.IO_FLAG_MMAP_IFC if self._mmap else 0
+                index: Any = faiss.read_index(str(path), flags)
                 break
             except (FileNotFoundError, RuntimeError):
                 # Another process flushed between our reading the sidecar and its index
@@ -256,6 +262,7 @@ class FaissDenseIndex:
                 "run `ragline repair --rebuild dense`"
             )
         self._index = index
+        self._mapped = self._mmap
         self._payload = dict(zip(vids.tolist(), rows, strict=True))
         self._cols = _Columns()
         self._cols.append(vids, rows)
@@ -320,9 +327,18 @@ class FaissDenseIndex:
 
     # ---- writes ------------------------------------------------------------------------
 
+    def _own_locked(self) -> None:
+        """A memory-mapped index is read-only (FAISS aborts the process on a write to a
+        mapped vector): take a private copy before the first change."""
+        if self._mapped:
+            # clone_index keeps viewing the mapping; a serialised round trip owns its data.
+            self._index = faiss.deserialize_index(faiss.serialize_index(self._index))
+            self._mapped = False
+
     def _remove_locked(self, ids: np.ndarray) -> None:
         gone = np.isin(self._cols.vids, ids)
         if gone.any():
+            self._own_locked()
             removed = self._cols.vids[gone]
             self._index.remove_ids(removed)
             self._cols.keep(~gone)
@@ -345,6 +361,7 @@ class FaissDenseIndex:
         rows = [_Payload.of(item.chunk) for item in latest.values()]
         with self._lock:
             self._remove_locked(ids)  # upsert = replace: applying twice keeps one copy
+            self._own_locked()
             self._index.add_with_ids(np.ascontiguousarray(vectors), ids)
             self._cols.append(ids, rows)
             self._payload.update(zip(ids.tolist(), rows, strict=True))
@@ -359,6 +376,7 @@ class FaissDenseIndex:
         """Drop everything and bulk-load (used by `ragline repair --rebuild dense`)."""
         with self._lock:
             self._index = self._empty()
+            self._mapped = False
             self._payload = {}
             self._cols = _Columns()
             self._hnsw = None

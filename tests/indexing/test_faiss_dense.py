@@ -66,3 +66,28 @@ def test_auto_switches_to_hnsw_from_a_size(tmp_path: Path, corpus: Corpus) -> No
     store.upsert(corpus.all())
     store.search(corpus["zh"].vector, 1, ALL)
     assert store._hnsw is not None
+
+
+def test_mapped_index_serves_reads_and_copies_itself_on_the_first_write(
+    tmp_path: Path, corpus: Corpus
+) -> None:
+    """A memory-mapped index (what API worker processes open) answers like the in-memory
+    one; a write takes a private copy instead of touching the shared read-only mapping
+    (FAISS would abort the process), and the file on disk stays what another process wrote."""
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL)
+    writer.upsert(corpus.all())
+    writer.flush()
+    mapped = FaissDenseIndex(tmp_path, DIM, MODEL, mmap=True)
+    plain = FaissDenseIndex(tmp_path, DIM, MODEL)
+    for key in corpus.items:
+        query = corpus[key].vector
+        assert mapped.search(query, 3, ALL) == plain.search(query, 3, ALL)
+    mapped.delete([corpus.cid("zh")])  # first write: copy, then remove
+    mapped.upsert([corpus["zh"]])
+    mapped.delete([corpus.cid("en")])
+    assert corpus.cid("en") not in mapped.content_ids()
+    assert mapped.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
+    assert corpus.cid("en") in plain.content_ids()  # the other process is untouched
+    mapped.flush()
+    assert plain.refresh() is True
+    assert corpus.cid("en") not in plain.content_ids()
