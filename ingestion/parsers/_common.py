@@ -120,6 +120,66 @@ def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...
     return tuple(tuple(r[j] for j in keep) for r in cleaned)
 
 
+_NUMERIC = re.compile(r"^[\s(（]*[-+−–]?[$¥€£]?\s*\d[\d,.\s]*%?[)）]?\s*$")
+MAX_HEADER_ROWS = 4
+
+
+def _numeric(cell: str) -> bool:
+    return bool(_NUMERIC.match(cell))
+
+
+def _spans(row: Sequence[str]) -> list[int]:
+    """Positions j where a cell repeats sideways into j+1: a merged cell over columns."""
+    return [j for j in range(len(row) - 1) if row[j] and row[j] == row[j + 1]]
+
+
+def header_rows(rows: Sequence[Sequence[str]]) -> int:
+    """How many leading rows form the header: the first row always; each next row while
+    the row above has a merged cell spanning columns that this row splits into distinct
+    labels (a group title over sub-titles), and this row reads as labels, not data."""
+    n = 1
+    while n < min(MAX_HEADER_ROWS, len(rows) - 1):
+        above, row = rows[n - 1], rows[n]
+        split = any(row[j] and row[j + 1] and row[j] != row[j + 1] for j in _spans(above)
+                    if j + 1 < len(row))
+        filled = [c for c in row if c]
+        numeric = sum(1 for c in filled if _numeric(c))
+        if not split or not filled or numeric * 2 > len(filled):
+            break
+        n += 1
+    return n
+
+
+def join_labels(labels: Sequence[str]) -> str:
+    """Stack of header labels (outermost first) as one column name; a label repeated
+    downwards (a cell merged over several header rows) counts once."""
+    out: list[str] = []
+    for label in labels:
+        label = " ".join(label.split())
+        if label and (not out or out[-1] != label):
+            out.append(label)
+    return join_lines(out)
+
+
+def resolve_header(head: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """One header string per column from several header rows (merged cells already
+    repeated across the positions they cover)."""
+    width = max((len(r) for r in head), default=0)
+    return tuple(join_labels([r[j] if j < len(r) else "" for r in head]) for j in range(width))
+
+
+def collapse_header(rows: Sequence[Sequence[str]],
+                    n_header: int | None = None) -> tuple[tuple[str, ...], ...]:
+    """Rows with their header rows (given, or found by `header_rows`) resolved into one
+    header row, so `rows[0]` names every column on its own."""
+    if not rows:
+        return ()
+    n = header_rows(rows) if n_header is None else max(1, min(n_header, len(rows)))
+    if n == 1:
+        return tuple(tuple(r) for r in rows)
+    return (resolve_header(rows[:n]), *(tuple(r) for r in rows[n:]))
+
+
 class BlockBuilder:
     """Accumulates blocks in reading order and tracks the enclosing headings."""
 
@@ -153,8 +213,10 @@ class BlockBuilder:
                                  self.path, rows))
 
     def table(self, rows: Sequence[Sequence[str | None]], page: int = 1, line_start: int = 1,
-              line_end: int | None = None) -> None:
-        clean = normalise_rows(rows)
+              line_end: int | None = None, n_header: int | None = None) -> None:
+        """A table block; `rows` may start with several header rows (`n_header` when the
+        format says how many, else they are detected): they become one resolved row."""
+        clean = collapse_header(normalise_rows(rows), n_header)
         if not clean:
             return
         self.add("table", render_table(clean), page, line_start, line_end, clean)

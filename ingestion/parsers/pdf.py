@@ -28,6 +28,7 @@ from core.types import Block, ParsedDocument
 from ingestion.parsers._common import (
     BlockBuilder,
     clean_text,
+    collapse_header,
     drop_cjk_spaces,
     join_lines,
     normalise_rows,
@@ -263,24 +264,81 @@ def _split_bands(rows: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _merge_header(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
-    """Two header rows (a spanning group title over sub-titles) become one header row:
-    the first row repeats values sideways and shares a vertically merged cell with the
-    second."""
-    if len(rows) < 3:
-        return rows
-    a, b = rows[0], rows[1]
-    sideways = any(x and x == y for x, y in itertools.pairwise(a))
-    shared = any(x and x == y for x, y in zip(a, b, strict=True))
-    if not (sideways and shared):
-        return rows
-    head = tuple(x if x == y or not y else f"{x} {y}".strip() for x, y in zip(a, b, strict=True))
-    return (head, *rows[2:])
+def _word_clusters(words: list[dict[str, Any]]) -> list[list[tuple[float, float, str]]]:
+    """Words of one cell as text lines (top to bottom), each line cut into clusters where
+    the gap between words is wider than a space: separate labels set side by side."""
+    lines: list[list[dict[str, Any]]] = []
+    for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])):
+        if lines and abs(lines[-1][0]["top"] - w["top"]) <= 2:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    out: list[list[tuple[float, float, str]]] = []
+    for line in lines:
+        line.sort(key=lambda w: w["x0"])
+        height = statistics.median(w["bottom"] - w["top"] for w in line)
+        clusters: list[tuple[float, float, str]] = []
+        for w in line:
+            if clusters and w["x0"] - clusters[-1][1] <= max(2.0, 0.6 * height):
+                x0, _, text = clusters[-1]
+                clusters[-1] = (x0, w["x1"], f"{text} {w['text']}")
+            else:
+                clusters.append((w["x0"], w["x1"], w["text"]))
+        out.append(clusters)
+    return out
+
+
+def _split_spanning(cell: tuple[float, float, float, float],
+                    cols: list[tuple[int, float, float]],
+                    words: list[dict[str, Any]]) -> dict[int, str] | None:
+    """Per-column text of a cell spanning several columns whose labels were set without
+    rules between them ("Permit Handgun Long Gun" in one box, or a group title over
+    sub-titles): each label goes to the column under it, a single centred label to all.
+    None when the cell holds one label only (a real merged cell)."""
+    x0, top, x1, bottom = cell
+    inside = [w for w in words if x0 <= (w["x0"] + w["x1"]) / 2 <= x1
+              and top <= (w["top"] + w["bottom"]) / 2 <= bottom]
+    lines = _word_clusters(inside)
+    if not any(len(line) > 1 for line in lines):
+        return None
+    labels: dict[int, list[str]] = {j: [] for j, _, _ in cols}
+    for line in lines:
+        if len(line) == 1:  # one label over the whole span: a group title
+            for j in labels:
+                labels[j].append(line[0][2])
+            continue
+        for cx0, cx1, text in line:
+            centre = (cx0 + cx1) / 2
+            j = min(cols, key=lambda c: 0 if c[1] <= centre <= c[2]
+                    else min(abs(centre - c[1]), abs(centre - c[2])))[0]
+            labels[j].append(text)
+    return {j: "\n".join(v) for j, v in labels.items()}
+
+
+def _split_header_cells(pl_page: Any, cells: list[Any],
+                        xs: list[tuple[float, float] | None], grid_row: list[str | None],
+                        words: list[dict[str, Any]]) -> None:
+    for j, cell in enumerate(cells):
+        if cell is None:
+            continue
+        cols = [(k, span[0], span[1]) for k, span in enumerate(xs)
+                if k >= j and span is not None and cell[0] - 1 <= (span[0] + span[1]) / 2
+                <= cell[2] + 1]
+        if len(cols) < 2:
+            continue
+        split = _split_spanning(cell, cols, words)
+        if split is None:
+            continue
+        for k, text in split.items():
+            if k < len(grid_row):
+                grid_row[k] = text
 
 
 def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]:
     out: list[_Table] = []
-    for tb in pl_page.find_tables():
+    found = pl_page.find_tables()
+    words: list[dict[str, Any]] = pl_page.extract_words() if found else []
+    for tb in found:
         grid: list[list[str | None]] = [list(r) for r in tb.extract()]
         if len(grid) < 2:
             continue
@@ -307,6 +365,8 @@ def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]
                     cx = (span[0] + span[1]) / 2
                     grid[i][j] = next((t for (x0, t0, x1, b0), t in cells
                                        if x0 <= cx <= x1 and t0 <= cy <= b0), "")
+            if i < 4:  # header rows: labels set side by side inside one merged box
+                _split_header_cells(pl_page, row.cells, xs, grid[i], words)
         text_rows = [[(c or "").strip() for c in r] for r in grid]
         text_rows = _split_bands(text_rows)
         rows = [[drop_cjk_spaces(join_lines(c.split("\n"))) for c in r] for r in text_rows]
@@ -322,7 +382,7 @@ def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]
             note = next((c for c in rows.pop() if c), "")
             if note:
                 notes.insert(0, note)
-        norm = _merge_header(normalise_rows(rows))
+        norm = collapse_header(normalise_rows(rows))
         if len(norm) < 2 or len(norm[0]) < 2:
             continue  # a framed paragraph, not a table: leave its text as text
         x0, top, x1, bottom = tb.bbox
