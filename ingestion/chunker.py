@@ -120,6 +120,12 @@ class _TableUnit:
 _Unit = _TextUnit | _TableUnit
 
 
+def table_id(ordinal: int) -> str:
+    """The name of a document's `ordinal`-th table (1-based, in reading order): "t1".
+    Chunks carry it and `ragline inspect` lists tables by it: one numbering everywhere."""
+    return f"t{ordinal}"
+
+
 def chunk_blocks(
     blocks: Sequence[Block],
     settings: ChunkSettings,
@@ -181,7 +187,7 @@ def _anchor_units(
             tables += 1
             caption = _detach_table_lead(current, blocks, i)
             path = _clean_path(block.section_path) or heading_ctx
-            units.append(_TableUnit(block, path, caption, f"t{tables}"))
+            units.append(_TableUnit(block, path, caption, table_id(tables)))
             current = None  # text after the table is a new unit: chunks stay in order
             continue
         if block.kind == "heading":
