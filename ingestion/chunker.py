@@ -559,7 +559,7 @@ def _table_drafts(
         context.append(unit.caption.text)
     prefix = "\n".join(c for c in context if c)
     header, rows, render = _table_parts(block)
-    if not header:
+    if not header and not rows:
         return []
     fixed = _header_tokens(prefix, count) + sum(count("\n" + h) for h in header)
     groups: list[list[int]] = [[]]
@@ -588,7 +588,8 @@ def _table_drafts(
             line_end=last_line,
             section_path=unit.path,
             table_id=unit.table_id,
-            table_header=tuple(block.rows[0]) if block.rows else (),
+            # Empty for a table without a header row (a glossary: rows are key, value).
+            table_header=tuple(block.rows[0]) if block.rows and any(block.rows[0]) else (),
             table_rows=tuple(tuple(block.rows[1 + i]) for i in group) if block.rows else (),
         ))
     return drafts
@@ -603,9 +604,11 @@ def _table_parts(
     every part is a table in the same format); from the text lines otherwise.
     """
     if block.rows:
-        lines = render_table(block.rows).split("\n")
         head_row, body = block.rows[0], block.rows[1:]
-        return lines[:2], lines[2:], lambda idx: render_table([head_row, *(body[i] for i in idx)])
+        lines = render_table(block.rows).split("\n")
+        n_head = len(lines) - len(body)  # 2 (header, separator), 0 without a header
+        return (lines[:n_head], lines[n_head:],
+                lambda idx: render_table([head_row, *(body[i] for i in idx)]))
     text_lines = [" ".join(line.split()) for line in block.text.split("\n") if line.strip()]
     n_head = 2 if len(text_lines) > 1 and _SEPARATOR_ROW.match(text_lines[1]) else 1
     head, body_lines = text_lines[:n_head], text_lines[n_head:]

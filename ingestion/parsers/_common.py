@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 from collections.abc import Sequence
 
@@ -90,10 +91,13 @@ def plausible_heading(text: str, max_len: int = 80) -> bool:
 
 
 def render_table(rows: Sequence[Sequence[str]]) -> str:
-    """Markdown pipe table: header row, separator, body rows (one line each)."""
+    """Markdown pipe table: header row, separator, body rows (one line each). A
+    two-column table without a header (a glossary) reads as "term: definition" lines."""
     if not rows:
         return ""
     width = max(len(r) for r in rows)
+    if width == 2 and not any(rows[0]):
+        return "\n".join(f"{k}: {v}".replace("\n", " ").strip() for k, v in rows[1:])
 
     def fmt(row: Sequence[str]) -> str:
         cells = [c.replace("\n", " ").replace("|", "\\|").strip() for c in row]
@@ -133,10 +137,43 @@ def _spans(row: Sequence[str]) -> list[int]:
     return [j for j in range(len(row) - 1) if row[j] and row[j] == row[j + 1]]
 
 
+_ENUMERATOR = re.compile(r"^[\[(]?(\d{1,4})[\]).]?$")
+_KEY_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9&/.\-]{0,15}$")
+
+
+def _code_like(cell: str) -> bool:
+    """An acronym or code ("API", "DoS", "G2B", "A0200"): no spaces, two capitals or
+    digits at least. A column label ("Acronym", "Term", "Name") is not."""
+    return bool(_KEY_SHAPE.match(cell)) and sum(ch.isupper() or ch.isdigit()
+                                                 for ch in cell) >= 2
+
+
+def headerless(rows: Sequence[Sequence[str]]) -> bool:
+    """A glossary or acronym list drawn as a table: every row, the first included, is a
+    code-like key in sorted order with its definition. Its first row is data, not a
+    header (a header such as "Term" or "ID" breaks the shape or the order)."""
+    if len(rows) < 4 or len(rows[0]) < 2:
+        return False
+    keys = [r[0] for r in rows]
+    if not all(r[1] for r in rows):
+        return False
+    numbers = [_ENUMERATOR.match(k) for k in keys]
+    if all(numbers):  # "[1]", "2.", "(3)": a numbered list such as references
+        values = [int(m.group(1)) for m in numbers if m]
+        return all(b > a for a, b in itertools.pairwise(values))
+    if not all(_code_like(k) for k in keys):
+        return False
+    folded = [k.casefold() for k in keys]
+    return folded == sorted(folded)
+
+
 def header_rows(rows: Sequence[Sequence[str]]) -> int:
-    """How many leading rows form the header: the first row always; each next row while
+    """How many leading rows form the header: 0 for a headerless key list (see
+    `headerless`), else the first row; each next row while
     the row above has a merged cell spanning columns that this row splits into distinct
     labels (a group title over sub-titles), and this row reads as labels, not data."""
+    if headerless(rows):
+        return 0
     n = 1
     while n < min(MAX_HEADER_ROWS, len(rows) - 1):
         above, row = rows[n - 1], rows[n]
@@ -171,10 +208,13 @@ def resolve_header(head: Sequence[Sequence[str]]) -> tuple[str, ...]:
 def collapse_header(rows: Sequence[Sequence[str]],
                     n_header: int | None = None) -> tuple[tuple[str, ...], ...]:
     """Rows with their header rows (given, or found by `header_rows`) resolved into one
-    header row, so `rows[0]` names every column on its own."""
+    header row, so `rows[0]` names every column on its own. A table without a header
+    gets an empty first row: `rows[0]` is always the header, possibly blank."""
     if not rows:
         return ()
-    n = header_rows(rows) if n_header is None else max(1, min(n_header, len(rows)))
+    n = header_rows(rows) if n_header is None else max(0, min(n_header, len(rows)))
+    if n == 0:
+        return (("",) * len(rows[0]), *(tuple(r) for r in rows))
     if n == 1:
         return tuple(tuple(r) for r in rows)
     return (resolve_header(rows[:n]), *(tuple(r) for r in rows[n:]))
@@ -216,7 +256,14 @@ class BlockBuilder:
               line_end: int | None = None, n_header: int | None = None) -> None:
         """A table block; `rows` may start with several header rows (`n_header` when the
         format says how many, else they are detected): they become one resolved row."""
-        clean = collapse_header(normalise_rows(rows), n_header)
+        norm = normalise_rows(rows)
+        # Leading rows holding one value across the table are its title, not a header.
+        while len(norm) > 2 and len(norm[0]) > 1 and len({c for c in norm[0] if c}) == 1:
+            title = next(c for c in norm[0] if c)
+            self.add("paragraph", title.replace("\n", " "), page, line_start, line_start)
+            norm = norm[1:]
+            n_header = None if n_header is None else n_header - 1
+        clean = collapse_header(norm, n_header)
         if not clean:
             return
         self.add("table", render_table(clean), page, line_start, line_end, clean)

@@ -334,11 +334,68 @@ def _split_header_cells(pl_page: Any, cells: list[Any],
                 grid_row[k] = text
 
 
+def _inside(a: tuple[float, ...], b: tuple[float, ...], tol: float = 1.0) -> bool:
+    return (a != b and b[0] - tol <= a[0] and a[2] <= b[2] + tol and b[1] - tol <= a[1]
+            and a[3] <= b[3] + tol)
+
+
+def _cell_text(words: list[dict[str, Any]], box: tuple[float, ...]) -> str:
+    inside = [w for w in words if box[0] <= (w["x0"] + w["x1"]) / 2 <= box[2]
+              and box[1] <= (w["top"] + w["bottom"]) / 2 <= box[3]]
+    return "\n".join(" ".join(t for _, _, t in line) for line in _word_clusters(inside))
+
+
+def _nested_grid(tb: Any, words: list[dict[str, Any]]) -> list[list[str | None]] | None:
+    """Tables whose cells are drawn as shaded boxes inside ruled cells (one box per text
+    line) give pdfplumber a grid far finer than the table. Rebuild it from the outermost
+    cells: rows are the bands of the key (leftmost) column, columns the x-bands of the
+    outer cells; boxes in one row band and column are one cell. None when no cell lies
+    inside another (the ordinary case)."""
+    boxes = [tuple(c) for c in tb.cells]
+    outer = [c for c in boxes if not any(_inside(c, o) for o in boxes)]
+    if len(outer) == len(boxes):
+        return None
+    xs = sorted({round(v, 1) for c in outer for v in (c[0], c[2])})
+    cols = [(a, b) for a, b in itertools.pairwise(xs) if b - a > 1]
+    left = min(c[0] for c in outer)
+    # Row bands: the cells of the leftmost column, top to bottom.
+    keys = sorted((c for c in outer if abs(c[0] - left) <= 1), key=lambda c: c[1])
+    bands = [(c[1], c[3]) for c in keys]
+    if len(bands) < 2 or len(cols) < 2:
+        return None
+    grid: list[list[list[str]]] = [[[] for _ in cols] for _ in bands]
+    for c in sorted(outer, key=lambda c: (c[1], c[0])):
+        cy = (c[1] + c[3]) / 2
+        r = next((k for k, (t, b) in enumerate(bands) if t - 1 <= cy <= b + 1), None)
+        if r is None:
+            continue
+        text = _cell_text(words, c)
+        for j, (a, b) in enumerate(cols):
+            if c[0] - 1 <= (a + b) / 2 <= c[2] + 1 and text:
+                grid[r][j].append(text)
+    rows = [["\n".join(parts) for parts in row] for row in grid]
+    # Columns drawn as padding strips or split by the inner boxes: merge a column into
+    # its left neighbour while no row holds two different values in them.
+    j = 1
+    while j < len(rows[0]):
+        if all(not r[j] or not r[j - 1] or r[j] == r[j - 1] for r in rows):
+            for r in rows:
+                r[j - 1] = r[j - 1] or r[j]
+                del r[j]
+        else:
+            j += 1
+    return [list(r) for r in rows]
+
+
 def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]:
     out: list[_Table] = []
     found = pl_page.find_tables()
     words: list[dict[str, Any]] = pl_page.extract_words() if found else []
     for tb in found:
+        nested = _nested_grid(tb, words)
+        if nested is not None:
+            out.extend(_finish_table(tb, nested, mb_top, mb_left))
+            continue
         grid: list[list[str | None]] = [list(r) for r in tb.extract()]
         if len(grid) < 2:
             continue
@@ -367,28 +424,34 @@ def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]
                                        if x0 <= cx <= x1 and t0 <= cy <= b0), "")
             if i < 4:  # header rows: labels set side by side inside one merged box
                 _split_header_cells(pl_page, row.cells, xs, grid[i], words)
-        text_rows = [[(c or "").strip() for c in r] for r in grid]
-        text_rows = _split_bands(text_rows)
-        rows = [[drop_cjk_spaces(join_lines(c.split("\n"))) for c in r] for r in text_rows]
-        captions: list[str] = []
-        # Leading rows with a single distinct value are a title spanning the table.
-        while len(rows) > 2 and len({c for c in rows[0] if c}) <= 1:
-            title = next((c for c in rows.pop(0) if c), "")
-            if title:
-                captions.append(title)
-        notes: list[str] = []
-        # ... and trailing ones are footnotes spanning its width.
-        while len(rows) > 2 and len({c for c in rows[-1] if c}) <= 1:
-            note = next((c for c in rows.pop() if c), "")
-            if note:
-                notes.insert(0, note)
-        norm = collapse_header(normalise_rows(rows))
-        if len(norm) < 2 or len(norm[0]) < 2:
-            continue  # a framed paragraph, not a table: leave its text as text
-        x0, top, x1, bottom = tb.bbox
-        out.append(_Table((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top),
-                          norm, captions, notes))
+        out.extend(_finish_table(tb, grid, mb_top, mb_left))
     return out
+
+def _finish_table(tb: Any, grid: list[list[str | None]], mb_top: float,
+                  mb_left: float) -> list[_Table]:
+    """Cell texts to a table: bands split, title and footnote rows taken out, header
+    rows resolved, position converted to PDF user space."""
+    text_rows = [[(c or "").strip() for c in r] for r in grid]
+    text_rows = _split_bands(text_rows)
+    rows = [[drop_cjk_spaces(join_lines(c.split("\n"))) for c in r] for r in text_rows]
+    captions: list[str] = []
+    # Leading rows with a single distinct value are a title spanning the table.
+    while len(rows) > 2 and len({c for c in rows[0] if c}) <= 1:
+        title = next((c for c in rows.pop(0) if c), "")
+        if title:
+            captions.append(title)
+    notes: list[str] = []
+    # ... and trailing ones are footnotes spanning its width.
+    while len(rows) > 2 and len({c for c in rows[-1] if c}) <= 1:
+        note = next((c for c in rows.pop() if c), "")
+        if note:
+            notes.insert(0, note)
+    norm = collapse_header(normalise_rows(rows))
+    if len(norm) < 2 or len(norm[0]) < 2:
+        return []  # a framed paragraph, not a table: leave its text as text
+    x0, top, x1, bottom = tb.bbox
+    return [_Table((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top),
+                      norm, captions, notes)]
 
 
 # -------------------------------------------------------------------- page furniture
