@@ -366,13 +366,13 @@ def _nested_grid(tb: Any, words: list[dict[str, Any]]) -> list[list[str | None]]
     grid: list[list[list[str]]] = [[[] for _ in cols] for _ in bands]
     for c in sorted(outer, key=lambda c: (c[1], c[0])):
         cy = (c[1] + c[3]) / 2
-        r = next((k for k, (t, b) in enumerate(bands) if t - 1 <= cy <= b + 1), None)
-        if r is None:
+        band = next((k for k, (t, b) in enumerate(bands) if t - 1 <= cy <= b + 1), None)
+        if band is None:
             continue
         text = _cell_text(words, c)
         for j, (a, b) in enumerate(cols):
             if c[0] - 1 <= (a + b) / 2 <= c[2] + 1 and text:
-                grid[r][j].append(text)
+                grid[band][j].append(text)
     rows = [["\n".join(parts) for parts in row] for row in grid]
     # Columns drawn as padding strips or split by the inner boxes: merge a column into
     # its left neighbour while no row holds two different values in them.
