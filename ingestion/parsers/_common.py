@@ -6,6 +6,7 @@ import codecs
 import itertools
 import re
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from core.types import Block, BlockKind
 
@@ -218,6 +219,45 @@ def collapse_header(rows: Sequence[Sequence[str]],
     if n == 1:
         return tuple(tuple(r) for r in rows)
     return (resolve_header(rows[:n]), *(tuple(r) for r in rows[n:]))
+
+
+# Headings that open a document's front matter; never the document's title.
+_GENERIC_TITLES = re.compile(
+    r"^(preface|foreword|contents|table of contents|introduction|abstract|summary|"
+    r"acknowledge?ments?|index|appendix|overview|notes?|untitled( document)?|document\d*|"
+    r"前言|序言?|序言|引言|目录|目\s*录|摘要|概述|说明|附录|致谢|版权声明|修订历史|"
+    r"封面|正文|untitled)$",
+    re.IGNORECASE,
+)
+
+
+def generic_title(text: str) -> bool:
+    """A front-matter heading ("Preface", "前言", "目录") rather than a document title."""
+    return bool(_GENERIC_TITLES.match(re.sub(r"[\s:：.。]+$", "", text.strip())))
+
+
+def meta_title_ok(title: str) -> bool:
+    """A title from document metadata worth showing: not a file name, a template
+    placeholder ("Untitled", "Slide 1"), a generic heading, or too short to mean much."""
+    title = title.strip()
+    if len(title) < 3 or generic_title(title):
+        return False
+    return not re.search(r"\.(docx?|xlsx?|pptx?|pdf|tex|dvi|indd|rtf|odt)$|^untitled|"
+                         r"^(slide|page|sheet)\s*\d+$|^microsoft (word|excel)",
+                         title, re.IGNORECASE)
+
+
+def document_title(meta: str, blocks: Sequence[Block], name: str) -> str:
+    """Title for page-less formats: metadata when meaningful, else the first top-level
+    heading unless it is generic front matter, else the file name."""
+    if meta_title_ok(meta):
+        return clean_text(meta)
+    for b in blocks:
+        if b.kind == "heading" and b.level == 1:
+            if not generic_title(b.text):
+                return b.text
+            break
+    return PurePath(name).stem
 
 
 class BlockBuilder:

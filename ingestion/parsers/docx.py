@@ -11,7 +11,6 @@ import re
 import zipfile
 from collections import Counter
 from importlib.metadata import version
-from pathlib import PurePath
 from typing import Any
 
 import docx
@@ -21,7 +20,13 @@ from docx.text.paragraph import Paragraph
 
 from core.errors import ParseError
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, numbered_level, plausible_heading
+from ingestion.parsers._common import (
+    BlockBuilder,
+    clean_text,
+    document_title,
+    numbered_level,
+    plausible_heading,
+)
 
 PARSER = f"python-docx/{version('python-docx')}"
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -164,6 +169,5 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         else:
             b.add("paragraph", text, 1, line)
     flush_list()
-    title = clean_text(document.core_properties.title or "") or b.first_heading(1) \
-        or PurePath(name).stem
+    title = document_title(document.core_properties.title or "", b.blocks, name)
     return ParsedDocument(tuple(b.blocks), 1, title, PARSER)

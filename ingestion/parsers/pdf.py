@@ -24,13 +24,15 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as raw
 
 from core.errors import NeedsOCR, ParseError
-from core.types import Block, ParsedDocument
+from core.types import ParsedDocument
 from ingestion.parsers._common import (
     BlockBuilder,
     clean_text,
     collapse_header,
     drop_cjk_spaces,
+    generic_title,
     join_lines,
+    meta_title_ok,
     normalise_rows,
     numbered_level,
     plausible_heading,
@@ -110,6 +112,7 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
     n = raw.FPDFText_CountChars(tp)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     buf, flags = ctypes.create_string_buffer(128), ctypes.c_int()
+    matrix = raw.FS_MATRIX()
     rects = [t.bbox for t in tables]
     out: list[_Line] = []
     text: list[str] = []
@@ -160,7 +163,11 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
             continue
         text.append(ch)
         idx.append(i)
-        sizes[round(raw.FPDFText_GetFontSize(tp, i) * 2) / 2] += 1
+        # The font size as set, scaled by the text matrix: producers that draw every
+        # glyph at size 1 and scale with the matrix still give real sizes.
+        raw.FPDFText_GetMatrix(tp, i, ctypes.byref(matrix))
+        scale = (matrix.a * matrix.a + matrix.b * matrix.b) ** 0.5 or 1.0
+        sizes[round(raw.FPDFText_GetFontSize(tp, i) * scale * 2) / 2] += 1
         box[0] = min(box[0], left.value)
         box[1] = max(box[1], right.value)
         box[2] = min(box[2], bottom.value)
@@ -753,21 +760,74 @@ def _list_text(group: list[_Line]) -> str:
 # ------------------------------------------------------------------------------ entry
 
 
-def _title(pdf: Any, pages: list[_Page], blocks: list[Block], body: float, name: str) -> str:
+def _title(pdf: Any, pages: list[_Page], body: float, name: str) -> str:
+    """The document's title: its metadata /Title when meaningful, else the first text
+    page's title block, else the file name. Never a running header (dropped lines are
+    not candidates), an all-capitals agency or section line, or a generic heading such as
+    "Preface" / "前言" / "目录"."""
     meta = clean_text(pdf.get_metadata_dict().get("Title", "") or "")
     meta = re.sub(r"^microsoft (word|powerpoint) - ", "", meta, flags=re.IGNORECASE)
-    if meta and not re.search(r"\.(docx?|pdf|tex|dvi|indd)$|^untitled", meta, re.IGNORECASE):
+    if meta_title_ok(meta):
         return meta
-    if pages:
-        first = [ln for ln in pages[0].lines if not ln.dropped and ln.table < 0]
-        if first:
-            big = max(ln.size for ln in first)
-            if big >= body * 1.3:
-                text = join_lines([ln.text for ln in first if ln.size == big])
-                if 0 < len(text) <= 200:
-                    return text
-    h1 = next((bl.text for bl in blocks if bl.kind == "heading" and bl.level == 1), "")
-    return h1 or PurePath(name).stem
+    first = next((p for p in pages if p.chars >= 20), None)
+    if first is not None:
+        block = _title_block(first, body)
+        if block:
+            return block
+        # A title row spanning the page's first table ("NICS Firearm Background Checks").
+        caption = next((c for t in first.tables[:1] for c in t.captions[:1]), "")
+        if _title_text_ok(caption):
+            return caption
+    return PurePath(name).stem
+
+
+def _title_block(page: _Page, body: float) -> str:
+    """The largest styled group of lines on the page (bigger than the page's body text,
+    or bold at body size), at most three lines; the longest wins among groups of one
+    size."""
+    live = [ln for ln in page.lines if not ln.dropped and ln.table < 0 and ln.text]
+    weights: Counter[float] = Counter()
+    for ln in live:
+        weights[ln.size] += len(ln.text)
+    body = weights.most_common(1)[0][0] if weights else body
+    groups: list[list[_Line]] = []
+    for ln in live:
+        prev = groups[-1][-1] if groups else None
+        if (prev is not None and prev.size == ln.size and prev.bold == ln.bold
+                and 0 <= prev.bottom - ln.top <= ln.size * 0.8):
+            groups[-1].append(ln)
+        else:
+            groups.append([ln])
+    # Bold marks a title only where most text is not bold.
+    bold_share = sum(len(ln.text) for ln in live if ln.bold) / max(1, sum(len(ln.text)
+                                                                          for ln in live))
+    best: tuple[float, int, str] | None = None
+    for group in groups:
+        size, bold = group[0].size, group[0].bold
+        styled = size >= body * 1.3 or (bold and size >= body and bold_share < 0.5)
+        if len(group) > 3 or not styled:
+            continue
+        text = join_lines([ln.text for ln in group])
+        if not _title_text_ok(text):
+            continue
+        key = (size, len(text), text)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return best[2] if best else ""
+
+
+def _title_text_ok(text: str) -> bool:
+    if not (3 <= len(text) <= 200) or generic_title(text) or _PAGE_NO.match(text):
+        return False
+    if text.endswith(("。", ".", "；", ";", "，", ",")) and len(text) > 60:
+        return False  # a sentence in bold, not a title
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters or sum(ch.isdigit() for ch in text) > len(letters):
+        return False
+    latin = [ch for ch in letters if ch.isascii()]
+    # "DEPARTMENT OF TRANSPORTATION": an all-capitals line names an agency or section.
+    shouting = len(latin) == len(letters) and all(ch.isupper() for ch in latin)
+    return not (len(latin) >= 8 and shouting)
 
 
 def parse(data: bytes, name: str) -> ParsedDocument:
@@ -835,5 +895,5 @@ def _parse(pdf: Any, data: bytes, name: str) -> ParsedDocument:
                 ln.heading = 0
         _font_headings(pages, body)
     b = _assemble(pages)
-    title = _title(pdf, pages, b.blocks, body, name)
+    title = _title(pdf, pages, body, name)
     return ParsedDocument(tuple(b.blocks), len(pdf), title, PARSER, True, tuple(warnings))
