@@ -27,6 +27,7 @@ from ingestion.parsers._common import (
     numbered_level,
     plausible_heading,
 )
+from ingestion.parsers._ooxml import to_transitional
 
 PARSER = f"python-docx/{version('python-docx')}"
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -109,7 +110,7 @@ def _iter_body(parent: Any) -> Any:
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(to_transitional(data)))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise ParseError(f"DOCX is damaged or not a Word document: {exc}") from exc
     body = document.element.body

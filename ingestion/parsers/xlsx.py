@@ -18,6 +18,7 @@ import openpyxl
 from core.errors import ParseError
 from core.types import ParsedDocument
 from ingestion.parsers._common import BlockBuilder, clean_text, meta_title_ok, normalise_rows
+from ingestion.parsers._ooxml import to_transitional
 
 PARSER = f"openpyxl/{version('openpyxl')}"
 _MAX_CELLS = 2_000_000  # a sheet "used" to row 1,048,576 by formatting alone is not data
@@ -55,7 +56,8 @@ def _grid(ws: Any) -> list[list[str]]:
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     try:
-        wb = openpyxl.load_workbook(io.BytesIO(data), read_only=False, data_only=True)
+        wb = openpyxl.load_workbook(io.BytesIO(to_transitional(data)), read_only=False,
+                                    data_only=True)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ParseError(f"XLSX is damaged or not an Excel workbook: {exc}") from exc
     b = BlockBuilder()
