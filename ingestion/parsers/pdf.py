@@ -72,6 +72,9 @@ class _Line:
     heading: int = 0  # level, 0 = not a heading
     dropped: bool = False
     table: int = -1  # index into the page's tables when inside one
+    # Text pieces set apart by wide gaps, with the x where each starts; empty when the
+    # line is one run of text.
+    parts: list[tuple[float, str]] = field(default_factory=list)
 
     @property
     def height(self) -> float:
@@ -121,6 +124,10 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
     sizes: Counter[float] = Counter()
     in_table: Counter[int] = Counter()
     stats = [0, 0]
+    # Wide horizontal gaps inside a line (column-set text such as a glossary without
+    # rules): (position in the line's text, x where the text resumes).
+    gaps: list[tuple[int, float]] = []
+    edge: list[float | None] = [None]  # right edge of the previous visible glyph
 
     def finish() -> None:
         line = "".join(text)
@@ -130,10 +137,18 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
             fonts = [_font(tp, i, buf, flags) for i in probes]
             ln = _Line(drop_cjk_spaces(clean_text(line)), box[0], box[1], box[3], box[2],
                        size, len(out) + 1, all(b for b, _ in fonts), all(m for _, m in fonts))
+            if gaps:
+                cuts = [0, *(g for g, _ in gaps), len(line)]
+                pieces = [drop_cjk_spaces(clean_text(line[a:b]))
+                          for a, b in itertools.pairwise(cuts)]
+                xs = [box[0], *(x for _, x in gaps)]
+                ln.parts = [(x, t) for x, t in zip(xs, pieces, strict=True) if t]
             if in_table:
                 ln.table = in_table.most_common(1)[0][0]
             out.append(ln)
         text.clear()
+        gaps.clear()
+        edge[0] = None
         idx.clear()
         sizes.clear()
         in_table.clear()
@@ -161,6 +176,11 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
             in_table[hit] += 1
             idx.append(i)  # keeps the line (and its number) but not its text
             continue
+        prev_right = edge[0]
+        edge[0] = right.value
+        size_now = max(1.0, top.value - bottom.value)
+        if prev_right is not None and left.value - prev_right > 2.5 * size_now and text:
+            gaps.append((len(text), left.value))
         text.append(ch)
         idx.append(i)
         # The font size as set, scaled by the text matrix: producers that draw every
@@ -663,13 +683,70 @@ def _font_headings(pages: list[_Page], body: float) -> None:
 # ------------------------------------------------------------------------ assembling
 
 
+_Pairs = list[tuple[str, str, _Line]]
+
+
+def _term_runs(lines: list[_Line]) -> dict[int, tuple[_Pairs, int]]:
+    """Glossaries and definition lists set in two columns without rules: runs of three
+    or more lines that each hold a short term, a wide gap, then its definition, with
+    terms and definitions starting at the same x on every line. A following line that
+    starts at the definition column continues the definition above. Returns the pairs by
+    the index of the run's first line, with the run's last line number; the run's other
+    lines are consumed."""
+    runs: dict[int, tuple[_Pairs, int]] = {}
+    k = 0
+    while k < len(lines):
+        ln = lines[k]
+        if not _term_line(ln):
+            k += 1
+            continue
+        term_x, def_x = ln.parts[0][0], ln.parts[1][0]
+        pairs: _Pairs = []
+        j = k
+        while j < len(lines):
+            cur = lines[j]
+            if cur.dropped or cur.table >= 0:
+                break
+            if _term_line(cur) and abs(cur.parts[0][0] - term_x) <= 4 \
+                    and abs(cur.parts[1][0] - def_x) <= 4:
+                pairs.append((cur.parts[0][1], cur.parts[1][1], cur))
+            elif pairs and not cur.parts and abs(cur.x0 - def_x) <= 4:
+                term, definition, first = pairs[-1]
+                pairs[-1] = (term, join_lines([definition, cur.text]), first)
+            else:
+                break
+            j += 1
+        if len(pairs) >= 3:
+            runs[k] = (pairs, lines[j - 1].no)
+            for m in range(k + 1, j):
+                lines[m].dropped = True
+            k = j
+        else:
+            k += 1
+    return runs
+
+
+def _term_line(ln: _Line) -> bool:
+    if ln.dropped or ln.table >= 0 or len(ln.parts) != 2:
+        return False
+    term = ln.parts[0][1]
+    return len(term) <= 30 and len(term.split()) <= 4 and not term.endswith(tuple(_SENT_END))
+
+
 def _assemble(pages: list[_Page]) -> BlockBuilder:
     b = BlockBuilder()
     for p in pages:
         placed: set[int] = set()
         group: list[_Line] = []
         mode = ""
-        for ln in p.lines:
+        runs = _term_runs(p.lines)
+        for pos, ln in enumerate(p.lines):
+            if pos in runs:
+                mode = _flush(b, p.number, group, mode)
+                pairs, last = runs[pos]
+                b.add("list", "\n".join(f"{t}: {d}" for t, d, _ in pairs), p.number,
+                      ln.no, last)
+                continue
             if ln.table >= 0:
                 if ln.table not in placed:
                     mode = _flush(b, p.number, group, mode)
