@@ -133,8 +133,7 @@ def _text(el: etree._Element, skip: frozenset[str] = frozenset()) -> str:
         tag = _tag(node)
         if event == "start":
             if node is not el and tag in skip:
-                walker.skip_subtree()
-                parts.append(node.tail or "")
+                walker.skip_subtree()  # its "end" event still comes: the tail is read there
                 continue
             if tag == "br" or (node is not el and tag in _LINE_BREAKS):
                 parts.append("\n")
