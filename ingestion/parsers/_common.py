@@ -191,12 +191,21 @@ def header_rows(rows: Sequence[Sequence[str]]) -> int:
 def join_labels(labels: Sequence[str]) -> str:
     """Stack of header labels (outermost first) as one column name; a label repeated
     downwards (a cell merged over several header rows) counts once."""
-    out: list[str] = []
+    out = last = ""
     for label in labels:
         label = " ".join(label.split())
-        if label and (not out or out[-1] != label):
-            out.append(label)
-    return join_lines(out)
+        if not label or label == last:
+            continue
+        last = label
+        # Levels read apart ("大型车比例μ（%） μ≤10"), except between two Han characters
+        # ("编制条件路段交通量"), which Chinese writes without a space.
+        han = bool(out) and _is_han(out[-1]) and _is_han(label[0])
+        out = f"{out}{'' if han or not out else ' '}{label}"
+    return out
+
+
+def _is_han(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
 
 
 def resolve_header(head: Sequence[Sequence[str]]) -> tuple[str, ...]:

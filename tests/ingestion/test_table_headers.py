@@ -56,6 +56,7 @@ def test_a_data_row_under_a_merged_cell_is_not_taken_for_a_header() -> None:
 
 def test_resolve_header_joins_stacked_labels_once_and_cjk_without_spaces() -> None:
     assert resolve_header([("A", "组", "组"), ("A", "面积", "人数")]) == ("A", "组面积", "组人数")
+    assert resolve_header([("比例（%）",), ("μ≤10",)]) == ("比例（%） μ≤10",)
     assert resolve_header([("", "Q1"), ("Item", "")]) == ("Item", "Q1")
 
 
