@@ -283,9 +283,11 @@ def _nearest_li(el: etree._Element) -> etree._Element | None:
 def _table_rows(el: etree._Element) -> tuple[list[list[str]], int | None]:
     """Rows of a data table with merged cells repeated over every position they cover
     (colspan sideways, rowspan downwards), and the number of header rows when the markup
-    says so (leading rows in <thead> or made only of <th>)."""
+    says so (leading rows in <thead> or made only of <th>; none when every row is a <th>
+    key and its <td> values)."""
     rows: list[list[str]] = []
     header_flags: list[bool] = []
+    keyed: list[bool] = []  # the row's first cell is a <th> naming the row, the rest <td>
     carry: dict[int, tuple[str, int]] = {}  # column -> (text, rows still covered)
     for tr in el.iter("tr"):
         # Rows of a nested table belong to that table, not this one.
@@ -311,6 +313,10 @@ def _table_rows(el: etree._Element) -> tuple[list[list[str]], int | None]:
         rows.append(row)
         in_head = tr.getparent() is not None and tr.getparent().tag == "thead"
         header_flags.append(in_head or (bool(cells) and all(c.tag == "th" for c in cells)))
+        if len(cells) >= 2:  # one spanning cell (a logo, a sub-title) says nothing
+            keyed.append(cells[0].tag == "th" and all(c.tag == "td" for c in cells[1:]))
+    if len(keyed) >= 2 and all(keyed):
+        return rows, 0  # every row is "key | value" (an infobox): no header row
     n = 0
     while n < len(header_flags) and header_flags[n]:
         n += 1

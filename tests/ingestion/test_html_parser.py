@@ -99,3 +99,14 @@ def test_title_prefers_h1_inside_title_else_title_without_site_name() -> None:
             b"<title>ACME</title></head><body><p>text</p></body></html>")
     assert html.parse(page, "x.html").title == "Quarterly report"
     assert html.parse(b"<html><body><p>text</p></body></html>", "notes.html").title == "notes"
+
+
+def test_key_value_table_with_row_headers_has_no_header_row() -> None:
+    page = (b"<html><body><table><tr><th>Industry</th><td>Software</td></tr>"
+            b"<tr><th>Founded</th><td>1998</td></tr><tr><th>Website</th><td>mozilla.org</td>"
+            b"</tr></table></body></html>")
+    [table] = [b for b in html.parse(page, "t.html").blocks if b.kind == "table"]
+    assert table.rows == (("", ""), ("Industry", "Software"), ("Founded", "1998"),
+                          ("Website", "mozilla.org"))
+    assert table.text.split("\n") == ["Industry: Software", "Founded: 1998",
+                                       "Website: mozilla.org"]
