@@ -178,11 +178,17 @@ def header_rows(rows: Sequence[Sequence[str]]) -> int:
     n = 1
     while n < min(MAX_HEADER_ROWS, len(rows) - 1):
         above, row = rows[n - 1], rows[n]
-        split = any(row[j] and row[j + 1] and row[j] != row[j + 1] for j in _spans(above)
+        spans = _spans(above)
+        split = any(row[j] and row[j + 1] and row[j] != row[j + 1] for j in spans
                     if j + 1 < len(row))
+        under = {k for j in spans for k in (j, j + 1)}
+        # Outside the split group cells, a header row repeats the cell above (merged
+        # downwards) or is empty; a data row has values of its own there.
+        merged_down = all(not row[j] or row[j] == above[j]
+                          for j in range(min(len(row), len(above))) if j not in under)
         filled = [c for c in row if c]
         numeric = sum(1 for c in filled if _numeric(c))
-        if not split or not filled or numeric * 2 > len(filled):
+        if not split or not merged_down or not filled or numeric * 2 > len(filled):
             break
         n += 1
     return n

@@ -50,6 +50,10 @@ def test_group_title_over_sub_titles_resolves_per_column() -> None:
 def test_a_data_row_under_a_merged_cell_is_not_taken_for_a_header() -> None:
     rows = [("Region", "Sales", "Sales"), ("North", "12", "14"), ("South", "9", "11")]
     assert header_rows(rows) == 1
+    # A header cell spanning two columns over plain text rows: the rows are data.
+    address = [("Name", "Address", "Address"), ("Ann", "Main St", "Springfield"),
+               ("Bo", "Elm St", "Shelbyville")]
+    assert header_rows(address) == 1
     single = [("Name", "Role"), ("Ann", "Lead"), ("Bo", "Dev")]
     assert header_rows(single) == 1 and collapse_header(single)[0] == ("Name", "Role")
 
