@@ -120,6 +120,12 @@ class _TableUnit:
 _Unit = _TextUnit | _TableUnit
 
 
+def table_id(ordinal: int) -> str:
+    """The name of a document's `ordinal`-th table (1-based, in reading order): "t1".
+    Chunks carry it and `ragline inspect` lists tables by it: one numbering everywhere."""
+    return f"t{ordinal}"
+
+
 def chunk_blocks(
     blocks: Sequence[Block],
     settings: ChunkSettings,
@@ -181,7 +187,7 @@ def _anchor_units(
             tables += 1
             caption = _detach_table_lead(current, blocks, i)
             path = _clean_path(block.section_path) or heading_ctx
-            units.append(_TableUnit(block, path, caption, f"t{tables}"))
+            units.append(_TableUnit(block, path, caption, table_id(tables)))
             current = None  # text after the table is a new unit: chunks stay in order
             continue
         if block.kind == "heading":
@@ -553,7 +559,7 @@ def _table_drafts(
         context.append(unit.caption.text)
     prefix = "\n".join(c for c in context if c)
     header, rows, render = _table_parts(block)
-    if not header:
+    if not header and not rows:
         return []
     fixed = _header_tokens(prefix, count) + sum(count("\n" + h) for h in header)
     groups: list[list[int]] = [[]]
@@ -582,7 +588,8 @@ def _table_drafts(
             line_end=last_line,
             section_path=unit.path,
             table_id=unit.table_id,
-            table_header=tuple(block.rows[0]) if block.rows else (),
+            # Empty for a table without a header row (a glossary: rows are key, value).
+            table_header=tuple(block.rows[0]) if block.rows and any(block.rows[0]) else (),
             table_rows=tuple(tuple(block.rows[1 + i]) for i in group) if block.rows else (),
         ))
     return drafts
@@ -597,9 +604,11 @@ def _table_parts(
     every part is a table in the same format); from the text lines otherwise.
     """
     if block.rows:
-        lines = render_table(block.rows).split("\n")
         head_row, body = block.rows[0], block.rows[1:]
-        return lines[:2], lines[2:], lambda idx: render_table([head_row, *(body[i] for i in idx)])
+        lines = render_table(block.rows).split("\n")
+        n_head = len(lines) - len(body)  # 2 (header, separator), 0 without a header
+        return (lines[:n_head], lines[n_head:],
+                lambda idx: render_table([head_row, *(body[i] for i in idx)]))
     text_lines = [" ".join(line.split()) for line in block.text.split("\n") if line.strip()]
     n_head = 2 if len(text_lines) > 1 and _SEPARATOR_ROW.match(text_lines[1]) else 1
     head, body_lines = text_lines[:n_head], text_lines[n_head:]

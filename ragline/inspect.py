@@ -19,7 +19,7 @@ from core.ids import source_uri
 from core.settings import Settings
 from core.text import approx_tokens
 from core.types import Block
-from ingestion.chunker import ChunkDraft, chunk_blocks
+from ingestion.chunker import ChunkDraft, chunk_blocks, table_id
 from ingestion.parse import MB, ParseOptions, check_size, document_format, parse_file
 from ingestion.pii import PiiMasker
 
@@ -69,7 +69,7 @@ def _chunk(i: int, d: ChunkDraft) -> dict[str, Any]:
 
 def _table(i: int, b: Block) -> dict[str, Any]:
     return {
-        "index": i,
+        "table_id": table_id(i + 1),  # the same name the table's chunks carry
         "page": b.page,
         "lines": [b.line_start, b.line_end],
         "rows": len(b.rows),
@@ -174,11 +174,11 @@ def render(report: dict[str, Any], console: Console) -> None:
         )
     if report["tables"]:
         tables = Table(
-            "#", "page", "lines", "rows×cols", "header", title="Tables", title_justify="left"
+            "table_id", "page", "lines", "rows×cols", "header", title="Tables", title_justify="left"
         )
         for t in report["tables"]:
             tables.add_row(
-                str(t["index"]),
+                t["table_id"],
                 str(t["page"]),
                 _span(t["lines"], ""),
                 f"{t['rows']}×{t['columns']}",

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 from collections.abc import Sequence
+from pathlib import PurePath
 
 from core.types import Block, BlockKind
 
@@ -90,10 +92,13 @@ def plausible_heading(text: str, max_len: int = 80) -> bool:
 
 
 def render_table(rows: Sequence[Sequence[str]]) -> str:
-    """Markdown pipe table: header row, separator, body rows (one line each)."""
+    """Markdown pipe table: header row, separator, body rows (one line each). A
+    two-column table without a header (a glossary) reads as "term: definition" lines."""
     if not rows:
         return ""
     width = max(len(r) for r in rows)
+    if width == 2 and not any(rows[0]):
+        return "\n".join(f"{k}: {v}".replace("\n", " ").strip() for k, v in rows[1:])
 
     def fmt(row: Sequence[str]) -> str:
         cells = [c.replace("\n", " ").replace("|", "\\|").strip() for c in row]
@@ -118,6 +123,156 @@ def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...
         r.extend([""] * (width - len(r)))
     keep = [j for j in range(width) if any(r[j] for r in cleaned)]
     return tuple(tuple(r[j] for j in keep) for r in cleaned)
+
+
+_NUMERIC = re.compile(r"^[\s(（]*[-+−–]?[$¥€£]?\s*\d[\d,.\s]*%?[)）]?\s*$")
+MAX_HEADER_ROWS = 4
+
+
+def _numeric(cell: str) -> bool:
+    return bool(_NUMERIC.match(cell))
+
+
+def _spans(row: Sequence[str]) -> list[int]:
+    """Positions j where a cell repeats sideways into j+1: a merged cell over columns."""
+    return [j for j in range(len(row) - 1) if row[j] and row[j] == row[j + 1]]
+
+
+_ENUMERATOR = re.compile(r"^[\[(]?(\d{1,4})[\]).]?$")
+_KEY_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9&/.\-]{0,15}$")
+
+
+def _code_like(cell: str) -> bool:
+    """An acronym or code ("API", "DoS", "G2B", "A0200"): no spaces, two capitals or
+    digits at least. A column label ("Acronym", "Term", "Name") is not."""
+    return bool(_KEY_SHAPE.match(cell)) and sum(ch.isupper() or ch.isdigit()
+                                                 for ch in cell) >= 2
+
+
+def headerless(rows: Sequence[Sequence[str]]) -> bool:
+    """A glossary or acronym list drawn as a table: every row, the first included, is a
+    code-like key in sorted order with its definition. Its first row is data, not a
+    header (a header such as "Term" or "ID" breaks the shape or the order)."""
+    if len(rows) < 4 or len(rows[0]) < 2:
+        return False
+    keys = [r[0] for r in rows]
+    if not all(r[1] for r in rows):
+        return False
+    numbers = [_ENUMERATOR.match(k) for k in keys]
+    if all(numbers):  # "[1]", "2.", "(3)": a numbered list such as references
+        values = [int(m.group(1)) for m in numbers if m]
+        return all(b > a for a, b in itertools.pairwise(values))
+    if not all(_code_like(k) for k in keys):
+        return False
+    folded = [k.casefold() for k in keys]
+    return folded == sorted(folded)
+
+
+def header_rows(rows: Sequence[Sequence[str]]) -> int:
+    """How many leading rows form the header: 0 for a headerless key list (see
+    `headerless`), else the first row; each next row while
+    the row above has a merged cell spanning columns that this row splits into distinct
+    labels (a group title over sub-titles), and this row reads as labels, not data."""
+    if headerless(rows):
+        return 0
+    n = 1
+    while n < min(MAX_HEADER_ROWS, len(rows) - 1):
+        above, row = rows[n - 1], rows[n]
+        spans = _spans(above)
+        split = any(row[j] and row[j + 1] and row[j] != row[j + 1] for j in spans
+                    if j + 1 < len(row))
+        under = {k for j in spans for k in (j, j + 1)}
+        # Outside the split group cells, a header row repeats the cell above (merged
+        # downwards) or is empty; a data row has values of its own there.
+        merged_down = all(not row[j] or row[j] == above[j]
+                          for j in range(min(len(row), len(above))) if j not in under)
+        filled = [c for c in row if c]
+        numeric = sum(1 for c in filled if _numeric(c))
+        if not split or not merged_down or not filled or numeric * 2 > len(filled):
+            break
+        n += 1
+    return n
+
+
+def join_labels(labels: Sequence[str]) -> str:
+    """Stack of header labels (outermost first) as one column name; a label repeated
+    downwards (a cell merged over several header rows) counts once."""
+    out = last = ""
+    for label in labels:
+        label = " ".join(label.split())
+        if not label or label == last:
+            continue
+        last = label
+        # Levels read apart ("大型车比例μ（%） μ≤10"), except between two Han characters
+        # ("编制条件路段交通量"), which Chinese writes without a space.
+        han = bool(out) and _is_han(out[-1]) and _is_han(label[0])
+        out = f"{out}{'' if han or not out else ' '}{label}"
+    return out
+
+
+def _is_han(ch: str) -> bool:
+    return "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+
+
+def resolve_header(head: Sequence[Sequence[str]]) -> tuple[str, ...]:
+    """One header string per column from several header rows (merged cells already
+    repeated across the positions they cover)."""
+    width = max((len(r) for r in head), default=0)
+    return tuple(join_labels([r[j] if j < len(r) else "" for r in head]) for j in range(width))
+
+
+def collapse_header(rows: Sequence[Sequence[str]],
+                    n_header: int | None = None) -> tuple[tuple[str, ...], ...]:
+    """Rows with their header rows (given, or found by `header_rows`) resolved into one
+    header row, so `rows[0]` names every column on its own. A table without a header
+    gets an empty first row: `rows[0]` is always the header, possibly blank."""
+    if not rows:
+        return ()
+    n = header_rows(rows) if n_header is None else max(0, min(n_header, len(rows)))
+    if n == 0:
+        return (("",) * len(rows[0]), *(tuple(r) for r in rows))
+    if n == 1:
+        return tuple(tuple(r) for r in rows)
+    return (resolve_header(rows[:n]), *(tuple(r) for r in rows[n:]))
+
+
+# Headings that open a document's front matter; never the document's title.
+_GENERIC_TITLES = re.compile(
+    r"^(preface|foreword|contents|table of contents|introduction|abstract|summary|"
+    r"acknowledge?ments?|index|appendix|overview|notes?|untitled( document)?|document\d*|"
+    r"前言|序言?|序言|引言|目录|目\s*录|摘要|概述|说明|附录|致谢|版权声明|修订历史|"
+    r"封面|正文|untitled)$",
+    re.IGNORECASE,
+)
+
+
+def generic_title(text: str) -> bool:
+    """A front-matter heading ("Preface", "前言", "目录") rather than a document title."""
+    return bool(_GENERIC_TITLES.match(re.sub(r"[\s:：.。]+$", "", text.strip())))
+
+
+def meta_title_ok(title: str) -> bool:
+    """A title from document metadata worth showing: not a file name, a template
+    placeholder ("Untitled", "Slide 1"), a generic heading, or too short to mean much."""
+    title = title.strip()
+    if len(title) < 3 or generic_title(title):
+        return False
+    return not re.search(r"\.(docx?|xlsx?|pptx?|pdf|tex|dvi|indd|rtf|odt)$|^untitled|"
+                         r"^(slide|page|sheet)\s*\d+$|^microsoft (word|excel)",
+                         title, re.IGNORECASE)
+
+
+def document_title(meta: str, blocks: Sequence[Block], name: str) -> str:
+    """Title for page-less formats: metadata when meaningful, else the first top-level
+    heading unless it is generic front matter, else the file name."""
+    if meta_title_ok(meta):
+        return clean_text(meta)
+    for b in blocks:
+        if b.kind == "heading" and b.level == 1:
+            if not generic_title(b.text):
+                return b.text
+            break
+    return PurePath(name).stem
 
 
 class BlockBuilder:
@@ -153,8 +308,17 @@ class BlockBuilder:
                                  self.path, rows))
 
     def table(self, rows: Sequence[Sequence[str | None]], page: int = 1, line_start: int = 1,
-              line_end: int | None = None) -> None:
-        clean = normalise_rows(rows)
+              line_end: int | None = None, n_header: int | None = None) -> None:
+        """A table block; `rows` may start with several header rows (`n_header` when the
+        format says how many, else they are detected): they become one resolved row."""
+        norm = normalise_rows(rows)
+        # Leading rows holding one value across the table are its title, not a header.
+        while len(norm) > 2 and len(norm[0]) > 1 and len({c for c in norm[0] if c}) == 1:
+            title = next(c for c in norm[0] if c)
+            self.add("paragraph", title.replace("\n", " "), page, line_start, line_start)
+            norm = norm[1:]
+            n_header = None if n_header is None else n_header - 1
+        clean = collapse_header(norm, n_header)
         if not clean:
             return
         self.add("table", render_table(clean), page, line_start, line_end, clean)

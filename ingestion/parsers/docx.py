@@ -11,7 +11,6 @@ import re
 import zipfile
 from collections import Counter
 from importlib.metadata import version
-from pathlib import PurePath
 from typing import Any
 
 import docx
@@ -21,7 +20,14 @@ from docx.text.paragraph import Paragraph
 
 from core.errors import ParseError
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, numbered_level, plausible_heading
+from ingestion.parsers._common import (
+    BlockBuilder,
+    clean_text,
+    document_title,
+    numbered_level,
+    plausible_heading,
+)
+from ingestion.parsers._ooxml import to_transitional
 
 PARSER = f"python-docx/{version('python-docx')}"
 _HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
@@ -104,7 +110,7 @@ def _iter_body(parent: Any) -> Any:
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     try:
-        document = docx.Document(io.BytesIO(data))
+        document = docx.Document(io.BytesIO(to_transitional(data)))
     except (zipfile.BadZipFile, KeyError, ValueError) as exc:
         raise ParseError(f"DOCX is damaged or not a Word document: {exc}") from exc
     body = document.element.body
@@ -164,6 +170,5 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         else:
             b.add("paragraph", text, 1, line)
     flush_list()
-    title = clean_text(document.core_properties.title or "") or b.first_heading(1) \
-        or PurePath(name).stem
+    title = document_title(document.core_properties.title or "", b.blocks, name)
     return ParsedDocument(tuple(b.blocks), 1, title, PARSER)

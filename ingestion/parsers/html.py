@@ -1,11 +1,20 @@
 """HTML: main content only (boilerplate removed), headings, real tables, lists, code.
 
 lxml for speed and `sourceline`, which gives each block its line in the source file.
+
+Robust by construction: every traversal is iterative (explicit stacks, `iterwalk`), so
+deep nesting costs no Python recursion; the parser runs with `huge_tree` so deep trees and
+text nodes over libxml2's 10 MB default are kept, not truncated; characters XML cannot hold
+(C0 controls, lone surrogates, U+FFFE/U+FFFF) are removed before parsing instead of
+failing the file. Inline elements (links, emphasis, `<sup>`, footnote marks) are read in
+document order: an element's tail text follows its whole subtree.
 """
 
 from __future__ import annotations
 
+import html as html_lib
 import re
+from collections.abc import Iterator
 from pathlib import PurePath
 
 import lxml.html
@@ -18,6 +27,9 @@ from ingestion.parsers._common import BlockBuilder, clean_text, decode
 PARSER = f"lxml/{'.'.join(map(str, etree.LXML_VERSION[:3]))}"
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-]+)""", re.I)
+# Characters an XML tree cannot hold: C0 controls but tab/newline/CR, DEL, lone
+# surrogates, and the two non-characters U+FFFE/U+FFFF.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
 _DROP_TAGS = {"script", "style", "noscript", "nav", "header", "footer", "aside", "form",
               "iframe", "svg", "button", "select", "template", "object", "embed", "input",
               "textarea", "label", "map", "canvas", "audio", "video", "head"}
@@ -38,7 +50,18 @@ _BLOCK = {"p", "div", "section", "article", "main", "ul", "ol", "dl", "table", "
           "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "figure", "figcaption", "center",
           "dt", "dd", "hr", "br", "address", "details", "summary", "li", "tbody", "thead",
           "tr", "td", "th"}
+# Blocks that are containers: their children are walked like the page's.
+_CONTAINERS = _BLOCK - {"p", "ul", "ol", "pre", "table", "br", "hr", "h1", "h2", "h3", "h4",
+                        "h5", "h6"}
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
+_LINE_BREAKS = {"li", "p", "div", "tr", "dt", "dd"}
+_BODY = re.compile(r"<body[^>]*>(.*)", re.IGNORECASE | re.DOTALL)
+_DROP_RE = re.compile(r"<(script|style|noscript|template|svg)\b.*?</\1\s*>|<!--.*?-->",
+                      re.IGNORECASE | re.DOTALL)
+_TAGS = re.compile(r"<[^>]*>")
+_MAX_SPAN = 50  # colspan/rowspan cap: a hostile "rowspan=1000000" must not blow up
+# "Duck - Wikipedia", "标题 _频道 _光明网": the site name after a separator.
+_TITLE_SEP = re.compile(r"\s+[-–—|_·:]\s*|\s*[|_]\s+")
 
 
 def _decode(data: bytes) -> str:
@@ -54,8 +77,12 @@ def _decode(data: bytes) -> str:
     return decode(data)[0]
 
 
+def _tag(el: etree._Element) -> str:
+    return el.tag if isinstance(el.tag, str) else ""
+
+
 def _is_junk(el: etree._Element) -> bool:
-    tag = el.tag if isinstance(el.tag, str) else ""
+    tag = _tag(el)
     if tag in _DROP_TAGS or not tag:
         return True
     if el.get("role", "").lower() in _JUNK_ROLES or el.get("aria-hidden") == "true":
@@ -81,11 +108,11 @@ def _main(doc: etree._Element) -> etree._Element:
             return found[0]
     # Readability-style: the element whose paragraphs hold the most text.
     scores: dict[etree._Element, float] = {}
-    for p in doc.iter("p", "br"):
+    for p in doc.iter("p", "br", "pre"):
         parent = p.getparent()
         if parent is None:
             continue
-        n = len((p.text_content() if p.tag == "p" else (p.tail or "")).strip())
+        n = len((p.text_content() if p.tag != "br" else (p.tail or "")).strip())
         scores[parent] = scores.get(parent, 0.0) + n
         grand = parent.getparent()
         if grand is not None:
@@ -97,35 +124,54 @@ def _main(doc: etree._Element) -> etree._Element:
     return best if scores[best] > 100 else (body if body is not None else doc)
 
 
-def _text(el: etree._Element) -> str:
+def _text(el: etree._Element, skip: frozenset[str] = frozenset()) -> str:
+    """Text of `el` in reading order: each element's text, then its children, then its
+    tail. Block-level children start a new line; `skip` names subtrees left out."""
     parts: list[str] = []
-    for node in el.iter():
-        if node.tag == "br":
-            parts.append("\n")
-        if node is not el and node.tag in ("li", "p", "div", "tr", "dt", "dd"):
-            parts.append("\n")
-        if node.text and isinstance(node.tag, str):
-            parts.append(node.text)
-        if node is not el and node.tail:
+    walker = etree.iterwalk(el, events=("start", "end"))
+    for event, node in walker:
+        tag = _tag(node)
+        if event == "start":
+            if node is not el and tag in skip:
+                walker.skip_subtree()  # its "end" event still comes: the tail is read there
+                continue
+            if tag == "br" or (node is not el and tag in _LINE_BREAKS):
+                parts.append("\n")
+            if tag and node.text:
+                parts.append(node.text)
+        elif node is not el and node.tail:
             parts.append(node.tail)
     lines = [clean_text(x) for x in "".join(parts).split("\n")]
     return "\n".join(x for x in lines if x)
+
+
+def _inline(el: etree._Element) -> str:
+    return _text(el).replace("\n", " ")
 
 
 def _last_line(el: etree._Element) -> int:
     return max((n.sourceline or 0) for n in el.iter()) or (el.sourceline or 1)
 
 
+def _span(cell: etree._Element, attr: str) -> int:
+    raw = (cell.get(attr) or "1").strip()
+    return max(1, min(int(raw), _MAX_SPAN)) if raw.isdigit() else 1
+
+
 class _Walker:
+    """Blocks in reading order from a content root, with an explicit stack (no recursion):
+    each stack entry is either an element to open or a closing action."""
+
     def __init__(self) -> None:
         self.b = BlockBuilder()
         self.inline: list[str] = []
         self.inline_line = 1
 
-    def flush(self, end: int) -> None:
+    def flush(self, end: etree._Element | int) -> None:
         text = clean_text("".join(self.inline).replace("\n", " "))
         if text:
-            self.b.add("paragraph", text, 1, self.inline_line, max(end, self.inline_line))
+            last = end if isinstance(end, int) else _last_line(end)
+            self.b.add("paragraph", text, 1, self.inline_line, max(last, self.inline_line))
         self.inline.clear()
 
     def push_inline(self, text: str | None, line: int) -> None:
@@ -134,85 +180,156 @@ class _Walker:
                 self.inline_line = line
             self.inline.append(text)
 
-    def walk(self, el: etree._Element) -> None:
-        self.push_inline(el.text, el.sourceline or 1)
-        for child in el:
-            tag = child.tag if isinstance(child.tag, str) else ""
-            line = child.sourceline or 1
-            if tag in _BLOCK:
-                self.flush(line)
-                self.block(child, tag, line)
-            elif tag:
-                self.push_inline(_text(child).replace("\n", " "), line)
-            self.push_inline(child.tail, line)
-        self.flush(_last_line(el))
+    def run(self, root: etree._Element) -> None:
+        # ("open", el): a container's own text, then its children; ("item", el): one child
+        # in document order; ("close", el): flush the container's inline text, then its
+        # tail continues the parent's inline text.
+        stack: list[tuple[str, etree._Element]] = []
+        tag = _tag(root)
+        if tag in _BLOCK and tag not in _CONTAINERS:
+            self.block(root, tag, stack)
+        else:
+            stack.append(("open", root))
+        while stack:
+            action, el = stack.pop()
+            line = el.sourceline or 1
+            if action == "open":
+                self.push_inline(el.text, line)
+                stack.append(("close", el))
+                stack.extend(("item", child) for child in reversed(el))
+            elif action == "close":
+                self.flush(el)
+                if el is not root:
+                    self.push_inline(el.tail, line)
+            else:
+                ctag = _tag(el)
+                if ctag in _CONTAINERS:
+                    self.flush(line)
+                    stack.append(("open", el))  # its tail is read when it closes
+                    continue
+                if ctag in _BLOCK:
+                    self.flush(line)
+                    self.block(el, ctag, stack)
+                elif ctag:
+                    self.push_inline(_inline(el), line)
+                self.push_inline(el.tail, line)
 
-    def block(self, el: etree._Element, tag: str, line: int) -> None:
+    def block(self, el: etree._Element, tag: str,
+              stack: list[tuple[str, etree._Element]]) -> None:
+        line = el.sourceline or 1
         end = _last_line(el)
         if tag in _HEADINGS:
-            self.b.heading(_text(el).replace("\n", " "), _HEADINGS[tag], 1, line, end)
+            self.b.heading(_inline(el), _HEADINGS[tag], 1, line, end)
         elif tag == "p":
-            self.b.add("paragraph", _text(el).replace("\n", " "), 1, line, end)
+            self.b.add("paragraph", _inline(el), 1, line, end)
         elif tag in ("ul", "ol"):
-            self.b.add("list", self.list_text(el, tag == "ol", 0), 1, line, end)
+            self.b.add("list", _list_text(el), 1, line, end)
         elif tag == "pre":
             self.b.add("code", el.text_content().strip("\n"), 1, line, end)
         elif tag == "table":
-            self.table(el, line, end)
-        elif tag not in ("br", "hr"):
-            self.walk(el)
+            self.table(el, line, end, stack)
 
-    def list_text(self, el: etree._Element, ordered: bool, depth: int) -> str:
-        out: list[str] = []
+    def table(self, el: etree._Element, line: int, end: int,
+              stack: list[tuple[str, etree._Element]]) -> None:
+        rows, n_header = _table_rows(el)
+        nested = any(True for t in el.iter("table") if t is not el)
+        width = max((len(r) for r in rows), default=0)
+        if nested or width <= 1:
+            # Layout table: its cells are page regions, not data. They are walked like
+            # containers, in order (pushed reversed onto the stack).
+            cells = [c for c in el.iter("td", "th") if _ancestor_table(c) is el]
+            stack.extend(("open", c) for c in reversed(cells))
+            return
+        caption = el.find("caption")
+        if caption is not None and _text(caption):
+            self.b.add("paragraph", _inline(caption), 1, line, line)
+        self.b.table(rows, 1, line, end, n_header)
+
+
+def _list_text(root: etree._Element) -> str:
+    """A (possibly nested) list, one item a line, indented by depth; iterative."""
+    out: list[str] = []
+    # Entries: (list element, depth) to expand, or (None, line) to print.
+    stack: list[tuple[etree._Element | None, int | str]] = [(root, 0)]
+    while stack:
+        el, arg = stack.pop()
+        if el is None:
+            out.append(str(arg))
+            continue
+        depth = int(arg)
+        entries: list[tuple[etree._Element | None, int | str]] = []
         n = 0
         for li in el:
             if li.tag != "li":
                 continue
             n += 1
-            parts = [li.text or ""]
-            nested: list[etree._Element] = []
-            for c in li:
-                if c.tag in ("ul", "ol"):
-                    nested.append(c)
-                elif isinstance(c.tag, str):
-                    parts.append(_text(c))
-                parts.append(c.tail or "")
-            own = clean_text("".join(parts).replace("\n", " "))
+            own = clean_text(_text(li, frozenset({"ul", "ol"})).replace("\n", " "))
+            marker = f"{n}." if el.tag == "ol" else "-"
             if own:
-                out.append("  " * depth + f"{f'{n}.' if ordered else '-'} {own}")
-            out.extend(s for c in nested if (s := self.list_text(c, c.tag == "ol", depth + 1)))
-        return "\n".join(out)
+                entries.append((None, "  " * depth + f"{marker} {own}"))
+            entries.extend((c, depth + 1) for c in li.iter("ul", "ol")
+                           if c is not li and _nearest_li(c) is li)
+        stack.extend(reversed(entries))
+    return "\n".join(out)
 
-    def table(self, el: etree._Element, line: int, end: int) -> None:
-        rows: list[list[str]] = []
-        for tr in el.iter("tr"):
-            # Rows of a nested table belong to that table, not this one.
-            if _ancestor_table(tr) is not el:
-                continue
-            row: list[str] = []
-            for cell in tr:
-                if cell.tag not in ("td", "th"):
-                    continue
-                text = _text(cell).replace("\n", " ")
-                span = min(int(cell.get("colspan", "1") or 1) if
-                           (cell.get("colspan") or "1").isdigit() else 1, 50)
-                row.extend([text] * span)  # merged cells repeat their value
-            rows.append(row)
-        nested = any(True for t in el.iter("table") if t is not el)
-        width = max((len(r) for r in rows), default=0)
-        if nested or width <= 1:
-            # Layout table: its cells are page regions, not data.
-            self.walk_cells(el)
-            return
-        caption = el.find("caption")
-        if caption is not None and _text(caption):
-            self.b.add("paragraph", _text(caption).replace("\n", " "), 1, line, line)
-        self.b.table(rows, 1, line, end)
 
-    def walk_cells(self, el: etree._Element) -> None:
-        for cell in el.iter("td", "th"):
-            if _ancestor_table(cell) is el:
-                self.walk(cell)
+def _nearest_li(el: etree._Element) -> etree._Element | None:
+    p = el.getparent()
+    while p is not None and p.tag != "li":
+        p = p.getparent()
+    return p
+
+
+def _table_rows(el: etree._Element) -> tuple[list[list[str]], int | None]:
+    """Rows of a data table with merged cells repeated over every position they cover
+    (colspan sideways, rowspan downwards), and the number of header rows when the markup
+    says so (leading rows in <thead> or made only of <th>; none when every row is a <th>
+    key and its <td> values)."""
+    rows: list[list[str]] = []
+    header_flags: list[bool] = []
+    keyed: list[bool] = []  # the row's first cell is a <th> naming the row, the rest <td>
+    carry: dict[int, tuple[str, int]] = {}  # column -> (text, rows still covered)
+    for tr in el.iter("tr"):
+        # Rows of a nested table belong to that table, not this one.
+        if _ancestor_table(tr) is not el:
+            continue
+        cells = [c for c in tr if c.tag in ("td", "th")]
+        row: list[str] = []
+        col = 0
+        for cell in cells:
+            while col in carry:
+                row.append(_take(carry, col))
+                col += 1
+            text = _inline(cell)
+            down = _span(cell, "rowspan")
+            for _ in range(_span(cell, "colspan")):
+                if down > 1:
+                    carry[col] = (text, down - 1)
+                row.append(text)  # merged cells repeat their value
+                col += 1
+        while col in carry:
+            row.append(_take(carry, col))
+            col += 1
+        rows.append(row)
+        in_head = tr.getparent() is not None and tr.getparent().tag == "thead"
+        header_flags.append(in_head or (bool(cells) and all(c.tag == "th" for c in cells)))
+        if len(cells) >= 2:  # one spanning cell (a logo, a sub-title) says nothing
+            keyed.append(cells[0].tag == "th" and all(c.tag == "td" for c in cells[1:]))
+    if len(keyed) >= 2 and all(keyed):
+        return rows, 0  # every row is "key | value" (an infobox): no header row
+    n = 0
+    while n < len(header_flags) and header_flags[n]:
+        n += 1
+    return rows, (n if 0 < n < len(rows) else None)
+
+
+def _take(carry: dict[int, tuple[str, int]], col: int) -> str:
+    text, left = carry[col]
+    if left <= 1:
+        del carry[col]
+    else:
+        carry[col] = (text, left - 1)
+    return text
 
 
 def _ancestor_table(el: etree._Element) -> etree._Element | None:
@@ -222,26 +339,67 @@ def _ancestor_table(el: etree._Element) -> etree._Element | None:
     return p
 
 
+def _meta_titles(doc: etree._Element) -> Iterator[str]:
+    for xp in ("//meta[@property='og:title']/@content", "//meta[@name='title']/@content",
+               "//title"):
+        for found in doc.xpath(xp):
+            text = clean_text(found if isinstance(found, str) else found.text_content())
+            if text:
+                yield text
+
+
+def _title(doc: etree._Element, h1: str, name: str) -> str:
+    """The page's own title: the <h1> when the <title>/og:title carries it (they add the
+    site name), else og:title or <title> without a trailing site name, else the <h1>,
+    else the file name."""
+    metas = list(_meta_titles(doc))
+    if h1 and any(h1 in m for m in metas):
+        return h1
+    for meta in metas:
+        head = _TITLE_SEP.split(meta)[0].strip()
+        return head if len(head) >= 4 else meta
+    return h1 or PurePath(name).stem
+
+
 def parse(data: bytes, name: str) -> ParsedDocument:
-    text = _decode(data)
+    text = _NOT_XML.sub("", _decode(data))
     text = re.sub(r"^\s*<\?xml[^>]*>", "", text)
+    parser = lxml.html.HTMLParser(huge_tree=True, remove_comments=True)
     try:
-        doc = lxml.html.document_fromstring(text or "<html></html>")
+        doc = lxml.html.document_fromstring(text or "<html></html>", parser=parser)
     except (etree.ParserError, ValueError) as exc:
         raise ParseError(f"HTML could not be parsed: {exc}") from exc
-    meta_title = clean_text(doc.findtext(".//title") or "")
-    h1 = next((h for h in doc.iter("h1")), None)
-    h1_text = _text(h1).replace("\n", " ") if h1 is not None else ""
+    h1 = next(doc.iter("h1"), None)
+    h1_text = _inline(h1) if h1 is not None else ""
     h1_line = (h1.sourceline or 1) if h1 is not None else 1
+    title = _title(doc, h1_text, name)
     _strip_junk(doc)
     root = _main(doc)
     w = _Walker()
     if h1_text and next(root.iter("h1"), None) is None:
         # The article title often sits outside the content container (even in <header>).
         w.b.heading(h1_text, 1, 1, h1_line)
-    if root.tag in _BLOCK and root.tag not in ("div", "section", "article", "main", "td"):
-        w.block(root, root.tag, root.sourceline or 1)
-    else:
-        w.walk(root)
-    title = w.b.first_heading(1) or meta_title or PurePath(name).stem
-    return ParsedDocument(tuple(w.b.blocks), 1, title, PARSER)
+    w.run(root)
+    warnings: tuple[str, ...] = ()
+    if not any(b.kind != "heading" for b in w.b.blocks):
+        warnings = _flat_fallback(w.b, text)
+    return ParsedDocument(tuple(w.b.blocks), 1, title, PARSER, warnings=warnings)
+
+
+def _flat_fallback(b: BlockBuilder, text: str) -> tuple[str, ...]:
+    """No content found in the tree (nesting beyond libxml2's depth limit truncates it):
+    keep the text with the markup stripped, one paragraph per source line, and say so."""
+    body = _BODY.search(text)
+    src = body.group(1) if body else text
+    src = _DROP_RE.sub(lambda m: "\n" * m.group(0).count("\n"), src)
+    first = text[: body.start(1)].count("\n") + 1 if body else 1
+    kept = 0
+    for k, line in enumerate(_TAGS.sub(" ", src).split("\n")):
+        line = clean_text(html_lib.unescape(line))
+        if line:
+            b.add("paragraph", line, 1, first + k)
+            kept += 1
+    if not kept:
+        return ()
+    return ("HTML structure could not be read (nesting too deep or markup broken); "
+            "kept the text without structure",)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import re
 from importlib.metadata import version
-from pathlib import PurePath
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, decode
+from ingestion.parsers._common import BlockBuilder, clean_text, decode, document_title
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*\n", re.DOTALL)
 _FM_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
@@ -85,7 +84,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
             i = _table(tokens, i, b, start, end)
             continue
         i += 1
-    title = title or b.first_heading(1) or PurePath(name).stem
+    title = document_title(title, b.blocks, name)
     return ParsedDocument(tuple(b.blocks), 1, title, f"markdown-it-py/{version('markdown-it-py')}")
 
 

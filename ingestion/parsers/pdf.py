@@ -24,12 +24,15 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as raw
 
 from core.errors import NeedsOCR, ParseError
-from core.types import Block, ParsedDocument
+from core.types import ParsedDocument
 from ingestion.parsers._common import (
     BlockBuilder,
     clean_text,
+    collapse_header,
     drop_cjk_spaces,
+    generic_title,
     join_lines,
+    meta_title_ok,
     normalise_rows,
     numbered_level,
     plausible_heading,
@@ -69,6 +72,9 @@ class _Line:
     heading: int = 0  # level, 0 = not a heading
     dropped: bool = False
     table: int = -1  # index into the page's tables when inside one
+    # Text pieces set apart by wide gaps, with the x where each starts; empty when the
+    # line is one run of text.
+    parts: list[tuple[float, str]] = field(default_factory=list)
 
     @property
     def height(self) -> float:
@@ -109,6 +115,7 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
     n = raw.FPDFText_CountChars(tp)
     left, right, bottom, top = (ctypes.c_double() for _ in range(4))
     buf, flags = ctypes.create_string_buffer(128), ctypes.c_int()
+    matrix = raw.FS_MATRIX()
     rects = [t.bbox for t in tables]
     out: list[_Line] = []
     text: list[str] = []
@@ -117,6 +124,10 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
     sizes: Counter[float] = Counter()
     in_table: Counter[int] = Counter()
     stats = [0, 0]
+    # Wide horizontal gaps inside a line (column-set text such as a glossary without
+    # rules): (position in the line's text, x where the text resumes).
+    gaps: list[tuple[int, float]] = []
+    edge: list[float | None] = [None]  # right edge of the previous visible glyph
 
     def finish() -> None:
         line = "".join(text)
@@ -126,10 +137,18 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
             fonts = [_font(tp, i, buf, flags) for i in probes]
             ln = _Line(drop_cjk_spaces(clean_text(line)), box[0], box[1], box[3], box[2],
                        size, len(out) + 1, all(b for b, _ in fonts), all(m for _, m in fonts))
+            if gaps:
+                cuts = [0, *(g for g, _ in gaps), len(line)]
+                pieces = [drop_cjk_spaces(clean_text(line[a:b]))
+                          for a, b in itertools.pairwise(cuts)]
+                xs = [box[0], *(x for _, x in gaps)]
+                ln.parts = [(x, t) for x, t in zip(xs, pieces, strict=True) if t]
             if in_table:
                 ln.table = in_table.most_common(1)[0][0]
             out.append(ln)
         text.clear()
+        gaps.clear()
+        edge[0] = None
         idx.clear()
         sizes.clear()
         in_table.clear()
@@ -157,9 +176,18 @@ def _lines(page: Any, number: int, tables: list[_Table]) -> _Page:
             in_table[hit] += 1
             idx.append(i)  # keeps the line (and its number) but not its text
             continue
+        prev_right = edge[0]
+        edge[0] = right.value
+        size_now = max(1.0, top.value - bottom.value)
+        if prev_right is not None and left.value - prev_right > 2.5 * size_now and text:
+            gaps.append((len(text), left.value))
         text.append(ch)
         idx.append(i)
-        sizes[round(raw.FPDFText_GetFontSize(tp, i) * 2) / 2] += 1
+        # The font size as set, scaled by the text matrix: producers that draw every
+        # glyph at size 1 and scale with the matrix still give real sizes.
+        raw.FPDFText_GetMatrix(tp, i, ctypes.byref(matrix))
+        scale = (matrix.a * matrix.a + matrix.b * matrix.b) ** 0.5 or 1.0
+        sizes[round(raw.FPDFText_GetFontSize(tp, i) * scale * 2) / 2] += 1
         box[0] = min(box[0], left.value)
         box[1] = max(box[1], right.value)
         box[2] = min(box[2], bottom.value)
@@ -263,24 +291,138 @@ def _split_bands(rows: list[list[str]]) -> list[list[str]]:
     return out
 
 
-def _merge_header(rows: tuple[tuple[str, ...], ...]) -> tuple[tuple[str, ...], ...]:
-    """Two header rows (a spanning group title over sub-titles) become one header row:
-    the first row repeats values sideways and shares a vertically merged cell with the
-    second."""
-    if len(rows) < 3:
-        return rows
-    a, b = rows[0], rows[1]
-    sideways = any(x and x == y for x, y in itertools.pairwise(a))
-    shared = any(x and x == y for x, y in zip(a, b, strict=True))
-    if not (sideways and shared):
-        return rows
-    head = tuple(x if x == y or not y else f"{x} {y}".strip() for x, y in zip(a, b, strict=True))
-    return (head, *rows[2:])
+def _word_clusters(words: list[dict[str, Any]]) -> list[list[tuple[float, float, str]]]:
+    """Words of one cell as text lines (top to bottom), each line cut into clusters where
+    the gap between words is wider than a space: separate labels set side by side."""
+    lines: list[list[dict[str, Any]]] = []
+    for w in sorted(words, key=lambda w: (round(w["top"]), w["x0"])):
+        if lines and abs(lines[-1][0]["top"] - w["top"]) <= 2:
+            lines[-1].append(w)
+        else:
+            lines.append([w])
+    out: list[list[tuple[float, float, str]]] = []
+    for line in lines:
+        line.sort(key=lambda w: w["x0"])
+        height = statistics.median(w["bottom"] - w["top"] for w in line)
+        clusters: list[tuple[float, float, str]] = []
+        for w in line:
+            if clusters and w["x0"] - clusters[-1][1] <= max(2.0, 0.6 * height):
+                x0, _, text = clusters[-1]
+                clusters[-1] = (x0, w["x1"], f"{text} {w['text']}")
+            else:
+                clusters.append((w["x0"], w["x1"], w["text"]))
+        out.append(clusters)
+    return out
+
+
+def _split_spanning(cell: tuple[float, float, float, float],
+                    cols: list[tuple[int, float, float]],
+                    words: list[dict[str, Any]]) -> dict[int, str] | None:
+    """Per-column text of a cell spanning several columns whose labels were set without
+    rules between them ("Permit Handgun Long Gun" in one box, or a group title over
+    sub-titles): each label goes to the column under it, a single centred label to all.
+    None when the cell holds one label only (a real merged cell)."""
+    x0, top, x1, bottom = cell
+    inside = [w for w in words if x0 <= (w["x0"] + w["x1"]) / 2 <= x1
+              and top <= (w["top"] + w["bottom"]) / 2 <= bottom]
+    lines = _word_clusters(inside)
+    if not any(len(line) > 1 for line in lines):
+        return None
+    labels: dict[int, list[str]] = {j: [] for j, _, _ in cols}
+    for line in lines:
+        if len(line) == 1:  # one label over the whole span: a group title
+            for j in labels:
+                labels[j].append(line[0][2])
+            continue
+        for cx0, cx1, text in line:
+            centre = (cx0 + cx1) / 2
+            j = min(cols, key=lambda c: 0 if c[1] <= centre <= c[2]
+                    else min(abs(centre - c[1]), abs(centre - c[2])))[0]
+            labels[j].append(text)
+    return {j: "\n".join(v) for j, v in labels.items()}
+
+
+def _split_header_cells(pl_page: Any, cells: list[Any],
+                        xs: list[tuple[float, float] | None], grid_row: list[str | None],
+                        words: list[dict[str, Any]]) -> None:
+    for j, cell in enumerate(cells):
+        if cell is None:
+            continue
+        cols = [(k, span[0], span[1]) for k, span in enumerate(xs)
+                if k >= j and span is not None and cell[0] - 1 <= (span[0] + span[1]) / 2
+                <= cell[2] + 1]
+        if len(cols) < 2:
+            continue
+        split = _split_spanning(cell, cols, words)
+        if split is None:
+            continue
+        for k, text in split.items():
+            if k < len(grid_row):
+                grid_row[k] = text
+
+
+def _inside(a: tuple[float, ...], b: tuple[float, ...], tol: float = 1.0) -> bool:
+    return (a != b and b[0] - tol <= a[0] and a[2] <= b[2] + tol and b[1] - tol <= a[1]
+            and a[3] <= b[3] + tol)
+
+
+def _cell_text(words: list[dict[str, Any]], box: tuple[float, ...]) -> str:
+    inside = [w for w in words if box[0] <= (w["x0"] + w["x1"]) / 2 <= box[2]
+              and box[1] <= (w["top"] + w["bottom"]) / 2 <= box[3]]
+    return "\n".join(" ".join(t for _, _, t in line) for line in _word_clusters(inside))
+
+
+def _nested_grid(tb: Any, words: list[dict[str, Any]]) -> list[list[str | None]] | None:
+    """Tables whose cells are drawn as shaded boxes inside ruled cells (one box per text
+    line) give pdfplumber a grid far finer than the table. Rebuild it from the outermost
+    cells: rows are the bands of the key (leftmost) column, columns the x-bands of the
+    outer cells; boxes in one row band and column are one cell. None when no cell lies
+    inside another (the ordinary case)."""
+    boxes = [tuple(c) for c in tb.cells]
+    outer = [c for c in boxes if not any(_inside(c, o) for o in boxes)]
+    if len(outer) == len(boxes):
+        return None
+    xs = sorted({round(v, 1) for c in outer for v in (c[0], c[2])})
+    cols = [(a, b) for a, b in itertools.pairwise(xs) if b - a > 1]
+    left = min(c[0] for c in outer)
+    # Row bands: the cells of the leftmost column, top to bottom.
+    keys = sorted((c for c in outer if abs(c[0] - left) <= 1), key=lambda c: c[1])
+    bands = [(c[1], c[3]) for c in keys]
+    if len(bands) < 2 or len(cols) < 2:
+        return None
+    grid: list[list[list[str]]] = [[[] for _ in cols] for _ in bands]
+    for c in sorted(outer, key=lambda c: (c[1], c[0])):
+        cy = (c[1] + c[3]) / 2
+        band = next((k for k, (t, b) in enumerate(bands) if t - 1 <= cy <= b + 1), None)
+        if band is None:
+            continue
+        text = _cell_text(words, c)
+        for j, (a, b) in enumerate(cols):
+            if c[0] - 1 <= (a + b) / 2 <= c[2] + 1 and text:
+                grid[band][j].append(text)
+    rows = [["\n".join(parts) for parts in row] for row in grid]
+    # Columns drawn as padding strips or split by the inner boxes: merge a column into
+    # its left neighbour while no row holds two different values in them.
+    j = 1
+    while j < len(rows[0]):
+        if all(not r[j] or not r[j - 1] or r[j] == r[j - 1] for r in rows):
+            for r in rows:
+                r[j - 1] = r[j - 1] or r[j]
+                del r[j]
+        else:
+            j += 1
+    return [list(r) for r in rows]
 
 
 def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]:
     out: list[_Table] = []
-    for tb in pl_page.find_tables():
+    found = pl_page.find_tables()
+    words: list[dict[str, Any]] = pl_page.extract_words() if found else []
+    for tb in found:
+        nested = _nested_grid(tb, words)
+        if nested is not None:
+            out.extend(_finish_table(tb, nested, mb_top, mb_left))
+            continue
         grid: list[list[str | None]] = [list(r) for r in tb.extract()]
         if len(grid) < 2:
             continue
@@ -307,28 +449,36 @@ def _extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[_Table]
                     cx = (span[0] + span[1]) / 2
                     grid[i][j] = next((t for (x0, t0, x1, b0), t in cells
                                        if x0 <= cx <= x1 and t0 <= cy <= b0), "")
-        text_rows = [[(c or "").strip() for c in r] for r in grid]
-        text_rows = _split_bands(text_rows)
-        rows = [[drop_cjk_spaces(join_lines(c.split("\n"))) for c in r] for r in text_rows]
-        captions: list[str] = []
-        # Leading rows with a single distinct value are a title spanning the table.
-        while len(rows) > 2 and len({c for c in rows[0] if c}) <= 1:
-            title = next((c for c in rows.pop(0) if c), "")
-            if title:
-                captions.append(title)
-        notes: list[str] = []
-        # ... and trailing ones are footnotes spanning its width.
-        while len(rows) > 2 and len({c for c in rows[-1] if c}) <= 1:
-            note = next((c for c in rows.pop() if c), "")
-            if note:
-                notes.insert(0, note)
-        norm = _merge_header(normalise_rows(rows))
-        if len(norm) < 2 or len(norm[0]) < 2:
-            continue  # a framed paragraph, not a table: leave its text as text
-        x0, top, x1, bottom = tb.bbox
-        out.append(_Table((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top),
-                          norm, captions, notes))
+            if i < 4:  # header rows: labels set side by side inside one merged box
+                _split_header_cells(pl_page, row.cells, xs, grid[i], words)
+        out.extend(_finish_table(tb, grid, mb_top, mb_left))
     return out
+
+def _finish_table(tb: Any, grid: list[list[str | None]], mb_top: float,
+                  mb_left: float) -> list[_Table]:
+    """Cell texts to a table: bands split, title and footnote rows taken out, header
+    rows resolved, position converted to PDF user space."""
+    text_rows = [[(c or "").strip() for c in r] for r in grid]
+    text_rows = _split_bands(text_rows)
+    rows = [[drop_cjk_spaces(join_lines(c.split("\n"))) for c in r] for r in text_rows]
+    captions: list[str] = []
+    # Leading rows with a single distinct value are a title spanning the table.
+    while len(rows) > 2 and len({c for c in rows[0] if c}) <= 1:
+        title = next((c for c in rows.pop(0) if c), "")
+        if title:
+            captions.append(title)
+    notes: list[str] = []
+    # ... and trailing ones are footnotes spanning its width.
+    while len(rows) > 2 and len({c for c in rows[-1] if c}) <= 1:
+        note = next((c for c in rows.pop() if c), "")
+        if note:
+            notes.insert(0, note)
+    norm = collapse_header(normalise_rows(rows))
+    if len(norm) < 2 or len(norm[0]) < 2:
+        return []  # a framed paragraph, not a table: leave its text as text
+    x0, top, x1, bottom = tb.bbox
+    return [_Table((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top),
+                      norm, captions, notes)]
 
 
 # -------------------------------------------------------------------- page furniture
@@ -533,13 +683,70 @@ def _font_headings(pages: list[_Page], body: float) -> None:
 # ------------------------------------------------------------------------ assembling
 
 
+_Pairs = list[tuple[str, str, _Line]]
+
+
+def _term_runs(lines: list[_Line]) -> dict[int, tuple[_Pairs, int]]:
+    """Glossaries and definition lists set in two columns without rules: runs of three
+    or more lines that each hold a short term, a wide gap, then its definition, with
+    terms and definitions starting at the same x on every line. A following line that
+    starts at the definition column continues the definition above. Returns the pairs by
+    the index of the run's first line, with the run's last line number; the run's other
+    lines are consumed."""
+    runs: dict[int, tuple[_Pairs, int]] = {}
+    k = 0
+    while k < len(lines):
+        ln = lines[k]
+        if not _term_line(ln):
+            k += 1
+            continue
+        term_x, def_x = ln.parts[0][0], ln.parts[1][0]
+        pairs: _Pairs = []
+        j = k
+        while j < len(lines):
+            cur = lines[j]
+            if cur.dropped or cur.table >= 0:
+                break
+            if _term_line(cur) and abs(cur.parts[0][0] - term_x) <= 4 \
+                    and abs(cur.parts[1][0] - def_x) <= 4:
+                pairs.append((cur.parts[0][1], cur.parts[1][1], cur))
+            elif pairs and not cur.parts and abs(cur.x0 - def_x) <= 4:
+                term, definition, first = pairs[-1]
+                pairs[-1] = (term, join_lines([definition, cur.text]), first)
+            else:
+                break
+            j += 1
+        if len(pairs) >= 3:
+            runs[k] = (pairs, lines[j - 1].no)
+            for m in range(k + 1, j):
+                lines[m].dropped = True
+            k = j
+        else:
+            k += 1
+    return runs
+
+
+def _term_line(ln: _Line) -> bool:
+    if ln.dropped or ln.table >= 0 or len(ln.parts) != 2:
+        return False
+    term = ln.parts[0][1]
+    return len(term) <= 30 and len(term.split()) <= 4 and not term.endswith(tuple(_SENT_END))
+
+
 def _assemble(pages: list[_Page]) -> BlockBuilder:
     b = BlockBuilder()
     for p in pages:
         placed: set[int] = set()
         group: list[_Line] = []
         mode = ""
-        for ln in p.lines:
+        runs = _term_runs(p.lines)
+        for pos, ln in enumerate(p.lines):
+            if pos in runs:
+                mode = _flush(b, p.number, group, mode)
+                pairs, last = runs[pos]
+                b.add("list", "\n".join(f"{t}: {d}" for t, d, _ in pairs), p.number,
+                      ln.no, last)
+                continue
             if ln.table >= 0:
                 if ln.table not in placed:
                     mode = _flush(b, p.number, group, mode)
@@ -630,21 +837,74 @@ def _list_text(group: list[_Line]) -> str:
 # ------------------------------------------------------------------------------ entry
 
 
-def _title(pdf: Any, pages: list[_Page], blocks: list[Block], body: float, name: str) -> str:
+def _title(pdf: Any, pages: list[_Page], body: float, name: str) -> str:
+    """The document's title: its metadata /Title when meaningful, else the first text
+    page's title block, else the file name. Never a running header (dropped lines are
+    not candidates), an all-capitals agency or section line, or a generic heading such as
+    "Preface" / "前言" / "目录"."""
     meta = clean_text(pdf.get_metadata_dict().get("Title", "") or "")
     meta = re.sub(r"^microsoft (word|powerpoint) - ", "", meta, flags=re.IGNORECASE)
-    if meta and not re.search(r"\.(docx?|pdf|tex|dvi|indd)$|^untitled", meta, re.IGNORECASE):
+    if meta_title_ok(meta):
         return meta
-    if pages:
-        first = [ln for ln in pages[0].lines if not ln.dropped and ln.table < 0]
-        if first:
-            big = max(ln.size for ln in first)
-            if big >= body * 1.3:
-                text = join_lines([ln.text for ln in first if ln.size == big])
-                if 0 < len(text) <= 200:
-                    return text
-    h1 = next((bl.text for bl in blocks if bl.kind == "heading" and bl.level == 1), "")
-    return h1 or PurePath(name).stem
+    first = next((p for p in pages if p.chars >= 20), None)
+    if first is not None:
+        block = _title_block(first, body)
+        if block:
+            return block
+        # A title row spanning the page's first table ("NICS Firearm Background Checks").
+        caption = next((c for t in first.tables[:1] for c in t.captions[:1]), "")
+        if _title_text_ok(caption):
+            return caption
+    return PurePath(name).stem
+
+
+def _title_block(page: _Page, body: float) -> str:
+    """The largest styled group of lines on the page (bigger than the page's body text,
+    or bold at body size), at most three lines; the longest wins among groups of one
+    size."""
+    live = [ln for ln in page.lines if not ln.dropped and ln.table < 0 and ln.text]
+    weights: Counter[float] = Counter()
+    for ln in live:
+        weights[ln.size] += len(ln.text)
+    body = weights.most_common(1)[0][0] if weights else body
+    groups: list[list[_Line]] = []
+    for ln in live:
+        prev = groups[-1][-1] if groups else None
+        if (prev is not None and prev.size == ln.size and prev.bold == ln.bold
+                and 0 <= prev.bottom - ln.top <= ln.size * 0.8):
+            groups[-1].append(ln)
+        else:
+            groups.append([ln])
+    # Bold marks a title only where most text is not bold.
+    bold_share = sum(len(ln.text) for ln in live if ln.bold) / max(1, sum(len(ln.text)
+                                                                          for ln in live))
+    best: tuple[float, int, str] | None = None
+    for group in groups:
+        size, bold = group[0].size, group[0].bold
+        styled = size >= body * 1.3 or (bold and size >= body and bold_share < 0.5)
+        if len(group) > 3 or not styled:
+            continue
+        text = join_lines([ln.text for ln in group])
+        if not _title_text_ok(text):
+            continue
+        key = (size, len(text), text)
+        if best is None or key[:2] > best[:2]:
+            best = key
+    return best[2] if best else ""
+
+
+def _title_text_ok(text: str) -> bool:
+    if not (3 <= len(text) <= 200) or generic_title(text) or _PAGE_NO.match(text):
+        return False
+    if text.endswith(("。", ".", "；", ";", "，", ",")) and len(text) > 60:
+        return False  # a sentence in bold, not a title
+    letters = [ch for ch in text if ch.isalpha()]
+    if not letters or sum(ch.isdigit() for ch in text) > len(letters):
+        return False
+    latin = [ch for ch in letters if ch.isascii()]
+    # "DEPARTMENT OF TRANSPORTATION": an all-capitals line names an agency or section.
+    shouting = len(latin) == len(letters) and all(ch.isupper() for ch in latin)
+    return not (len(latin) >= 8 and shouting)
 
 
 def parse(data: bytes, name: str) -> ParsedDocument:
@@ -712,5 +972,5 @@ def _parse(pdf: Any, data: bytes, name: str) -> ParsedDocument:
                 ln.heading = 0
         _font_headings(pages, body)
     b = _assemble(pages)
-    title = _title(pdf, pages, b.blocks, body, name)
+    title = _title(pdf, pages, body, name)
     return ParsedDocument(tuple(b.blocks), len(pdf), title, PARSER, True, tuple(warnings))

@@ -11,6 +11,7 @@ from ingestion.parsers._common import (
     BlockBuilder,
     clean_text,
     decode,
+    document_title,
     join_lines,
     numbered_level,
     plausible_heading,
@@ -50,7 +51,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
             start = i
         para.append(line)
     flush(len(lines))
-    title = b.first_heading(1) or stem
+    title = document_title("", b.blocks, stem)
     return ParsedDocument(tuple(b.blocks), 1, title, f"{PARSER} ({encoding})")
 
 

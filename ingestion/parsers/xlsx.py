@@ -17,7 +17,8 @@ import openpyxl
 
 from core.errors import ParseError
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, normalise_rows
+from ingestion.parsers._common import BlockBuilder, clean_text, meta_title_ok, normalise_rows
+from ingestion.parsers._ooxml import to_transitional
 
 PARSER = f"openpyxl/{version('openpyxl')}"
 _MAX_CELLS = 2_000_000  # a sheet "used" to row 1,048,576 by formatting alone is not data
@@ -55,7 +56,8 @@ def _grid(ws: Any) -> list[list[str]]:
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     try:
-        wb = openpyxl.load_workbook(io.BytesIO(data), read_only=False, data_only=True)
+        wb = openpyxl.load_workbook(io.BytesIO(to_transitional(data)), read_only=False,
+                                    data_only=True)
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ParseError(f"XLSX is damaged or not an Excel workbook: {exc}") from exc
     b = BlockBuilder()
@@ -78,5 +80,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         if rows:
             b.table(rows, index, numbered[0][0], numbered[-1][0])
     wb.close()
-    return ParsedDocument(tuple(b.blocks), len(wb.worksheets), PurePath(name).stem, PARSER,
+    title = wb.properties.title or ""
+    title = clean_text(title) if meta_title_ok(title) else PurePath(name).stem
+    return ParsedDocument(tuple(b.blocks), len(wb.worksheets), title, PARSER,
                           warnings=tuple(warnings))

@@ -41,6 +41,8 @@ def test_report_holds_block_tree_chunks_tables_and_spans() -> None:
     chunks = report["chunks"]
     assert [c["ordinal"] for c in chunks] == list(range(len(chunks)))
     [table_chunk] = [c for c in chunks if c["kind"] == "table"]
+    # One numbering: the Tables section names the table as its chunks do.
+    assert table_chunk["table_id"] == table["table_id"] == "t1"
     assert table_chunk["table_id"] and table_chunk["first_row"].startswith("| Leaves |")
     assert table_chunk["lines"] == [20, 23] and table_chunk["pages"] == [1, 1]
     assert all(len(c["text"]) <= 80 and c["tokens"] > 0 for c in chunks)

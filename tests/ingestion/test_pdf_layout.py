@@ -1,0 +1,119 @@
+"""PDF layout: two-column glossaries without rules stay term: definition pairs; titles
+come from metadata or the first page's title block, never a running header or
+front matter."""
+
+from __future__ import annotations
+
+import os
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from core.types import ParsedDocument
+from ingestion.parse import parse_bytes
+from ingestion.parsers import pdf
+
+DOCS = Path(os.environ.get("RAGLINE_SHARED_DOCS",
+                           Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs"))
+
+
+@cache
+def parsed(rel: str) -> ParsedDocument:
+    path = DOCS / rel
+    if not path.is_file():
+        pytest.skip(f"shared document {rel} not present")
+    return parse_bytes(path.read_bytes(), path)
+
+
+def make_pdf(items: list[tuple[float, float, str, float]], title: str = "") -> bytes:
+    """A one-page PDF with Helvetica text runs at (x, y) of the given sizes."""
+    ops = []
+    for x, y, text, size in items:
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        ops.append(f"BT /F1 {size} Tf 1 0 0 1 {x} {y} Tm ({escaped}) Tj ET")
+    stream = "\n".join(ops).encode("latin-1")
+    info = f"<< /Title ({title}) >>".encode("latin-1")
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
+            b"/Resources << /Font << /F1 5 0 R >> >> >>",
+            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
+            b"/Encoding /WinAnsiEncoding >>",
+            info]
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += (b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n"
+            % (len(objs) + 1, xref))
+    return out
+
+
+def glossary_page(title: str = "") -> bytes:
+    items = [(72, 760, "Glossary of Terms", 16),
+             (72, 730, "The following terms are used throughout this guide to describe it.",
+              10)]
+    pairs = [("API", "Application Programming Interface"), ("PDP", "Policy Decision Point"),
+             ("PEP", "Policy Enforcement Point"),
+             ("ZTA", "Zero Trust Architecture, a long definition that wraps")]
+    y = 700
+    for term, definition in pairs:
+        items += [(72, y, term, 10), (180, y, definition, 10)]
+        y -= 14
+    items.append((180, y, "onto a second line in the definition column.", 10))
+    y -= 14
+    items += [(72, y, "SDP", 10), (180, y, "Software Defined Perimeter", 10)]
+    items.append((72, y - 30, "After the list comes ordinary body text, long enough.", 10))
+    return make_pdf(items, title)
+
+
+def test_two_column_glossary_without_rules_stays_pairs() -> None:
+    doc = pdf.parse(glossary_page(), "glossary.pdf")
+    kinds = [(b.kind, b.text.split("\n")[0]) for b in doc.blocks]
+    assert kinds[0] == ("heading", "Glossary of Terms")
+    [gloss] = [b for b in doc.blocks if b.kind == "list"]
+    assert gloss.text.split("\n") == [
+        "API: Application Programming Interface",
+        "PDP: Policy Decision Point",
+        "PEP: Policy Enforcement Point",
+        "ZTA: Zero Trust Architecture, a long definition that wraps onto a second line in "
+        "the definition column.",
+        "SDP: Software Defined Perimeter",
+    ]
+    assert (gloss.line_start, gloss.line_end) == (3, 8)
+    assert doc.blocks[-1].text == "After the list comes ordinary body text, long enough."
+
+
+def test_title_from_metadata_else_title_block_never_generic() -> None:
+    assert pdf.parse(glossary_page("Access Control Handbook"), "g.pdf").title == \
+        "Access Control Handbook"
+    assert pdf.parse(glossary_page("Untitled"), "g.pdf").title == "Glossary of Terms"
+    preface = make_pdf([(72, 760, "Preface", 20), (72, 730, "Body text of the preface.", 10),
+                        (72, 716, "More body text follows here.", 10)])
+    assert pdf.parse(preface, "field-guide.pdf").title == "field-guide"
+
+
+@pytest.mark.parametrize(("rel", "title"), [
+    ("pdf/en-federal-register-2020-17221.pdf",
+     "Airworthiness Directives; The Boeing Company Airplanes"),
+    ("pdf/zh-p3c-Java开发手册-黄山版.pdf", "zh-p3c-Java开发手册-黄山版"),
+    ("pdf/en-NIST.SP.800-207-ZeroTrust.pdf", "Zero Trust Architecture"),
+    ("pdf/zh-lshort-zh-cn.pdf", "一份不太简短的 LATEX 2ε 介绍"),
+])
+def test_real_pdf_titles(rel: str, title: str) -> None:
+    assert parsed(rel).title == title
+
+
+def test_nist_reference_list_keeps_key_entry_pairs() -> None:
+    doc = parsed("pdf/en-NIST.SP.800-207-ZeroTrust.pdf")
+    [refs] = [b for b in doc.blocks if b.kind == "list" and b.page == 51]
+    lines = refs.text.split("\n")
+    assert lines[0].startswith("[ACT-IAC]: American Council for Technology")
+    assert any(x.startswith("[Gilman]: Gilman E, Barth D (2017) Zero Trust Networks")
+               for x in lines)
