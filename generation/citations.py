@@ -143,7 +143,9 @@ def check_citations(text: str, hits: Sequence[Hit]) -> CitationCheck:
                 options.append((chunks, page))
             else:
                 removed[lab.group(0)] = None
-        sentence = _LABEL_OR_SPACE.sub(" ", text[cursor : m.start()]).strip()
+        # Punctuation right after a label ends the sentence before it.
+        sentence = _LABEL_OR_SPACE.sub(" ", text[cursor : m.start()]).strip().lstrip(_TRAIL)
+        sentence = sentence.strip()
         groups.append((m.start(), m.end(), sentence, options))
         cursor = m.end()
 
@@ -181,7 +183,7 @@ def check_citations(text: str, hits: Sequence[Hit]) -> CitationCheck:
         AnswerSentence(q.text, tuple(ls), q.supported)
         for q, ls in zip(quotes, labels, strict=True) if q.text
     ]
-    tail = _LABEL_OR_SPACE.sub(" ", text[cursor:]).strip()
+    tail = _LABEL_OR_SPACE.sub(" ", text[cursor:]).strip().lstrip(_TRAIL).strip()
     if _has_words(tail):
         sentences.append(AnswerSentence(tail, (), False))
     return CitationCheck(_tidy("".join(out)), citations, list(removed), sentences, unsupported)
@@ -189,6 +191,7 @@ def check_citations(text: str, hits: Sequence[Hit]) -> CitationCheck:
 
 _LABEL_OR_SPACE = re.compile(r"\[Doc[0-9a-z]{1,16}_p\d+(?:\.\d+)?\]|\s+")
 _WORDS = re.compile(r"[\w\u3400-\u9fff]{2,}")
+_TRAIL = " .。;；,，!！?？:：)）"
 
 
 def _has_words(text: str) -> bool:

@@ -19,6 +19,8 @@ from generation.cite import Span, span_lines, supports
 _GROUP = re.compile(r"(?:\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]\s*)+")
 _LABEL = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
 _WORDS = re.compile(r"[\w\u3400-\u9fff]{2,}")
+# Punctuation right after a label ends the sentence before it.
+_TRAIL = " .。;；,，!！?？:：)）"
 
 
 def answer_sentences(text: str) -> list[tuple[str, list[str]]]:
@@ -26,9 +28,10 @@ def answer_sentences(text: str) -> list[tuple[str, list[str]]]:
     out: list[tuple[str, list[str]]] = []
     cursor = 0
     for m in _GROUP.finditer(text):
-        out.append((text[cursor : m.start()].strip(), _LABEL.findall(m.group(0))))
+        sentence = text[cursor : m.start()].strip().lstrip(_TRAIL).strip()
+        out.append((sentence, _LABEL.findall(m.group(0))))
         cursor = m.end()
-    tail = text[cursor:].strip()
+    tail = text[cursor:].strip().lstrip(_TRAIL).strip()
     if _WORDS.search(tail):
         out.append((tail, []))
     return [(s, labels) for s, labels in out if s]
