@@ -19,6 +19,7 @@ which ("the documents give this for 2015 but not for 2016").
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -46,6 +47,11 @@ QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 # Mixed-case names, all-caps-then-lower names, and letter+digit identifiers.
+_NUMBER_WORD = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice)\b",
+    re.IGNORECASE,
+)
 _KEY_TERM = re.compile(r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b")
 _YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
 _MONTHS = (
@@ -175,7 +181,40 @@ def _found(term: str, text: str) -> bool:
 
 
 def has_quantity(text: str) -> bool:
-    return bool(_NUMBER.search(_CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))))
+    body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))
+    return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body))
+
+
+def _file_name(source: str) -> str:
+    """The file name of a source URI, words split ("en-wikipedia-duck" -> "en wikipedia
+    duck"): it often names what the document is."""
+    name = source.rsplit("/", 1)[-1]
+    return re.sub(r"[-_.]+", " ", name)
+
+
+def _name_found(name: str, text: str) -> bool:
+    """A name in the text: whole, or (Latin names of several words) word by word; Han and
+    quoted titles compared without spaces and punctuation ("Java 开发手册（黄山版）")."""
+    if _found(name, text):
+        return True
+    if has_han(name):
+        squashed = re.sub(r"[\W_]+", "", name.lower())
+        return bool(squashed) and squashed in re.sub(r"[\W_]+", "", text)
+    words = [w for w in re.split(r"[\s\-/]+", name) if w]
+    return len(words) > 1 and all(_found(w, text) for w in words)
+
+
+def _coordinated(question: str, wanted: Sequence[str]) -> bool:
+    """Whether the question lists its periods side by side ("2015 and 2016", "2015、2016
+    年", "from 2015 to 2016"): then some of them met is a partial answer. Otherwise a
+    second period is context ("revenue for 2009 in the November 2012 report")."""
+    at = sorted((question.find(p), p) for p in wanted if p in question)
+    for (a, pa), (b, _) in itertools.pairwise(at):
+        gap = question[a + len(pa) : b].strip().lower()
+        if gap in {"", ",", "，", "、", "and", "or", "&", "to", "-", "–", "和", "与", "及", "或",
+                   "至", "到", "and in", "vs", "versus"}:
+            return True
+    return False
 
 
 def asks_quantity(question: str, intent: str = "general") -> bool:
@@ -206,10 +245,15 @@ def judge(
     if not quoted or not chosen:
         return Verdict(False, "no retrieved text to quote")
     evidence = _norm(" ".join([*quoted, *(_scope(c) for c in chosen)]))
-    cited = {c.chunk.content_id: f"{c.chunk.title} {c.chunk.text}" for c in chosen}
-    passages = _norm(" ".join(cited.values()))
+    # What the quoted documents say about themselves and in the passages retrieved from
+    # them: their titles, file names and text. Names and identifiers of the question are
+    # often the document's own ("per the Wikipedia Duck article", "OpenAPI 3.1.0").
     docs = {c.chunk.doc_id for c in chosen}
-    same_doc = _norm(" ".join(ch.text for ch in retrieved if ch.doc_id in docs))
+    pool = [c.chunk for c in chosen] + [ch for ch in retrieved if ch.doc_id in docs]
+    seen: dict[str, str] = {}
+    for ch in pool:
+        seen.setdefault(ch.content_id, f"{ch.title} {_file_name(ch.source)} {ch.text}")
+    same_doc = _norm(" ".join(seen.values()))
     wanted_periods = periods(question)
     wanted_ids = identifiers(question)
     wanted_names = [n for n in names(question) if n not in wanted_ids]
@@ -217,11 +261,8 @@ def judge(
     quantity = asks_quantity(question, intent)
     total += int(quantity)
 
-    missing_ids = [t for t in wanted_ids if not _found(t, evidence)]
-    missing_names = [
-        t for t in wanted_names
-        if not _found(t, passages) and not (t.isupper() and _found(t, same_doc))
-    ]
+    missing_ids = [t for t in wanted_ids if not _name_found(t, same_doc)]
+    missing_names = [t for t in wanted_names if not _name_found(t, same_doc)]
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).
@@ -240,7 +281,7 @@ def judge(
         return Verdict(False, f"no quoted passage mentions {what}", constraints=total, met=met)
     if missing_periods:
         given = [t for t in wanted_periods if t not in missing_periods]
-        if given:
+        if given and _coordinated(question, wanted_periods):
             return Verdict(
                 True,
                 f"partial: the documents give this for {', '.join(given)} "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
 from core.types import Citation, Hit
+from generation.answer_type import answer_kind, has_answer_type
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 
@@ -50,6 +51,15 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百千万亿两]+")
+
+
+def _new_number(text: str, known: set[str]) -> bool:
+    """Whether the sentence states a number the question does not already name."""
+    body = _SECTION_NUMBER.sub("", text)
+    return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)
+               ) or (not _HAS_NUMBER.search(body) and any(
+                   n not in known and len(n) > 1 for n in _NUMBERS.findall(body)))
 # A leading section number ("3.2.1 ", "第三章 ") is structure, not an answer.
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
 _BREADCRUMB = re.compile(r"\s(>|›|»|/)\s")
@@ -133,6 +143,8 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     total = sum(weight.values()) or 1.0
     q_grams = char_bigrams(question) if has_han(question) else set()
     quantity = bool(_QUANTITY_QUESTION.search(question))
+    kind = answer_kind(question)
+    q_numbers = set(_NUMBERS.findall(question))
 
     out = []
     for cand, hits in zip(cands, matched, strict=True):
@@ -147,8 +159,10 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         novel = _novel(cand, hits)
         if not novel:
             score *= 0.3  # it only repeats the question
-        if quantity and not heading and _HAS_NUMBER.search(_SECTION_NUMBER.sub("", cand.text)):
-            score *= 1.4  # the question wants a number and this sentence has one
+        if quantity and not heading and _new_number(cand.text, q_numbers):
+            score *= 1.4  # the question wants a number and this sentence has a new one
+        elif kind and not heading and has_answer_type(cand.text, kind, question):
+            score *= 1.25  # it holds the kind of thing asked for (a person, a place, a date)
         # A long run of text matches many words by sheer size and reads badly as an
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
@@ -178,7 +192,8 @@ def _supplements(s: _Scored, best: _Scored) -> bool:
         # Other rows of a table are alternatives to the best row, not more of the answer,
         # unless they match something of the question the best row does not (a second
         # row key: "TiKV and TiFlash").
-        if not s.matched - best.matched:
+        key = s.cand.cells[0][1]
+        if not {t for t in s.matched - best.matched if _matched_terms([t], key)}:
             return False
         floor = ROW_FLOOR
     return s.score >= floor * best.score
@@ -217,7 +232,7 @@ def _row_columns(cand: Candidate, terms: Sequence[str]) -> list[int]:
     """The cells of a table row worth quoting: the row key (its first cell) and the
     columns the question asks about; the whole row (cut) when it names no column."""
     asked = [i for i, (h, _) in enumerate(cand.cells) if h and _matched_terms(terms, h)]
-    if asked:
+    if any(i > 0 for i in asked):
         return sorted({0, *asked})
     if len(cand.cells) <= MAX_ROW_CELLS:
         return list(range(len(cand.cells)))

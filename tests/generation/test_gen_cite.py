@@ -6,7 +6,7 @@ from gen_cases import make_chunk, make_hits, quoted_parts
 
 from core.ids import label_part, parse_label
 from core.types import Chunk
-from generation.cite import Quote, Source, assemble, locate, source_span, span_lines, supports
+from generation.cite import Quote, Source, Span, assemble, locate, source_span, span_lines, supports
 from generation.extractive import extractive_answer
 from ragline.bench.support import answer_sentences
 
@@ -51,7 +51,9 @@ def test_two_passages_of_one_page_get_numbered_labels_and_two_citations() -> Non
     for sentence, (label,) in ((s, ls) for s, ls in answer_sentences(text)):
         cited = next(c for c in citations if c.label == label)
         chunk = {x.content_id: x for x in (a, b, c)}[cited.content_id]
-        assert supports(sentence, span_lines(chunk, source_span(chunk, *locate(sentence, chunk))))
+        reported = Span(cited.page_start, cited.page_end, cited.line_start, cited.line_end)
+        assert supports(sentence, span_lines(chunk, reported))
+        assert locate(sentence, chunk) is not None
 
 
 def test_one_passage_of_a_page_keeps_the_plain_label() -> None:
