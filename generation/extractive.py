@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
 from core.types import Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
+from generation.answerable import asked_unit
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 
@@ -83,8 +84,36 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     lowered = text.lower()
     tokens = {_stem(t) for t in index_tokens(text)}
     # Han terms match as substrings: jieba may segment the same words differently in
-    # the question and in the passage.
-    return {t for t in terms if (has_han(t) and t in lowered) or _stem(t) in tokens}
+    # the question and in the passage. A number matches in digits or Chinese numerals
+    # ("14" and "十四").
+    return {
+        t for t in terms
+        if (has_han(t) and t in lowered) or _stem(t) in tokens
+        or (t.isdigit() and len(t) <= 5 and chinese_numeral(int(t)) in lowered)
+    }
+
+
+_CN_DIGITS = "零一二三四五六七八九"
+
+
+def chinese_numeral(n: int) -> str:
+    """0..99999 in Chinese numerals: 14 -> 十四, 105 -> 一百零五, 2380 -> 二千三百八十."""
+    if n < 10:
+        return _CN_DIGITS[n]
+    out = ""
+    zero = False
+    for value, unit in ((10000, "万"), (1000, "千"), (100, "百"), (10, "十")):
+        d, n = divmod(n, value)
+        if d:
+            if zero:
+                out += "零"
+            out += ("" if (unit == "十" and not out and d == 1) else _CN_DIGITS[d]) + unit
+            zero = False
+        elif out:
+            zero = True
+    if n:
+        out += ("零" if zero else "") + _CN_DIGITS[n]
+    return out
 
 
 def _heading_like(cand: Candidate) -> bool:
@@ -144,6 +173,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     q_grams = char_bigrams(question) if has_han(question) else set()
     quantity = bool(_QUANTITY_QUESTION.search(question))
     kind = answer_kind(question)
+    unit = asked_unit(question) if quantity else ""
     q_numbers = set(_NUMBERS.findall(question))
 
     out = []
@@ -161,6 +191,8 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
             score *= 0.3  # it only repeats the question
         if quantity and not heading and _new_number(cand.text, q_numbers):
             score *= 1.4  # the question wants a number and this sentence has a new one
+            if unit and unit in f"{cand.text} {' '.join(h for h, _ in cand.cells)}".lower():
+                score *= 1.3  # ... of the unit asked for ("多少小时", "how many pages")
         elif kind and not heading and has_answer_type(cand.text, kind, question):
             score *= 1.25  # it holds the kind of thing asked for (a person, a place, a date)
         # A long run of text matches many words by sheer size and reads badly as an
@@ -233,7 +265,10 @@ def _row_columns(cand: Candidate, terms: Sequence[str]) -> list[int]:
     columns the question asks about; the whole row (cut) when it names no column."""
     asked = [i for i, (h, _) in enumerate(cand.cells) if h and _matched_terms(terms, h)]
     if any(i > 0 for i in asked):
-        return sorted({0, *asked})
+        # Cells whose value the question names identify the row ("Kentucky",
+        # "Development Credits - Disbursements", "2011"): they are its key.
+        named = [i for i, (_, v) in enumerate(cand.cells) if _matched_terms(terms, v)]
+        return sorted({0, *named, *asked})
     if len(cand.cells) <= MAX_ROW_CELLS:
         return list(range(len(cand.cells)))
     # The first cell names the row ("Kentucky"); then the cells the question mentions.
@@ -270,9 +305,12 @@ def _following_items(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> l
     k = seq.index(chosen.cand)
     items: list[Candidate] = []
     for nxt in seq[k + 1 :]:
-        if not nxt.list_item or len(items) == MAX_LIST_ITEMS:
+        if len(items) == MAX_LIST_ITEMS or nxt.is_table_row or _heading_like(nxt):
             break
-        items.append(nxt)
+        if nxt.list_item:
+            items.append(nxt)  # an item's first sentence states it; the rest explains it
+        elif not items:
+            break  # the sentence is not followed by a list
     return items
 
 
@@ -336,7 +374,7 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
         after = [c for c in _completion(s, by_chunk) if c.position > s.cand.position]
         items = _following_items(s, by_chunk) if (
             s.cand.intro or s.cand.list_item or _LIST_QUESTION.search(question)) else []
-        group = [c for c in [*before, s.cand, *after, *items] if id(c) not in used]
+        group = [c for c in [*before, s.cand, *after] if id(c) not in used]
         if s.cand not in group:
             continue
         group.sort(key=lambda c: c.position)
@@ -344,6 +382,11 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
         group = _contiguous(group, s.cand)
         used.update(id(c) for c in group)
         groups.append(group)
+        # A list is quoted with its items, each its own sentence.
+        for item in items:
+            if id(item) not in used:
+                used.add(id(item))
+                groups.append([item])
     for g in groups:
         if g[0].is_table_row:
             g.sort(key=lambda c: c.position)

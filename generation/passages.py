@@ -235,8 +235,12 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
         while j < len(lines) and lines[j].strip() and _cells(lines[j]) is None:
             j += 1
         for logical in _logical_lines(lines[i:j], i):
-            item = bool(_STRUCT_START.match(logical.text)) and not logical.text.startswith("#")
+            marker = _STRUCT_START.match(logical.text)
+            item = bool(marker) and not logical.text.startswith("#")
             sentences = split_sentences(logical.text)
+            if item and marker and len(sentences) > 1 and sentences[0] == marker.group(0).strip():
+                # "1. All data sources are resources." : the item number is not a sentence.
+                sentences = [f"{sentences[0]} {sentences[1]}", *sentences[2:]]
             cursor = 0
             for sentence in sentences:
                 at = max(logical.text.find(sentence, cursor), cursor)

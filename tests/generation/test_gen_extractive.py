@@ -148,7 +148,8 @@ def test_markdown_table_in_chinese_picks_the_matching_row() -> None:
     text, _ = extractive_answer(
         "TiDB 集群中 PD 各节点之间相互通信，默认占用哪个端口？", make_hits(table)
     )
-    assert text.startswith("组件: PD | 默认端口: 2380 [Docee4455_p1]")
+    # The row key, the asked column, and the cell that matched the question's words.
+    assert text.startswith("组件: PD | 默认端口: 2380 | 说明: PD 集群节点间通信端口 [Docee4455_p1]")
     assert "2379" not in text
 
 
