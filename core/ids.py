@@ -8,7 +8,10 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 
 HANDLE_LEN = 6
-LABEL_RE = re.compile(rf"\[Doc([0-9a-f]{{{HANDLE_LEN}}})_p(\d+)\]")
+# `[Docab12cd_p7]`, or `[Docab12cd_p7.2]` when one answer cites several passages of that
+# page: ".N" numbers them (1-based, in order of first citation) so each label resolves to
+# exactly one passage.
+LABEL_RE = re.compile(rf"\[Doc([0-9a-f]{{{HANDLE_LEN}}})_p(\d+)(?:\.(\d+))?\]")
 
 
 def _sha(text: str) -> str:
@@ -48,11 +51,19 @@ def doc_handle(doc_id: str) -> str:
     return doc_id[:HANDLE_LEN]
 
 
-def citation_label(doc_id: str, page: int) -> str:
-    return f"[Doc{doc_handle(doc_id)}_p{page}]"
+def citation_label(doc_id: str, page: int, part: int = 0) -> str:
+    """`[DocX_pY]`, or `[DocX_pY.N]` for passage N of that page when `part` > 0."""
+    suffix = f".{part}" if part > 0 else ""
+    return f"[Doc{doc_handle(doc_id)}_p{page}{suffix}]"
 
 
 def parse_label(label: str) -> tuple[str, int] | None:
-    """`[Docab12cd_p3]` -> ("ab12cd", 3); None for anything else."""
+    """`[Docab12cd_p3]` or `[Docab12cd_p3.2]` -> ("ab12cd", 3); None for anything else."""
     m = LABEL_RE.fullmatch(label)
     return (m.group(1), int(m.group(2))) if m else None
+
+
+def label_part(label: str) -> int:
+    """The passage number of a disambiguated label (`[Docab12cd_p3.2]` -> 2), else 0."""
+    m = LABEL_RE.fullmatch(label)
+    return int(m.group(3)) if m and m.group(3) else 0

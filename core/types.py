@@ -103,6 +103,10 @@ class Chunk:
     # joined per column, e.g. "Permit / Handgun") and this chunk's body rows as cells.
     table_header: tuple[str, ...] = ()
     table_rows: tuple[tuple[str, ...], ...] = ()
+    # Where each "\n"-separated line of `text` came from: (page, first source line, last
+    # source line); line 0 = no source line of its own (the breadcrumb). Empty when
+    # unknown (chunks indexed before it existed): citations then fall back to the span.
+    line_map: tuple[tuple[int, int, int], ...] = ()
 
     @property
     def handle(self) -> str:
@@ -219,6 +223,12 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
+    """One passage an answer used, under the label its sentences carry.
+
+    `page_*` and `line_*` are the span of the quoted sentences inside that passage (what an
+    auditor opens); `chunk_*` is the whole passage's span.
+    """
+
     label: str
     content_id: str
     source: str
@@ -227,6 +237,10 @@ class Citation:
     page_end: int
     line_start: int
     line_end: int
+    chunk_page_start: int = 0
+    chunk_page_end: int = 0
+    chunk_line_start: int = 0
+    chunk_line_end: int = 0
 
     @classmethod
     def of(cls, chunk: Chunk) -> Citation:
@@ -239,7 +253,20 @@ class Citation:
             page_end=chunk.page_end,
             line_start=chunk.line_start,
             line_end=chunk.line_end,
+            chunk_page_start=chunk.page_start,
+            chunk_page_end=chunk.page_end,
+            chunk_line_start=chunk.line_start,
+            chunk_line_end=chunk.line_end,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerSentence:
+    """One sentence of an answer, its labels, and whether a cited passage supports it."""
+
+    text: str  # labels removed
+    labels: tuple[str, ...]
+    supported: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,3 +282,8 @@ class Answer:
     trace_id: str
     removed_labels: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    # How likely the answer is right and complete, 0..1 (see generation/confidence.py).
+    confidence: float = 0.0
+    # Why the answer is not covered, or what part of the question is not (partial).
+    reason: str = ""
+    sentences: tuple[AnswerSentence, ...] = ()

@@ -12,15 +12,17 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.types import Answer, Citation, Hit, Route
-from generation.answerable import unanswered_reason
+from core.types import Answer, AnswerSentence, Citation, Hit, Route
+from generation.answerable import Verdict, judge
 from generation.citations import check_citations
-from generation.extractive import extractive_answer
+from generation.cite import assemble
+from generation.confidence import answer_confidence, refusal_confidence
+from generation.extractive import extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
 
-_LABEL_LIKE = re.compile(r"\[Doc[0-9a-z]+_p\d+\]")
+_LABEL_LIKE = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
 _NOT_WORD = re.compile(r"[\W_]+")
 
 
@@ -32,6 +34,14 @@ class _Draft:
     citations: tuple[Citation, ...] = ()
     removed_labels: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    confidence: float = 0.0
+    reason: str = ""
+    sentences: tuple[AnswerSentence, ...] = ()
+
+
+def _coverage(hits: Sequence[Hit]) -> float:
+    """The retrieval coverage signal of the best of the top hits (0 when not computed)."""
+    return max((h.signals.get("coverage", 0.0) for h in hits[:5]), default=0.0)
 
 
 def _squash(text: str) -> str:
@@ -58,25 +68,42 @@ class AnswerGenerator:
             question, hits, self.not_covered[lang], lang, self.prompt_budget_chars
         )
 
-    def _not_covered(self, question: str, *warnings: str) -> _Draft:
+    def _not_covered(
+        self,
+        question: str,
+        *warnings: str,
+        reason: str = "",
+        confidence: float = 0.0,
+        mode: str = "extractive",
+    ) -> _Draft:
         return _Draft(
-            self.not_covered[language_of(question)], False, "extractive", warnings=warnings
+            self.not_covered[language_of(question)], False, mode, warnings=warnings,
+            confidence=confidence, reason=reason,
         )
+
+    def _refusal(self, question: str, verdict: Verdict | None, reason: str,
+                 hits: Sequence[Hit], *warnings: str) -> _Draft:
+        conf = refusal_confidence(verdict, _coverage(hits))
+        return self._not_covered(question, *warnings, reason, reason=reason, confidence=conf)
 
     def _extractive(
         self, question: str, hits: Sequence[Hit], *warnings: str, intent: str = "general"
     ) -> _Draft:
-        text, citations = extractive_answer(question, hits, self.max_sentences)
-        if not text:
-            return self._not_covered(question, *warnings, "no retrieved text to quote")
-        cited = {c.content_id for c in citations}
-        best = _LABEL_LIKE.split(text, maxsplit=1)[0]  # the top-scored sentence comes first
-        why = unanswered_reason(
-            question, intent, best, (h.chunk.text for h in hits if h.chunk.content_id in cited)
+        ex = extract(question, hits, self.max_sentences)
+        if not ex.quotes:
+            return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
+        verdict = judge(
+            question, intent, [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
         )
-        if why:
-            return self._not_covered(question, *warnings, why)
-        return _Draft(text, True, "extractive", tuple(citations), warnings=warnings)
+        if not verdict.covered:
+            return self._refusal(question, verdict, verdict.reason, hits, *warnings)
+        text, citations, sentences = assemble(ex.quotes)
+        notes = (*warnings, verdict.reason) if verdict.reason else warnings
+        return _Draft(
+            text, True, "extractive", tuple(citations), warnings=notes,
+            confidence=answer_confidence(verdict, ex.best_relevance, _coverage(hits)),
+            reason=verdict.reason, sentences=tuple(sentences),
+        )
 
     def _from_llm(self, question: str, hits: Sequence[Hit], reply: str | LLMError) -> _Draft:
         if isinstance(reply, LLMError):
@@ -88,8 +115,13 @@ class AnswerGenerator:
         said_not_covered = any(_squash(msg) in _squash(reply) for msg in self.not_covered.values())
         if said_not_covered and not check.citations:
             # The model found nothing in the sources: trust that, and say it our way.
-            draft = self._not_covered(question, "the LLM found no answer in the sources")
-            return _Draft(draft.text, False, "llm", (), removed, draft.warnings)
+            why = "the LLM found no answer in the sources"
+            draft = self._not_covered(
+                question, why, reason=why, mode="llm",
+                confidence=refusal_confidence(None, _coverage(hits)),
+            )
+            return _Draft(draft.text, False, "llm", (), removed, draft.warnings,
+                          draft.confidence, draft.reason)
         if not check.citations:
             draft = self._extractive(
                 question,
@@ -99,14 +131,31 @@ class AnswerGenerator:
                 + ", showing the extractive answer",
             )
             return _Draft(
-                draft.text, draft.covered, draft.mode, draft.citations, removed, draft.warnings
+                draft.text, draft.covered, draft.mode, draft.citations, removed, draft.warnings,
+                draft.confidence, draft.reason, draft.sentences,
             )
         warnings = []
         if removed:
             warnings.append(f"removed citation labels not among the sources: {', '.join(removed)}")
+        if check.unsupported:
+            warnings.append(
+                "no cited passage supports: "
+                + "; ".join(repr(s[:80]) for s in check.unsupported)
+            )
+        uncited = [s.text for s in check.sentences if not s.labels]
+        if uncited:
+            warnings.append("sentences without a citation: "
+                            + "; ".join(repr(s[:80]) for s in uncited))
         if said_not_covered:
             warnings.append("the LLM said the sources do not cover part of the question")
-        return _Draft(check.text, True, "llm", tuple(check.citations), removed, tuple(warnings))
+        checked = [s for s in check.sentences if s.labels]
+        supported = sum(s.supported for s in checked) / len(checked) if checked else 0.0
+        confidence = round(min(0.95, 0.25 + 0.6 * supported + 0.1 * _coverage(hits))
+                           * (0.6 if said_not_covered else 1.0), 3)
+        reason = "partial: the LLM said the sources do not cover part of the question" if (
+            said_not_covered) else ""
+        return _Draft(check.text, True, "llm", tuple(check.citations), removed, tuple(warnings),
+                      confidence, reason, tuple(check.sentences))
 
     def _package(
         self,
@@ -131,6 +180,9 @@ class AnswerGenerator:
             trace_id=trace_id,
             removed_labels=draft.removed_labels,
             warnings=draft.warnings,
+            confidence=draft.confidence,
+            reason=draft.reason,
+            sentences=draft.sentences,
         )
 
     def _draft(
@@ -141,8 +193,12 @@ class AnswerGenerator:
         route: Route,
         reply: str | LLMError | None,
     ) -> _Draft:
-        if not covered or not hits:
-            return self._not_covered(question)
+        if not hits:
+            return self._refusal(question, None, "nothing retrieved", hits)
+        if not covered:
+            return self._refusal(
+                question, None, "no retrieved passage matches enough of the question", hits
+            )
         if reply is None:
             return self._extractive(question, hits, intent=route.intent)
         return self._from_llm(question, hits, reply)

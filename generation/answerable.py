@@ -1,15 +1,35 @@
-"""Is the extracted evidence an answer at all? Cheap checks that turn a wrong answer into
-an honest "not covered":
+"""Is the quoted evidence an answer to the question? Decided from what is quoted, not from
+the passage it sits in, so a near miss (the words are there, the answer is not) becomes an
+honest "not covered".
 
-- a question that asks for a quantity (intent "numeric") needs a number in the evidence;
-- a question about a named thing (TiProxy, operationId, P12.1.2) needs that name in a
-  cited passage — matching every other word of the question is not enough.
+The question's key constraints are pulled out language-aware (English and Chinese):
+
+- periods: years ("2015", "2015年") and months ("November", "11月") — they must be met by
+  the quoted sentences or the scope the passage declares (title, headings, table caption);
+- identifiers with digits ("P12.1.2", "V1.1", "7.5") — the same, they name one thing;
+- names: mixed-case terms and capitalised names in English ("TiProxy", "Kentucky"),
+  Latin words, quoted titles and proper nouns (jieba's name tags) in Chinese — they must
+  appear in a cited passage or its document's title;
+- the attribute asked for: a question asking for a quantity needs a number in the quoted
+  evidence (a clause number "第3条" or a section number is not a quantity).
+
+When some periods asked for are met and others are not, the answer is partial and says
+which ("the documents give this for 2015 but not for 2016").
 """
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Iterable
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+from urllib.parse import unquote
+
+from core.text import STOPWORDS, has_han
+from core.types import Chunk
+from generation.passages import Candidate
 
 # ASCII digits, or Chinese numerals used as a quantity (followed by a unit or measure word);
 # 第N条/第N章 are references to a clause, not quantities.
@@ -18,18 +38,326 @@ _NUMBER = re.compile(
     r"(?:\d|[零〇一二三四五六七八九十百千万亿两]+\s*"
     r"[个年月日天周小时分钟秒次条款项名人元角倍岁%％家台件种类层级位])"
 )
+_SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
+# Questions whose answer is a number, version, date, port, amount...
+QUANTITY_QUESTION = re.compile(
+    r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
+    r"number|percentage|port|size|amount|value|rate)|which (version|year|date|port|number)|"
+    r"\bwhen\b|多少|几[个年月天次种条项位名]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
+    r"数量|比例|百分之?几",
+    re.IGNORECASE,
+)
 # Mixed-case names, all-caps-then-lower names, and letter+digit identifiers.
+_NUMBER_WORD = re.compile(
+    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+    r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice)\b",
+    re.IGNORECASE,
+)
 _KEY_TERM = re.compile(r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b")
+_YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
+_MONTHS = (
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december",
+)
+_MONTH_EN = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+_MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
+# Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
+_IDENT = re.compile(r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\w\-]*(?:\.\w+)+"
+                    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*")
+# A capitalised word (or run of them) in an English question, not at its start.
+_CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
+_QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
+_LATIN_IN_HAN = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
+# jieba part-of-speech tags for names: person, place, organisation, other proper noun.
+_NAME_TAGS = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
+# Capitalised words that are not names.
+_NOT_NAMES = frozenset({
+    "i", "according", "based", "under", "in", "on", "at", "for", "of", "the", "a", "an",
+    "what", "which", "who", "how", "when", "where", "why", "is", "are", "was", "were",
+    "does", "do", "did", "can", "could", "should", "would", "may", "might", "will",
+})
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    covered: bool
+    reason: str = ""  # why not covered, or which part is not (partial)
+    partial: bool = False
+    constraints: int = 0  # how many key constraints the question has
+    met: int = 0  # how many of them the quote meets
+
+
+@lru_cache(maxsize=1)
+def _posseg() -> Any:
+    import jieba.posseg as posseg
+
+    return posseg
 
 
 def key_terms(question: str) -> list[str]:
     return list(dict.fromkeys(_KEY_TERM.findall(question)))
 
 
-def unanswered_reason(question: str, intent: str, evidence: str, cited_texts: Iterable[str]) -> str:
+def periods(question: str) -> list[str]:
+    """Periods the question is about, as written: a year, a month, or a month of a year
+    ("November 2015", "2015年11月", "2015-11" kept as one period: both must be met)."""
+    spans: list[tuple[int, int]] = []
+    for rx in (_YEAR, _MONTH_EN, _MONTH_ZH):
+        spans += [(m.start(), m.end()) for m in rx.finditer(question)]
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for a, b in spans:
+        gap = question[merged[-1][1]:a] if merged else ""
+        if merged and len(gap) <= 3 and not re.search(r"\w", gap.replace("年", "")):
+            merged[-1] = (merged[-1][0], b)
+        else:
+            merged.append((a, b))
+    return list(dict.fromkeys(question[a:b] for a, b in merged))
+
+
+def _period_parts(period: str) -> list[str]:
+    parts = [m.group(1) for m in _YEAR.finditer(period)]
+    parts += [m.group(1) for m in _MONTH_EN.finditer(period)]
+    parts += [m.group(0) for m in _MONTH_ZH.finditer(period)]
+    return parts or [period]
+
+
+def _period_found(period: str, text: str) -> bool:
+    """All parts of a period in the text: the year, and the month in any common form
+    ("November", "Nov", "11月", "2015-11")."""
+    for part in _period_parts(period):
+        if _found(part, text):
+            continue
+        month = part.lower()
+        if month in _MONTHS:
+            number = _MONTHS.index(month) + 1
+            forms = [month[:3], f"{number}月", f"-{number:02d}", f"/{number:02d}"]
+            if any(_found(f, text) for f in forms):
+                continue
+        zh = _MONTH_ZH.fullmatch(part)
+        if zh and _found(_MONTHS[int(zh.group(1)) - 1], text):
+            continue
+        return False
+    return True
+
+
+def identifiers(question: str) -> list[str]:
+    years = set(_YEAR.findall(question))
+    return [t for t in dict.fromkeys(m.group(0).rstrip(".-") for m in _IDENT.finditer(question))
+            if t not in years]
+
+
+def tagged_names(question: str) -> list[str]:
+    """Chinese proper nouns by jieba's part-of-speech tags: useful, but tags misfire on
+    ordinary words ("入门"), so these are checked more loosely than written names."""
+    if not has_han(question):
+        return []
+    return [p.word for p in _posseg().cut(question)
+            if p.flag in _NAME_TAGS and len(p.word) >= 2 and has_han(p.word)]
+
+
+_UNIT_ZH = re.compile(
+    r"(?:多少|几)\s*(小时|分钟|秒钟?|天|日|周|个月|年|岁|周岁|人|名|次|元|万元|亿元|公里|千米|米|"
+    r"公顷|平方米|亩|字节|字|行|页|倍|条|项|种|位|台|件|家|座|层|级|GB|MB|TB|KB)"
+)
+_ACRONYM = re.compile(r"[A-Z]{2,5}")
+_UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
+
+
+def asked_unit(question: str) -> str:
+    """The unit or counted noun a quantity question asks in ("多少小时" -> "小时", "how
+    many calories" -> "calorie"), or ""."""
+    m = _UNIT_ZH.search(question)
+    if m:
+        return m.group(1)
+    m = _UNIT_EN.search(question)
+    if m and m.group(1).lower() not in STOPWORDS:
+        word = m.group(1).lower()
+        return word[:-1] if word.endswith("s") and len(word) > 3 else word
+    return ""
+
+
+def names(question: str) -> list[str]:
+    """Named things the question writes out (entities, products, titles)."""
+    out: list[str] = key_terms(question)
+    if has_han(question):
+        out += [m.group(1) for m in _QUOTED.finditer(question)]
+        out += [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
+    else:
+        out += [m.group(1) for m in _QUOTED.finditer(question)]
+        for m in _CAPITALISED.finditer(question):
+            words = [w for w in m.group(1).split() if w.lower() not in _NOT_NAMES]
+            if words and not (len(words) == 1 and _MONTH_EN.fullmatch(words[0])):
+                out.append(" ".join(words))
+    months = {m.lower() for m in _MONTHS}
+    return [n for n in dict.fromkeys(out)
+            if n.lower() not in STOPWORDS and n.lower() not in months]
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).lower()
+
+
+def _found(term: str, text: str) -> bool:
+    t = _norm(term)
+    if has_han(t) or not re.match(r"\w", t):
+        return t in text
+    # Whole words in Latin text ("2015" is not found in "20151"); a plural or possessive
+    # ending still matches ("Kentucky's").
+    return re.search(rf"(?<![\w]){re.escape(t)}", text) is not None
+
+
+def has_quantity(text: str) -> bool:
+    body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))
+    return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body))
+
+
+# What people call a document by its format ("the Word document", "the Excel sheet").
+_FORMAT_NAMES = {
+    "docx": "Word document", "doc": "Word document", "xlsx": "Excel workbook spreadsheet",
+    "xls": "Excel workbook spreadsheet", "csv": "spreadsheet", "pptx": "PowerPoint slides",
+    "ppt": "PowerPoint slides", "pdf": "PDF", "md": "Markdown", "html": "HTML web page",
+    "htm": "HTML web page", "eml": "e-mail email", "msg": "e-mail email Outlook",
+}
+
+
+def _file_name(source: str) -> str:
+    """The file name of a source URI, as is and with words split ("en-wikipedia-duck" ->
+    "en wikipedia duck"), and what its format is called: it often names the document."""
+    name = unquote(source.rsplit("/", 1)[-1])
+    ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    return f"{name} {re.sub(r'[-_.]+', ' ', name)} {_FORMAT_NAMES.get(ext, '')}"
+
+
+def _name_found(name: str, text: str) -> bool:
+    """A name in the text: whole, or (Latin names of several words) word by word; Han and
+    quoted titles compared without spaces and punctuation ("Java 开发手册（黄山版）")."""
+    if _found(name, text):
+        return True
+    if has_han(name):
+        squashed = re.sub(r"[\W_]+", "", name.lower())
+        return bool(squashed) and squashed in re.sub(r"[\W_]+", "", text)
+    words = [w for w in re.split(r"[\s\-/]+", name) if w]
+    return len(words) > 1 and all(_found(w, text) for w in words)
+
+
+def _coordinated(question: str, wanted: Sequence[str]) -> bool:
+    """Whether the question lists its periods side by side ("2015 and 2016", "2015、2016
+    年", "from 2015 to 2016"): then some of them met is a partial answer. Otherwise a
+    second period is context ("revenue for 2009 in the November 2012 report")."""
+    at = sorted((question.find(p), p) for p in wanted if p in question)
+    for (a, pa), (b, _) in itertools.pairwise(at):
+        gap = question[a + len(pa) : b].strip().lower()
+        if gap in {"", ",", "，", "、", "and", "or", "&", "to", "-", "–", "和", "与", "及", "或",
+                   "至", "到", "and in", "vs", "versus"}:
+            return True
+    return False
+
+
+def asks_quantity(question: str, intent: str = "general") -> bool:
+    return intent == "numeric" or bool(QUANTITY_QUESTION.search(question))
+
+
+def _scope(cand: Candidate) -> str:
+    """What a quoted candidate's passage declares about its scope: title, headings, the
+    table caption and header."""
+    chunk = cand.chunk
+    parts = [chunk.title, *chunk.section_path, cand.context, " ".join(chunk.table_header)]
+    # The chunk's first line is its breadcrumb (or a caption): scope, not content.
+    parts.append(chunk.text.split("\n", 1)[0])
+    return " ".join(p for p in parts if p)
+
+
+def judge(
+    question: str,
+    intent: str,
+    quoted: Sequence[str],
+    chosen: Sequence[Candidate],
+    retrieved: Sequence[Chunk] = (),
+) -> Verdict:
+    """Whether the quoted sentences (with their passages' declared scope) answer the
+    question. `quoted` is the answer's sentences as shown, best first; `retrieved` the
+    passages retrieved for it (an acronym may be spelled out only elsewhere in the same
+    document)."""
+    if not quoted or not chosen:
+        return Verdict(False, "no retrieved text to quote")
+    evidence = _norm(" ".join([*quoted, *(_scope(c) for c in chosen)]))
+    # What the quoted documents say about themselves and in the passages retrieved from
+    # them: their titles, file names and text. Names and identifiers of the question are
+    # often the document's own ("per the Wikipedia Duck article", "OpenAPI 3.1.0").
+    docs = {c.chunk.doc_id for c in chosen}
+    pool = [c.chunk for c in chosen] + [ch for ch in retrieved if ch.doc_id in docs]
+    seen: dict[str, str] = {}
+    names_of_docs: dict[str, str] = {}
+    for ch in pool:
+        seen.setdefault(ch.content_id, ch.text)
+        names_of_docs.setdefault(ch.doc_id, f"{ch.title} {_file_name(ch.source)}")
+    same_doc = _norm(" ".join([*seen.values(), *names_of_docs.values()]))
+    doc_names = _norm(" ".join(names_of_docs.values()))
+    wanted_periods = periods(question)
+    wanted_ids = identifiers(question)
+    # Short all-capital acronyms name agencies, publishers and kinds of document ("FBI",
+    # "HR", "AD") more often than the thing asked about: they do not decide coverage.
+    wanted_names = [n for n in names(question)
+                    if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
+    soft_names = [n for n in tagged_names(question) if n not in wanted_names]
+    total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
+    quantity = asks_quantity(question, intent)
+    total += int(quantity)
+
+    def written(term: str) -> bool:
+        # In what is quoted (or its declared scope), or the name of the quoted document
+        # itself ("the Wikipedia Duck article", "OpenAPI 3.1.0"); an acronym may be
+        # spelled out elsewhere in the document.
+        return (_name_found(term, evidence) or _name_found(term, doc_names)
+                or (term.isupper() and _name_found(term, same_doc)))
+
+    missing_ids = [t for t in wanted_ids if not written(t)]
+    missing_names = [t for t in wanted_names if not written(t)]
+    missing_names += [t for t in soft_names if not _name_found(t, same_doc)]
+    # A period is met by the quote or its declared scope, or, failing that, by the
+    # retrieved text of the same document (a report's period is often stated once, in a
+    # title block that is a passage of its own).
+    missing_periods = [
+        t for t in wanted_periods
+        if not _period_found(t, evidence) and not _period_found(t, same_doc)
+    ]
+    met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
+    if quantity and not has_quantity(quoted[0]):
+        return Verdict(
+            False, "the question asks for a quantity and the quoted evidence states none",
+            constraints=total, met=met - 1,
+        )
+    unit = asked_unit(question) if quantity else ""
+    if unit and not _found(unit, evidence):
+        return Verdict(
+            False, f"the question asks how many {unit} and the quoted evidence gives none",
+            constraints=total, met=met - 1,
+        )
+    if missing_ids or missing_names:
+        what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])
+        return Verdict(False, f"no quoted passage mentions {what}", constraints=total, met=met)
+    if missing_periods:
+        given = [t for t in wanted_periods if t not in missing_periods]
+        if given and _coordinated(question, wanted_periods):
+            return Verdict(
+                True,
+                f"partial: the documents give this for {', '.join(given)} "
+                f"but not for {', '.join(missing_periods)}",
+                partial=True, constraints=total, met=met,
+            )
+        return Verdict(
+            False,
+            f"the quoted evidence is not about {', '.join(missing_periods)}",
+            constraints=total, met=met,
+        )
+    return Verdict(True, constraints=total, met=met)
+
+
+def unanswered_reason(question: str, intent: str, evidence: str, cited_texts: Sequence[str]) -> str:
     """Why the evidence (the best sentence) does not answer the question, or "" when it
-    may."""
-    if intent == "numeric" and not _NUMBER.search(_CLAUSE_REF.sub("", evidence)):
+    may. The simple form of `judge` for callers that hold only text."""
+    if intent == "numeric" and not has_quantity(evidence):
         return "the question asks for a quantity and the best evidence states none"
     cited = " ".join(cited_texts).lower()
     missing = [t for t in key_terms(question) if t.lower() not in cited]

@@ -9,11 +9,13 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from core.ids import citation_label
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
 from core.types import Citation, Hit
+from generation.answer_type import answer_kind, has_answer_type
+from generation.answerable import asked_unit
+from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 
 TOP_HITS = 5
@@ -27,6 +29,19 @@ MAX_ROW_CELLS = 8
 ROW_FLOOR = 0.8
 IDENTIFIER_WEIGHT = 1.5
 LONG_CHARS = 240
+# A list is quoted with at most this many of its items.
+MAX_LIST_ITEMS = 8
+
+# Sentences that refer back to the one before them.
+_ANAPHOR = re.compile(
+    r"^(?:it|this|these|that|those|they|such|its|their|he|she)\b|^(?:这|该|此|其|它|他们|它们)",
+    re.IGNORECASE,
+)
+# "What are the tenets…", "list the…", "有哪些": the answer is a list.
+_LIST_QUESTION = re.compile(
+    r"^\s*(?:what|which)\s+(?:are|were)\b|\blist\b|\benumerate\b|哪些|哪几|有几种|包括什么",
+    re.IGNORECASE,
+)
 
 # Questions whose answer is a number, version, date, port, identifier...
 _QUANTITY_QUESTION = re.compile(
@@ -37,6 +52,15 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+_NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百千万亿两]+")
+
+
+def _new_number(text: str, known: set[str]) -> bool:
+    """Whether the sentence states a number the question does not already name."""
+    body = _SECTION_NUMBER.sub("", text)
+    return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)
+               ) or (not _HAS_NUMBER.search(body) and any(
+                   n not in known and len(n) > 1 for n in _NUMBERS.findall(body)))
 # A leading section number ("3.2.1 ", "第三章 ") is structure, not an answer.
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
 _BREADCRUMB = re.compile(r"\s(>|›|»|/)\s")
@@ -48,6 +72,7 @@ class _Scored:
     score: float
     relevance: float  # the term/bigram overlap alone, before adjustments
     novel: bool  # says something beyond the question's own words
+    matched: frozenset[str] = frozenset()  # the question terms it matches
 
 
 def _stem(word: str) -> str:
@@ -59,8 +84,36 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     lowered = text.lower()
     tokens = {_stem(t) for t in index_tokens(text)}
     # Han terms match as substrings: jieba may segment the same words differently in
-    # the question and in the passage.
-    return {t for t in terms if (has_han(t) and t in lowered) or _stem(t) in tokens}
+    # the question and in the passage. A number matches in digits or Chinese numerals
+    # ("14" and "十四").
+    return {
+        t for t in terms
+        if (has_han(t) and t in lowered) or _stem(t) in tokens
+        or (t.isdigit() and len(t) <= 5 and chinese_numeral(int(t)) in lowered)
+    }
+
+
+_CN_DIGITS = "零一二三四五六七八九"
+
+
+def chinese_numeral(n: int) -> str:
+    """0..99999 in Chinese numerals: 14 -> 十四, 105 -> 一百零五, 2380 -> 二千三百八十."""
+    if n < 10:
+        return _CN_DIGITS[n]
+    out = ""
+    zero = False
+    for value, unit in ((10000, "万"), (1000, "千"), (100, "百"), (10, "十")):
+        d, n = divmod(n, value)
+        if d:
+            if zero:
+                out += "零"
+            out += ("" if (unit == "十" and not out and d == 1) else _CN_DIGITS[d]) + unit
+            zero = False
+        elif out:
+            zero = True
+    if n:
+        out += ("零" if zero else "") + _CN_DIGITS[n]
+    return out
 
 
 def _heading_like(cand: Candidate) -> bool:
@@ -119,6 +172,9 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     total = sum(weight.values()) or 1.0
     q_grams = char_bigrams(question) if has_han(question) else set()
     quantity = bool(_QUANTITY_QUESTION.search(question))
+    kind = answer_kind(question)
+    unit = asked_unit(question) if quantity else ""
+    q_numbers = set(_NUMBERS.findall(question))
 
     out = []
     for cand, hits in zip(cands, matched, strict=True):
@@ -133,8 +189,12 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         novel = _novel(cand, hits)
         if not novel:
             score *= 0.3  # it only repeats the question
-        if quantity and not heading and _HAS_NUMBER.search(_SECTION_NUMBER.sub("", cand.text)):
-            score *= 1.4  # the question wants a number and this sentence has one
+        if quantity and not heading and _new_number(cand.text, q_numbers):
+            score *= 1.4  # the question wants a number and this sentence has a new one
+            if unit and unit in f"{cand.text} {' '.join(h for h, _ in cand.cells)}".lower():
+                score *= 1.3  # ... of the unit asked for ("多少小时", "how many pages")
+        elif kind and not heading and has_answer_type(cand.text, kind, question):
+            score *= 1.25  # it holds the kind of thing asked for (a person, a place, a date)
         # A long run of text matches many words by sheer size and reads badly as an
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
@@ -144,7 +204,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         elif size > LONG_CHARS:
             score *= (LONG_CHARS / size) ** 0.3
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
-        out.append(_Scored(cand, score, relevance, novel))
+        out.append(_Scored(cand, score, relevance, novel, frozenset(hits)))
     return out
 
 
@@ -161,7 +221,12 @@ def _supplements(s: _Scored, best: _Scored) -> bool:
         return False
     floor = RELATIVE_FLOOR
     if s.cand.is_table_row and best.cand.is_table_row:
-        # Other rows of a table are alternatives to the best row, not more of the answer.
+        # Other rows of a table are alternatives to the best row, not more of the answer,
+        # unless they match something of the question the best row does not (a second
+        # row key: "TiKV and TiFlash").
+        key = s.cand.cells[0][1]
+        if not {t for t in s.matched - best.matched if _matched_terms([t], key)}:
+            return False
         floor = ROW_FLOOR
     return s.score >= floor * best.score
 
@@ -195,16 +260,149 @@ def _select(scored: list[_Scored], max_sentences: int) -> list[_Scored]:
     return chosen
 
 
-def _shown_text(cand: Candidate, terms: Sequence[str]) -> str:
-    """The text to show: the sentence itself, or a wide table row cut to its key cells."""
+def _row_columns(cand: Candidate, terms: Sequence[str]) -> list[int]:
+    """The cells of a table row worth quoting: the row key (its first cell) and the
+    columns the question asks about; the whole row (cut) when it names no column."""
+    asked = [i for i, (h, _) in enumerate(cand.cells) if h and _matched_terms(terms, h)]
+    if any(i > 0 for i in asked):
+        # Cells whose value the question names identify the row ("Kentucky",
+        # "Development Credits - Disbursements", "2011"): they are its key.
+        named = [i for i, (_, v) in enumerate(cand.cells) if _matched_terms(terms, v)]
+        return sorted({0, *named, *asked})
     if len(cand.cells) <= MAX_ROW_CELLS:
-        return cand.text
-    # Priority: the first cell (it usually names the row, "Kentucky"), then the columns
-    # the question mentions, then the rest in column order; shown in column order.
+        return list(range(len(cand.cells)))
+    # The first cell names the row ("Kentucky"); then the cells the question mentions.
     matching = [i for i, (h, v) in enumerate(cand.cells) if _matched_terms(terms, f"{h} {v}")]
     priority = dict.fromkeys([0, *matching, *range(len(cand.cells))])
-    keep = set(list(priority)[:MAX_ROW_CELLS])
+    return sorted(list(priority)[:MAX_ROW_CELLS])
+
+
+def _row_text(cand: Candidate, terms: Sequence[str]) -> str:
+    """A table row as `column: value` pairs for the columns that matter."""
+    keep = _row_columns(cand, terms)
     return render_row(tuple(c for i, c in enumerate(cand.cells) if i in keep))
+
+
+def _markdown_table(rows: Sequence[Candidate], terms: Sequence[str]) -> str:
+    """Several rows of one table as a small Markdown table over the columns that matter."""
+    columns: list[str] = []
+    for cand in rows:
+        for i in _row_columns(cand, terms):
+            header = cand.cells[i][0]
+            if header not in columns:
+                columns.append(header)
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    for cand in rows:
+        values = dict(cand.cells)
+        lines.append("| " + " | ".join(values.get(h, "") for h in columns) + " |")
+    return "\n".join(lines)
+
+
+def _following_items(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> list[Candidate]:
+    """The list items right after a sentence that introduces them (or after a chosen list
+    item), in the same passage: a list is quoted with its items."""
+    seq = by_chunk[chosen.cand.chunk.content_id]
+    k = seq.index(chosen.cand)
+    items: list[Candidate] = []
+    for nxt in seq[k + 1 :]:
+        if len(items) == MAX_LIST_ITEMS or nxt.is_table_row or _heading_like(nxt):
+            break
+        if nxt.list_item:
+            items.append(nxt)  # an item's first sentence states it; the rest explains it
+        elif not items:
+            break  # the sentence is not followed by a list
+    return items
+
+
+def _completion(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> list[Candidate]:
+    """Adjacent sentences that complete a chosen one: the one before when the chosen one
+    opens with a pronoun that refers back to it ("It", "这"). (A sentence that ends in a
+    colon is completed by its list items, see `_following_items`.)"""
+    seq = by_chunk[chosen.cand.chunk.content_id]
+    k = seq.index(chosen.cand)
+    cand = chosen.cand
+    out: list[Candidate] = []
+    if cand.is_table_row:
+        return out
+    if _ANAPHOR.match(cand.text) and k > 0 and not seq[k - 1].is_table_row and not (
+            _heading_like(seq[k - 1])) and seq[k - 1].last_line >= cand.first_line - 1:
+        out.append(seq[k - 1])
+    return out
+
+
+def _quote_for(group: list[Candidate], terms: Sequence[str]) -> Quote:
+    chunk = group[0].chunk
+    first = min(c.first_line for c in group)
+    last = max(c.last_line for c in group)
+    if group[0].is_table_row:
+        text = _row_text(group[0], terms) if len(group) == 1 else _markdown_table(group, terms)
+    else:
+        text = " ".join(normalise_ws(c.text) for c in group)
+    return Quote(text, (Source(chunk, first, last, group[0].page),))
+
+
+@dataclass(frozen=True, slots=True)
+class Extract:
+    """What the extractive answer quotes, best first, and how well it matched."""
+
+    quotes: list[Quote]
+    chosen: list[Candidate]  # every candidate quoted, in answer order
+    best_relevance: float
+
+
+def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extract:
+    """The best retrieved sentences (table rows, lists with their items), as quotes."""
+    cands = [c for rank, hit in enumerate(hits[:TOP_HITS]) for c in candidates(hit.chunk, rank)]
+    if not cands or max_sentences < 1:
+        return Extract([], [], 0.0)
+    terms = query_terms(question)
+    by_chunk: dict[str, list[Candidate]] = {}
+    for c in cands:
+        by_chunk.setdefault(c.chunk.content_id, []).append(c)
+    selected = _select(_score(question, cands), max_sentences)
+    groups: list[list[Candidate]] = []
+    used: set[int] = set()
+    for s in selected:
+        if id(s.cand) in used:
+            continue
+        if s.cand.is_table_row and groups and groups[-1][0].is_table_row and (
+                groups[-1][0].chunk.content_id == s.cand.chunk.content_id):
+            groups[-1].append(s.cand)  # several rows of one table: one small table
+            used.add(id(s.cand))
+            continue
+        before = [c for c in _completion(s, by_chunk) if c.position < s.cand.position]
+        after = [c for c in _completion(s, by_chunk) if c.position > s.cand.position]
+        items = _following_items(s, by_chunk) if (
+            s.cand.intro or s.cand.list_item or _LIST_QUESTION.search(question)) else []
+        group = [c for c in [*before, s.cand, *after] if id(c) not in used]
+        if s.cand not in group:
+            continue
+        group.sort(key=lambda c: c.position)
+        # Keep a group contiguous in the passage: a gap would claim lines it skips.
+        group = _contiguous(group, s.cand)
+        used.update(id(c) for c in group)
+        groups.append(group)
+        # A list is quoted with its items, each its own sentence.
+        for item in items:
+            if id(item) not in used:
+                used.add(id(item))
+                groups.append([item])
+    for g in groups:
+        if g[0].is_table_row:
+            g.sort(key=lambda c: c.position)
+    quotes = [_quote_for(g, terms) for g in groups]
+    chosen = [c for g in groups for c in g]
+    return Extract(quotes, chosen, selected[0].relevance if selected else 0.0)
+
+
+def _contiguous(group: list[Candidate], anchor: Candidate) -> list[Candidate]:
+    k = group.index(anchor)
+    lo, hi = k, k
+    while lo > 0 and group[lo - 1].position == group[lo].position - 1:
+        lo -= 1
+    while hi + 1 < len(group) and group[hi + 1].position == group[hi].position + 1:
+        hi += 1
+    return group[lo : hi + 1]
 
 
 def extractive_answer(
@@ -214,15 +412,5 @@ def extractive_answer(
 
     Returns ("", []) when there is nothing to quote.
     """
-    cands = [c for rank, hit in enumerate(hits[:TOP_HITS]) for c in candidates(hit.chunk, rank)]
-    if not cands or max_sentences < 1:
-        return "", []
-    terms = query_terms(question)
-    parts: list[str] = []
-    citations: dict[str, Citation] = {}
-    for s in _select(_score(question, cands), max_sentences):
-        chunk = s.cand.chunk
-        label = citation_label(chunk.doc_id, s.cand.page)
-        parts.append(f"{normalise_ws(_shown_text(s.cand, terms))} {label}")
-        citations.setdefault(label, replace(Citation.of(chunk), label=label))
-    return " ".join(parts), list(citations.values())
+    text, citations, _ = assemble(extract(question, hits, max_sentences).quotes)
+    return text, citations

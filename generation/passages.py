@@ -44,6 +44,13 @@ class Candidate:
     # Table rows only: the lines just before the table (its caption, the breadcrumb).
     # They are part of what a row means ("修订历史"), so they count when matching.
     context: str = ""
+    # The chunk text lines (0-based, inclusive) the candidate was taken from.
+    first_line: int = 0
+    last_line: int = 0
+    # True when the candidate is a list item, or a sentence that introduces a list (ends
+    # with a colon right before list items).
+    list_item: bool = False
+    intro: bool = False
 
     @property
     def is_table_row(self) -> bool:
@@ -117,30 +124,99 @@ def _join(prev: str, nxt: str) -> str:
     return f"{prev} {nxt}"
 
 
-def _logical_lines(lines: list[str]) -> list[tuple[str, bool]]:
-    """Glue wrapped lines back together; each result says whether it was one raw line."""
+@dataclass(slots=True)
+class _Logical:
+    """Wrapped lines glued back into one: text, and where each raw line starts in it."""
+
+    text: str
+    starts: list[tuple[int, int]]  # (offset in text, raw line index)
+    single: bool
+
+
+def _logical_lines(lines: list[str], base: int) -> list[_Logical]:
+    """Glue wrapped lines back together, remembering the raw line of every offset."""
     longest = max((len(line) for line in lines), default=0)
-    out: list[tuple[str, bool]] = []
-    for raw in lines:
+    out: list[_Logical] = []
+    for k, raw in enumerate(lines):
         line = raw.strip()
         if not line:
             continue
-        if out and _joins(out[-1][0], line, longest):
-            out[-1] = (_join(out[-1][0], line), False)
+        if out and _joins(out[-1].text, line, longest):
+            prev = out[-1]
+            joined = _join(prev.text, line)
+            prev.starts.append((len(joined) - len(line), base + k))
+            prev.text, prev.single = joined, False
         else:
-            out.append((line, True))
+            out.append(_Logical(line, [(0, base + k)], True))
     return out
 
 
-def _page_candidates(text: str, chunk: Chunk, rank: int, page: int, start: int) -> list[Candidate]:
-    """Candidates from one page of a chunk, numbered from `start`."""
+def _raw_line(logical: _Logical, offset: int) -> int:
+    line = logical.starts[0][1]
+    for at, raw in logical.starts:
+        if at > offset:
+            break
+        line = raw
+    return line
+
+
+def _lines_and_pages(chunk: Chunk) -> tuple[list[str], list[int]]:
+    """The chunk's text lines and the page of each: from the line map, else by the form
+    feeds ("\\f", a page break in extracted PDF text) before it."""
+    raw = chunk.text.split("\n")
+    if chunk.line_map and len(chunk.line_map) == len(raw):
+        mapped = [p if a > 0 else chunk.page_start for p, a, _ in chunk.line_map]
+        return [line.replace("\f", " ") for line in raw], mapped
+    last = max(chunk.page_end, chunk.page_start)
+    lines: list[str] = []
+    pages: list[int] = []
+    for offset, page_text in enumerate(chunk.text.split("\f")):
+        page = min(chunk.page_start + offset, last)
+        for line in page_text.split("\n"):
+            lines.append(line)
+            pages.append(page)
+    return lines, pages
+
+
+def _structured_rows(chunk: Chunk, n_rows: int) -> tuple[list[str], list[list[str]]] | None:
+    """The table's resolved header and body rows from the chunk's metadata, when they
+    describe the rows found in its text."""
+    if chunk.kind != "table" or not chunk.table_header or len(chunk.table_rows) != n_rows:
+        return None
+    return list(chunk.table_header), [list(r) for r in chunk.table_rows]
+
+
+def _table_candidates(
+    chunk: Chunk, rank: int, lines: list[str], i: int, rows: list[tuple[int, list[str]]],
+    start: int, pages: list[int],
+) -> list[Candidate]:
     out: list[Candidate] = []
-    lines = text.split("\n")
+    header = rows[0][1]
+    body = rows[1:]
+    structured = _structured_rows(chunk, len(body))
+    if structured is not None:
+        header = structured[0]
+        body = [(line, cells) for (line, _), cells in zip(body, structured[1], strict=True)]
+    context = " ".join(line.strip() for line in lines[max(0, i - 2) : i])
+    for line, row in body:
+        pairs = _row_pairs(header, row)
+        if pairs:
+            out.append(Candidate(
+                render_row(pairs), chunk, rank, start + len(out), pages[line],
+                cells=pairs, context=context, first_line=line, last_line=line,
+            ))
+    return out
+
+
+def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
+    """All answer candidates of one chunk, in reading order."""
+    out: list[Candidate] = []
+    lines, pages = _lines_and_pages(chunk)
     i = 0
     while i < len(lines):
         # A run of two or more table lines is a table: its first row names the columns.
         j = i
-        rows: list[list[str]] = []
+        rows: list[tuple[int, list[str]]] = []
         while j < len(lines):
             if _SEPARATOR_ROW.match(lines[j]) and "-" in lines[j]:
                 j += 1
@@ -148,40 +224,35 @@ def _page_candidates(text: str, chunk: Chunk, rank: int, page: int, start: int) 
             cells = _cells(lines[j])
             if cells is None:
                 break
-            rows.append(cells)
+            rows.append((j, cells))
             j += 1
         if len(rows) >= 2:
-            header = rows[0]
-            context = " ".join(line.strip() for line in lines[max(0, i - 2) : i])
-            for row in rows[1:]:
-                pairs = _row_pairs(header, row)
-                if pairs:
-                    out.append(
-                        Candidate(render_row(pairs), chunk, rank, start + len(out), page,
-                                  cells=pairs, context=context)
-                    )
+            out.extend(_table_candidates(chunk, rank, lines, i, rows, len(out), pages))
             i = j
             continue
         # Otherwise a paragraph: everything up to the next blank line or table.
         j = i + 1
         while j < len(lines) and lines[j].strip() and _cells(lines[j]) is None:
             j += 1
-        for line, single in _logical_lines(lines[i:j]):
-            sentences = split_sentences(line)
+        for logical in _logical_lines(lines[i:j], i):
+            marker = _STRUCT_START.match(logical.text)
+            item = bool(marker) and not logical.text.startswith("#")
+            sentences = split_sentences(logical.text)
+            if item and marker and len(sentences) > 1 and sentences[0] == marker.group(0).strip():
+                # "1. All data sources are resources." : the item number is not a sentence.
+                sentences = [f"{sentences[0]} {sentences[1]}", *sentences[2:]]
+            cursor = 0
             for sentence in sentences:
-                own = single and len(sentences) == 1 and not sentence.endswith(_END_PUNCT)
-                out.append(
-                    Candidate(normalise_ws(sentence), chunk, rank, start + len(out), page,
-                              own_line=own)
-                )
+                at = max(logical.text.find(sentence, cursor), cursor)
+                cursor = at + len(sentence)
+                first = _raw_line(logical, at)
+                last = _raw_line(logical, max(at, cursor - 1))
+                own = logical.single and len(sentences) == 1 and not sentence.endswith(_END_PUNCT)
+                out.append(Candidate(
+                    normalise_ws(sentence), chunk, rank, len(out), pages[first],
+                    own_line=own, first_line=first, last_line=last,
+                    list_item=item and at == 0,
+                    intro=sentence.rstrip().endswith((":", "：")),
+                ))
         i = j
-    return out
-
-
-def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
-    """All answer candidates of one chunk, in reading order."""
-    out: list[Candidate] = []
-    for offset, page_text in enumerate(chunk.text.split("\f")):
-        page = min(chunk.page_start + offset, max(chunk.page_end, chunk.page_start))
-        out.extend(_page_candidates(page_text, chunk, rank, page, len(out)))
     return out

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from core.types import Chunk, Hit
+from generation.citations import prompt_labels
 from generation.language import Lang
 from generation.llm import Message
 
@@ -46,10 +47,12 @@ def format_sources(hits: Sequence[Hit], budget_chars: int = DEFAULT_BUDGET_CHARS
     """
     blocks: list[str] = []
     left = budget_chars
-    for hit in hits:
+    # Two passages starting on one page are shown as [DocX_pY.1], [DocX_pY.2]: each label
+    # the model copies then names exactly one passage.
+    for hit, label in zip(hits, prompt_labels(hits), strict=True):
         chunk = hit.chunk
         # Page breaks inside a chunk mean nothing to the model.
-        block = f"{chunk.label} ({_where(chunk)})\n{chunk.text.replace(chr(12), chr(10)).strip()}"
+        block = f"{label} ({_where(chunk)})\n{chunk.text.replace(chr(12), chr(10)).strip()}"
         if len(block) > left:
             if blocks and left < MIN_PARTIAL_CHARS:
                 break

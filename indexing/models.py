@@ -72,6 +72,8 @@ class ChunkRow(Base):
     entities: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
     # Table chunks: JSON {"header": [...], "rows": [[...], ...]}; "" for text chunks.
     table_json: Mapped[str] = mapped_column(Text, default="")
+    # Source (page, first line, last line) per line of the chunk text: JSON list; "" unknown.
+    line_map: Mapped[str] = mapped_column(Text, default="")
     # The embedding lives with the truth, so derived indexes rebuild without the model.
     vector: Mapped[bytes] = mapped_column(LargeBinary)
 

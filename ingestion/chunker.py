@@ -65,6 +65,10 @@ class ChunkDraft:
     # Table drafts only: resolved header per column, and this part's body rows.
     table_header: tuple[str, ...] = ()
     table_rows: tuple[tuple[str, ...], ...] = ()
+    # Where each line of `text` came from: (page, first source line, last source line),
+    # one entry per "\n"-separated line; (page, 0, 0) for a line with no source of its own
+    # (a breadcrumb). Lets a citation name the lines of one sentence, not the whole chunk.
+    line_map: tuple[tuple[int, int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -530,6 +534,38 @@ def _overlap(body: list[_Span], nxt: _Span, budget: int, count: TokenCounter) ->
                   context=last.context)]
 
 
+def _span_line_map(span: _Span) -> list[tuple[int, int, int]]:
+    """Source lines of each line of a span's text: exact when the span has as many text
+    lines as source lines, else every line gets the span's whole range (still true)."""
+    n = span.text.count("\n") + 1
+    if span.line_end - span.line_start + 1 == n:
+        return [(span.page, span.line_start + k, span.line_start + k) for k in range(n)]
+    return [(span.page, span.line_start, span.line_end)] * n
+
+
+def _text_line_map(
+    header: str, head: list[_Span], body: list[_Span]
+) -> tuple[tuple[int, int, int], ...]:
+    out: list[tuple[int, int, int]] = []
+    if header:
+        first = head[0] if head else (body[0] if body else None)
+        page = first.page if first else 1
+        # The breadcrumb ends with the anchor heading when the chunk starts at it.
+        entry = (page, head[0].line_start, head[0].line_end) if head else (page, 0, 0)
+        out.extend([entry] * (header.count("\n") + 1))
+    for k, span in enumerate(body):
+        lines = _span_line_map(span)
+        if k and "\n" not in span.sep and out:
+            # Joined onto the previous line (a sentence of the same block).
+            pg, a, b = out[-1]
+            out[-1] = (pg, min(a, lines[0][1]) if a else lines[0][1], max(b, lines[0][2]))
+            lines = lines[1:]
+        else:
+            out.extend([out[-1]] * (span.sep.count("\n") - 1) if k and out else [])
+        out.extend(lines)
+    return tuple(out)
+
+
 def _text_draft(
     header: str, head: list[_Span], body: list[_Span], path: tuple[str, ...]
 ) -> ChunkDraft:
@@ -537,14 +573,17 @@ def _text_draft(
     if body:
         parts.append(body[0].text + "".join(s.sep + s.text for s in body[1:]))
     spans = head + body
+    line_map = _text_line_map(header, head, body)
+    text = "\n".join(parts)
     return ChunkDraft(
         kind="text",
-        text="\n".join(parts),
+        text=text,
         page_start=min(s.page for s in spans),
         page_end=max(s.page for s in spans),
         line_start=spans[0].line_start,
         line_end=spans[-1].line_end,
         section_path=path,
+        line_map=line_map if len(line_map) == text.count("\n") + 1 else (),
     )
 
 
@@ -579,9 +618,11 @@ def _table_drafts(
         first_line = block.line_start if g == 0 or row_lines is None else row_lines[group[0]]
         last_line = block.line_end if row_lines is None or not group else row_lines[group[-1]]
         lead = caption if g == 0 and caption else None  # the caption opens the first part
+        text = f"{prefix}\n{table}" if prefix else table
+        line_map = _table_line_map(block, context, unit.caption, group, row_lines, text)
         drafts.append(ChunkDraft(
             kind="table",
-            text=f"{prefix}\n{table}" if prefix else table,
+            text=text,
             page_start=lead.page if lead else block.page,
             page_end=block.page,
             line_start=lead.line_start if lead else first_line,
@@ -591,8 +632,40 @@ def _table_drafts(
             # Empty for a table without a header row (a glossary: rows are key, value).
             table_header=tuple(block.rows[0]) if block.rows and any(block.rows[0]) else (),
             table_rows=tuple(tuple(block.rows[1 + i]) for i in group) if block.rows else (),
+            line_map=line_map,
         ))
     return drafts
+
+
+def _table_line_map(
+    block: Block,
+    context: list[str],
+    caption: _Span | None,
+    group: list[int],
+    row_lines: list[int] | None,
+    text: str,
+) -> tuple[tuple[int, int, int], ...]:
+    """Source lines per line of a table draft: prefix (breadcrumb, caption), then the
+    header lines, then one line per body row. Empty when the rendering does not have one
+    line per row (a caller then falls back to the chunk's span)."""
+    whole = (block.page, block.line_start, block.line_end)
+    out: list[tuple[int, int, int]] = []
+    if context[0]:
+        out.extend([(block.page, 0, 0)] * (context[0].count("\n") + 1))
+    if caption is not None:
+        out.extend([(caption.page, caption.line_start, caption.line_end)]
+                   * (caption.text.count("\n") + 1))
+    n_lines = text.count("\n") + 1
+    n_head = n_lines - len(out) - len(group)
+    if n_head < 1:
+        return ()
+    if row_lines is not None:
+        head_end = row_lines[0] - 1 if row_lines else block.line_end
+        out.extend([(block.page, block.line_start, max(block.line_start, head_end))] * n_head)
+        out.extend((block.page, row_lines[r], row_lines[r]) for r in group)
+    else:
+        out.extend([whole] * (n_head + len(group)))
+    return tuple(out) if len(out) == n_lines else ()
 
 
 def _table_parts(

@@ -183,7 +183,8 @@ def ask(
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
-    """An answer built only from retrieved text, every sentence cited as [DocX_pY]."""
+    """An answer built only from retrieved text, every sentence cited as [DocX_pY] (or
+    [DocX_pY.N] when several passages of one page are cited), with a confidence."""
     view = _query(question, data_dir, user, role, tag, doc_type, top_k, ask=True)
     if as_json:
         print(json.dumps(view, ensure_ascii=False, indent=2))
@@ -199,9 +200,19 @@ def ask(
             )
             console.print(
                 f"  {c['label']} {c['title']} — {_display(c['source'])} {pages} "
-                f"lines {c['line_start']}-{c['line_end']} ({c['content_id']})",
+                f"lines {c['line_start']}-{c['line_end']} "
+                f"(passage lines {c['chunk_line_start']}-{c['chunk_line_end']}, "
+                f"{c['content_id']})",
                 markup=False,
             )
+    console.print(
+        f"\nconfidence: {view['confidence']:.2f}"
+        + (f" — {view['reason']}" if view["reason"] else ""),
+        markup=False,
+    )
+    for s in view["sentences"]:
+        if not s["supported"]:
+            err.print(f"[yellow]unsupported:[/] {s['text'][:120]}", markup=False)
     for w in view["warnings"]:
         err.print(f"[yellow]note:[/] {w}", markup=False)
 

@@ -241,6 +241,7 @@ class DocumentIngestor:
                 table_id=d.table_id,
                 table_header=d.table_header,
                 table_rows=d.table_rows,
+                line_map=d.line_map,
                 summary=summaries[i],
                 entities=tuple(extract_entities(d.text)),
             )

@@ -35,11 +35,15 @@ answer). `doc_types` narrows to formats: {", ".join(FORMATS)}."""
 ASK_DESCRIPTION = """\
 Answer a question from the company documents this caller may see. The `answer` is built
 only from retrieved text, every sentence followed by its citation label like
-[Docab12cd_p7]; `citations` resolves each label to `file`, `source`, `title`,
-`page_start`/`page_end`, `line_start`/`line_end`, `doc_id` and `content_id`.
-`covered`: false means the material does not cover the question: the answer then says so and
-cites nothing, so do not guess an answer from it. Labels an LLM invented are removed and
-listed in `removed_labels`."""
+[Docab12cd_p7] ([Docab12cd_p7.2] when two passages of one page are cited: each label names
+exactly one passage); `citations` resolves each label to `file`, `source`, `title`,
+`page_start`/`page_end` and `line_start`/`line_end` of the quoted sentences (the whole
+passage's span in `chunk_*`), `doc_id` and `content_id`. `sentences` lists each answer
+sentence with its labels and whether a cited passage supports it. `confidence` (0-1) says
+how likely the answer is right; `covered`: false means the material does not cover the
+question: the answer then says so, cites nothing and `reason` says why, so do not guess an
+answer from it. A `reason` starting "partial:" on a covered answer names what it lacks.
+Labels an LLM invented are removed and listed in `removed_labels`."""
 
 META_DESCRIPTION = """\
 Metadata of one document by `doc_id` (from a search hit or citation): title, file/source,
@@ -86,16 +90,29 @@ class CitedSource(BaseModel):
     source: str
     page_start: int
     page_end: int
-    line_start: int
-    line_end: int
+    line_start: int = Field(description="First source line of the quoted sentences.")
+    line_end: int = Field(description="Last source line of the quoted sentences.")
+    chunk_page_start: int
+    chunk_page_end: int
+    chunk_line_start: int = Field(description="First source line of the whole passage.")
+    chunk_line_end: int
+
+
+class CitedSentence(BaseModel):
+    text: str = Field(description="The sentence, labels removed.")
+    labels: list[str]
+    supported: bool = Field(description="False: no cited passage holds this sentence.")
 
 
 class CitedAnswer(BaseModel):
     question: str
     answer: str = Field(description="Answer text; each sentence ends with its label.")
     covered: bool = Field(description="False: the material does not cover the question.")
+    confidence: float = Field(description="0-1: how likely the answer is right.")
+    reason: str = Field(description="Why not covered, or what a partial answer lacks.")
     mode: str = Field(description="extractive (quoted sentences) or llm.")
     citations: list[CitedSource]
+    sentences: list[CitedSentence]
     removed_labels: list[str]
     warnings: list[str]
     trace_id: str
@@ -175,6 +192,10 @@ def _cited(c: Citation, doc_ids: dict[str, str]) -> CitedSource:
         page_end=c.page_end,
         line_start=c.line_start,
         line_end=c.line_end,
+        chunk_page_start=c.chunk_page_start,
+        chunk_page_end=c.chunk_page_end,
+        chunk_line_start=c.chunk_line_start,
+        chunk_line_end=c.chunk_line_end,
     )
 
 
@@ -229,8 +250,14 @@ class RaglineTools:
             question=answer.question,
             answer=answer.text,
             covered=answer.covered,
+            confidence=answer.confidence,
+            reason=answer.reason,
             mode=answer.mode,
             citations=[_cited(c, doc_ids) for c in answer.citations],
+            sentences=[
+                CitedSentence(text=s.text, labels=list(s.labels), supported=s.supported)
+                for s in answer.sentences
+            ],
             removed_labels=list(answer.removed_labels),
             warnings=list(answer.warnings),
             trace_id=answer.trace_id,

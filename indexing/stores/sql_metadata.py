@@ -89,6 +89,10 @@ def _table_fields(raw: str) -> dict[str, Any]:
     }
 
 
+def _line_map(raw: str) -> tuple[tuple[int, int, int], ...]:
+    return tuple((int(p), int(a), int(b)) for p, a, b in json.loads(raw)) if raw else ()
+
+
 def _chunk(row: ChunkRow, doc: DocumentRow) -> Chunk:
     return Chunk(
         content_id=row.content_id,
@@ -113,6 +117,7 @@ def _chunk(row: ChunkRow, doc: DocumentRow) -> Chunk:
         summary=row.summary,
         entities=tuple(json.loads(row.entities)),
         **_table_fields(row.table_json),
+        line_map=_line_map(row.line_map),
     )
 
 
@@ -267,6 +272,7 @@ class SqlMetadataStore:
                     summary=c.summary,
                     entities=json.dumps(list(c.entities), ensure_ascii=False),
                     table_json=_table_json(c),
+                    line_map=json.dumps([list(e) for e in c.line_map]) if c.line_map else "",
                     vector=np.asarray(vec, dtype=np.float32).tobytes(),
                 )
                 for c, vec in zip(chunks, vectors, strict=True)

@@ -33,7 +33,12 @@ def _with_sources(view: dict[str, Any]) -> str:
                 if c["page_start"] == c["page_end"]
                 else f"p{c['page_start']}-{c['page_end']}"
             )
-            lines.append(f"{c['label']} {c['title']} ({c['source']}, {pages})")
+            lines.append(
+                f"{c['label']} {c['title']} ({c['source']}, {pages}, "
+                f"lines {c['line_start']}-{c['line_end']})"
+            )
+    if view.get("reason"):
+        lines += ["", f"Note: {view['reason']}"]
     return "\n".join(lines)
 
 

@@ -113,16 +113,28 @@ def squad(
 @bench_app.command("docs")
 def docs(
     docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
-    questions: Annotated[Path, typer.Option("--questions", exists=True, dir_okay=False)],
+    questions: Annotated[
+        list[Path],
+        typer.Option("--questions", exists=True, dir_okay=False,
+                     help="Question file (JSON lines); repeat for more. The first is `pipeline`."),
+    ],
     json_out: JsonOut = None,
     data_dir: Work = None,
     profile: Profile = "embedded",
 ) -> None:
-    """hit@5, answer_contains, citation_page_accuracy, negatives_refused on real documents."""
+    """hit@5, answer_contains, citation_page_accuracy, citation_support, negatives_refused
+    on real documents; near-miss refusals and their twins apart."""
     from ragline.bench.docs import run_docs
 
     result = _run_in(data_dir, lambda rag, root: run_docs(rag, docs_dir, questions), profile)
     write_json(json_out, result)
+    near = result.get("near_miss") or {}
+    if near:
+        typer.echo(
+            f"near-miss: refused {near['refused']} of {near['negatives']} negatives; "
+            f"twins answer_contains {near['twins_answer_contains']} ({near['twins']})",
+            err=True,
+        )
 
 
 @bench_app.command("ingest")

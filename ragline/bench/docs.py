@@ -1,5 +1,14 @@
 """`ragline bench docs`: ingest a folder of real documents and ask questions about them
-(format of shared/data/qa/examples_qa.jsonl)."""
+(format of shared/data/qa/examples_qa.jsonl; several question files may be given).
+
+`pipeline` scores the first question file; `sets` scores each file on its own and
+`by_kind` every kind over all files. Near-miss questions (kind `near_miss`: the words are
+in the documents, the answer is not) and their answerable twins (kind `near_miss_twin`)
+are reported apart in `near_miss`: refusal rate on the first, answer_contains on the
+second. `citation_support` is the share of answer sentences found in the passage their
+label names at the reported lines (`ragline.bench.support`); `confidence` shows how the
+answers' confidence lines up with being right.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +23,11 @@ from core.ids import path_from_uri
 from core.types import Answer, Chunk
 from ragline.app import Ragline
 from ragline.bench.common import OPERATOR, contains_answer, percentile
+from ragline.bench.support import sentence_support
+
+NEGATIVE_KINDS = frozenset({"negative", "near_miss"})
+KEYS = ("hit@5", "answer_contains", "citation_page_accuracy", "negatives_refused",
+        "citation_support")
 
 
 def _rel(chunk_source: str, root: Path) -> str:
@@ -28,8 +42,12 @@ def _page_ok(chunk: Chunk, page: int | None, paged: bool) -> bool:
     return page is None or not paged or chunk.page_start <= page <= chunk.page_end
 
 
+def _is_negative(q: dict[str, Any]) -> bool:
+    return q["kind"] in NEGATIVE_KINDS or q.get("file") is None or q.get("answer") is None
+
+
 def score_question(q: dict[str, Any], answer: Answer, root: Path) -> dict[str, float]:
-    if q["kind"] == "negative" or q["file"] is None:
+    if _is_negative(q):
         return {"negatives_refused": float(not answer.covered)}
     paged = q["file"].lower().endswith(".pdf")
     top5 = answer.hits[:5]
@@ -44,7 +62,7 @@ def score_question(q: dict[str, Any], answer: Answer, root: Path) -> dict[str, f
         if chunk is None or _rel(chunk.source, root) != q["file"]:
             continue
         page = q["page"]
-        label_page = int(c.label.rsplit("_p", 1)[1].rstrip("]"))
+        label_page = int(c.label.rsplit("_p", 1)[1].rstrip("]").split(".")[0])
         if page is None or not paged or label_page == page or c.page_start <= page <= c.page_end:
             cited_ok = True
     return {
@@ -54,49 +72,106 @@ def score_question(q: dict[str, Any], answer: Answer, root: Path) -> dict[str, f
     }
 
 
-def run_docs(rag: Ragline, docs: Path, questions_file: Path) -> dict[str, Any]:
+def _load(paths: list[Path]) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    for path in paths:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                out.append((path.name, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{n}: not a JSON line ({exc})") from exc
+    return out
+
+
+def _mean(rows: list[dict[str, float]], key: str) -> float | None:
+    vals = [r[key] for r in rows if key in r]
+    return round(sum(vals) / len(vals), 4) if vals else None
+
+
+def _metrics(rows: list[dict[str, float]]) -> dict[str, Any]:
+    out: dict[str, Any] = {k: _mean(rows, k) for k in KEYS if k != "citation_support"}
+    supported = sum(r.get("_supported", 0.0) for r in rows)
+    sentences = sum(r.get("_sentences", 0.0) for r in rows)
+    out["citation_support"] = round(supported / sentences, 4) if sentences else None
+    out["answer_sentences"] = int(sentences)
+    return out
+
+
+def _calibration(rows: list[tuple[float, bool]]) -> dict[str, Any]:
+    """How confidence lines up with being right: Brier score and mean confidence of right
+    and wrong answers (a refusal is right on a negative, an answer when it holds the
+    expected text)."""
+    if not rows:
+        return {}
+    right = [c for c, ok in rows if ok]
+    wrong = [c for c, ok in rows if not ok]
+    return {
+        "brier": round(sum((c - float(ok)) ** 2 for c, ok in rows) / len(rows), 4),
+        "mean_when_right": round(sum(right) / len(right), 3) if right else None,
+        "mean_when_wrong": round(sum(wrong) / len(wrong), 3) if wrong else None,
+        "n": len(rows),
+    }
+
+
+def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> dict[str, Any]:
+    files_in = questions_files if isinstance(questions_files, list) else [questions_files]
     t0 = time.perf_counter()
     outcomes, report = rag.ingest([docs])
     ingest_s = time.perf_counter() - t0
-    questions = [
-        json.loads(line)
-        for line in questions_file.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
-    per_q: list[tuple[dict[str, Any], dict[str, float], Answer, float]] = []
+    questions = _load(files_in)
+    per_q: list[tuple[str, dict[str, Any], dict[str, float], Answer, float]] = []
 
     async def run_all() -> None:
-        for q in questions:
+        for set_name, q in questions:
             t = time.perf_counter()
             answer = await rag.aask(q["question"], OPERATOR, top_k=8)
-            per_q.append(
-                (q, score_question(q, answer, docs), answer, (time.perf_counter() - t) * 1000)
-            )
+            ms = (time.perf_counter() - t) * 1000
+            score = score_question(q, answer, docs)
+            ok, n = sentence_support(answer)
+            if n and not _is_negative(q):
+                score["_supported"], score["_sentences"] = float(ok), float(n)
+            per_q.append((set_name, q, score, answer, ms))
 
     asyncio.run(run_all())
 
-    def mean(rows: list[dict[str, float]], key: str) -> float | None:
-        vals = [r[key] for r in rows if key in r]
-        return round(sum(vals) / len(vals), 4) if vals else None
-
-    scores = [s for _, s, _, _ in per_q]
-    keys = ("hit@5", "answer_contains", "citation_page_accuracy", "negatives_refused")
-    pipeline: dict[str, Any] = {k: mean(scores, k) for k in keys}
+    main = files_in[0].name
+    main_rows = [s for name, q, s, _, _ in per_q
+                 if name == main and q["kind"] not in ("near_miss", "near_miss_twin")]
+    pipeline: dict[str, Any] = _metrics(main_rows)
+    main_ms = [ms for name, *_, ms in per_q if name == main]
     pipeline.update(
         ingested=sum(o.status in ("indexed", "unchanged") for o in outcomes),
         failed=sum(o.status == "failed" for o in outcomes),
-        questions=len(questions),
-        latency_ms_p50=round(percentile([ms for *_, ms in per_q], 50), 2),
-        latency_ms_p95=round(percentile([ms for *_, ms in per_q], 95), 2),
+        questions=len(main_rows),
+        latency_ms_p50=round(percentile(main_ms, 50), 2),
+        latency_ms_p95=round(percentile(main_ms, 95), 2),
         ingest_seconds=round(ingest_s, 1),
     )
     by_kind_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
-    for q, s, _, _ in per_q:
+    by_set_rows: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for name, q, s, _, _ in per_q:
         by_kind_rows[q["kind"]].append(s)
+        by_set_rows[name].append(s)
     by_kind = {
-        kind: {k: v for k in keys if (v := mean(rows, k)) is not None} | {"n": len(rows)}
+        kind: {k: v for k, v in _metrics(rows).items() if v} | {"n": len(rows)}
         for kind, rows in sorted(by_kind_rows.items())
     }
+    sets = {name: _metrics(rows) | {"n": len(rows)} for name, rows in by_set_rows.items()}
+    negatives = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss"]
+    twins = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss_twin"]
+    near_miss = {
+        "negatives": len(negatives),
+        "refused": _mean(negatives, "negatives_refused"),
+        "twins": len(twins),
+        "twins_answer_contains": _mean(twins, "answer_contains"),
+        "twins_citation_page_accuracy": _mean(twins, "citation_page_accuracy"),
+    } if negatives or twins else {}
+    calibration = _calibration([
+        (a.confidence, bool(s.get("negatives_refused", s.get("answer_contains", 0.0))))
+        for _, _, s, a, _ in per_q
+    ])
     files = {
         _rel(Path(o.path).resolve().as_uri(), docs) or o.path: {
             "status": o.status,
@@ -109,12 +184,18 @@ def run_docs(rag: Ragline, docs: Path, questions_file: Path) -> dict[str, Any]:
         for o in outcomes
     }
     details = [
-        {"id": q["id"], "kind": q["kind"], **s, "covered": a.covered, "answer": a.text[:300]}
-        for q, s, a, _ in per_q
+        {"set": name, "id": q["id"], "kind": q["kind"],
+         **{k: v for k, v in s.items() if not k.startswith("_")},
+         "covered": a.covered, "confidence": a.confidence, "reason": a.reason,
+         "answer": a.text[:300]}
+        for name, q, s, a, _ in per_q
     ]
     return {
         "pipeline": pipeline,
         "by_kind": by_kind,
+        "sets": sets,
+        "near_miss": near_miss,
+        "confidence": calibration,
         "files": files,
         "questions": details,
         "sync_errors": report.errors,

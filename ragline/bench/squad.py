@@ -20,6 +20,7 @@ from ragline.bench.common import (
     percentile,
     rank_metrics,
 )
+from ragline.bench.support import sentence_support
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,8 @@ def run_squad(
     keyword = rag.stores.keyword
     serving = rag.stores.metadata.serving
     where = QueryFilter.for_principal(OPERATOR)
+    support = [0, 0]  # supported answer sentences, answer sentences
+    covered = [0]
 
     async def run_all() -> None:
         for q in questions:
@@ -102,6 +105,10 @@ def run_squad(
             for k, v in rank_metrics(_rank(doc_ranking(answer.hits), gold)).items():
                 pipe[k].append(v)
             pipe["answer_contains"].append(float(contains_answer(answer.text, q.answers)))
+            supported, sentences = sentence_support(answer)
+            support[0] += supported
+            support[1] += sentences
+            covered[0] += answer.covered
 
             t = time.perf_counter()
             ids = [s.content_id for s in keyword.search(q.text, 50, where)]
@@ -123,8 +130,11 @@ def run_squad(
         out["corpus_size"] = len(paragraphs)
         return out
 
+    pipeline = summary(pipe)
+    pipeline["citation_support"] = round(support[0] / support[1], 4) if support[1] else None
+    pipeline["covered"] = round(covered[0] / len(questions), 4) if questions else None
     return {
-        "pipeline": summary(pipe),
+        "pipeline": pipeline,
         "bm25": summary(bm25),
         "ingest": {
             "seconds": round(ingest_s, 1),

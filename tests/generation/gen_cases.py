@@ -7,7 +7,7 @@ import re
 from core.types import Chunk, Hit
 
 # A label anywhere in an answer.
-LABEL = re.compile(r"\[Doc[0-9a-z]+_p\d+\]")
+LABEL = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
 
 
 def make_chunk(
@@ -20,6 +20,10 @@ def make_chunk(
     title: str = "Test document",
     ordinal: int = 0,
     section_path: tuple[str, ...] = (),
+    line_start: int = 1,
+    line_map: tuple[tuple[int, int, int], ...] = (),
+    table_header: tuple[str, ...] = (),
+    table_rows: tuple[tuple[str, ...], ...] = (),
 ) -> Chunk:
     return Chunk(
         content_id=f"{doc_id}{ordinal:04d}{page_start:04d}".ljust(32, "0"),
@@ -30,12 +34,15 @@ def make_chunk(
         text=text,
         page_start=page_start,
         page_end=page_start if page_end is None else page_end,
-        line_start=1,
-        line_end=text.count("\n") + 1,
+        line_start=line_start,
+        line_end=max((b for _, _, b in line_map), default=line_start + text.count("\n")),
         source=f"file:///docs/{doc_id}.pdf",
         title=title,
         doc_type="pdf",
         section_path=section_path,
+        line_map=line_map,
+        table_header=table_header,
+        table_rows=table_rows,
     )
 
 

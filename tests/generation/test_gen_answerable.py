@@ -1,4 +1,9 @@
-from generation.answerable import key_terms, unanswered_reason
+from gen_cases import make_chunk, make_hits
+
+from core.types import Hit, Route
+from generation.answer import AnswerGenerator
+from generation.answerable import Verdict, judge, key_terms, names, periods, unanswered_reason
+from generation.extractive import extract
 
 
 def test_numeric_question_needs_a_number_in_the_evidence() -> None:
@@ -22,3 +27,66 @@ def test_named_things_must_appear_in_a_cited_passage() -> None:
     cited = ["TiDB 组件 TiProxy 的端口为 6000"]
     assert unanswered_reason(q, "general", cited[0], cited) == ""
     assert key_terms("What does P12.1.2 fix in operationId handling?") == ["P12.1.2", "operationId"]
+
+
+# ---------------------------------------------------------------- judge: the quote decides
+
+NICS = "cc00110000000000"
+
+
+def _nics() -> list[Hit]:
+    title = make_chunk("NICS Firearm Background Checks November - 2015", doc_id=NICS)
+    table = make_chunk(
+        "| State | Permit | Handgun |\n|---|---|---|\n| Kansas | 1,000 | 5,000 |\n"
+        "| Kentucky | 264,140 | 12,155 |",
+        doc_id=NICS, kind="table", ordinal=1,
+    )
+    return make_hits(table, title)
+
+
+def _verdict(question: str, hits: list[Hit]) -> Verdict:
+    ex = extract(question, hits)
+    return judge(question, "general", [q.text for q in ex.quotes], ex.chosen,
+                 [h.chunk for h in hits])
+
+
+def test_constraints_are_pulled_out_in_both_languages() -> None:
+    assert periods("How many checks in November 2015 and in 2016?") == ["November 2015", "2016"]
+    assert periods("2015年11月的数据") == ["2015年11月"]
+    assert "Kentucky" in names("How many permit checks did Kentucky have?")
+    assert "TiSpark" in names("TiDB 生产环境中 TiSpark 的内存最低建议是多少？")
+    assert "数据安全法" in names("《数据安全法》从哪天起施行？")
+
+
+def test_a_period_the_documents_do_not_cover_is_not_covered() -> None:
+    hits = _nics()
+    ok = _verdict("How many permit checks did Kentucky have in November 2015?", hits)
+    assert ok.covered and not ok.reason
+    miss = _verdict("How many permit checks did Kentucky have in December 2015?", hits)
+    assert not miss.covered and "December 2015" in miss.reason
+
+
+def test_a_name_no_quoted_passage_mentions_is_not_covered() -> None:
+    miss = _verdict("How many permit checks did Ontario have in November 2015?", _nics())
+    assert not miss.covered and "Ontario" in miss.reason
+
+
+def test_some_periods_met_is_a_partial_answer() -> None:
+    v = _verdict("How many permit checks did Kentucky have in 2015 and 2016?", _nics())
+    assert v.covered and v.partial
+    assert "2015" in v.reason and "not for 2016" in v.reason
+
+
+def test_answers_carry_confidence_and_reason(route: Route) -> None:
+    gen = AnswerGenerator()
+    hits = _nics()
+    for h in hits:
+        h.signals["coverage"] = 0.8
+    good = gen.answer("How many permit checks did Kentucky have in November 2015?", hits,
+                      True, route, {}, "t")
+    bad = gen.answer("How many permit checks did Kentucky have in December 2015?", hits,
+                     True, route, {}, "t")
+    assert good.covered and 0.5 < good.confidence <= 1 and good.reason == ""
+    assert good.sentences and good.sentences[0].labels
+    assert not bad.covered and bad.reason and 0 < bad.confidence <= 1
+    assert bad.citations == ()

@@ -84,3 +84,36 @@ def test_no_hits_means_every_label_is_removed() -> None:
     check = check_citations("Claim [Docab12cd_p3].", [])
     assert check.text == "Claim."
     assert check.citations == [] and check.removed_labels == ["[Docab12cd_p3]"]
+
+
+def test_a_plain_label_is_attached_to_the_passage_that_supports_the_sentence() -> None:
+    law = "0e22e70000000000"
+    first = make_chunk("Processors must keep decisions transparent.", doc_id=law, ordinal=1)
+    second = make_chunk("Individuals may refuse automated decisions.", doc_id=law, ordinal=2)
+    hits = make_hits(first, second)
+    check = check_citations(
+        "Processors must keep decisions transparent [Doc0e22e7_p1]. "
+        "Individuals may refuse automated decisions [Doc0e22e7_p1].",
+        hits,
+    )
+    # Two passages of one page: each sentence's label now names its own passage.
+    assert check.text == (
+        "Processors must keep decisions transparent [Doc0e22e7_p1.1]. "
+        "Individuals may refuse automated decisions [Doc0e22e7_p1.2]."
+    )
+    assert [c.content_id for c in check.citations] == [
+        first.content_id, second.content_id
+    ]
+    assert all(s.supported for s in check.sentences) and check.unsupported == []
+
+
+def test_numbered_prompt_labels_resolve_exactly_and_unsupported_sentences_are_flagged() -> None:
+    law = "0e22e70000000000"
+    first = make_chunk("Processors must keep decisions transparent.", doc_id=law, ordinal=1)
+    second = make_chunk("Individuals may refuse automated decisions.", doc_id=law, ordinal=2)
+    hits = make_hits(first, second)
+    check = check_citations("Individuals may refuse automated decisions [Doc0e22e7_p1.2]. "
+                            "The moon is made of cheese [Doc0e22e7_p1.1].", hits)
+    assert check.citations[0].content_id == second.content_id
+    assert check.unsupported == ["The moon is made of cheese"]
+    assert [s.supported for s in check.sentences] == [True, False]

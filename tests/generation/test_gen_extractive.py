@@ -128,8 +128,9 @@ def test_table_row_keeps_its_header_names() -> None:
         "How many permit checks did the FBI record for Kentucky in the November 2015 NICS tally?",
         make_hits(heading, table),
     )
-    assert text.startswith("State: Kentucky | Permit: 264,140 |")
-    assert "Handgun: 12,155" in text
+    # The row key and the columns the question asks about, each value under its header.
+    assert text.startswith("State: Kentucky | Permit: 264,140 | Permit Recheck: 0 [Doc")
+    assert "Handgun" not in text
     assert "Kansas" not in text and "Louisiana" not in text  # other rows are not the answer
     assert text.rstrip().endswith("[Doccc0011_p1]")
     assert citations[0].content_id == table.content_id
@@ -147,6 +148,7 @@ def test_markdown_table_in_chinese_picks_the_matching_row() -> None:
     text, _ = extractive_answer(
         "TiDB 集群中 PD 各节点之间相互通信，默认占用哪个端口？", make_hits(table)
     )
+    # The row key, the asked column, and the cell that matched the question's words.
     assert text.startswith("组件: PD | 默认端口: 2380 | 说明: PD 集群节点间通信端口 [Docee4455_p1]")
     assert "2379" not in text
 

@@ -541,3 +541,46 @@ def test_summaries_keep_one_sentence_and_survive_failures() -> None:
 
     assert summarize_units(drafts, fake_llm) == [
         "Summary of Guide.", "Summary of Guide > Install.", ""]
+
+
+# ------------------------------------------------------------------------ line map
+
+
+def test_line_map_gives_every_text_line_its_source_lines() -> None:
+    blocks = [
+        heading("Guide", 1, line=1),
+        para("First line of a paragraph\nsecond line of it.", GUIDE, line=3, end=4),
+        para("A paragraph whose lines were re-flowed.", GUIDE, line=6, end=9),
+    ]
+    (draft,) = chunk_blocks(blocks, settings(), words)
+    lines = draft.text.split("\n")
+    assert len(draft.line_map) == len(lines)
+    by_text = dict(zip(lines, draft.line_map, strict=True))
+    assert by_text["Guide"] == (1, 1, 1)  # the breadcrumb names the anchor heading's line
+    assert by_text["First line of a paragraph"] == (1, 3, 3)
+    assert by_text["second line of it."] == (1, 4, 4)
+    # Text lines that do not match the block's source lines keep the block's whole span.
+    assert by_text["A paragraph whose lines were re-flowed."] == (1, 6, 9)
+
+
+def test_line_map_of_a_split_block_and_a_continued_chunk() -> None:
+    text = " ".join(sentence(5, i) for i in range(6))
+    blocks = [heading("Guide", 1, line=1), para(text, GUIDE, line=3)]
+    drafts = chunk_blocks(blocks, settings(max_tokens=16), words)
+    assert len(drafts) > 1
+    for d in drafts:
+        assert len(d.line_map) == d.text.count("\n") + 1
+        body = [e for e in d.line_map if e[1]]
+        assert all(e == (1, 3, 3) for e in body[1:] or body)
+    # A continuation chunk's breadcrumb has no source line of its own.
+    assert drafts[1].line_map[0] == (1, 0, 0)
+
+
+def test_line_map_of_a_table_names_each_row() -> None:
+    rows = [["Name", "Port"], ["PD", "2379"], ["TiKV", "20160"]]
+    blocks = [heading("Ports", 1, line=1), table(rows, ("Ports",), line=3, end=5)]
+    (draft,) = [d for d in chunk_blocks(blocks, settings(), words) if d.kind == "table"]
+    lines = draft.text.split("\n")
+    assert len(draft.line_map) == len(lines)
+    assert draft.line_map[lines.index("| PD | 2379 |")] == (1, 4, 4)
+    assert draft.line_map[lines.index("| TiKV | 20160 |")] == (1, 5, 5)

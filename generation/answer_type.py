@@ -1,0 +1,60 @@
+"""What kind of thing a question asks for, and whether a sentence holds one (English and
+Chinese): a person ("who", "谁"), a place ("where", "哪里"), a time ("when", "哪一年").
+Quantities are handled by the quantity check; definitions and lists by the sentence
+choice. A sentence only counts when the thing it holds is not already in the question.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Any, Literal
+
+from core.text import has_han
+
+Kind = Literal["person", "place", "time"]
+
+_PERSON_Q = re.compile(r"\bwho(m|se)?\b|谁|哪位|哪个人|什么人", re.IGNORECASE)
+_PLACE_Q = re.compile(r"\bwhere\b|哪里|哪儿|何地|何处|在哪|什么地方|哪个(国家|城市|省|地区)",
+                      re.IGNORECASE)
+_TIME_Q = re.compile(r"\bwhen\b|what (year|date|day|month)|which (year|date)|何时|什么时候|"
+                     r"哪一?年|哪一?天|几月|哪个月|何年|日期", re.IGNORECASE)
+_TIME = re.compile(
+    r"\b(1[0-9]\d\d|20\d\d)\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
+    r"\b(january|february|march|april|may|june|july|august|september|october|november|"
+    r"december)\b|世纪|朝|年代",
+    re.IGNORECASE,
+)
+_CAPITALISED = re.compile(r"(?<=\w[\s,;] )[A-Z][a-z]+")
+
+
+@lru_cache(maxsize=1)
+def _posseg() -> Any:
+    import jieba.posseg as posseg
+
+    return posseg
+
+
+def answer_kind(question: str) -> Kind | None:
+    if _TIME_Q.search(question):
+        return "time"
+    if _PERSON_Q.search(question):
+        return "person"
+    if _PLACE_Q.search(question):
+        return "place"
+    return None
+
+
+@lru_cache(maxsize=4096)
+def _tagged(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple((p.word, p.flag) for p in _posseg().cut(text))
+
+
+def has_answer_type(text: str, kind: Kind, question: str) -> bool:
+    """Whether the sentence holds a thing of that kind that the question does not name."""
+    if kind == "time":
+        return any(m.group(0) not in question for m in _TIME.finditer(text))
+    if has_han(text):
+        flags = {"person": ("nr", "nrt", "nrfg"), "place": ("ns", "nt")}[kind]
+        return any(f in flags and len(w) >= 2 and w not in question for w, f in _tagged(text))
+    return any(w not in question for w in _CAPITALISED.findall(text))
