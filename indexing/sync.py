@@ -38,6 +38,9 @@ class OutboxApplier:
             store.upsert(self._meta.version_items(entry.doc_id, entry.version))
         elif entry.op == "delete":
             store.delete(self._meta.version_content_ids(entry.doc_id, entry.version))
+        elif entry.op == "meta":
+            items = self._meta.version_items(entry.doc_id, entry.version)
+            store.update_metadata([item.chunk for item in items])
         else:
             raise ValueError(f"unknown outbox op {entry.op!r}")
 
