@@ -251,7 +251,9 @@ class DocumentIngestor:
             blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
         )
         existing = self._authorized(doc_id, wanted, source)  # again: parsing took a while
-        title = wanted.title or parsed.title or Path(wanted.name).stem
+        # Parsers fall back on the file's stem: for an upload that is its content hash.
+        parsed_title = parsed.title if parsed.title != path.stem else ""
+        title = wanted.title or parsed_title or Path(wanted.name).stem
         document = self._document(path, source, doc_id, doc_format, wanted, existing, title)
         department, source_trust = document.department, document.source_trust
         summaries = summarize_units(

@@ -136,6 +136,7 @@ def _start(ctx: TaskContext, job_id: str, state: str) -> dict[str, Any] | None:
 def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[str, Any]:
     s = IngestSpec(**spec)
     meta = ctx.rag.stores.metadata
+    prior = meta.job(job_id)  # the API may have applied a metadata update already
     if (given_up := _start(ctx, job_id, PARSING)) is not None:
         return given_up
     path = Path(s.path)
@@ -167,7 +168,10 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         raise TransientError(f"version {outcome.version[:12]} staged but not promoted yet")
     # The event goes out (in ctx.sync) before the job says searchable, so a client that
     # sees "searchable" can no longer get an answer cached before the upload.
-    reason = {"updated": outcome.reason, "unchanged": "unchanged"}.get(outcome.status, "")
+    reason = {
+        "updated": outcome.reason,
+        "unchanged": (prior.reason if prior and prior.reason else "unchanged"),
+    }.get(outcome.status, "")
     meta.update_job(job_id, SEARCHABLE, reason)
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
 
