@@ -111,6 +111,14 @@ class ApiSettings(BaseModel):
     max_query_chars: int = 2000
     max_top_k: int = 50
     upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
+    # HTTP server limits (`ragline serve`): larger request headers get 431; headers not
+    # complete within header_timeout_s, or a body that stops arriving for body_timeout_s
+    # (a Content-Length larger than what is sent), get 408; idle keep-alive connections
+    # close after keep_alive_s. All answered in the API's JSON error shape.
+    max_header_kb: float = 32.0
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 15.0
+    keep_alive_s: float = 5.0
 
 
 class WorkerSettings(BaseModel):

@@ -43,6 +43,7 @@ def serve(
     import uvicorn
 
     from ragline.api import create_app
+    from ragline.api.server import uvicorn_options
 
     settings = _settings(data_dir)
     app = create_app(settings, queue=queue, cache_ttl_s=cache_ttl)
@@ -52,6 +53,7 @@ def serve(
         port=port or settings.api.port,
         log_level=log_level,
         access_log=False,
+        **uvicorn_options(settings.api),
     )
 
 
