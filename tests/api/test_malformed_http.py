@@ -10,7 +10,6 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -154,7 +153,7 @@ def test_short_body_gets_408_instead_of_a_hang(server: str) -> None:
 
 def test_slow_headers_get_408(server: str) -> None:
     started = time.monotonic()
-    status, headers, body = _raw(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+    status, _, body = _raw(server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: ")
     assert status == 408 and json.loads(body)["error"]["type"] == "request_timeout"
     assert time.monotonic() - started < HEADER_TIMEOUT_S + 5
 
@@ -189,7 +188,8 @@ def test_bad_bodies_sizes_and_auth_get_json_4xx(server: str) -> None:
          (401,)),
         ("post", search, {"json": {"question": "x"}, "headers": {"Authorization": "Bearer"}},
          (401,)),
-        ("post", search, {"json": {"question": "x"}, "headers": {"X-API-Key": "ключ".encode()}}, (401,)),
+        ("post", search, {"json": {"question": "x"}, "headers": {"X-API-Key": "ключ".encode()}},
+         (401,)),
         # bodies
         ("post", search, {"content": b"{not json", "headers": AUTH}, (422,)),
         ("post", search, {"content": b"\xff\xfe\x00", "headers": AUTH}, (422,)),
