@@ -124,6 +124,14 @@ class ApiSettings(BaseModel):
     max_in_flight: int = 32
     retry_after_s: int = 1
     rate_per_s: float = 0.0  # default per-key rate limit; 0 = unlimited
+    # HTTP server limits (`ragline serve`): larger request headers get 431; headers not
+    # complete within header_timeout_s, or a body that stops arriving for body_timeout_s
+    # (a Content-Length larger than what is sent), get 408; idle keep-alive connections
+    # close after keep_alive_s. All answered in the API's JSON error shape.
+    max_header_kb: float = 32.0
+    header_timeout_s: float = 10.0
+    body_timeout_s: float = 15.0
+    keep_alive_s: float = 5.0
 
 
 class WorkerSettings(BaseModel):

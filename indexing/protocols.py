@@ -38,6 +38,13 @@ class DerivedStore(Protocol):
         """Remove by content_id; unknown ids are ignored."""
         ...
 
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Replace the document-level fields this store keeps (acl_tags, title, doc_type,
+        department, source_trust, modified) of chunks it already holds, by content_id:
+        a change of ACL or title with unchanged bytes. Text, vectors and entities stay;
+        unknown ids are ignored; applying the same chunks twice changes nothing."""
+        ...
+
     def content_ids(self) -> set[str]:
         """Every content_id held, for consistency checks."""
         ...
@@ -80,7 +87,7 @@ class GraphStore(DerivedStore, Protocol):
 class OutboxEntry:
     id: int
     store: str
-    op: str  # "upsert" | "delete"
+    op: str  # "upsert" | "delete" | "meta" (document metadata changed, same chunks)
     doc_id: str
     version: str
     attempts: int
@@ -183,6 +190,13 @@ class MetadataStore(Protocol):
 
     def delete_document(self, doc_id: str, stores: Iterable[str]) -> bool:
         """Mark deleted and enqueue deletes of its chunks everywhere. False if unknown."""
+        ...
+
+    def update_document(self, document: Document, stores: Iterable[str]) -> bool:
+        """One transaction: replace a live document's metadata (title, doc_type, acl_tags,
+        department, source_trust, modified; not its source) and enqueue one "meta" entry
+        per derived store for each of its pending and current versions. Served chunks
+        carry the new metadata from the commit on. False if unknown or deleted."""
         ...
 
     def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:

@@ -23,6 +23,8 @@ class SyncReport:
     applied: dict[str, int] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     promoted: list[DocumentVersion] = field(default_factory=list)
+    # (doc_id, version) whose metadata changed (an ACL, a title) in at least one store.
+    relabelled: set[tuple[str, str]] = field(default_factory=set)
 
 
 class OutboxApplier:
@@ -38,12 +40,16 @@ class OutboxApplier:
             store.upsert(self._meta.version_items(entry.doc_id, entry.version))
         elif entry.op == "delete":
             store.delete(self._meta.version_content_ids(entry.doc_id, entry.version))
+        elif entry.op == "meta":
+            items = self._meta.version_items(entry.doc_id, entry.version)
+            store.update_metadata([item.chunk for item in items])
         else:
             raise ValueError(f"unknown outbox op {entry.op!r}")
 
-    def apply_store(self, name: str) -> int:
+    def apply_store(self, name: str, relabelled: set[tuple[str, str]] | None = None) -> int:
         """Apply this store's pending entries in order. Stops at the first failure so
-        entries never apply out of order; the failed one is retried on the next run."""
+        entries never apply out of order; the failed one is retried on the next run.
+        Versions whose "meta" entries were applied are added to `relabelled`."""
         store = self._stores[name]
         applied = 0
         while entries := self._meta.pending(name, self._batch):
@@ -52,6 +58,8 @@ class OutboxApplier:
                 for entry in entries:
                     self._apply_one(store, entry)
                     done.append(entry.id)
+                    if entry.op == "meta" and relabelled is not None:
+                        relabelled.add((entry.doc_id, entry.version))
             except Exception as exc:
                 failed = entries[len(done)]
                 log.warning("outbox %s #%d failed: %s", name, failed.id, exc)
@@ -72,7 +80,7 @@ class OutboxApplier:
         for _round in range(2):  # promotion enqueues deletes of superseded versions
             for name in self._stores:
                 try:
-                    n = self.apply_store(name)
+                    n = self.apply_store(name, report.relabelled)
                     report.applied[name] = report.applied.get(name, 0) + n
                 except Exception as exc:
                     report.errors[name] = f"{type(exc).__name__}: {exc}"

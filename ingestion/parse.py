@@ -188,8 +188,9 @@ def check_zip(data: bytes) -> None:
         raise ParseError(f"corrupt zip container: {exc}") from exc
     total = sum(i.file_size for i in infos)
     if total > MAX_UNZIPPED:
-        raise ParseError(f"zip expands to {total / MB:.0f} MB, over the "
-                         f"{MAX_UNZIPPED / MB:.0f} MB limit (possible zip bomb)")
+        raise ParseError(f"zip expands to {total:,} bytes ({total / MB:,.1f} MB), over the "
+                         f"limit of {MAX_UNZIPPED:,} bytes ({MAX_UNZIPPED / MB:,.1f} MB) "
+                         "(possible zip bomb)")
     for i in infos:
         ratio = i.file_size / max(1, i.compress_size)
         if i.file_size > _RATIO_FLOOR and ratio > MAX_RATIO:

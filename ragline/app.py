@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from core.ids import path_from_uri
+from core.ids import doc_id_for, path_from_uri
 from core.settings import Settings
 from core.types import Answer, Principal, QueryFilter, ScoredId
 from fusion.pipeline import SearchPipeline, SearchResult
@@ -31,6 +31,7 @@ from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
 from monitoring.metrics import Metrics
 from ragline.ingest import DocumentIngestor, FileOutcome, walk
+from ragline.writes import WriteDenied, authorize_write
 from routing.intent import Intent
 from routing.router import Router
 
@@ -94,11 +95,17 @@ class Ragline:
     def ingest(
         self,
         paths: Iterable[Path],
-        tags: Iterable[str] = (),
+        tags: Iterable[str] | None = None,
         progress: Any = None,
         sync_every: int = 200,
+        principal: Principal | None = None,
     ) -> tuple[list[FileOutcome], SyncReport]:
-        """Ingest files and folders; folders also drop documents whose file is gone."""
+        """Ingest files and folders; folders also drop documents whose file is gone.
+
+        `tags` None keeps each existing document's ACL (new ones get the folder rules'
+        tags only); a list, even empty, replaces it. A change of ACL with the same bytes
+        is a metadata update, in every store before this returns. `principal` None is the
+        operator; otherwise each write (and removal) is checked as for the API."""
         paths = list(paths)
         extensions = list(self.settings.ingest.extensions)
         if self.settings.ingest.tika_url:  # folders then include what only Tika parses
@@ -108,7 +115,7 @@ class Ragline:
         report = SyncReport()
         for i, (path, supported) in enumerate(found, start=1):
             if supported:
-                outcomes.append(self.ingestor.ingest(path, tags=tags))
+                outcomes.append(self.ingestor.ingest(path, tags=tags, principal=principal))
             else:
                 outcomes.append(
                     FileOutcome(
@@ -121,18 +128,49 @@ class Ragline:
                 progress(path)
             if i % sync_every == 0:
                 self._merge(report, self.sync())
-        outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()]))
+        outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()], principal))
         self._merge(report, self.sync())
         self.metrics.observe_files(o.status for o in outcomes)
         return outcomes, report
 
-    def _drop_vanished(self, folders: list[Path]) -> list[FileOutcome]:
+    def check_write(
+        self, principal: Principal | None, source: str, tags: Iterable[str] | None
+    ) -> None:
+        """Raise WriteDenied unless `principal` may write the document `source` with ACL
+        `tags` (None: keep its tags): before an upload's bytes are even stored."""
+        doc = self.stores.metadata.document(doc_id_for(source))
+        authorize_write(principal, doc, None if tags is None else list(tags), source)
+
+    def ingest_known(
+        self, path: Path, source: str, version: str, **write: Any
+    ) -> FileOutcome | None:
+        """When the document `source` already holds `version` (the hash of `path`'s
+        bytes), apply the write now and return its outcome: nothing to parse, at most a
+        metadata update, whose new ACL the truth serves from this call on (the derived
+        stores follow on the next sync). None when the bytes are new: they must be parsed,
+        which is a task's work. `write` are DocumentIngestor.ingest's keywords."""
+        doc_id = doc_id_for(source)
+        self.check_write(write.get("principal"), source, write.get("tags"))
+        if not self.stores.metadata.has_version(doc_id, version):
+            return None
+        return self.ingestor.ingest(path, source=source, **write)
+
+    def _drop_vanished(
+        self, folders: list[Path], principal: Principal | None
+    ) -> list[FileOutcome]:
         out = []
         prefixes = [f.resolve().as_uri().rstrip("/") + "/" for f in folders]
         for doc in self.stores.metadata.documents():
             if any(doc.source.startswith(p) for p in prefixes):
                 path = path_from_uri(doc.source)
-                if path is not None and not path.exists() and self.delete(doc.doc_id):
+                if path is None or path.exists():
+                    continue
+                try:
+                    authorize_write(principal, doc, None, doc.source)
+                except WriteDenied as exc:
+                    out.append(FileOutcome(str(path), "failed", str(exc), doc.doc_id))
+                    continue
+                if self.delete(doc.doc_id):
                     out.append(
                         FileOutcome(str(path), "deleted", "file no longer exists", doc.doc_id)
                     )
@@ -144,11 +182,19 @@ class Ragline:
             into.applied[k] = into.applied.get(k, 0) + v
         into.errors.update(more.errors)
         into.promoted.extend(more.promoted)
+        into.relabelled.update(more.relabelled)
 
     def sync(self) -> SyncReport:
         return self.applier.run()
 
-    def delete(self, doc_id: str) -> bool:
+    def delete(self, doc_id: str, principal: Principal | None = None) -> bool:
+        """Remove a document everywhere. With a principal, a document it may not see is
+        answered like an unknown one (False) and one it may see but not write raises
+        WriteDenied."""
+        doc = self.stores.metadata.document(doc_id)
+        if doc is None or (principal is not None and not principal.can_see(doc.acl_tags)):
+            return False
+        authorize_write(principal, doc, None, doc_id)
         deleted = self.stores.metadata.delete_document(doc_id, self.stores.derived)
         if deleted:
             self.sync()

@@ -20,10 +20,11 @@ from core.settings import Settings
 from core.types import Principal, QueryFilter
 from ragline.app import Ragline
 from ragline.bench.cli import bench_app
-from ragline.mcp_server import mcp_command
+from ragline.mcp_server import StartupError, mcp_command, resolve_principal
 from ragline.monitoring_cli import register as register_monitoring_commands
 from ragline.render import answer_view, search_view
 from ragline.worker.commands import register as register_service_commands
+from ragline.writes import WriteDenied
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(bench_app, name="bench")
@@ -38,6 +39,15 @@ DataDir = Annotated[
     typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
 ]
 User = Annotated[str, typer.Option("--user", help="Who is asking.")]
+ApiKeyOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar="RAGLINE_CLI_API_KEY",
+        help="Act as this key of RAGLINE_API__KEYS (its write rights are checked); "
+        "default: the operator.",
+    ),
+]
 Roles = Annotated[list[str] | None, typer.Option("--role", help="A role of the user (repeatable).")]
 Tags = Annotated[list[str] | None, typer.Option("--tag", help="An access tag (repeatable).")]
 AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
@@ -63,6 +73,17 @@ def _display(source: str) -> str:
     return str(path) if path else source
 
 
+def _writer(rag: Ragline, api_key: str | None) -> Principal | None:
+    """The principal a write acts for: None (the operator) without a key; with one, the
+    key's principal from RAGLINE_API__KEYS, whose write rights are then checked."""
+    if not api_key:
+        return None
+    try:
+        return resolve_principal(rag.settings, api_key)
+    except StartupError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--api-key") from exc
+
+
 def _principal(user: str, roles: list[str] | None, tags: list[str] | None) -> Principal:
     return Principal(user=user, roles=frozenset(roles or ()), tags=frozenset(tags or ()))
 
@@ -71,19 +92,33 @@ def _principal(user: str, roles: list[str] | None, tags: list[str] | None) -> Pr
 def ingest(
     paths: Annotated[list[Path], typer.Argument(exists=True, help="Files or folders.")],
     tag: Annotated[
-        list[str] | None, typer.Option("--tag", help="ACL tag for these documents.")
+        list[str] | None,
+        typer.Option(
+            "--tag",
+            help="ACL tag for these documents (repeatable); replaces their tags. Without "
+            "--tag or --public an existing document keeps its tags.",
+        ),
     ] = None,
+    public: Annotated[
+        bool, typer.Option("--public", help="Remove the documents' ACL tags (everyone sees).")
+    ] = False,
+    api_key: ApiKeyOpt = None,
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
-    """Parse, chunk, embed and index files; unchanged files are skipped, changed ones
-    replace their old version, files gone from an ingested folder are removed."""
+    """Parse, chunk, embed and index files; unchanged files are skipped (a change of tags
+    alone is applied as a metadata update), changed ones replace their old version,
+    files gone from an ingested folder are removed."""
+    if public and tag:
+        raise typer.BadParameter("--public and --tag exclude each other")
+    tags: list[str] | None = [] if public else tag
     rag = _open(data_dir)
     try:
+        principal = _writer(rag, api_key)
         with Progress(console=err, transient=True, disable=as_json) as bar:
             task = bar.add_task("ingesting", total=None)
             outcomes, report = rag.ingest(
-                paths, tags=tag or (), progress=lambda p: bar.advance(task)
+                paths, tags=tags, progress=lambda p: bar.advance(task), principal=principal
             )
     finally:
         rag.close()
@@ -105,7 +140,9 @@ def ingest(
     else:
         table = Table("file", "status", "chunks", "tables", "pages", "s", "reason")
         for o in outcomes:
-            colour = {"failed": "red", "indexed": "green", "deleted": "yellow"}.get(o.status, "")
+            colour = {
+                "failed": "red", "indexed": "green", "updated": "cyan", "deleted": "yellow"
+            }.get(o.status, "")
             table.add_row(
                 Path(o.path).name,
                 f"[{colour}]{o.status}[/]" if colour else o.status,
@@ -260,11 +297,14 @@ def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
 
 
 @app.command()
-def delete(doc_id: str, data_dir: DataDir = None) -> None:
+def delete(doc_id: str, api_key: ApiKeyOpt = None, data_dir: DataDir = None) -> None:
     """Remove a document from every store."""
     rag = _open(data_dir)
     try:
-        ok = rag.delete(doc_id)
+        ok = rag.delete(doc_id, _writer(rag, api_key))
+    except WriteDenied as exc:
+        err.print(f"[red]refused:[/] {exc}")
+        raise typer.Exit(1) from exc
     finally:
         rag.close()
     console.print("deleted" if ok else f"no document {doc_id}")

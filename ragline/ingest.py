@@ -21,7 +21,7 @@ from core.errors import RaglineError
 from core.ids import content_id_for, doc_id_for, source_uri, version_of
 from core.settings import Settings
 from core.text import approx_tokens
-from core.types import Chunk, Document, DocumentVersion
+from core.types import Chunk, Document, DocumentVersion, Principal
 from indexing.embedders import Embedder
 from indexing.entities import extract_entities
 from indexing.protocols import IngestRecord, MetadataStore
@@ -34,6 +34,7 @@ from ingestion.parse import (
     parse_file,
 )
 from ingestion.pii import PiiMasker
+from ragline.writes import authorize_write
 
 RAGLINE_VERSION = "0.1.0"
 # The distribution that carries each embedder kind's model: its version goes into lineage.
@@ -47,7 +48,7 @@ _EMBEDDER_PACKAGES = {
 @dataclass(frozen=True, slots=True)
 class FileOutcome:
     path: str
-    status: str  # indexed | unchanged | failed | skipped | deleted
+    status: str  # indexed | updated (metadata only) | unchanged | failed | skipped | deleted
     reason: str = ""
     doc_id: str = ""
     version: str = ""
@@ -143,19 +144,38 @@ class DocumentIngestor:
         self,
         path: Path,
         *,
-        tags: Iterable[str] = (),
-        department: str = "",
-        source_trust: float = 1.0,
+        tags: Iterable[str] | None = None,
+        department: str | None = None,
+        source_trust: float | None = None,
         source: str | None = None,
         title: str | None = None,
+        name: str = "",
+        modified: date | None = None,
+        principal: Principal | None = None,
     ) -> FileOutcome:
+        """Ingest `path` as the document `source` (default: the file's URI).
+
+        `tags`, `department`, `source_trust` and `title` set the document's metadata; None
+        keeps the current value of an existing document (so a re-ingest without `--tag`
+        never opens up a tagged document), a new one gets the defaults. `name` is the
+        file name to fall back on for the title (uploads are stored under their hash).
+        `principal` None is the operator; otherwise the write is checked (`ragline.writes`)
+        before anything is compared or staged. Unchanged bytes with changed metadata are
+        a metadata update ("updated"): no parse, no embedding."""
         start = time.perf_counter()
         source = source or source_uri(path)
         doc_id = doc_id_for(source)
+        wanted = _Wanted(
+            None if tags is None else frozenset(tags),
+            department,
+            source_trust,
+            title or None,
+            name or path.name,
+            modified,
+            principal,
+        )
         try:
-            outcome = self._ingest(
-                path, source, doc_id, frozenset(tags), department, source_trust, title
-            )
+            outcome = self._ingest(path, source, doc_id, wanted)
         except RaglineError as exc:
             outcome = FileOutcome(str(path), "failed", str(exc), doc_id)
         except Exception as exc:  # a bug must cost one file, not the batch; keep the reason
@@ -175,24 +195,49 @@ class DocumentIngestor:
         )
         return outcome
 
-    def _ingest(
-        self,
-        path: Path,
-        source: str,
-        doc_id: str,
-        tags: frozenset[str],
-        department: str,
-        source_trust: float,
-        title: str | None,
-    ) -> FileOutcome:
+    def _document(
+        self, path: Path, source: str, doc_id: str, doc_format: str, wanted: _Wanted,
+        existing: Document | None, title: str,
+    ) -> Document:
+        keep = existing
+        base_tags = wanted.tags if wanted.tags is not None else (keep.acl_tags if keep else ())
+        return Document(
+            doc_id=doc_id,
+            source=source,
+            title=title,
+            doc_type=doc_format,
+            acl_tags=acl_tags_for(path, self._settings, base_tags),
+            department=(
+                wanted.department
+                if wanted.department is not None
+                else (keep.department if keep else "")
+            ),
+            source_trust=(
+                wanted.source_trust
+                if wanted.source_trust is not None
+                else (keep.source_trust if keep else 1.0)
+            ),
+            modified=wanted.modified or date.fromtimestamp(path.stat().st_mtime),
+        )
+
+    def _authorized(self, doc_id: str, wanted: _Wanted, source: str) -> Document | None:
+        """The current document, once the principal's write on it is allowed."""
+        existing = self._meta.document(doc_id)
+        authorize_write(wanted.principal, existing, wanted.tags, source)
+        return existing
+
+    def _ingest(self, path: Path, source: str, doc_id: str, wanted: _Wanted) -> FileOutcome:
         limits = self._settings.ingest
         max_bytes = int(limits.max_file_mb * 2**20)
+        # Before the file is even read: nothing about a document the caller may not write
+        # (not even whether these bytes are its bytes) is looked at.
+        existing = self._authorized(doc_id, wanted, source)
         check_size(path, max_bytes)  # before reading it to hash it
         data = path.read_bytes()
         version = version_of(data)
-        if self._meta.has_version(doc_id, version):
-            return FileOutcome(str(path), "unchanged", "", doc_id, version)
         doc_format = document_format(path, data[:4096], self._options)
+        if self._meta.has_version(doc_id, version) and existing is not None:
+            return self._update_metadata(path, existing, doc_format, wanted, version)
         parsed = parse_file(
             path,
             max_bytes=max_bytes,
@@ -205,16 +250,12 @@ class DocumentIngestor:
         drafts = chunk_blocks(
             blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
         )
-        document = Document(
-            doc_id=doc_id,
-            source=source,
-            title=title or parsed.title or path.stem,
-            doc_type=doc_format,
-            acl_tags=acl_tags_for(path, self._settings, tags),
-            department=department,
-            source_trust=source_trust,
-            modified=date.fromtimestamp(path.stat().st_mtime),
-        )
+        existing = self._authorized(doc_id, wanted, source)  # again: parsing took a while
+        # Parsers fall back on the file's stem: for an upload that is its content hash.
+        parsed_title = parsed.title if parsed.title != path.stem else ""
+        title = wanted.title or parsed_title or Path(wanted.name).stem
+        document = self._document(path, source, doc_id, doc_format, wanted, existing, title)
+        department, source_trust = document.department, document.source_trust
         summaries = summarize_units(
             drafts, _give_up_after(self._summarize, 3) if self._summarize else None
         )
@@ -279,3 +320,44 @@ class DocumentIngestor:
             0.0,
             pii_counts,
         )
+
+    def _update_metadata(
+        self, path: Path, existing: Document, doc_format: str, wanted: _Wanted, version: str
+    ) -> FileOutcome:
+        """Same bytes: only the metadata can have changed. The truth changes in one
+        transaction (served chunks carry the new ACL from then on) and every derived
+        store gets a "meta" entry, applied by the next sync."""
+        title = wanted.title or existing.title
+        document = self._document(
+            path, existing.source, existing.doc_id, doc_format, wanted, existing, title
+        )
+        changed = [
+            f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)
+        ]
+        if not changed:
+            return FileOutcome(str(path), "unchanged", "", existing.doc_id, version)
+        if not self._meta.update_document(document, self._stores):
+            raise RaglineError("the document was deleted while its metadata was updated")
+        return FileOutcome(
+            str(path),
+            "updated",
+            "metadata updated: " + ", ".join(changed),
+            existing.doc_id,
+            version,
+        )
+
+
+_METADATA_FIELDS = ("acl_tags", "title", "doc_type", "department", "source_trust", "modified")
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """What a write asks for; None keeps an existing document's value."""
+
+    tags: frozenset[str] | None
+    department: str | None
+    source_trust: float | None
+    title: str | None
+    name: str
+    modified: date | None
+    principal: Principal | None

@@ -178,23 +178,30 @@ class ElasticKeywordIndex:
     # ---- writes ------------------------------------------------------------------------
 
     @staticmethod
-    def _doc(chunk: Chunk) -> dict[str, Any]:
+    def _meta_fields(chunk: Chunk) -> dict[str, Any]:
+        """The document-level fields: what a metadata update rewrites."""
         return {
-            "content_id": chunk.content_id,
-            "doc_id": chunk.doc_id,
-            "version": chunk.version,
-            "text": " ".join(index_tokens(chunk.text)),
             "title": " ".join(index_tokens(chunk.title)),
-            "section": " ".join(index_tokens(" ".join(chunk.section_path))),
             "title_raw": chunk.title,
-            "section_path": list(chunk.section_path),
             "doc_type": chunk.doc_type,
             "department": chunk.department,
             "acl": sorted(chunk.acl_tags),
             "public": not chunk.acl_tags,
             "modified": chunk.modified.isoformat() if chunk.modified else None,
-            "ordinal": chunk.ordinal,
             "source_trust": chunk.source_trust,
+        }
+
+    @classmethod
+    def _doc(cls, chunk: Chunk) -> dict[str, Any]:
+        return {
+            "content_id": chunk.content_id,
+            "doc_id": chunk.doc_id,
+            "version": chunk.version,
+            "text": " ".join(index_tokens(chunk.text)),
+            "section": " ".join(index_tokens(" ".join(chunk.section_path))),
+            "section_path": list(chunk.section_path),
+            "ordinal": chunk.ordinal,
+            **cls._meta_fields(chunk),
         }
 
     def _bulk(self, lines: list[str]) -> None:
@@ -233,6 +240,19 @@ class ElasticKeywordIndex:
                     for c in ids[i : i + _BULK_DOCS]
                 ]
             )
+            self._dirty = True
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Partial updates by id; a chunk this index does not hold answers 404
+        (document_missing), which `_bulk` ignores."""
+        latest = list({c.content_id: c for c in chunks}.values())
+        for i in range(0, len(latest), _BULK_DOCS):
+            lines: list[str] = []
+            for chunk in latest[i : i + _BULK_DOCS]:
+                action = {"update": {"_index": self.alias, "_id": chunk.content_id}}
+                lines.append(json.dumps(action))
+                lines.append(json.dumps({"doc": self._meta_fields(chunk)}, ensure_ascii=False))
+            self._bulk(lines)
             self._dirty = True
 
     def delete_version(self, doc_id: str, version: str) -> None:

@@ -128,6 +128,16 @@ class _Columns:
             [self.modified, col(p.modified.toordinal() if p.modified else _NO_DATE for p in rows)]
         )
 
+    def set_rows(self, positions: np.ndarray, rows: Sequence[_Payload]) -> None:
+        """Replace the attributes of the rows at `positions` (a metadata change: the
+        vectors and their storage order stay)."""
+        for pos, p in zip(positions.tolist(), rows, strict=True):
+            self.acl[pos] = self.tag_sets(p.acl_tags)
+            self.doc_type[pos] = self.doc_types(p.doc_type)
+            self.doc_id[pos] = self.doc_ids(p.doc_id)
+            self.department[pos] = self.departments(p.department)
+            self.modified[pos] = p.modified.toordinal() if p.modified else _NO_DATE
+
     def keep(self, mask: np.ndarray) -> None:
         """Drop the rows where `mask` is False, keeping order (as FAISS compacts)."""
         for name in ("vids", "acl", "doc_type", "doc_id", "department", "modified"):
@@ -371,6 +381,20 @@ class FaissDenseIndex:
         ids = np.fromiter((vector_id(c) for c in content_ids), dtype=np.int64)
         with self._lock:
             self._remove_locked(ids)
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        latest = {vector_id(c.content_id): _Payload.of(c) for c in chunks}
+        with self._lock:
+            held = {vid: row for vid, row in latest.items() if vid in self._payload}
+            changed = {vid: row for vid, row in held.items() if self._payload[vid] != row}
+            if not changed:
+                return
+            wanted = np.fromiter(changed, dtype=np.int64, count=len(changed))
+            positions = np.flatnonzero(np.isin(self._cols.vids, wanted))
+            rows = [changed[vid] for vid in self._cols.vids[positions].tolist()]
+            self._cols.set_rows(positions, rows)
+            self._payload.update(changed)
+            self._dirty = True
 
     def rebuild_from(self, items: Iterable[IndexedChunk], batch: int = 4096) -> None:
         """Drop everything and bulk-load (used by `ragline repair --rebuild dense`)."""

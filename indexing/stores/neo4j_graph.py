@@ -125,6 +125,14 @@ OPTIONAL MATCH (s:Section {ns: d.ns, doc_id: d.doc_id})
 DETACH DELETE r, v, s, d
 """
 
+# A change of ACL or other document metadata with the same chunks: properties only.
+_UPDATE_META = """
+UNWIND $rows AS r
+MATCH (c:Chunk {uid: r.uid})
+SET c.public = r.public, c.acl = r.acl, c.doc_type = r.doc_type,
+    c.department = r.department, c.modified = r.modified
+"""
+
 
 def _acl(where: QueryFilter, alias: str) -> str:
     if where.access_tokens is None:
@@ -285,6 +293,21 @@ class Neo4jGraphStore:
             tx.run(_SUPERSEDE, versions=versions).consume()
 
         self._write_tx(work)
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        rows = [
+            {
+                "uid": self._uid(c.content_id),
+                "public": not c.acl_tags,
+                "acl": sorted(c.acl_tags),
+                "doc_type": c.doc_type,
+                "department": c.department,
+                "modified": c.modified.isoformat() if c.modified else None,
+            }
+            for c in {c.content_id: c for c in chunks}.values()
+        ]
+        if rows:
+            self._write_tx(lambda tx: tx.run(_UPDATE_META, rows=rows).consume())
 
     def delete(self, content_ids: Sequence[str]) -> None:
         uids = [self._uid(c) for c in dict.fromkeys(content_ids)]

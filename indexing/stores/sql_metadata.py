@@ -454,6 +454,34 @@ class SqlMetadataStore:
                 )
             return True
 
+    def update_document(self, document: Document, stores: Iterable[str]) -> bool:
+        stores = list(stores)
+        with self._session.begin() as s:
+            doc = s.get(DocumentRow, document.doc_id)
+            if doc is None or doc.deleted:
+                return False
+            doc.title = document.title
+            doc.doc_type = document.doc_type
+            doc.acl_tags = json.dumps(sorted(document.acl_tags))
+            doc.department = document.department
+            doc.source_trust = document.source_trust
+            doc.modified = document.modified
+            doc.updated_at = now = _now()
+            live = s.scalars(
+                select(VersionRow.version).where(
+                    VersionRow.doc_id == document.doc_id,
+                    VersionRow.status.in_(("pending", "current")),
+                )
+            ).all()
+            s.add_all(
+                OutboxRow(
+                    store=st, op="meta", doc_id=document.doc_id, version=v, created_at=now
+                )
+                for v in live
+                for st in stores
+            )
+            return True
+
     # -- serving ----------------------------------------------------------------------
     def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:
         out: dict[str, Chunk] = {}

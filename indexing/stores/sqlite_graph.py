@@ -278,6 +278,37 @@ class SqliteGraphStore:
         if content_ids:
             self._write(content_ids, [])
 
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        latest = {c.content_id: c for c in chunks}
+        if not latest:
+            return
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                for chunk in latest.values():
+                    found = self._conn.execute(
+                        "UPDATE g_chunk SET public = ?, doc_type = ?, department = ?,"
+                        " modified = ? WHERE content_id = ? RETURNING id",
+                        (
+                            0 if chunk.acl_tags else 1,
+                            chunk.doc_type,
+                            chunk.department,
+                            chunk.modified.isoformat() if chunk.modified else None,
+                            chunk.content_id,
+                        ),
+                    ).fetchone()
+                    if found is None:
+                        continue
+                    self._conn.execute("DELETE FROM g_chunk_acl WHERE chunk_id = ?", found)
+                    self._conn.executemany(
+                        "INSERT INTO g_chunk_acl (chunk_id, token) VALUES (?, ?)",
+                        [(found[0], tag) for tag in sorted(chunk.acl_tags)],
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+
     # ---- reads -------------------------------------------------------------------------
 
     def content_ids(self) -> set[str]:

@@ -96,6 +96,18 @@ class SqliteKeywordIndex:
         self._conn.executemany("DELETE FROM kw_chunks WHERE id = ?", rows)
 
     @staticmethod
+    def _meta_row(chunk: Chunk) -> tuple[str, str | None, str, str, str]:
+        """department, modified, title tokens, acl tokens, doc_type token."""
+        acl = " ".join(sorted(acl_token(t) for t in chunk.acl_tags)) if chunk.acl_tags else PUBLIC
+        return (
+            chunk.department,
+            chunk.modified.isoformat() if chunk.modified else None,
+            " ".join(index_tokens(chunk.title)),
+            acl,
+            type_token(chunk.doc_type),
+        )
+
+    @staticmethod
     def _row(chunk: Chunk) -> _Row:
         """Everything to insert for a chunk, tokenised before any lock or transaction is
         taken: jieba is the slow part, and the database's write lock is shared with the
@@ -148,6 +160,33 @@ class SqliteKeywordIndex:
     def delete(self, content_ids: Sequence[str]) -> None:
         if content_ids:
             self._write(content_ids, [])
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        # Only the document-level columns: the text (the slow part to tokenise) stays.
+        latest = {c.content_id: self._meta_row(c) for c in chunks}
+        if not latest:
+            return
+        with self._lock:
+            try:
+                self._conn.execute("BEGIN IMMEDIATE")
+                for cid, (department, modified, title, acl, doc_type) in latest.items():
+                    found = self._conn.execute(
+                        "SELECT id FROM kw_chunks WHERE content_id = ?", (cid,)
+                    ).fetchone()
+                    if found is None:
+                        continue
+                    self._conn.execute(
+                        "UPDATE kw_chunks SET department = ?, modified = ? WHERE id = ?",
+                        (department, modified, found[0]),
+                    )
+                    self._conn.execute(
+                        "UPDATE kw_fts SET title = ?, acl = ?, doc_type = ? WHERE rowid = ?",
+                        (title, acl, doc_type, found[0]),
+                    )
+                self._conn.execute("COMMIT")
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
 
     # ---- reads -------------------------------------------------------------------------
 

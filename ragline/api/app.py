@@ -14,6 +14,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request, Response
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
 from ragline.api import routes_documents, routes_health, routes_jobs, routes_openai, routes_query
@@ -73,6 +74,29 @@ class UploadSizeGuard(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+class HeaderSizeGuard:
+    """Request headers over `max_bytes` in total get 431 in the JSON error shape. (Headers
+    that arrive in pieces are stopped earlier, at the same size, by the h11 protocol of
+    `ragline.api.server`; this covers headers that arrive in one read, and TestClient.)"""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self._app = app
+        self._max = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
+            if size > self._max:
+                response = error_response(
+                    431,
+                    f"request headers are larger than {self._max} bytes "
+                    "(RAGLINE_API__MAX_HEADER_KB)",
+                )
+                await response(scope, receive, send)
+                return
+        await self._app(scope, receive, send)
+
+
 def create_app(
     settings: Settings,
     *,
@@ -117,7 +141,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
-
+    app.add_middleware(HeaderSizeGuard, max_bytes=int(settings.api.max_header_kb * 1024))
 
     def count_refusal(reason: str) -> None:
         ctx = getattr(app.state, "ctx", None)

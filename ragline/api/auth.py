@@ -102,17 +102,13 @@ def authenticate(
     return principal
 
 
-def require_writer(principal: Principal, tags: Iterable[str] = ()) -> None:
-    """Writes need a key allowed to write, and a writer may only restrict a document to
-    tags it holds itself: otherwise it could hide documents from their owners' group or
-    plant content under a tag it cannot read."""
+def require_writer(principal: Principal) -> None:
+    """Uploads and deletes need a key allowed to write; which documents and tags it may
+    write is `ragline.writes.authorize_write`, checked against the document itself."""
     if not (principal.can_write or principal.superuser):
         raise ApiError(
             403, "this API key may not upload or delete documents (can_write in RAGLINE_API__KEYS)"
         )
-    foreign = sorted(set(tags) - principal.access_tokens)
-    if foreign and not principal.superuser:
-        raise ApiError(403, f"you may only restrict a document to tags you hold; not: {foreign}")
 
 
 # The authenticated caller, as a handler parameter type.

@@ -12,6 +12,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ragline.writes import WriteDenied
+
 log = logging.getLogger("ragline.api")
 
 _TYPES = {
@@ -20,10 +22,13 @@ _TYPES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "request_timeout",
     409: "conflict",
     413: "payload_too_large",
+    415: "unsupported_media_type",
     422: "invalid_request",
     429: "too_many_requests",
+    431: "request_header_fields_too_large",
     503: "unavailable",
 }
 
@@ -61,6 +66,10 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_req: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message, exc.details, exc.headers)
+
+    @app.exception_handler(WriteDenied)
+    async def _denied(_req: Request, exc: WriteDenied) -> JSONResponse:
+        return error_response(403, str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_req: Request, exc: StarletteHTTPException) -> JSONResponse:

@@ -8,21 +8,26 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import asdict
+from datetime import date
+from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import JSONResponse
 
+from core.errors import UnsupportedFormat
 from core.ids import doc_id_for
 from core.types import Document, Principal
 from indexing.protocols import JobRecord
+from ingestion.parse import ParseOptions, document_format
 from ragline.api.auth import Caller, require_writer
 from ragline.api.context import ApiContext, Ctx
 from ragline.api.errors import ApiError
 from ragline.api.limits import max_upload_bytes
-from ragline.api.uploads import UploadTooLarge, store_upload, upload_suffix
-from ragline.jobs import DELETED, FAILED, QUEUED, SEARCHABLE, job_view, new_job_id
+from ragline.api.uploads import StoredUpload, UploadTooLarge, store_upload, upload_suffix
+from ragline.jobs import DELETED, FAILED, INDEXING, QUEUED, SEARCHABLE, job_view, new_job_id
 from ragline.worker.tasks import IngestSpec
+from ragline.writes import authorize_write, principal_to_dict
 
 router = APIRouter(prefix="/v1", tags=["documents"])
 
@@ -60,18 +65,33 @@ async def upload(
     principal: Caller,
     ctx: Ctx,
     file: Annotated[UploadFile, File(description="The document's bytes.")],
-    title: Annotated[str, Form(max_length=1000)] = "",
+    title: Annotated[
+        str, Form(max_length=1000, description="Default: the parsed title, else the file name")
+    ] = "",
     department: Annotated[str, Form(max_length=128)] = "",
     doc_type: Annotated[str, Form(max_length=16, description="Format if no suffix")] = "",
-    acl_tags: Annotated[list[str] | None, Form(description="ACL tags (repeat or a,b)")] = None,
-    source_trust: Annotated[float, Form(ge=0.0, le=1.0)] = 1.0,
+    acl_tags: Annotated[
+        list[str] | None,
+        Form(
+            description="ACL tags (repeat or a,b). Omitted: a new document is public and "
+            "an existing one keeps its tags; sent empty: public."
+        ),
+    ] = None,
+    source_trust: Annotated[float | None, Form(ge=0.0, le=1.0)] = None,
+    modified: Annotated[date | None, Form(description="The document's date (ISO)")] = None,
     key: Annotated[str, Form(max_length=_MAX_KEY, description="Source key (file name)")] = "",
     batch_id: Annotated[str, Form(max_length=64)] = "",
 ) -> JSONResponse:
-    require_writer(principal, _tags(acl_tags or []))
+    require_writer(principal)
     name = (key or file.filename or "").strip()
     if not name:
         raise ApiError(422, "the upload needs a file name or a 'key' form field")
+    tags = None if acl_tags is None else _tags(acl_tags)
+    source = f"upload:{name}"
+    doc_id = doc_id_for(source)
+    # Before a byte is stored or compared: a document the caller may not write is
+    # refused the same way whatever the upload holds (no content oracle).
+    await asyncio.to_thread(ctx.rag.check_write, principal, source, tags)
     limit = max_upload_bytes(ctx.settings.api)
     suffix = upload_suffix(file.filename or "", doc_type)
     try:
@@ -82,19 +102,19 @@ async def upload(
             f"upload is larger than {ctx.settings.api.max_upload_mb:g} MB "
             "(RAGLINE_API__MAX_UPLOAD_MB)",
         ) from exc
-    if stored.size == 0:
-        raise ApiError(422, "the uploaded file is empty")
-    source = f"upload:{name}"
-    doc_id = doc_id_for(source)
+    await asyncio.to_thread(_refuse_unusable, ctx, stored)
     version = stored.sha256[:32]  # core.ids.version_of: the same hash of the same bytes
     spec = IngestSpec(
         path=str(stored.path),
         source=source,
         version=version,
         title=title,
-        department=department,
+        department=department or None,
         source_trust=source_trust,
-        tags=_tags(acl_tags or []),
+        tags=tags,
+        name=Path(name).name,
+        modified=modified.isoformat() if modified else "",
+        principal=principal_to_dict(principal),
     )
     job = await asyncio.to_thread(_submit, ctx, principal, spec, doc_id, batch_id)
     return JSONResponse(
@@ -113,6 +133,22 @@ async def upload(
     )
 
 
+def _refuse_unusable(ctx: ApiContext, stored: StoredUpload) -> None:
+    """An empty file or one of a refused type is answered now, and its stored copy
+    removed (no other upload can need it: the same bytes under the same suffix are
+    refused the same way)."""
+    if stored.size == 0:
+        stored.path.unlink(missing_ok=True)
+        raise ApiError(422, "the uploaded file is empty")
+    with stored.path.open("rb") as fh:
+        head = fh.read(4096)
+    try:
+        document_format(stored.path, head, ParseOptions.from_settings(ctx.settings.ingest))
+    except UnsupportedFormat as exc:
+        stored.path.unlink(missing_ok=True)
+        raise ApiError(415, str(exc)) from exc
+
+
 def _submit(
     ctx: ApiContext, principal: Principal, spec: IngestSpec, doc_id: str, batch_id: str
 ) -> JobRecord:
@@ -127,8 +163,27 @@ def _submit(
         source=spec.source,
         owner=principal.user,
     )
-    if meta.current_version(doc_id) == spec.version:
-        # Same name, same bytes: nothing to do, and it is searchable right now.
+    known = ctx.rag.ingest_known(
+        Path(spec.path),
+        spec.source,
+        spec.version,
+        tags=spec.tags,
+        department=spec.department,
+        source_trust=spec.source_trust,
+        title=spec.title or None,
+        name=spec.name,
+        modified=date.fromisoformat(spec.modified) if spec.modified else None,
+        principal=principal,
+    )
+    if known is not None and known.status == "failed":
+        raise ApiError(409, known.reason)
+    if known is not None and known.status == "updated":
+        # The truth already serves the new metadata; the task brings the derived stores
+        # along and says "searchable" once they have it.
+        ctx.cache.invalidate()
+        record = JobRecord(**{**asdict(record), "state": INDEXING, "reason": known.reason})
+    elif known is not None and meta.current_version(doc_id) == spec.version:
+        # Same name, same bytes, same metadata: nothing to do, searchable right now.
         return meta.create_job(
             JobRecord(**{**asdict(record), "state": SEARCHABLE, "reason": "unchanged"})
         )
@@ -206,6 +261,7 @@ async def delete_document(
 
     def run() -> JobRecord:
         doc = _visible_document(ctx, principal, doc_id)
+        authorize_write(principal, doc, None, doc_id)
         meta = ctx.rag.stores.metadata
         # Truth first: once marked deleted nothing of it is served, whatever the derived
         # stores still hold; the task then removes it from them.
@@ -222,7 +278,9 @@ async def delete_document(
             )
         )
         try:
-            ctx.runner.submit("delete", job.job_id, doc_id=doc_id)
+            ctx.runner.submit(
+                "delete", job.job_id, doc_id=doc_id, principal=principal_to_dict(principal)
+            )
         except Exception as exc:  # the truth is already right; a later sync converges
             meta.update_job(job.job_id, DELETED, f"stores converge on the next sync ({exc})")
         return job

@@ -54,6 +54,7 @@ def serve(
     import uvicorn
 
     from ragline.api.asgi import QUEUE_ENV
+    from ragline.api.server import uvicorn_options
 
     settings = _settings(data_dir)
     count = workers if workers is not None else settings.api.workers
@@ -76,6 +77,7 @@ def serve(
         port=port or settings.api.port,
         log_level=log_level,
         access_log=False,
+        **uvicorn_options(settings.api, count),
     )
 
 

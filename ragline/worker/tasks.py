@@ -14,6 +14,7 @@ import logging
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
+from datetime import date
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -25,7 +26,8 @@ from core.ids import doc_id_for, path_from_uri
 from indexing.sync import SyncReport
 from ragline.app import Ragline
 from ragline.events import EventBus, IndexEvent
-from ragline.jobs import DELETED, DONE, FAILED, INDEXING, PARSING, SEARCHABLE
+from ragline.jobs import DELETED, DONE, FAILED, INDEXING, PARSING, QUEUED, SEARCHABLE
+from ragline.writes import WriteDenied, authorize_write, principal_from_dict
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +55,15 @@ class IngestSpec:
     source: str  # the document's source key, e.g. "upload:report.pdf"
     version: str  # hash of the bytes: the idempotency key with the doc_id
     title: str = ""
-    department: str = ""
-    source_trust: float = 1.0
-    tags: list[str] = field(default_factory=list)
+    # None keeps an existing document's value (a new one gets "" / 1.0 / no tags).
+    department: str | None = None
+    source_trust: float | None = None
+    tags: list[str] | None = None
+    name: str = ""  # the upload's file name: the title when none is given or parsed
+    modified: str = ""  # ISO date; "" = the stored file's date
+    # Who asked (ragline.writes.principal_to_dict); None = the operator. The write is
+    # checked again here: the document may have changed hands since the request.
+    principal: dict[str, Any] | None = None
 
     @property
     def doc_id(self) -> str:
@@ -104,6 +112,9 @@ class TaskContext:
     def announce(self, report: SyncReport) -> None:
         for v in report.promoted:
             self.events.publish(IndexEvent("indexed", v.doc_id, v.version))
+        # A metadata update promotes nothing, but cached answers may now be wrong.
+        for doc_id, version in sorted(report.relabelled):
+            self.events.publish(IndexEvent("indexed", doc_id, version))
 
 
 def _fail(ctx: TaskContext, job_id: str, reason: str) -> dict[str, Any]:
@@ -125,14 +136,14 @@ def _start(ctx: TaskContext, job_id: str, state: str) -> dict[str, Any] | None:
 def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[str, Any]:
     s = IngestSpec(**spec)
     meta = ctx.rag.stores.metadata
+    prior = meta.job(job_id)  # the API may have applied a metadata update already
     if (given_up := _start(ctx, job_id, PARSING)) is not None:
         return given_up
-    if meta.current_version(s.doc_id) == s.version:
-        meta.update_job(job_id, SEARCHABLE, "unchanged: this version is already searchable")
-        return {"job_id": job_id, "state": SEARCHABLE, "unchanged": True}
     path = Path(s.path)
     if not path.is_file():
         return _fail(ctx, job_id, f"stored upload {path.name} is missing")
+    # Unchanged bytes cost no parse: the ingestor compares the metadata (an "updated"
+    # outcome when the ACL, title, ... changed) after checking the write.
     outcome = ctx.rag.ingestor.ingest(
         path,
         tags=s.tags,
@@ -140,11 +151,15 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         source_trust=s.source_trust,
         source=s.source,
         title=s.title or None,
+        name=s.name,
+        modified=date.fromisoformat(s.modified) if s.modified else None,
+        principal=principal_from_dict(s.principal),
     )
     if outcome.status == "failed":
+        release_upload(ctx, s)
         return _fail(ctx, job_id, outcome.reason)
     meta.update_job(job_id, INDEXING, version=outcome.version, doc_id=outcome.doc_id)
-    ctx.sync()
+    ctx.sync()  # announces promoted versions and applied metadata updates
     if meta.document(s.doc_id) is None:
         meta.update_job(job_id, DELETED, "document deleted while it was being indexed")
         return {"job_id": job_id, "state": DELETED}
@@ -153,13 +168,48 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         raise TransientError(f"version {outcome.version[:12]} staged but not promoted yet")
     # The event goes out (in ctx.sync) before the job says searchable, so a client that
     # sees "searchable" can no longer get an answer cached before the upload.
-    meta.update_job(job_id, SEARCHABLE, "")
+    reason = {
+        "updated": outcome.reason,
+        "unchanged": (prior.reason if prior and prior.reason else "unchanged"),
+    }.get(outcome.status, "")
+    meta.update_job(job_id, SEARCHABLE, reason)
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
 
 
-def delete_document(ctx: TaskContext, job_id: str, doc_id: str) -> dict[str, Any]:
+def release_upload(ctx: TaskContext, spec: IngestSpec) -> None:
+    """Remove the stored upload of a refused or failed ingestion, unless other work
+    needs the same bytes (uploads are content-addressed: one file per content): a live
+    version of them, or another job still on its way."""
+    if not spec.source.startswith("upload:"):
+        return
+    meta = ctx.rag.stores.metadata
+    path = Path(spec.path)
+    # Jobs that are on their way or done with these bytes (this job is one of them).
+    others = [
+        j
+        for state in (QUEUED, PARSING, INDEXING, SEARCHABLE)
+        for j in meta.jobs(state=state, limit=1000)
+        if j.version == spec.version
+    ]
+    if len(others) > 1 or meta.has_version(spec.doc_id, spec.version):
+        return
+    path.unlink(missing_ok=True)
+
+
+def delete_document(
+    ctx: TaskContext, job_id: str, doc_id: str, principal: dict[str, Any] | None = None
+) -> dict[str, Any]:
     meta = ctx.rag.stores.metadata
     _start(ctx, job_id, INDEXING)
+    doc = meta.document(doc_id)
+    if doc is not None:  # still live (the API marks it deleted first): check the write
+        who = principal_from_dict(principal)
+        if who is not None and not who.can_see(doc.acl_tags):
+            return _fail(ctx, job_id, f"no document {doc_id}")
+        try:
+            authorize_write(who, doc, None, doc_id)
+        except WriteDenied as exc:
+            return _fail(ctx, job_id, str(exc))
     # False when the API already marked it deleted: then only the stores need to converge.
     meta.delete_document(doc_id, ctx.rag.stores.derived)
     ctx.sync()

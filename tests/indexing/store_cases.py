@@ -139,3 +139,21 @@ def corpus() -> Corpus:
     vectors = {key: unit(rng.standard_normal(DIM)) for key in chunks}
     vectors["en"] = unit(vectors["fin"] + 0.4 * unit(rng.standard_normal(DIM)))
     return Corpus({k: IndexedChunk(c, vectors[k]) for k, c in chunks.items()})
+
+
+def relabel(corpus: Corpus) -> Corpus:
+    """The corpus after metadata-only changes (same text, same vectors): "en" tightened to
+    finance, "fin" opened to everyone, "zh" moved to another type, department and date.
+    Returned as a new Corpus; `update_metadata` gets the chunks."""
+    from dataclasses import replace
+
+    changes: dict[str, dict[str, object]] = {
+        "en": {"acl_tags": frozenset({"finance"}), "title": "Zahlungsportal Handbuch"},
+        "fin": {"acl_tags": frozenset()},
+        "zh": {"doc_type": "faq", "department": "legal", "modified": date(2024, 7, 1)},
+    }
+    items = dict(corpus.items)
+    for key, change in changes.items():
+        old = items[key]
+        items[key] = IndexedChunk(replace(old.chunk, **change), old.vector)  # type: ignore[arg-type]
+    return Corpus(items)

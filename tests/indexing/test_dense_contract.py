@@ -8,7 +8,7 @@ from datetime import date
 
 import numpy as np
 import pytest
-from store_cases import DIM, MODEL, Corpus, make_chunk, unit
+from store_cases import DIM, MODEL, Corpus, make_chunk, relabel, unit
 
 from core.errors import EmbedderMismatch
 from core.types import Principal, QueryFilter
@@ -201,3 +201,32 @@ def test_matches_brute_force_after_random_writes(dense_store: OpenDense) -> None
         assert ids(hits) == [c.chunk.content_id for c in exact], where
         for hit, c in zip(hits, exact, strict=True):
             assert hit.score == pytest.approx(float(c.vector @ query), abs=1e-5)
+
+
+def test_update_metadata_moves_filters_without_touching_vectors(
+    dense_store: OpenDense, corpus: Corpus
+) -> None:
+    store = dense_store()
+    store.upsert(corpus.all())
+    after = relabel(corpus)
+    chunks = [after[k].chunk for k in ("en", "fin", "zh")]
+    store.update_metadata(chunks)
+    store.update_metadata([*chunks, make_chunk("ghost", "not held")])  # twice, unknown id
+    assert store.content_ids() == {corpus.cid(k) for k in corpus.items}
+    query = corpus["en"].vector
+    assert corpus.cid("en") not in ids(store.search(query, 100, NOBODY))
+    assert ids(store.search(corpus["fin"].vector, 1, NOBODY)) == [corpus.cid("fin")]
+    wheres = [
+        NOBODY,
+        FINANCE,
+        QueryFilter(doc_types=frozenset({"faq"})),
+        QueryFilter(departments=frozenset({"legal"}), modified_from=date(2024, 6, 1)),
+    ]
+    for where in wheres:
+        expected = {c.chunk.content_id for c in after.all() if where.admits(c.chunk)}
+        assert set(ids(store.search(query, 100, where))) == expected, where
+    store.flush()
+    store.close()
+    reopened = dense_store()  # the new metadata is what was persisted
+    expected = {c.chunk.content_id for c in after.all() if NOBODY.admits(c.chunk)}
+    assert set(ids(reopened.search(query, 100, NOBODY))) == expected

@@ -8,7 +8,7 @@ from datetime import date
 
 import numpy as np
 import pytest
-from store_cases import DIM, Corpus, make_chunk, unit
+from store_cases import DIM, Corpus, make_chunk, relabel, unit
 
 from core.types import Chunk, Principal, QueryFilter, ScoredId
 from indexing.protocols import GraphStore, IndexedChunk
@@ -188,3 +188,26 @@ def test_persists_across_close_and_reopen(graph_store: OpenGraph, corpus: Corpus
     reopened = graph_store()
     assert reopened.search(["ERR-1042", "华为"], 5, NOBODY) == before
     assert reopened.content_ids() == {corpus.cid(k) for k in corpus.items if k != "decoy"}
+
+
+def test_update_metadata_moves_filters_without_touching_entities(
+    graph_store: OpenGraph, corpus: Corpus
+) -> None:
+    store = graph_store()
+    store.upsert(corpus.all())
+    every = sorted({e for k in corpus.items for e in store.entities_of(corpus.cid(k))})
+    after = relabel(corpus)
+    chunks = [after[k].chunk for k in ("en", "fin", "zh")]
+    store.update_metadata(chunks)
+    store.update_metadata([*chunks, make_chunk("ghost", "not held")])  # twice, unknown id
+    assert store.content_ids() == {corpus.cid(k) for k in corpus.items}
+    assert sorted({e for k in corpus.items for e in store.entities_of(corpus.cid(k))}) == every
+    wheres = [
+        NOBODY,
+        FINANCE,
+        QueryFilter(doc_types=frozenset({"faq"})),
+        QueryFilter(departments=frozenset({"legal"}), modified_from=date(2024, 6, 1)),
+    ]
+    for where in wheres:
+        expected = {c.chunk.content_id for c in after.all() if where.admits(c.chunk)}
+        assert set(ids(store.search(every, 100, where))) == expected, where

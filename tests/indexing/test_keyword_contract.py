@@ -8,7 +8,7 @@ from datetime import date
 
 import numpy as np
 import pytest
-from store_cases import DIM, Corpus, make_chunk, unit
+from store_cases import DIM, Corpus, make_chunk, relabel, unit
 
 from core.types import Principal, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk, KeywordIndex
@@ -147,3 +147,29 @@ def test_persists_across_close_and_reopen(keyword_store: OpenKeyword, corpus: Co
     reopened = keyword_store()
     assert reopened.search("Payment Gateway P12.1.2 华为", 5, NOBODY) == before
     assert reopened.content_ids() == {corpus.cid(k) for k in corpus.items if k != "decoy"}
+
+
+def test_update_metadata_moves_filters_and_title_without_touching_text(
+    keyword_store: OpenKeyword, corpus: Corpus
+) -> None:
+    store = keyword_store()
+    store.upsert(corpus.all())
+    after = relabel(corpus)
+    chunks = [after[k].chunk for k in ("en", "fin", "zh")]
+    store.update_metadata(chunks)
+    store.update_metadata([*chunks, make_chunk("ghost", "not held")])  # twice, unknown id
+    assert store.content_ids() == {corpus.cid(k) for k in corpus.items}
+    assert corpus.cid("en") not in ids(store.search("P12.1.2 gateway", 100, NOBODY))
+    assert corpus.cid("fin") in ids(store.search("finance revenue report", 100, NOBODY))
+    assert ids(store.search("zahlungsportal", 5, FINANCE)) == [corpus.cid("en")]  # new title
+    assert ids(store.search("nightly backup", 5, ALL)) == [corpus.cid("next")]  # text kept
+    q = "gateway ERR-1042 P12 华为 数据库 年假 backup finance"
+    wheres = [
+        NOBODY,
+        FINANCE,
+        QueryFilter(doc_types=frozenset({"faq"})),
+        QueryFilter(departments=frozenset({"legal"}), modified_from=date(2024, 6, 1)),
+    ]
+    for where in wheres:
+        expected = {c.chunk.content_id for c in after.all() if where.admits(c.chunk)}
+        assert set(ids(store.search(q, 100, where))) == expected, where

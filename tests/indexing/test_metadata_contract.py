@@ -186,3 +186,38 @@ def test_replace_vectors(meta: MetadataStore) -> None:
     by_id = {i.chunk.content_id: i.vector for i in again}
     assert np.allclose(by_id[items[0].chunk.content_id], new)
     assert np.allclose(by_id[items[1].chunk.content_id], items[1].vector)
+
+
+def test_update_document_changes_served_metadata_and_enqueues_meta_entries(
+    meta: MetadataStore,
+) -> None:
+    from dataclasses import replace
+    from datetime import date
+
+    doc = _doc("m.md")
+    v1 = _stage(meta, doc, b"meta one")
+    _finish(meta)
+    meta.promote_ready()
+    v2 = _stage(meta, doc, b"meta two")  # pending: gets its own entry
+    tightened = replace(
+        doc,
+        title="Salaries",
+        acl_tags=frozenset({"hr"}),
+        department="hr",
+        source_trust=0.5,
+        modified=date(2025, 1, 2),
+        source="file:///elsewhere",  # the source is the identity: never changed here
+    )
+    assert meta.update_document(tightened, STORES)
+    got = meta.document(doc.doc_id)
+    assert got == replace(tightened, source=doc.source)
+    ids = meta.version_content_ids(doc.doc_id, v1.version)
+    served = meta.serving(ids)[ids[0]]  # the truth serves the new ACL at once
+    assert served.acl_tags == frozenset({"hr"}) and served.title == "Salaries"
+    assert served.department == "hr" and served.modified == date(2025, 1, 2)
+    for store in STORES:
+        entries = [(e.op, e.version) for e in meta.pending(store, 100) if e.op == "meta"]
+        assert sorted(entries) == sorted([("meta", v1.version), ("meta", v2.version)])
+    assert meta.delete_document(doc.doc_id, STORES)
+    assert not meta.update_document(tightened, STORES)
+    assert not meta.update_document(_doc("never-staged.md"), STORES)

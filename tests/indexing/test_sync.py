@@ -41,6 +41,10 @@ class Switchable:
         self._guard()
         self.inner.delete(content_ids)
 
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        self._guard()
+        self.inner.update_metadata(chunks)
+
     def content_ids(self) -> set[str]:
         return self.inner.content_ids()
 
@@ -165,4 +169,29 @@ def test_check_and_repair_fix_divergence(env) -> None:  # type: ignore[no-untype
     assert found["dense"].missing == {victim} and found["graph"].extra == {"f" * 32}
     assert found["keyword"].ok
     repair(meta, stores)
+    assert all(d.ok for d in check(meta, stores))
+
+
+def test_metadata_update_reaches_every_store_in_order(env) -> None:  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    meta, stores = env
+    applier = OutboxApplier(meta, stores)
+    doc_id, v = stage(meta, "acl.txt", "salary bands 薪资")
+    applier.run()
+    nobody = QueryFilter(access_tokens=frozenset({"user:bob"}))
+    doc = meta.document(doc_id)
+    assert doc is not None
+    stores["graph"].down = True  # one store lags: it catches up on the next run
+    assert meta.update_document(replace(doc, acl_tags=frozenset({"hr"})), stores)
+    report = applier.run()
+    assert "graph" in report.errors
+    stores["graph"].down = False
+    assert not applier.run().errors
+    assert all(not meta.pending(name) for name in stores)
+    assert stores["keyword"].inner.search("salary", 5, nobody) == []  # type: ignore[attr-defined]
+    vec = meta.version_items(doc_id, v)[0].vector
+    assert stores["dense"].inner.search(vec, 5, nobody) == []  # type: ignore[attr-defined]
+    hr = QueryFilter(access_tokens=frozenset({"hr"}))
+    assert stores["keyword"].inner.search("salary", 5, hr)  # type: ignore[attr-defined]
     assert all(d.ok for d in check(meta, stores))
