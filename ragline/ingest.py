@@ -121,7 +121,7 @@ class DocumentIngestor:
                                            settings.ingest.pii_salt)
         self._parser = parser or ParserPool()
         self._summarize = summarizer
-        self._options = ParseOptions.from_settings(settings.ingest)
+        self._options = ParseOptions.from_settings(settings.ingest, settings.ingest_limits)
 
     def close(self) -> None:
         self._parser.close()

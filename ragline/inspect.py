@@ -84,7 +84,7 @@ def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
     (a RaglineError) with the reason when the file cannot be parsed."""
     limits = settings.ingest
     max_bytes = int(limits.max_file_mb * MB)
-    options = ParseOptions.from_settings(limits)
+    options = ParseOptions.from_settings(limits, settings.ingest_limits)
     start = time.perf_counter()
     check_size(path, max_bytes)
     with path.open("rb") as f:
