@@ -153,7 +153,8 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         raise TransientError(f"version {outcome.version[:12]} staged but not promoted yet")
     # The event goes out (in ctx.sync) before the job says searchable, so a client that
     # sees "searchable" can no longer get an answer cached before the upload.
-    meta.update_job(job_id, SEARCHABLE, "")
+    # Indexed with warnings (chunks left out, characters removed): the job says what.
+    meta.update_job(job_id, SEARCHABLE, outcome.note)
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
 
 
