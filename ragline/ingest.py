@@ -179,6 +179,11 @@ class DocumentIngestor:
     def close(self) -> None:
         self._parser.close()
 
+    @property
+    def parser_peak_rss_mb(self) -> float:
+        """The largest resident size any parse worker reported (0 when parsing in-process)."""
+        return self._parser.peak_rss_mb
+
     def _embedder_lineage(self) -> dict[str, Any]:
         kind = self._settings.embedder.kind
         try:
