@@ -227,9 +227,10 @@ def check_zip(data: bytes, max_unzipped: int = MAX_UNZIPPED,
                          f"{_size(len(data))} across {len(infos)} members, over the "
                          f"{max_ratio:g}x limit (possible zip bomb; "
                          "RAGLINE_INGEST_LIMITS__MAX_ZIP_RATIO)")
+    member_limit = max(MAX_MEMBER_RATIO, max_ratio)  # a raised setting raises both
     for i in infos:
         member = i.file_size / max(1, i.compress_size)
-        if i.file_size > _RATIO_FLOOR and member > MAX_MEMBER_RATIO:
+        if i.file_size > _RATIO_FLOOR and member > member_limit:
             raise ParseError(f"zip member {i.filename} expands {member:.0f}x to "
                              f"{_size(i.file_size)} (possible zip bomb)")
 

@@ -47,12 +47,17 @@ class _Counter:
         return cleaned
 
 
+def _quiet(text: str) -> str:
+    return sanitize_text(text)[0]
+
+
 def _block(b: Block, clean: _Counter) -> Block:
+    # Headings in section paths and table cells repeat text already counted in a block.
     return replace(
         b,
         text=clean(b.text),
-        section_path=tuple(clean(s) for s in b.section_path),
-        rows=tuple(tuple(clean(c) for c in row) for row in b.rows),
+        section_path=tuple(_quiet(s) for s in b.section_path),
+        rows=tuple(tuple(_quiet(c) for c in row) for row in b.rows),
     )
 
 

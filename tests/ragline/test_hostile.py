@@ -12,7 +12,7 @@ import pytest
 from core.settings import IngestLimitSettings, IngestSettings, Settings
 from ragline.app import Ragline
 from ragline.bench.hostile import run_hostile
-from ragline.bench.hostile_corpus import find_shared_docs, source_documents
+from ragline.bench.hostile_corpus import find_shared_docs
 
 DOCS = find_shared_docs(Path(__file__).resolve())
 # Small and varied: every format, pages and sections, Chinese and English.
