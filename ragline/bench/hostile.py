@@ -97,9 +97,9 @@ def run_hostile(
     gen_s = time.perf_counter() - gen_start
     good_out, _ = rag.ingest(list(good))
     good_ids = [o.doc_id for o in good_out if o.status == "indexed"]
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), _cpu_s()
     outcomes, report = rag.ingest([root / "hostile"], tags=[HOSTILE_TAG])
-    ingest_s = time.perf_counter() - start
+    ingest_s, ingest_cpu_s = time.perf_counter() - start, _cpu_s() - cpu_start
     by_path = {Path(o.path): o for o in outcomes}
     limits = rag.settings.ingest_limits
     bound_s = rag.settings.ingest.parse_timeout_s + limits.max_embed_s_per_file + 60.0
@@ -119,6 +119,7 @@ def run_hostile(
     statuses = Counter(r["status"] for r in rows)
     return {
         "files": len(files),
+        "corpus_dir": str(root / "hostile"),
         "seed": seed,
         "scale": scale,
         "good_documents": len(good_ids),
@@ -130,6 +131,9 @@ def run_hostile(
         "problems": problems,
         "generate_s": round(gen_s, 1),
         "ingest_s": round(ingest_s, 1),
+        # CPU of this process and its finished parse workers: on a shared machine the wall
+        # time says more about the neighbours than about Ragline.
+        "ingest_cpu_s": round(ingest_cpu_s, 1),
         "max_file_s": round(max((r["seconds"] for r in rows), default=0.0), 1),
         "file_bound_s": bound_s,
         "worker_peak_rss_mb": round(peak, 1),
@@ -147,6 +151,14 @@ def run_hostile(
         and probes["cited"] == probes["asked"],
         "files_detail": rows,
     }
+
+
+def _cpu_s() -> float:
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _row(f: HostileFile, o: FileOutcome | None, problem: str) -> dict[str, Any]:

@@ -5,14 +5,17 @@ and the good documents still answer. The full 300+ file run is `ragline bench ho
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from core.errors import RaglineError
 from core.settings import IngestLimitSettings, IngestSettings, Settings
 from ragline.app import Ragline
 from ragline.bench.hostile import run_hostile
 from ragline.bench.hostile_corpus import find_shared_docs
+from ragline.inspect import inspect_file
 
 DOCS = find_shared_docs(Path(__file__).resolve())
 # Small and varied: every format, pages and sections, Chinese and English.
@@ -96,3 +99,17 @@ def test_limits_memory_stores_and_good_documents(result: dict) -> None:
     assert probes["found_top5"] == probes["asked"], probes["misses"]
     assert probes["cited"] == probes["asked"], probes["misses"]
     assert result["ok"]
+
+
+def test_inspect_never_crashes_on_the_corpus(result: dict) -> None:
+    """`ragline inspect` (in-process here, for speed): a report or a reason, nothing else;
+    a report with no chunks says why."""
+    settings = Settings(ingest=IngestSettings(isolate=False))
+    for path in sorted(Path(result["corpus_dir"]).iterdir()):
+        try:
+            report = inspect_file(path, settings)
+        except RaglineError as exc:
+            assert str(exc), path
+            continue
+        assert report["counts"]["chunks"] > 0 or report["warnings"], path
+        json.dumps(report, ensure_ascii=False).encode("utf-8")  # no lone surrogates
