@@ -194,7 +194,8 @@ def document_format(path: Path, head: bytes, options: ParseOptions | None = None
 
 
 def _size(n: float) -> str:
-    """Bytes for a message: MB with a decimal, and the exact count when that rounds."""
+    """A size for a message: MB or KB with one decimal (callers add the exact count where a
+    limit is compared, so "1024.0 MB over the 1024.0 MB limit" cannot happen unexplained)."""
     if n >= MB:
         return f"{n / MB:.1f} MB"
     return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n:.0f} bytes"
@@ -478,11 +479,13 @@ class ParserPool:
         try:
             worker.out.send((str(path), max_bytes, options))
             if not worker.inp.poll(timeout_s):
+                self._note_peak(worker)
                 worker.kill()
                 raise ParseError(f"parse took longer than {timeout_s:g}s "
                                  "(RAGLINE_INGEST__PARSE_TIMEOUT_S)")
             result = worker.inp.recv()
         except (EOFError, OSError) as exc:
+            self._note_peak(worker)
             worker.kill()
             hint = (f"; it may have hit the {memory_mb} MB memory limit "
                     "(RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)" if memory_mb else "")
@@ -502,6 +505,13 @@ class ParserPool:
         kind, message = payload
         cls = _ERRORS.get(kind, ParseError)
         raise cls(message)
+
+    def _note_peak(self, worker: _Worker) -> None:
+        """A worker about to be killed cannot report its peak: read it from /proc."""
+        with contextlib.suppress(OSError, ValueError, StopIteration):
+            status = Path(f"/proc/{worker.proc.pid}/status").read_text()
+            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+            self.peak_rss_mb = max(self.peak_rss_mb, int(hwm.split()[1]) / 1024)
 
     def close(self) -> None:
         with self.lock:
