@@ -188,6 +188,7 @@ def _ingest_paths(ctx: TaskContext, paths: list[Path]) -> dict[str, Any]:
         "indexed": sum(o.status == "indexed" for o in outcomes),
         "deleted": sum(o.status == "deleted" for o in outcomes),
         "failed": failed,
+        "warnings": {o.path: list(o.warnings) for o in outcomes if o.warnings},
     }
 
 
