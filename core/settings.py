@@ -83,6 +83,27 @@ class IngestSettings(BaseModel):
     summarize: bool = False  # one-sentence LLM summary per chunk (needs llm.base_url)
 
 
+class IngestLimitSettings(BaseModel):
+    """Bounds on what one hostile or pathological file may cost (issue 14). Every limit
+    that is hit is recorded with its reason: the file fails, or is indexed with a warning
+    saying what was left out."""
+
+    # Address-space cap (RLIMIT_AS) of each parse worker process; 0 = no cap. A parse that
+    # needs more fails with a reason and its worker is replaced.
+    worker_memory_mb: int = 2048
+    # ZIP containers (docx, xlsx, pptx, odt, epub...): what all members together may
+    # expand to, absolutely and as a multiple of the file's size (past 32 MB).
+    max_unzipped_mb: float = 1024.0
+    max_zip_ratio: float = 100.0
+    # After parsing: chunks kept per file (the rest is left out, with a warning), and the
+    # time one file may spend embedding (past it the file fails; nothing half-indexed).
+    max_chunks_per_file: int = 5000
+    max_embed_s_per_file: float = 600.0
+    # Files larger than this are ingested after the rest of their batch, so one huge file
+    # does not hold back everything behind it; 0 = keep the order as given.
+    defer_files_over_mb: float = 5.0
+
+
 class RetrievalSettings(BaseModel):
     routing_rules: str = ""  # path to a TOML rules file; empty = the packaged default
     answer_sentences: int = 3
@@ -186,6 +207,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = Field(default_factory=LLMSettings)
     chunk: ChunkSettings = Field(default_factory=ChunkSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    ingest_limits: IngestLimitSettings = Field(default_factory=IngestLimitSettings)
     retrieval: RetrievalSettings = Field(default_factory=RetrievalSettings)
     api: ApiSettings = Field(default_factory=ApiSettings)
     worker: WorkerSettings = Field(default_factory=WorkerSettings)

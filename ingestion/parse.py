@@ -27,8 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import NeedsOCR, ParseError, UnsupportedFormat
-from core.settings import IngestSettings
+from core.settings import IngestLimitSettings, IngestSettings
 from core.types import ParsedDocument
+from ingestion.sanitize import sanitize_document
 
 FORMATS = ("pdf", "docx", "xlsx", "html", "markdown", "text", "eml")
 MB = 1024 * 1024
@@ -50,10 +51,13 @@ _HTML_START = re.compile(
     rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b",
     re.IGNORECASE | re.DOTALL,
 )
-# Zip-bomb limits for DOCX/XLSX: real Office files compress XML ~5-20x and images not at all.
+# Zip-bomb limits for ZIP containers (docx, xlsx, pptx, odt, epub...): real Office files
+# compress XML ~2-20x and images not at all. Defaults; `ParseOptions` carries the settings.
 MAX_UNZIPPED = 1024 * MB
-MAX_RATIO = 150.0
-_RATIO_FLOOR = 16 * MB  # tiny members may compress absurdly well; only big ones matter
+MAX_RATIO = 100.0  # total expansion over the file's size
+MAX_MEMBER_RATIO = 150.0
+MAX_MEMBERS = 20_000
+_RATIO_FLOOR = 32 * MB  # small archives may compress absurdly well; only big output matters
 
 
 TIKA_EXTENSIONS = tuple(_NEEDS_TIKA)
@@ -80,10 +84,19 @@ class ParseOptions:
     tika_timeout_s: float = 60.0
     ocr: bool = False
     ocr_languages: str = "chi_sim+eng"
+    # Hostile-file limits (`Settings.ingest_limits`): worker address space (0 = none) and
+    # the total expansion a ZIP container may have.
+    worker_memory_mb: int = 0
+    max_unzipped_mb: float = MAX_UNZIPPED / MB
+    max_zip_ratio: float = MAX_RATIO
 
     @classmethod
-    def from_settings(cls, ingest: IngestSettings) -> ParseOptions:
-        return cls(ingest.tika_url, ingest.tika_timeout_s, ingest.ocr)
+    def from_settings(cls, ingest: IngestSettings,
+                      limits: IngestLimitSettings | None = None) -> ParseOptions:
+        lim = limits or IngestLimitSettings()
+        return cls(ingest.tika_url, ingest.tika_timeout_s, ingest.ocr,
+                   worker_memory_mb=lim.worker_memory_mb,
+                   max_unzipped_mb=lim.max_unzipped_mb, max_zip_ratio=lim.max_zip_ratio)
 
 
 def _tika_reason(ext: str) -> str:
@@ -180,22 +193,47 @@ def document_format(path: Path, head: bytes, options: ParseOptions | None = None
         return exc.fmt
 
 
-def check_zip(data: bytes) -> None:
-    """Reject DOCX/XLSX whose members would inflate far beyond the file (zip bombs)."""
+def _size(n: float) -> str:
+    """A size for a message: MB or KB with one decimal (callers add the exact count where a
+    limit is compared, so "1024.0 MB over the 1024.0 MB limit" cannot happen unexplained)."""
+    if n >= MB:
+        return f"{n / MB:.1f} MB"
+    return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n:.0f} bytes"
+
+
+def check_zip(data: bytes, max_unzipped: int = MAX_UNZIPPED,
+              max_ratio: float = MAX_RATIO) -> None:
+    """Reject a ZIP container whose members would inflate far beyond the file (zip bombs).
+
+    Bounds the *total* expansion of all members (absolutely, and as a multiple of the
+    file's size once past 32 MB), so many medium members cannot add up to gigabytes, plus
+    each member's own ratio. The sizes are the central directory's: Python's zipfile never
+    yields more than a member declares, so a forged small size cannot smuggle more.
+    """
     try:
         infos = zipfile.ZipFile(io.BytesIO(data)).infolist()
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise ParseError(f"corrupt zip container: {exc}") from exc
+    if len(infos) > MAX_MEMBERS:
+        raise ParseError(f"zip container has {len(infos)} members, over the {MAX_MEMBERS} "
+                         "limit (possible zip bomb)")
     total = sum(i.file_size for i in infos)
-    if total > MAX_UNZIPPED:
-        raise ParseError(f"zip expands to {total:,} bytes ({total / MB:,.1f} MB), over the "
-                         f"limit of {MAX_UNZIPPED:,} bytes ({MAX_UNZIPPED / MB:,.1f} MB) "
-                         "(possible zip bomb)")
+    if total > max_unzipped:
+        raise ParseError(f"zip members expand to {_size(total)} in all ({total} bytes), over "
+                         f"the {_size(max_unzipped)} limit (possible zip bomb; "
+                         "RAGLINE_INGEST_LIMITS__MAX_UNZIPPED_MB)")
+    ratio = total / max(1, len(data))
+    if total > _RATIO_FLOOR and ratio > max_ratio:
+        raise ParseError(f"zip members expand {ratio:.0f}x in all, to {_size(total)} from "
+                         f"{_size(len(data))} across {len(infos)} members, over the "
+                         f"{max_ratio:g}x limit (possible zip bomb; "
+                         "RAGLINE_INGEST_LIMITS__MAX_ZIP_RATIO)")
+    member_limit = max(MAX_MEMBER_RATIO, max_ratio)  # a raised setting raises both
     for i in infos:
-        ratio = i.file_size / max(1, i.compress_size)
-        if i.file_size > _RATIO_FLOOR and ratio > MAX_RATIO:
-            raise ParseError(f"zip member {i.filename} expands {ratio:.0f}x to "
-                             f"{i.file_size / MB:.0f} MB (possible zip bomb)")
+        member = i.file_size / max(1, i.compress_size)
+        if i.file_size > _RATIO_FLOOR and member > member_limit:
+            raise ParseError(f"zip member {i.filename} expands {member:.0f}x to "
+                             f"{_size(i.file_size)} (possible zip bomb)")
 
 
 def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
@@ -224,10 +262,20 @@ def preload_parsers() -> None:
 
 
 def parse_bytes(data: bytes, path: Path, options: ParseOptions | None = None) -> ParsedDocument:
-    """Parse a file's content; `path` supplies the name (extension, title fallback)."""
+    """Parse a file's content; `path` supplies the name (extension, title fallback).
+
+    Whatever parsed it (native, Tika, OCR), the text that comes out is sanitised here, once:
+    no control characters, lone surrogates or non-characters reach the chunker, the
+    embedder or a store."""
     if not data:
         raise ParseError("file is empty (0 bytes)")
     opts = options or ParseOptions()
+    if data.startswith(b"PK\x03\x04"):  # any ZIP container, before any parser opens it
+        check_zip(data, int(opts.max_unzipped_mb * MB), opts.max_zip_ratio)
+    return sanitize_document(_dispatch(data, path, opts))
+
+
+def _dispatch(data: bytes, path: Path, opts: ParseOptions) -> ParsedDocument:
     try:
         fmt = detect_format(path, data)
     except TikaRequired:
@@ -259,8 +307,6 @@ def parse_bytes(data: bytes, path: Path, options: ParseOptions | None = None) ->
 
 
 def _native(fmt: str, data: bytes, path: Path, opts: ParseOptions) -> ParsedDocument:
-    if fmt in ("docx", "xlsx"):
-        check_zip(data)
     try:
         if fmt == "eml":  # attachments are dispatched by format, with the same options
             from ingestion.parsers import eml
@@ -272,10 +318,17 @@ def _native(fmt: str, data: bytes, path: Path, opts: ParseOptions) -> ParsedDocu
     except RecursionError as exc:
         raise ParseError(f"{fmt} structure nested too deeply to parse") from exc
     except MemoryError as exc:
-        raise ParseError(f"{fmt} parser ran out of memory") from exc
+        raise ParseError(_out_of_memory(fmt, opts)) from exc
     except Exception as exc:  # a library choking on a damaged file: record why, go on
         reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
         raise NativeParserFailed(f"{fmt} file could not be parsed ({reason})") from exc
+
+
+def _out_of_memory(fmt: str, opts: ParseOptions) -> str:
+    if opts.worker_memory_mb:
+        return (f"{fmt} parser ran out of memory: over the parse worker's "
+                f"{opts.worker_memory_mb} MB limit (RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)")
+    return f"{fmt} parser ran out of memory"
 
 
 def _tika(data: bytes, path: Path, opts: ParseOptions) -> ParsedDocument:
@@ -339,7 +392,8 @@ _START_TIMEOUT_S = 120.0
 
 
 class _Worker:
-    def __init__(self) -> None:
+    def __init__(self, memory_mb: int = 0) -> None:
+        self.memory_mb = memory_mb
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         env = dict(os.environ)
@@ -348,7 +402,7 @@ class _Worker:
             [root, *(p for p in sys.path if p and Path(p).is_dir())])
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "ingestion.parsers._worker", str(to_child_r),
-             str(from_child_w)],
+             str(from_child_w), str(memory_mb)],
             pass_fds=(to_child_r, from_child_w), env=env, stdin=subprocess.DEVNULL,
             close_fds=True,
         )
@@ -397,42 +451,67 @@ _ERRORS: dict[str, type[ParseError]] = {
 
 class ParserPool:
     """Idle parse workers, reused; one per concurrent call (callers may use threads).
-    Owned by whoever ingests (close it when done); there is no process-wide pool."""
+    Owned by whoever ingests (close it when done); there is no process-wide pool.
+
+    Each worker runs under the address-space cap its options name (`worker_memory_mb`,
+    RLIMIT_AS); a worker that ran out of memory, crashed or timed out is replaced.
+    `peak_rss_mb` is the largest resident size any worker reported, for the record."""
 
     def __init__(self) -> None:
         self.idle: list[_Worker] = []
         self.lock = threading.Lock()
+        self.peak_rss_mb = 0.0
+
+    def _take(self, memory_mb: int) -> _Worker:
+        with self.lock:
+            worker = self.idle.pop() if self.idle else None
+        if worker is not None and (worker.proc.poll() is not None
+                                   or worker.memory_mb != memory_mb):
+            worker.stop()
+            worker = None
+        return worker or _Worker(memory_mb)
 
     def run(self, path: Path, max_bytes: int, timeout_s: float,
             options: ParseOptions | None = None) -> ParsedDocument:
-        with self.lock:
-            worker = self.idle.pop() if self.idle else None
-        if worker is None or worker.proc.poll() is not None:
-            worker = _Worker()
+        memory_mb = options.worker_memory_mb if options else 0
+        worker = self._take(memory_mb)
         worker.wait_ready()
         try:
             worker.out.send((str(path), max_bytes, options))
             if not worker.inp.poll(timeout_s):
+                self._note_peak(worker)
                 worker.kill()
                 raise ParseError(f"parse took longer than {timeout_s:g}s "
                                  "(RAGLINE_INGEST__PARSE_TIMEOUT_S)")
             result = worker.inp.recv()
         except (EOFError, OSError) as exc:
+            self._note_peak(worker)
             worker.kill()
+            hint = (f"; it may have hit the {memory_mb} MB memory limit "
+                    "(RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)" if memory_mb else "")
             raise ParseError(f"parser process crashed (exit code {worker.proc.returncode}) "
-                             "on this file") from exc
+                             f"on this file{hint}") from exc
         worker.uses += 1
+        status, payload, rss_mb, retire = result
+        self.peak_rss_mb = max(self.peak_rss_mb, rss_mb)
         with self.lock:
-            if worker.uses < _RECYCLE_AFTER:
+            if worker.uses < _RECYCLE_AFTER and not retire:
                 self.idle.append(worker)
             else:
                 worker.stop()
-        if result[0] == "ok":
-            doc: ParsedDocument = result[1]
+        if status == "ok":
+            doc: ParsedDocument = payload
             return doc
-        _, kind, message = result
+        kind, message = payload
         cls = _ERRORS.get(kind, ParseError)
         raise cls(message)
+
+    def _note_peak(self, worker: _Worker) -> None:
+        """A worker about to be killed cannot report its peak: read it from /proc."""
+        with contextlib.suppress(OSError, ValueError, StopIteration):
+            status = Path(f"/proc/{worker.proc.pid}/status").read_text()
+            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+            self.peak_rss_mb = max(self.peak_rss_mb, int(hwm.split()[1]) / 1024)
 
     def close(self) -> None:
         with self.lock:
@@ -447,9 +526,37 @@ class ParserPool:
         self.close()
 
 
-def worker_loop(inp: Connection, out: Connection) -> None:
-    """Body of a worker process: parse the paths it is sent until told to stop."""
+def limit_memory(memory_mb: int) -> None:
+    """Cap this process's address space (RLIMIT_AS): allocations past it fail with
+    MemoryError (or a native library aborts) instead of taking the machine's memory."""
+    if memory_mb <= 0:
+        return
+    import resource
+
+    cap = memory_mb * MB
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        cap = min(cap, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+
+
+def _rss_mb() -> float:
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def worker_loop(inp: Connection, out: Connection, memory_mb: int = 0) -> None:
+    """Body of a worker process: parse the paths it is sent until told to stop. Each
+    reply is (status, payload, peak RSS in MB, retire): a worker that ran out of memory
+    asks to be replaced, since its heap may be left fragmented or half-initialised."""
+    import logging
+
+    # Damaged files make pdfminer log a line per bad operator; the reason that matters
+    # travels back with the reply.
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)
     preload_parsers()
+    limit_memory(memory_mb)  # after the libraries load: the cap is for the file's work
     out.send("ready")
     while True:
         try:
@@ -460,11 +567,23 @@ def worker_loop(inp: Connection, out: Connection) -> None:
             return
         path, max_bytes, options = job
         result: tuple[Any, ...]
+        doc: ParsedDocument | None = None
+        retire = False
         try:
-            result = ("ok", parse_bytes(_read(Path(path), max_bytes), Path(path), options))
+            doc = parse_bytes(_read(Path(path), max_bytes), Path(path), options)
+            result = ("ok", doc)
         except ParseError as exc:
-            result = ("error", type(exc).__name__, str(exc))
+            retire = "out of memory" in str(exc)
+            result = ("error", (type(exc).__name__, str(exc)))
+        except MemoryError:
+            retire = True
+            result = ("error", ("ParseError", _out_of_memory("file", options or ParseOptions())))
         except BaseException as exc:  # never let the worker die on one file
-            result = ("error", "ParseError", f"{type(exc).__name__}: {exc}"[:300])
-        out.send(result)
+            result = ("error", ("ParseError", f"{type(exc).__name__}: {exc}"[:300]))
+        try:
+            out.send((*result, _rss_mb(), retire))
+        except MemoryError:  # the parse fit, its pickled result did not
+            result, doc = (), None
+            out.send(("error", ("ParseError", _out_of_memory("file", options or ParseOptions())),
+                      _rss_mb(), True))
 

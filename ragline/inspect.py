@@ -22,6 +22,7 @@ from core.types import Block
 from ingestion.chunker import ChunkDraft, chunk_blocks, table_id
 from ingestion.parse import MB, ParseOptions, check_size, document_format, parse_file
 from ingestion.pii import PiiMasker
+from ragline.ingest import chunk_limit_warning, no_chunks_reason
 
 PREVIEW = 80
 _SEPARATOR = re.compile(r"^\|(-{3}\|)+$")
@@ -84,7 +85,7 @@ def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
     (a RaglineError) with the reason when the file cannot be parsed."""
     limits = settings.ingest
     max_bytes = int(limits.max_file_mb * MB)
-    options = ParseOptions.from_settings(limits)
+    options = ParseOptions.from_settings(limits, settings.ingest_limits)
     start = time.perf_counter()
     check_size(path, max_bytes)
     with path.open("rb") as f:
@@ -103,6 +104,13 @@ def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
     blocks, pii = masker.mask_blocks(parsed.blocks, source_uri(path))
     drafts = chunk_blocks(blocks, settings.chunk, approx_tokens, has_pages=parsed.has_pages)
     tables = [b for b in blocks if b.kind == "table"]
+    # The same verdicts ingest would record, so a person sees them before ingesting.
+    warnings = list(parsed.warnings)
+    if not drafts:
+        warnings.append(no_chunks_reason(parsed, fmt, path.stat().st_size))
+    cap = settings.ingest_limits.max_chunks_per_file
+    if 0 < cap < len(drafts):
+        warnings.append(chunk_limit_warning(drafts[:cap], len(drafts)))
     return {
         "file": str(path),
         "format": fmt,
@@ -111,7 +119,7 @@ def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
         "pages": parsed.page_count,
         "has_pages": parsed.has_pages,
         "parse_seconds": round(parse_s, 3),
-        "warnings": list(parsed.warnings),
+        "warnings": warnings,
         "pii": pii,
         "counts": {
             "blocks": len(blocks),

@@ -155,17 +155,24 @@ class ElasticDenseIndex:
             )
         return [float(x) for x in v]
 
+    @staticmethod
+    def _meta_fields(chunk: Chunk) -> dict[str, Any]:
+        """The document-level fields filters read (what a metadata update replaces)."""
+        return {
+            "doc_type": chunk.doc_type,
+            "department": chunk.department,
+            "acl": sorted(chunk.acl_tags),
+            "public": not chunk.acl_tags,
+            "modified": chunk.modified.isoformat() if chunk.modified else None,
+        }
+
     def _doc(self, chunk: Chunk, vector: np.ndarray) -> dict[str, Any]:
         return {
             "content_id": chunk.content_id,
             "doc_id": chunk.doc_id,
             "version": chunk.version,
             "vector": self._vector(vector),
-            "doc_type": chunk.doc_type,
-            "department": chunk.department,
-            "acl": sorted(chunk.acl_tags),
-            "public": not chunk.acl_tags,
-            "modified": chunk.modified.isoformat() if chunk.modified else None,
+            **self._meta_fields(chunk),
         }
 
     def _bulk(self, lines: list[str]) -> None:
@@ -191,6 +198,18 @@ class ElasticDenseIndex:
             for cid, doc in docs[start : start + _BULK_DOCS]:
                 lines.append(json.dumps({"index": {"_index": self.index, "_id": cid}}))
                 lines.append(json.dumps(doc, ensure_ascii=False))
+            self._bulk(lines)
+
+    def update_metadata(self, chunks: Sequence[Chunk]) -> None:
+        """Partial updates by id (the vector stays); an id this index does not hold answers
+        404 (document_missing), which `_bulk` ignores."""
+        latest = list({c.content_id: c for c in chunks}.values())
+        for start in range(0, len(latest), _BULK_DOCS):
+            lines: list[str] = []
+            for chunk in latest[start : start + _BULK_DOCS]:
+                action = {"update": {"_index": self.index, "_id": chunk.content_id}}
+                lines.append(json.dumps(action))
+                lines.append(json.dumps({"doc": self._meta_fields(chunk)}, ensure_ascii=False))
             self._bulk(lines)
 
     def delete(self, content_ids: Sequence[str]) -> None:

@@ -14,7 +14,7 @@ import typer
 
 from core.settings import Settings
 from ragline.app import Ragline
-from ragline.bench.common import write_json
+from ragline.bench.common import write_json, write_json_quiet
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print their numbers.")
 
@@ -208,3 +208,41 @@ def load(
         )
         result["profile"] = profile
     write_json(json_out, result)
+
+
+@bench_app.command("hostile")
+def hostile(
+    files: Annotated[
+        int, typer.Option("--files", min=0, help="Mutated copies of the shared documents.")
+    ] = 300,
+    seed: Annotated[int, typer.Option("--seed")] = 14,
+    scale: Annotated[
+        float,
+        typer.Option("--scale", min=0.01, help="Size of the huge crafted files (1: as probed)."),
+    ] = 1.0,
+    docs_dir: Annotated[
+        Path | None,
+        typer.Option("--docs", exists=True, file_okay=False, help="Default: shared/data/docs."),
+    ] = None,
+    json_out: JsonOut = None,
+    data_dir: Work = None,
+) -> None:
+    """Hostile corpus: every file failed with a reason or indexed with chunks, no crash or
+    hang, workers under the memory cap, stores in agreement, good documents still answer.
+    Exits 1 when any of that does not hold."""
+    from ragline.bench.hostile import run_hostile
+    from ragline.bench.hostile_corpus import find_shared_docs, source_documents
+
+    found = docs_dir or find_shared_docs(Path.cwd()) or find_shared_docs(Path(__file__).resolve())
+    if found is None:
+        raise typer.BadParameter("no shared/data/docs found: pass --docs")
+    sources = source_documents(found)
+    result = _run_in(
+        data_dir, lambda rag, root: run_hostile(rag, root, sources, sources, files, seed, scale)
+    )
+    detail = result.pop("files_detail")
+    write_json(None, result)
+    if json_out is not None:
+        write_json_quiet(json_out, {**result, "files_detail": detail})
+    if not result["ok"]:
+        raise typer.Exit(1)

@@ -52,3 +52,9 @@ def write_json(path: Path | None, payload: dict[str, Any]) -> None:
     if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text + "\n", encoding="utf-8")
+
+
+def write_json_quiet(path: Path, payload: dict[str, Any]) -> None:
+    """`write_json` to a file only (for results too long to print)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

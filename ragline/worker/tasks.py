@@ -168,10 +168,11 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         raise TransientError(f"version {outcome.version[:12]} staged but not promoted yet")
     # The event goes out (in ctx.sync) before the job says searchable, so a client that
     # sees "searchable" can no longer get an answer cached before the upload.
+    # Indexed with warnings (chunks left out, characters removed): the job says what.
     reason = {
         "updated": outcome.reason,
         "unchanged": (prior.reason if prior and prior.reason else "unchanged"),
-    }.get(outcome.status, "")
+    }.get(outcome.status, outcome.note)
     meta.update_job(job_id, SEARCHABLE, reason)
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
 
@@ -237,6 +238,7 @@ def _ingest_paths(ctx: TaskContext, paths: list[Path]) -> dict[str, Any]:
         "indexed": sum(o.status == "indexed" for o in outcomes),
         "deleted": sum(o.status == "deleted" for o in outcomes),
         "failed": failed,
+        "warnings": {o.path: list(o.warnings) for o in outcomes if o.warnings},
     }
 
 
