@@ -46,6 +46,14 @@ class Metrics:
             "ragline_removed_citations", "LLM citations removed as not retrieved",
             registry=self.registry,
         )
+        self.gateway_calls = Counter(
+            "ragline_gateway_calls", "Knowledge gateway calls by kind, source and outcome",
+            ["kind", "source", "status"], registry=self.registry,
+        )
+        self.gateway_answers = Counter(
+            "ragline_gateway_answers", "Answers by the kind of source that answered",
+            ["answered_by"], registry=self.registry,
+        )
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.alerts_firing = Gauge(
@@ -70,3 +78,9 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+    def observe_gateway_call(self, kind: str, source: str, status: str) -> None:
+        self.gateway_calls.labels(kind=kind, source=source, status=status).inc()
+
+    def observe_gateway(self, answered_by: str) -> None:
+        self.gateway_answers.labels(answered_by=answered_by).inc()
