@@ -184,7 +184,7 @@ class Gateway:
         self._audit(trace, principal, source.id, "rows", template, values,
                     len(fetch.rows.rows), fetch.duration_ms, "ok")
         trace.add("rows", source_id=source.id, template=template, count=len(fetch.rows.rows),
-                  truncated=fetch.rows.truncated, ms=round(fetch.duration_ms, 2))
+                  truncated=fetch.rows.truncated, duration_ms=round(fetch.duration_ms, 2))
         freshness = Freshness.of(self._age(source), source.freshness_window_s)
         if freshness.stale:
             trace.add("stale", source_id=source.id, age_s=freshness.age_s)
@@ -357,7 +357,7 @@ class Gateway:
             return _Failed(reason)
         breaker.record_success()
         trace.add("source_ok", source_id=source_id,
-                  ms=round((time.perf_counter() - started) * 1000, 2))
+                  duration_ms=round((time.perf_counter() - started) * 1000, 2))
         return value
 
     def _audit(

@@ -75,7 +75,7 @@ def extract_param(question: str, name: str, spec: Param) -> Any:
     if spec.extract:
         m = re.search(spec.extract, question, re.IGNORECASE)
         if m:
-            value = m.group(1)
+            value = next(g for g in m.groups() if g is not None) if m.groups() else m.group(0)
             if spec.type == "int" and value.lower() in _WORD_NUMBERS:
                 return _WORD_NUMBERS[value.lower()]
             return spec.aliases.get(value.lower(), value)

@@ -392,7 +392,7 @@ class Ragline:
         trace = trace or self._new_trace(principal, "query_text", question)
         result = await self.asearch(question, principal, where, "qa", top_k)
         blocks = tuple(self.document_block(h) for h in result.hits)
-        trace.add("documents", hits=len(blocks), covered=result.covered,
+        trace.add("documents", hits=len(blocks), covered=result.covered, rule=result.route.rule,
                   timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()})
         if own:
             await asyncio.to_thread(self.records.save_trace, trace)
