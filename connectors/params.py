@@ -65,7 +65,8 @@ def coerce(name: str, spec: Param, value: Any) -> Any:
             raise InvalidParameter(f"{name}: {value!r} is not one of {spec.values}")
         return match
     if spec.type == "month":
-        month = parse_month(str(value))
+        given = str(value).strip()
+        month = parse_month(given) if MONTH_IN_TEXT.fullmatch(given) else None
         if month is None:
             raise InvalidParameter(f"{name}: expected a month like 2023-04, got {value!r}")
         return month
