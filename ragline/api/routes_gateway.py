@@ -12,6 +12,7 @@ from typing import Any, Literal
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
+from core.blocks import GatewayResult
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
@@ -55,6 +56,15 @@ class MemoryRequest(BaseModel):
     key: str = Field(default="", max_length=128)
 
 
+def _view(result: GatewayResult) -> dict[str, Any]:
+    """A refused call is an HTTP error (403 denied, 422 invalid) with the trace id; a source
+    that is down is a degraded result (200, status "unavailable"), so an agent moves on."""
+    if result.status in ("denied", "invalid"):
+        status = 403 if result.status == "denied" else 422
+        raise ApiError(status, result.message, {"trace_id": result.trace_id})
+    return gateway_view(result)
+
+
 def _need_one(name: str, value: str, question: str) -> None:
     if not value and not question.strip():
         raise ApiError(422, f"give `{name}` (see GET /v1/gateway/catalogue) or a `question`")
@@ -66,7 +76,7 @@ async def query_rows(req: RowsRequest, principal: Caller, ctx: Ctx) -> dict[str,
     result = await ctx.rag.query_rows(
         principal, req.template, dict(req.params), question=req.question
     )
-    return gateway_view(result)
+    return _view(result)
 
 
 @router.post("/status", summary="Live state from a declared HTTP status source")
@@ -75,7 +85,7 @@ async def lookup_status(req: StatusRequest, principal: Caller, ctx: Ctx) -> dict
     result = await ctx.rag.lookup_status(
         principal, req.source, {k: str(v) for k, v in req.params.items()}, question=req.question
     )
-    return gateway_view(result)
+    return _view(result)
 
 
 @router.post("/text", summary="Document passages as content blocks")
