@@ -229,7 +229,7 @@ def test_rows_are_filtered_by_the_principals_department(
 def test_the_connection_is_read_only(sample_dir: Path, sample_config: GatewayConfig) -> None:
     conn = SqlRowsConnector(sample_config.sql[0], f"sqlite:///{sample_dir / 'sample.db'}")
     try:
-        with conn.engine.connect() as c, pytest.raises(Exception, match="readonly|read-only"):
+        with conn.engine.connect() as c, pytest.raises(Exception, match=r"readonly|read-only"):
             c.exec_driver_sql("DELETE FROM tickets")
     finally:
         conn.close()
