@@ -23,7 +23,8 @@ from core.errors import ConfigError
 
 def read_only_engine(url: str) -> Engine:
     """An engine that cannot write: SQLite opened `mode=ro`; PostgreSQL sessions with
-    `default_transaction_read_only=on` (use a read-only role as well: deploy/local/README)."""
+    `default_transaction_read_only=on` (use a read-only role as well:
+    deploy/postgres/gateway-readonly.sql)."""
     if url.startswith("sqlite:///"):
         path = url.removeprefix("sqlite:///")
 

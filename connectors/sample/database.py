@@ -193,8 +193,8 @@ def load_sample(url: str, loaded_at: datetime | None = None) -> LoadReport:
 
 
 def grant_read_only(url: str, role: str) -> None:
-    """PostgreSQL: let `role` read the sample tables and nothing else (see deploy/local/
-    READONLY.md for creating the role)."""
+    """PostgreSQL: let `role` read the sample tables and nothing else (creating the role:
+    deploy/postgres/gateway-readonly.sql; deploy/local/postgres.sh makes ragline_reader)."""
     engine = create_engine(url)
     try:
         with engine.begin() as conn:
