@@ -3,8 +3,9 @@
 Rules first, in this order:
 1. status: the question names an identifier a status source declares (its `extract`
    regex finds every parameter), e.g. "ticket #42" or a 32-hex job id;
-2. rows: the question asks for a count, sum, ranking or figure (an aggregate cue) over an
-   entity a template declares (its keywords), and every required parameter is found;
+2. rows: the question asks for a count, sum, ranking or a figure for a period (an
+   aggregate cue) over an entity a template declares (its keywords), and every required
+   parameter is found in the question (or has a default, or comes from the principal);
 3. documents: everything else.
 With `gateway.router = "llm"` and an LLM configured, a question the rules send to documents
 is offered to the LLM with the declared templates and sources; its pick is checked against
@@ -25,11 +26,16 @@ from connectors.params import parse_month
 
 Kind = Literal["documents", "rows", "status"]
 
+# What asks for a figure rather than an explanation: counts, sums, rankings, a value for a
+# period, a series over periods.
 AGGREGATE_CUE = re.compile(
     r"\b(how many|how much|number of|count|total|sum|top\s*\d+|most|least|highest|lowest|"
-    r"largest|smallest|biggest|average|mean|per\s+\w+|rank|which (?:state|region|year|line)|"
-    r"what (?:was|were|is|are) the (?:amount|figure|value|total)|amount|figure)\b"
-    r"|多少|总数|总计|合计|最多|最少|前\s*\d+|排名|平均",
+    r"largest|smallest|biggest|average|mean|rank(?:ed|ing)?|altogether|combined|"
+    r"which (?:state|states|region|regions|year|month)|"
+    r"what (?:was|were|is|are) the (?:amount|figure|value|total)|amount|figure|"
+    r"in (?:fy|fiscal year)\s*\d{4}|(?:each|per|by) (?:year|month|state|region)|"
+    r"over the years|change over)\b"
+    r"|多少|几个|总数|总计|合计|最多|最少|前\s*\d+|排名|平均",
     re.IGNORECASE,
 )
 _WORD_NUMBERS = {
@@ -157,14 +163,14 @@ class KnowledgeRouter:
         cue = AGGREGATE_CUE.search(question)
         matches = match_templates(question, self._config)
         complete = [m for m in matches if not m.missing]
-        if complete and (cue or complete[0].score >= 2.5):
+        if complete and cue:
             best = complete[0]
-            reasons = [f"template {best.template.name} matches (score {best.score:.1f})"]
-            if cue:
-                reasons.insert(0, f"aggregate cue {cue.group(0)!r}")
+            why = (
+                f"aggregate cue {cue.group(0)!r}",
+                f"template {best.template.name} matches (score {best.score:.1f})",
+            )
             return Decision(
-                "rows", "aggregate" if cue else "entity", best.source.id, best.template.name,
-                best.params, tuple(reasons),
+                "rows", "aggregate", best.source.id, best.template.name, best.params, why
             )
         reasons = ["no status identifier"]
         if matches and matches[0].missing:
@@ -172,7 +178,9 @@ class KnowledgeRouter:
                 f"template {matches[0].template.name} lacks {', '.join(matches[0].missing)}"
             )
         elif not cue:
-            reasons.append("no count, sum or ranking asked")
+            reasons.append("no count, sum, ranking or figure asked")
+        elif not matches:
+            reasons.append("no template is about what the question names")
         decision = Decision("documents", "default", reasons=tuple(reasons))
         if self._llm is not None and (self._config.sql or self._config.http):
             return self._ask_llm(question, decision)

@@ -257,6 +257,21 @@ class Ragline:
             result = await self.lookup_status(
                 principal, decision.source_id, decision.params, trace=trace
             )
+        route = Route(strategy="gateway", sources=(), rule=decision.rule, intent=decision.kind)
+        knowledge = {**decision.as_dict(), "answered_by": decision.kind}
+        if result.status == "empty" and not result.blocks:  # the source says: no such record
+            return Answer(
+                question=question,
+                text=f"{result.message}.",
+                covered=False,
+                mode=decision.kind,
+                citations=(),
+                hits=(),
+                route=route,
+                timings_ms={},
+                trace_id=trace.trace_id,
+                knowledge=knowledge,
+            ), []
         if result.status not in ("ok", "empty") or not result.blocks:
             why = f"{decision.kind} source {result.source_id or decision.source_id}: " \
                 f"{result.status} ({result.message})"
@@ -273,7 +288,6 @@ class Ragline:
         text = compose(result.blocks)
         warnings = tuple(n for b in result.blocks if (n := b.freshness.note()))
         ms = (time.perf_counter() - t0) * 1000
-        route = Route(strategy="gateway", sources=(), rule=decision.rule, intent=decision.kind)
         answer = Answer(
             question=question,
             text=text,
@@ -286,7 +300,7 @@ class Ragline:
             trace_id=trace.trace_id,
             warnings=warnings,
             blocks=result.blocks,
-            knowledge={**decision.as_dict(), "answered_by": decision.kind},
+            knowledge=knowledge,
         )
         return answer, []
 
