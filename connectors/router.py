@@ -33,7 +33,7 @@ AGGREGATE_CUE = re.compile(
     r"largest|smallest|biggest|average|mean|rank(?:ed|ing)?|altogether|combined|"
     r"which (?:state|states|region|regions|year|month)|"
     r"what (?:was|were|is|are) the (?:amount|figure|value|total)|amount|figure|"
-    r"in (?:fy|fiscal year)\s*\d{4}|(?:each|per|by) (?:year|month|state|region)|"
+    r"in (?:fy\s*|fiscal year\s*)?(?:19|20)\d\d|(?:each|per|by) (?:year|month|state|region)|"
     r"over the years|change over)\b"
     r"|多少|几个|总数|总计|合计|最多|最少|前\s*\d+|排名|平均",
     re.IGNORECASE,
@@ -66,11 +66,18 @@ class Decision:
         }
 
 
+_INFLECTED = re.compile(r"(?:es|s)$")
+
+
 def _contains(text: str, phrase: str) -> bool:
+    """`phrase` as whole words in `text`, its last word in any simple inflection
+    ("checks" also finds "check", "checked", "checking")."""
     phrase = phrase.lower()
     if re.search(r"[\u4e00-\u9fff]", phrase):
         return phrase in text
-    return re.search(rf"(?<![\w-]){re.escape(phrase)}(?![\w-])", text) is not None
+    stem = _INFLECTED.sub("", phrase) if len(phrase) > 4 else phrase
+    pattern = rf"(?<![\w-]){re.escape(stem)}(?:s|es|ed|d|ing)?(?![\w-])"
+    return re.search(pattern, text) is not None
 
 
 def extract_param(question: str, name: str, spec: Param) -> Any:
