@@ -364,6 +364,9 @@ class Gateway:
         self, trace: Trace, principal: Principal, source_id: str, kind: str, template: str,
         params: Mapping[str, Any], rows: int, ms: float, status: str, error: str = "",
     ) -> None:
+        log.info("gateway %s %s/%s [trace %s] %s: %s, %d rows, %.1f ms%s", kind, source_id,
+                 template or "-", trace.trace_id, principal.user, status, rows, ms,
+                 f" ({error})" if error else "")
         try:
             self.records.audit(AuditRecord(
                 trace.trace_id, datetime.now(UTC), principal.user, source_id, kind, template,
