@@ -115,8 +115,8 @@ class Gateway:
             ],
         }
 
-    def route(self, question: str) -> Decision:
-        return self.router.decide(question)
+    def route(self, question: str, principal: Principal | None = None) -> Decision:
+        return self.router.decide(question, principal)
 
     # -- rows -----------------------------------------------------------------------------
     def query_rows(

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from connectors.config import GatewayConfig, HttpSource, Param, SqlSource, Template
 from connectors.params import parse_month
+from core.types import Principal
 
 Kind = Literal["documents", "rows", "status"]
 
@@ -111,8 +112,12 @@ class TemplateMatch:
     missing: tuple[str, ...]
 
 
-def match_templates(question: str, config: GatewayConfig) -> list[TemplateMatch]:
-    """Templates whose keywords the question uses, best first, with the parameters found."""
+def match_templates(
+    question: str, config: GatewayConfig, principal: Principal | None = None
+) -> list[TemplateMatch]:
+    """Templates whose keywords the question uses, best first, with the parameters found.
+    A bound parameter counts as given when the principal has the attribute (or when no
+    principal is known); otherwise the question must name it."""
     low = question.lower()
     out = []
     for source in config.sql:
@@ -128,7 +133,9 @@ def match_templates(question: str, config: GatewayConfig) -> list[TemplateMatch]
                 value = extract_param(question, name, spec)
                 if value is not None:
                     params[name] = value
-                elif spec.required and spec.default is None and not spec.bind:
+                elif spec.required and spec.default is None and not (
+                    spec.bind and (principal is None or principal.attribute(spec.bind))
+                ):
                     missing.append(name)
             # Keywords say which entity; found parameters say which question about it.
             score = len(hits) + 0.5 * len(params) - 1.0 * len(missing)
@@ -159,7 +166,7 @@ class KnowledgeRouter:
         self._config = config
         self._llm = llm
 
-    def decide(self, question: str) -> Decision:
+    def decide(self, question: str, principal: Principal | None = None) -> Decision:
         status = match_status(question, self._config)
         if status:
             source, params = status[0]
@@ -168,7 +175,7 @@ class KnowledgeRouter:
                 (f"the question names {', '.join(f'{k}={v}' for k, v in params.items())}",),
             )
         cue = AGGREGATE_CUE.search(question)
-        matches = match_templates(question, self._config)
+        matches = match_templates(question, self._config, principal)
         complete = [m for m in matches if not m.missing]
         if complete and cue:
             best = complete[0]

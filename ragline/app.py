@@ -213,7 +213,7 @@ class Ragline:
         documents (routing by knowledge type; the decision is in `answer.knowledge`)."""
         started = time.perf_counter()
         trace = self._new_trace(principal, "ask", question)
-        decision = self.gateway.route(question)
+        decision = self.gateway.route(question, principal)
         trace.add("route", **decision.as_dict())
         answer: Answer | None = None
         fallback_warnings: list[str] = []
@@ -431,7 +431,11 @@ class Ragline:
         trace = trace or self._new_trace(principal, "query_rows", question)
         params = dict(params or {})
         if not template and question:
-            matches = [m for m in match_templates(question, self.gateway.config) if not m.missing]
+            matches = [
+                m
+                for m in match_templates(question, self.gateway.config, principal)
+                if not m.missing
+            ]
             trace.add("template_match", candidates=[
                 {"template": m.template.name, "score": round(m.score, 2)} for m in matches[:5]
             ])

@@ -81,3 +81,16 @@ def test_the_llm_is_asked_only_when_rules_say_documents_and_its_pick_is_checked(
 )
 def test_months(text: str, month: str | None) -> None:
     assert parse_month(text) == month
+
+
+def test_a_bound_parameter_counts_only_when_the_principal_has_the_attribute(
+    sample_config: GatewayConfig,
+) -> None:
+    from core.types import Principal
+
+    router = KnowledgeRouter(sample_config)
+    q = "How many handgun checks were there in total in my region?"
+    west = Principal("w", roles=frozenset({"sales"}), attributes=(("region", "West"),))
+    assert router.decide(q, west).template == "region_totals"
+    analyst = Principal("a", roles=frozenset({"analyst"}))  # no region: must name one
+    assert router.decide(q, analyst).template != "region_totals"
