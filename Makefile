@@ -23,7 +23,7 @@ demo: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy core ingestion indexing routing fusion generation monitoring ragline
+	$(BIN)/mypy core ingestion indexing routing fusion generation monitoring connectors ragline
 
 test: setup
 	bash deploy/local/test.sh

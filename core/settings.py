@@ -126,6 +126,9 @@ class ApiKey(BaseModel):
     # server-wide `api.rate_per_s`, and 0 there = unlimited.
     rate_per_s: float = 0.0
     burst: int = 0
+    # Principal attributes that gateway templates bind to parameters, e.g.
+    # {"department": "finance", "region": "West"}: the caller sees only those rows.
+    attributes: dict[str, str] = Field(default_factory=dict)
 
 
 class ApiSettings(BaseModel):
@@ -195,6 +198,18 @@ class MonitoringSettings(BaseModel):
     webhook_timeout_s: float = 5.0
 
 
+class GatewaySettings(BaseModel):
+    """The knowledge gateway: SQL templates and HTTP status sources beside the documents."""
+
+    # TOML file declaring [[sql]] and [[http]] sources; empty = documents only.
+    # `connectors/sample/gateway.toml` declares the sample business database and status.
+    sources: str = ""
+    trace_roles: list[str] = Field(default_factory=lambda: ["operator", "auditor"])
+    breaker_failures: int = 3
+    breaker_cooldown_s: float = 30.0
+    router: Literal["rules", "llm"] = "rules"  # "llm": ask the LLM when rules are unsure
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGLINE_", env_nested_delimiter="__", extra="ignore"
@@ -213,6 +228,7 @@ class Settings(BaseSettings):
     worker: WorkerSettings = Field(default_factory=WorkerSettings)
     backends: BackendSettings = Field(default_factory=BackendSettings)
     monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings)
+    gateway: GatewaySettings = Field(default_factory=GatewaySettings)
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Literal
+from typing import Any, Literal
+
+from core.blocks import ContentBlock
 
 BlockKind = Literal["heading", "paragraph", "table", "list", "code"]
 ChunkKind = Literal["text", "table"]
@@ -132,6 +134,12 @@ class Principal:
     superuser: bool = False
     # May upload and delete documents (API keys with can_write).
     can_write: bool = False
+    # Attributes templates bind to parameters (e.g. ("department", "finance"),
+    # ("region", "West")): from the key's configuration, never from a request.
+    attributes: tuple[tuple[str, str], ...] = ()
+
+    def attribute(self, name: str) -> str | None:
+        return next((v for k, v in self.attributes if k == name), None)
 
     @property
     def access_tokens(self) -> frozenset[str]:
@@ -287,3 +295,7 @@ class Answer:
     # Why the answer is not covered, or what part of the question is not (partial).
     reason: str = ""
     sentences: tuple[AnswerSentence, ...] = ()
+    # Knowledge gateway: the content blocks the answer cites (core.blocks.ContentBlock:
+    # documents, rows, status) and which kind of source answered and why.
+    blocks: tuple[ContentBlock, ...] = ()
+    knowledge: dict[str, Any] = field(default_factory=dict)

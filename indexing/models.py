@@ -135,3 +135,53 @@ class JobRow(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class GatewayAuditRow(Base):
+    """One execution through the knowledge gateway: every SQL template run (and every
+    status lookup), who ran it, with what, how many rows, how long, under which trace."""
+
+    __tablename__ = "gateway_audit"
+    __table_args__ = (Index("ix_gateway_audit_trace", "trace_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    trace_id: Mapped[str] = mapped_column(String(32))
+    at: Mapped[datetime] = mapped_column(DateTime, index=True)
+    principal: Mapped[str] = mapped_column(String(128))
+    source_id: Mapped[str] = mapped_column(String(64))
+    kind: Mapped[str] = mapped_column(String(16))  # rows | status
+    template: Mapped[str] = mapped_column(String(64), default="")
+    params: Mapped[str] = mapped_column(Text, default="{}")  # JSON
+    row_count: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    status: Mapped[str] = mapped_column(String(16))
+    error: Mapped[str] = mapped_column(Text, default="")
+
+
+class GatewayTraceRow(Base):
+    """Everything one request did, in order: route decision, permission checks, per-source
+    timings, counts, truncation. What `GET /v1/trace/{id}` shows an operator."""
+
+    __tablename__ = "gateway_traces"
+
+    trace_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime, index=True)
+    principal: Mapped[str] = mapped_column(String(128))
+    operation: Mapped[str] = mapped_column(String(32))
+    question: Mapped[str] = mapped_column(Text, default="")
+    events: Mapped[str] = mapped_column(Text, default="[]")  # JSON list
+
+
+class MemoryRow(Base):
+    """Notes and preferences an agent asked Ragline to remember: kept apart from the
+    knowledge, never searched as a source, never cited."""
+
+    __tablename__ = "memory"
+    __table_args__ = (Index("ix_memory_owner", "owner"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    owner: Mapped[str] = mapped_column(String(128))
+    kind: Mapped[str] = mapped_column(String(16))  # note | preference
+    key: Mapped[str] = mapped_column(String(128), default="")
+    text: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime)

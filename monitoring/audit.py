@@ -8,6 +8,7 @@ cells are neutralised against formula injection before they are written.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TextIO
@@ -151,3 +152,82 @@ def export_ingest(
         if (lo is None or r.at >= lo) and (hi is None or r.at < hi)
     ]
     return write_csv(out, INGEST_COLUMNS, (ingest_row(r) for r in reversed(records)))
+
+
+GATEWAY_COLUMNS = (
+    "trace_id", "at", "principal", "source_id", "kind", "template", "params", "row_count",
+    "duration_ms", "status", "error",
+)
+
+
+class GatewayAuditRecord(Protocol):
+    """One gateway execution (connectors.records.AuditRecord fits)."""
+
+    @property
+    def trace_id(self) -> str: ...
+
+    @property
+    def at(self) -> datetime: ...
+
+    @property
+    def principal(self) -> str: ...
+
+    @property
+    def source_id(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def template(self) -> str: ...
+
+    @property
+    def params(self) -> Mapping[str, Any]: ...
+
+    @property
+    def row_count(self) -> int: ...
+
+    @property
+    def duration_ms(self) -> float: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def error(self) -> str: ...
+
+
+def export_gateway(
+    records: Iterable[GatewayAuditRecord],
+    out: TextIO,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    user: str | None = None,
+) -> int:
+    """Every gateway execution (SQL template runs, status lookups, refusals) in
+    `[since, until)`, oldest first, with its trace id."""
+    lo, hi = naive_utc(since), naive_utc(until)
+    kept = [
+        r
+        for r in records
+        if (lo is None or r.at >= lo) and (hi is None or r.at < hi)
+        and (user is None or r.principal == user)
+    ]
+    rows = (
+        {
+            "trace_id": r.trace_id,
+            "at": _iso(r.at),
+            "principal": r.principal,
+            "source_id": r.source_id,
+            "kind": r.kind,
+            "template": r.template,
+            "params": json.dumps(dict(r.params), ensure_ascii=False, sort_keys=True, default=str),
+            "row_count": r.row_count,
+            "duration_ms": round(r.duration_ms, 3),
+            "status": r.status,
+            "error": r.error,
+        }
+        for r in sorted(kept, key=lambda r: r.at)
+    )
+    return write_csv(out, GATEWAY_COLUMNS, rows)

@@ -50,6 +50,14 @@ class Metrics:
             "ragline_requests_refused", "Requests refused with 429 (backpressure, rate limits)",
             ["reason"], registry=self.registry,
         )
+        self.gateway_calls = Counter(
+            "ragline_gateway_calls", "Knowledge gateway calls by kind, source and outcome",
+            ["kind", "source", "status"], registry=self.registry,
+        )
+        self.gateway_answers = Counter(
+            "ragline_gateway_answers", "Answers by the kind of source that answered",
+            ["answered_by"], registry=self.registry,
+        )
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.alerts_firing = Gauge(
@@ -74,3 +82,9 @@ class Metrics:
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)
+
+    def observe_gateway_call(self, kind: str, source: str, status: str) -> None:
+        self.gateway_calls.labels(kind=kind, source=source, status=status).inc()
+
+    def observe_gateway(self, answered_by: str) -> None:
+        self.gateway_answers.labels(answered_by=answered_by).inc()

@@ -7,25 +7,35 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
+from connectors.config import load_gateway_config
+from connectors.gateway import Gateway
+from connectors.records import GatewayRecords, MemoryItem, Trace, TraceRecord
+from connectors.router import Decision, match_status, match_templates
+from core.blocks import ContentBlock, Freshness, GatewayResult
+from core.errors import RaglineError
 from core.ids import doc_id_for, path_from_uri
 from core.settings import Settings
-from core.types import Answer, Principal, QueryFilter, ScoredId
+from core.types import Answer, Hit, Principal, QueryFilter, Route, ScoredId
 from fusion.pipeline import SearchPipeline, SearchResult
 from fusion.rerank import SignalReranker
 from fusion.retrieve import Retriever
 from generation.answer import AnswerGenerator
+from generation.blocks import compose
 from generation.llm import OpenAICompatibleClient
 from indexing.embedders import Embedder, make_embedder
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
+from indexing.stores.sql_metadata import make_engine
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
@@ -34,6 +44,13 @@ from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
 from ragline.writes import WriteDenied, authorize_write
 from routing.intent import Intent
 from routing.router import Router
+
+log = logging.getLogger("ragline")
+MEMORY_KINDS = ("note", "preference")
+
+
+class NotAllowed(RaglineError):
+    """The principal may not do this (write memory, read traces)."""
 
 
 class Ragline:
@@ -59,6 +76,18 @@ class Ragline:
         self.metrics = Metrics()
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
         self._ingestor: DocumentIngestor | None = None
+        gw = settings.gateway
+        engine = getattr(self.stores.metadata, "engine", None)
+        self.records = GatewayRecords(engine or make_engine(settings.resolved_metadata_url))
+        llm = self.llm if gw.router == "llm" else None
+        self.gateway = Gateway(
+            load_gateway_config(gw.sources),
+            settings.data_dir,
+            self.records,
+            breaker_failures=gw.breaker_failures,
+            breaker_cooldown_s=gw.breaker_cooldown_s,
+            llm=(lambda messages: llm.chat(messages)) if llm is not None else None,
+        )
 
     # -- retrievers: one closure per request ----------------------------------------
     def _keyword(self, question: str, where: QueryFilter, intent: Intent) -> Retriever:
@@ -232,33 +261,363 @@ class Ragline:
         task: str = "qa",
         top_k: int | None = None,
     ) -> Answer:
+        """A cited answer from the kind of source the question needs: rows, live status or
+        documents (routing by knowledge type; the decision is in `answer.knowledge`)."""
         started = time.perf_counter()
+        trace = self._new_trace(principal, "ask", question)
+        decision = self.gateway.route(question, principal)
+        trace.add("route", **decision.as_dict())
+        answer: Answer | None = None
+        fallback_warnings: list[str] = []
+        if decision.kind in ("rows", "status"):
+            answer, fallback_warnings = await self._ask_gateway(
+                question, principal, decision, trace, where, task, top_k
+            )
+        if answer is None:
+            answer = await self._ask_documents(question, principal, where, task, top_k, trace)
+            answer = replace(
+                answer,
+                warnings=(*fallback_warnings, *answer.warnings),
+                knowledge={
+                    **decision.as_dict(),
+                    "answered_by": "documents",
+                    **({"fallback": fallback_warnings} if fallback_warnings else {}),
+                },
+            )
+        trace.add("answer", kind=answer.knowledge.get("answered_by"), covered=answer.covered,
+                  labels=[b.label for b in answer.blocks][:20])
+        await asyncio.to_thread(self._finish_ask, principal, question, answer, trace, started)
+        return answer
+
+    async def _ask_gateway(
+        self,
+        question: str,
+        principal: Principal,
+        decision: Decision,
+        trace: Trace,
+        where: QueryFilter | None,
+        task: str,
+        top_k: int | None,
+    ) -> tuple[Answer | None, list[str]]:
+        """Rows or status for the question; None (and why) when documents must answer."""
+        t0 = time.perf_counter()
+        if decision.kind == "rows":
+            result = await self.query_rows(
+                principal, decision.template, decision.params, trace=trace
+            )
+        else:
+            result = await self.lookup_status(
+                principal, decision.source_id, decision.params, trace=trace
+            )
+        route = Route(strategy="gateway", sources=(), rule=decision.rule, intent=decision.kind)
+        knowledge = {**decision.as_dict(), "answered_by": decision.kind}
+        if result.status == "empty" and not result.blocks:  # the source says: no such record
+            return Answer(
+                question=question,
+                text=f"{result.message}.",
+                covered=False,
+                mode=decision.kind,
+                citations=(),
+                hits=(),
+                route=route,
+                timings_ms={},
+                trace_id=trace.trace_id,
+                knowledge=knowledge,
+            ), []
+        if result.status not in ("ok", "empty") or not result.blocks:
+            why = f"{decision.kind} source {result.source_id or decision.source_id}: " \
+                f"{result.status} ({result.message})"
+            trace.add("fallback_documents", reason=why)
+            return None, [why]
+        block = result.blocks[0]
+        if block.freshness.stale:
+            # A fresher source that covers the question wins over stale rows or status.
+            docs = await self.asearch(question, principal, where, task, top_k)
+            if docs.covered:
+                why = f"{block.source_id} is past its freshness window: {block.freshness.note()}"
+                trace.add("skip_stale", source_id=block.source_id, reason=why)
+                return None, [why]
+        text = compose(result.blocks)
+        warnings = tuple(n for b in result.blocks if (n := b.freshness.note()))
+        ms = (time.perf_counter() - t0) * 1000
+        answer = Answer(
+            question=question,
+            text=text,
+            covered=result.status == "ok",
+            mode=decision.kind,
+            citations=(),
+            hits=(),
+            route=route,
+            timings_ms={f"source_{block.source_id}": ms},
+            trace_id=trace.trace_id,
+            warnings=warnings,
+            blocks=result.blocks,
+            knowledge=knowledge,
+        )
+        return answer, []
+
+    async def _ask_documents(
+        self,
+        question: str,
+        principal: Principal,
+        where: QueryFilter | None,
+        task: str,
+        top_k: int | None,
+        trace: Trace,
+    ) -> Answer:
         result = await self.asearch(question, principal, where, task, top_k)
-        trace_id = uuid.uuid4().hex
+        trace.add("documents", hits=len(result.hits), covered=result.covered,
+                  rule=result.route.rule,
+                  timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
+                  warnings=result.warnings)
         answer = await self.answerer.aanswer(
-            question, result.hits, result.covered, result.route, result.timings_ms, trace_id
+            question, result.hits, result.covered, result.route, result.timings_ms,
+            trace.trace_id,
         )
         if result.warnings:  # why a source failed or the material was judged not to cover
             answer = replace(answer, warnings=(*result.warnings, *answer.warnings))
-        self.metrics.observe_answer(answer, result.outcomes, time.perf_counter() - started)
+        cited = {c.content_id for c in answer.citations}
+        blocks = tuple(
+            self.document_block(h) for h in result.hits if h.chunk.content_id in cited
+        )
+        stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
+        failed = [o for o in result.outcomes if o.status != "ok"]
+        for o in failed:  # counted here: the gateway path has no retrieval sources
+            self.metrics.source_failures.labels(source=o.name, status=o.status).inc()
+        return replace(answer, blocks=blocks, warnings=(*answer.warnings, *stale))
+
+    def _finish_ask(
+        self, principal: Principal, question: str, answer: Answer, trace: Trace, started: float
+    ) -> None:
+        self.metrics.observe_answer(answer, [], time.perf_counter() - started)
+        self.metrics.observe_gateway(answer.knowledge.get("answered_by", "documents"))
         self.stores.metadata.log_query(
-            trace_id,
+            trace.trace_id,
             principal.user,
             question,
             json.dumps(
                 {
-                    "route": asdict(result.route),
+                    "route": asdict(answer.route),
+                    "knowledge": answer.knowledge,
                     "covered": answer.covered,
                     "mode": answer.mode,
-                    "hits": [h.chunk.content_id for h in result.hits],
+                    "hits": [h.chunk.content_id for h in answer.hits],
                     "citations": [c.content_id for c in answer.citations],
+                    "blocks": [b.label for b in answer.blocks],
                     "removed_labels": list(answer.removed_labels),
                     "timings_ms": answer.timings_ms,
                 },
                 default=str,
             ),
         )
-        return answer
+        self.records.save_trace(trace)
+        log.info("ask [trace %s] %s answered by %s", trace.trace_id, principal.user,
+                 answer.knowledge.get("answered_by"))
+
+    # -- knowledge gateway: the four operations agents call ---------------------------------
+    def _new_trace(self, principal: Principal, operation: str, question: str = "") -> Trace:
+        return Trace(uuid.uuid4().hex, principal.user, operation, question)
+
+    def document_block(self, hit: Hit) -> ContentBlock:
+        c = hit.chunk
+        window = self.gateway.config.documents.freshness_window_s
+        age = None
+        if c.modified is not None:
+            age = (date.today() - c.modified).days * 86400.0
+        return ContentBlock(
+            source_id=c.doc_id,
+            source_kind="document",
+            content=c.text,
+            confidence=round(hit.signals.get("coverage", min(1.0, hit.score)), 4),
+            permission_tags=tuple(sorted(c.acl_tags)) or ("public",),
+            accessed_at=datetime.now(UTC),
+            freshness=Freshness.of(age, window),
+            label=c.label,
+            title=c.title,
+            locator={
+                "content_id": c.content_id,
+                "source": c.source,
+                "page_start": c.page_start,
+                "page_end": c.page_end,
+                "line_start": c.line_start,
+                "line_end": c.line_end,
+            },
+        )
+
+    async def query_text(
+        self,
+        question: str,
+        principal: Principal,
+        *,
+        top_k: int | None = None,
+        where: QueryFilter | None = None,
+        trace: Trace | None = None,
+    ) -> GatewayResult:
+        """Document passages as content blocks ([DocX_pY] labels), best first."""
+        own = trace is None
+        trace = trace or self._new_trace(principal, "query_text", question)
+        result = await self.asearch(question, principal, where, "qa", top_k)
+        blocks = tuple(self.document_block(h) for h in result.hits)
+        trace.add("documents", hits=len(blocks), covered=result.covered, rule=result.route.rule,
+                  timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()})
+        if own:
+            await asyncio.to_thread(self.records.save_trace, trace)
+        return GatewayResult(
+            trace.trace_id, "query_text", "ok" if blocks else "empty", blocks,
+            "; ".join(result.warnings), "documents",
+            {"covered": result.covered, "route": asdict(result.route)},
+        )
+
+    async def query_rows(
+        self,
+        principal: Principal,
+        template: str = "",
+        params: dict[str, Any] | None = None,
+        *,
+        question: str = "",
+        trace: Trace | None = None,
+    ) -> GatewayResult:
+        """Rows from a declared SQL template. Name the template and its parameters, or give
+        a `question` and the rules pick the template and read the parameters from it."""
+        own = trace is None
+        trace = trace or self._new_trace(principal, "query_rows", question)
+        params = dict(params or {})
+        if not template and question:
+            matches = [
+                m
+                for m in match_templates(question, self.gateway.config, principal)
+                if not m.missing
+            ]
+            trace.add("template_match", candidates=[
+                {"template": m.template.name, "score": round(m.score, 2)} for m in matches[:5]
+            ])
+            if not matches:
+                result = GatewayResult(
+                    trace.trace_id, "query_rows", "no_match",
+                    message="no template matches the question; templates: "
+                    + ", ".join(sorted(self.gateway.config.templates())),
+                )
+                if own:
+                    await asyncio.to_thread(self.records.save_trace, trace)
+                return result
+            template, params = matches[0].template.name, {**matches[0].params, **params}
+        result = await asyncio.to_thread(
+            self.gateway.query_rows, principal, template, params, trace
+        )
+        self.metrics.observe_gateway_call("rows", result.source_id or "-", result.status)
+        if own:
+            await asyncio.to_thread(self.records.save_trace, trace)
+        return result
+
+    async def lookup_status(
+        self,
+        principal: Principal,
+        source: str = "",
+        params: dict[str, Any] | None = None,
+        *,
+        question: str = "",
+        trace: Trace | None = None,
+    ) -> GatewayResult:
+        """Live state from a declared HTTP status source (e.g. `tickets`, `jobs`). Name the
+        source and its parameters, or give a `question` naming an identifier."""
+        own = trace is None
+        trace = trace or self._new_trace(principal, "lookup_status", question)
+        params = dict(params or {})
+        if not source and question:
+            found = match_status(question, self.gateway.config)
+            if not found:
+                result = GatewayResult(
+                    trace.trace_id, "lookup_status", "no_match",
+                    message="the question names no identifier a status source knows",
+                )
+                if own:
+                    await asyncio.to_thread(self.records.save_trace, trace)
+                return result
+            source, params = found[0][0].id, {**found[0][1], **params}
+        result = await asyncio.to_thread(
+            self.gateway.lookup_status, principal, source, params, trace
+        )
+        self.metrics.observe_gateway_call("status", result.source_id or "-", result.status)
+        if own:
+            await asyncio.to_thread(self.records.save_trace, trace)
+        return result
+
+    def get_document_meta(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
+        """Title, source, dates, pages and every version of a document the principal may
+        see; None for one it may not see or that does not exist (indistinguishable)."""
+        meta = self.stores.metadata
+        doc = meta.document(doc_id)
+        if doc is None or not principal.can_see(doc.acl_tags):
+            return None
+        times = meta.version_times(doc_id)
+        versions = []
+        for v in meta.versions(doc_id):
+            staged, promoted = times.get(v.version, (None, None))
+            versions.append({
+                "version": v.version,
+                "status": v.status,
+                "chunks": v.chunk_count,
+                "pages": v.page_count,
+                "staged_at": staged.isoformat() if staged else None,
+                "searchable_at": promoted.isoformat() if promoted else None,
+            })
+        current = next((v for v in versions if v["status"] == "current"), None)
+        return {
+            "doc_id": doc.doc_id,
+            "title": doc.title,
+            "source": doc.source,
+            "doc_type": doc.doc_type,
+            "department": doc.department,
+            "modified": doc.modified.isoformat() if doc.modified else None,
+            "pages": current["pages"] if current else 0,
+            "current_version": current["version"] if current else None,
+            "versions": versions,
+        }
+
+    def gateway_catalogue(self, principal: Principal) -> dict[str, Any]:
+        return self.gateway.catalogue(principal)
+
+    # -- memory: apart from knowledge, never cited -----------------------------------------
+    def remember(
+        self, principal: Principal, text: str, kind: str = "note", key: str = ""
+    ) -> MemoryItem:
+        """Keep a note or preference for this principal. Needs a key with write permission;
+        returns exactly what was stored."""
+        if not (principal.can_write or principal.superuser):
+            raise NotAllowed("remembering needs a key with can_write")
+        if kind not in MEMORY_KINDS:
+            raise NotAllowed(f"kind must be one of {MEMORY_KINDS}")
+        text = text.strip()
+        if not text or len(text) > 4000:
+            raise NotAllowed("a memory is 1..4000 characters of text")
+        return self.records.remember(principal.user, kind, key.strip()[:128], text)
+
+    def recall(self, principal: Principal, limit: int = 50) -> list[ContentBlock]:
+        """This principal's notes as memory blocks: labelled, not authoritative, no label."""
+        return [
+            ContentBlock(
+                source_id=f"memory:{m.id}",
+                source_kind="memory",
+                content=m.text,
+                confidence=0.0,
+                permission_tags=(f"user:{m.owner}",),
+                accessed_at=datetime.now(UTC),
+                freshness=Freshness(0.0),
+                label="",
+                title=f"{m.kind}{': ' + m.key if m.key else ''} (memory, not a source)",
+                authoritative=False,
+                locator={"id": m.id, "kind": m.kind, "key": m.key,
+                         "created_at": m.created_at.isoformat()},
+            )
+            for m in self.records.recall(principal.user, limit)
+        ]
+
+    def trace(self, trace_id: str, principal: Principal) -> TraceRecord | None:
+        """What one request did, for operators (roles in gateway.trace_roles)."""
+        roles = set(self.settings.gateway.trace_roles)
+        if not (principal.superuser or principal.roles & roles):
+            raise NotAllowed(f"traces are for the roles {sorted(roles)}")
+        return self.records.trace(trace_id)
 
     def search(self, question: str, principal: Principal, **kw: Any) -> SearchResult:
         return asyncio.run(self.asearch(question, principal, **kw))
@@ -267,6 +626,7 @@ class Ragline:
         return asyncio.run(self.aask(question, principal, **kw))
 
     def close(self) -> None:
+        self.gateway.close()
         if self._ingestor is not None:
             self._ingestor.close()
         self._executor.shutdown(wait=False)

@@ -21,6 +21,7 @@ from core.settings import Settings
 from core.types import Principal, QueryFilter
 from ragline.app import Ragline
 from ragline.bench.cli import bench_app
+from ragline.gateway_cli import register as register_gateway_commands
 from ragline.mcp_server import StartupError, mcp_command, resolve_principal
 from ragline.monitoring_cli import register as register_monitoring_commands
 from ragline.render import answer_view, search_view
@@ -32,6 +33,7 @@ app.add_typer(bench_app, name="bench")
 register_service_commands(app)  # serve, worker, jobs
 register_monitoring_commands(app)  # audit export, alerts check
 app.command("mcp")(mcp_command)  # MCP tools for agents (stdio or streamable HTTP)
+register_gateway_commands(app)  # rows, status, trace, remember, recall, gateway ...
 console = Console()
 err = Console(stderr=True)
 
@@ -231,7 +233,7 @@ def ask(
     [DocX_pY.N] when several passages of one page are cited), with a confidence."""
     view = _query(question, data_dir, user, role, tag, doc_type, top_k, ask=True)
     if as_json:
-        print(json.dumps(view, ensure_ascii=False, indent=2))
+        print(json.dumps(view, ensure_ascii=False, indent=2, default=str))
         return
     console.print(view["answer"], markup=False)
     if view["citations"]:
@@ -257,6 +259,15 @@ def ask(
     for s in view["sentences"]:
         if not s["supported"]:
             err.print(f"[yellow]unsupported:[/] {s['text'][:120]}", markup=False)
+    gateway_blocks = [b for b in view.get("blocks", []) if b["source_kind"] != "document"]
+    if gateway_blocks:
+        console.print(f"\n[bold]Sources[/] (answered by {view['knowledge'].get('answered_by')})")
+        for b in gateway_blocks:
+            where = b["locator"].get("template") or b["locator"].get("url", "")
+            console.print(
+                f"  {b['label']} {b['source_id']} {where} {b['locator'].get('params', {})}",
+                markup=False,
+            )
     for w in view["warnings"]:
         err.print(f"[yellow]note:[/] {w}", markup=False)
 

@@ -115,6 +115,9 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
     ) -> t.DocumentList:
         return await tools.list_documents(limit)
 
+    from ragline.mcp_gateway import register_gateway_tools
+
+    register_gateway_tools(server, rag, principal)  # query_rows, lookup_status, memory
     return server
 
 

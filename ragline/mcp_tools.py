@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
@@ -19,6 +20,7 @@ from ingestion.parse import FORMATS
 from ragline.api.errors import ApiError
 from ragline.api.limits import check_question, check_top_k
 from ragline.app import Ragline
+from ragline.render import block_view
 
 log = logging.getLogger("ragline.mcp")
 
@@ -116,6 +118,14 @@ class CitedAnswer(BaseModel):
     removed_labels: list[str]
     warnings: list[str]
     trace_id: str
+    answered_by: str = Field(
+        default="documents", description="documents | rows | status: which kind of source."
+    )
+    blocks: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="The cited content blocks ([DocX_pY], [DB_<template>_<n>], "
+        "[API_<source>_<n>]) with source_kind, content, freshness and permission_tags.",
+    )
 
 
 class VersionInfo(BaseModel):
@@ -261,6 +271,8 @@ class RaglineTools:
             removed_labels=list(answer.removed_labels),
             warnings=list(answer.warnings),
             trace_id=answer.trace_id,
+            answered_by=answer.knowledge.get("answered_by", "documents"),
+            blocks=[block_view(b) for b in answer.blocks],
         )
 
     def _visible(self, doc_id: str) -> Document:

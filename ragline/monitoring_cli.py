@@ -17,7 +17,7 @@ from core.settings import Settings
 from indexing.stores.sql_metadata import SqlMetadataStore
 from monitoring.alert_scheduler import utcnow
 from monitoring.alerts import Alert
-from monitoring.audit import export_ingest, export_queries
+from monitoring.audit import export_gateway, export_ingest, export_queries
 
 audit_app = typer.Typer(no_args_is_help=True, help="Export the audit logs as CSV.")
 alerts_app = typer.Typer(no_args_is_help=True, help="Evaluate the alert rules.")
@@ -52,7 +52,8 @@ def export(
     user: Annotated[str | None, typer.Option("--user", help="Only this user's queries.")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="CSV file; default stdout.")] = None,
     log: Annotated[
-        Literal["queries", "ingest"], typer.Option("--log", help="Which audit log.")
+        Literal["queries", "ingest", "gateway"],
+        typer.Option("--log", help="Which audit log (gateway: SQL/status executions)."),
     ] = "queries",
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100_000,
     data_dir: DataDir = None,
@@ -73,6 +74,11 @@ def export(
             )
             if log == "ingest":
                 n = export_ingest(metadata, stream, since=lo, until=hi, limit=limit)
+            elif log == "gateway":
+                from connectors.records import GatewayRecords
+
+                records = GatewayRecords(metadata.engine).audit_log(since=lo, limit=limit)
+                n = export_gateway(records, stream, since=lo, until=hi, user=user)
             else:
                 n = export_queries(metadata, stream, since=lo, until=hi, user=user, limit=limit)
     finally:

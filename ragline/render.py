@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
+from core.blocks import ContentBlock, GatewayResult, RowSet
 from core.types import Answer, Hit
 from fusion.pipeline import SearchResult
 
@@ -67,4 +68,48 @@ def answer_view(answer: Answer) -> dict[str, Any]:
         "timings_ms": {k: round(v, 2) for k, v in answer.timings_ms.items()},
         "trace_id": answer.trace_id,
         "warnings": list(answer.warnings),
+        "knowledge": answer.knowledge,
+        "blocks": [block_view(b) for b in answer.blocks],
+    }
+
+
+def block_view(block: ContentBlock) -> dict[str, Any]:
+    """One content block: the same shape for documents, rows, status and memory."""
+    content: Any = block.content
+    if isinstance(content, RowSet):
+        content = {
+            "columns": list(content.columns),
+            "rows": [list(r) for r in content.rows],
+            "truncated": content.truncated,
+        }
+    return {
+        "source_id": block.source_id,
+        "source_kind": block.source_kind,
+        "label": block.label,
+        "title": block.title,
+        "content": content,
+        "text": block.text(),
+        "confidence": block.confidence,
+        "permission_tags": list(block.permission_tags),
+        "accessed_at": block.accessed_at.isoformat(),
+        "freshness": {
+            "age_s": None if block.freshness.age_s is None else round(block.freshness.age_s, 1),
+            "window_s": block.freshness.window_s,
+            "stale": block.freshness.stale,
+            "note": block.freshness.note(),
+        },
+        "authoritative": block.authoritative,
+        "locator": block.locator,
+    }
+
+
+def gateway_view(result: GatewayResult) -> dict[str, Any]:
+    return {
+        "trace_id": result.trace_id,
+        "operation": result.operation,
+        "status": result.status,
+        "message": result.message,
+        "source_id": result.source_id,
+        "blocks": [block_view(b) for b in result.blocks],
+        "detail": result.detail,
     }

@@ -8,6 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 cat <<EOF
 export RAGLINE_TEST_PG_URL='postgresql+psycopg://$PG_USER:$PG_PASSWORD@127.0.0.1:$PG_PORT/$PG_DB'
+export RAGLINE_TEST_PG_READER_URL='postgresql+psycopg://$PG_READER:$PG_READER_PASSWORD@127.0.0.1:$PG_PORT/$PG_DB'
 export RAGLINE_TEST_REDIS_URL='redis://127.0.0.1:$REDIS_PORT/0'
 export RAGLINE_TEST_ES_URL='http://127.0.0.1:$ES_PORT'
 export RAGLINE_TEST_NEO4J_URL='bolt://127.0.0.1:$NEO4J_BOLT_PORT'

@@ -28,6 +28,10 @@ TIKA_PORT=59998
 PG_USER=ragline
 PG_PASSWORD=ragline
 PG_DB=ragline
+# A login that can only read: the knowledge gateway's SQL sources connect as this role
+# (SELECT granted per table by `ragline gateway load-sample --grant ragline_reader`).
+PG_READER=ragline_reader
+PG_READER_PASSWORD=ragline_reader
 # Neo4j runs with auth disabled and accepts any credentials; these are what clients send.
 NEO4J_USER=neo4j
 NEO4J_PASSWORD=ragline-test

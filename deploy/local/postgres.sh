@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # PostgreSQL from Debian's packages, as a private cluster under $STATE/postgres
 # (not the package's own cluster), listening on 127.0.0.1:55432.
-# Database ragline, owned by role ragline (password ragline, may create databases).
+# Database ragline, owned by role ragline (password ragline, may create databases), and the
+# read-only login ragline_reader for the knowledge gateway's SQL sources.
 # Usage: deploy/local/postgres.sh up|down|status
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -74,6 +75,11 @@ svc_after_ready() {
   fi
   if [[ $(psql_su -c "SELECT count(*) FROM pg_database WHERE datname = '$PG_DB'") == 0 ]]; then
     psql_su -c "CREATE DATABASE $PG_DB OWNER $PG_USER"
+  fi
+  # The gateway's read-only role: no privileges of its own, every transaction read-only.
+  if [[ $(psql_su -c "SELECT count(*) FROM pg_roles WHERE rolname = '$PG_READER'") == 0 ]]; then
+    psql_su -c "CREATE ROLE $PG_READER LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT PASSWORD '$PG_READER_PASSWORD'"
+    psql_su -c "ALTER ROLE $PG_READER SET default_transaction_read_only = on"
   fi
 }
 

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/../.."
 BIN=.venv/bin
 
 $BIN/ruff check . || exit 1
-$BIN/mypy core ingestion indexing routing fusion generation monitoring ragline || exit 1
+$BIN/mypy core ingestion indexing routing fusion generation monitoring connectors ragline || exit 1
 
 already_up=$(deploy/local/services status 2>/dev/null | awk '$2 == "up" {print $1}')
 if ! deploy/local/services up; then

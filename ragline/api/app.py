@@ -17,7 +17,14 @@ from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoin
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
-from ragline.api import routes_documents, routes_health, routes_jobs, routes_openai, routes_query
+from ragline.api import (
+    routes_documents,
+    routes_gateway,
+    routes_health,
+    routes_jobs,
+    routes_openai,
+    routes_query,
+)
 from ragline.api.auth import KeyRing
 from ragline.api.backpressure import InFlightLimit
 from ragline.api.cache import QueryCache
@@ -156,6 +163,13 @@ def create_app(
         on_refuse=count_refusal,
     )
     install_error_handlers(app)
-    for module in (routes_health, routes_query, routes_documents, routes_jobs, routes_openai):
+    for module in (
+        routes_health,
+        routes_query,
+        routes_documents,
+        routes_jobs,
+        routes_openai,
+        routes_gateway,
+    ):
         app.include_router(module.router)
     return app

@@ -32,6 +32,7 @@ class KeyRing:
                     roles=frozenset(k.roles),
                     tags=frozenset(k.tags),
                     can_write=k.can_write,
+                    attributes=tuple(sorted(k.attributes.items())),
                 ),
             )
             for k in keys

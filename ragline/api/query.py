@@ -44,7 +44,8 @@ async def run_query(
     else:
         result = await ctx.rag.asearch(question, principal, where=where, task=task, top_k=top_k)
         view = search_view(result)
-    ctx.cache.put(key, view, generation)
+    if view.get("knowledge", {}).get("answered_by") != "status":  # live: never cached
+        ctx.cache.put(key, view, generation)
     return {**view, "cached": False}
 
 

@@ -246,3 +246,23 @@ def hostile(
         write_json_quiet(json_out, {**result, "files_detail": detail})
     if not result["ok"]:
         raise typer.Exit(1)
+
+
+@bench_app.command("gateway")
+def gateway(
+    docs_dir: Annotated[
+        Path, typer.Option("--docs", exists=True, file_okay=False, help="Documents to ingest.")
+    ] = Path("examples"),
+    questions: Annotated[
+        Path | None, typer.Option("--questions", exists=True, dir_okay=False)
+    ] = None,
+    json_out: JsonOut = None,
+    data_dir: Work = None,
+) -> None:
+    """Routing accuracy, answer accuracy and p95 latency per source kind (documents, rows,
+    status) on labelled mixed questions; baseline: documents only, same run."""
+    from ragline.bench.gateway import QUESTIONS, run_gateway
+
+    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
+        result = run_gateway(data_dir or Path(tmp), docs_dir, questions or QUESTIONS)
+    write_json(json_out, result)

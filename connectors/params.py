@@ -1,0 +1,130 @@
+"""Template parameters: typed, checked against their allowed values, and bound to the
+principal's attributes where the template says so. A value that does not fit is refused
+with the reason; nothing a caller sends ever becomes SQL text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from datetime import date
+from typing import Any
+
+from connectors.config import Param, Template
+from core.errors import RaglineError
+from core.types import Principal
+
+
+class InvalidParameter(RaglineError):
+    """A parameter value was refused; the message says which and why."""
+
+
+class BindingDenied(RaglineError):
+    """The template binds a principal attribute the caller does not have."""
+
+
+MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+         ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+         ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+         ("december", "dec")],
+        start=1,
+    )
+    for m in names
+}
+MONTH_IN_TEXT = re.compile(
+    r"\b(\d{4})-(\d{1,2})\b|\b(" + "|".join(sorted(MONTHS, key=len, reverse=True))
+    + r")\.?\s+(?:of\s+)?(\d{4})\b|(\d{4})\s*年\s*(\d{1,2})\s*月",
+    re.IGNORECASE,
+)
+
+
+def parse_month(text: str) -> str | None:
+    """"2023-04", "April 2023", "Apr. 2023", "2023年4月" -> "2023-04"; None otherwise."""
+    m = MONTH_IN_TEXT.search(text)
+    if m is None:
+        return None
+    if m.group(1):
+        year, month = int(m.group(1)), int(m.group(2))
+    elif m.group(3):
+        year, month = int(m.group(4)), MONTHS[m.group(3).lower()]
+    else:
+        year, month = int(m.group(5)), int(m.group(6))
+    return f"{year:04d}-{month:02d}" if 1 <= month <= 12 else None
+
+
+def coerce(name: str, spec: Param, value: Any) -> Any:
+    if isinstance(value, str) and len(value) > spec.max_length:
+        raise InvalidParameter(f"{name}: longer than {spec.max_length} characters")
+    if spec.type == "enum":
+        text = str(value).strip()
+        text = spec.aliases.get(text.lower(), text)
+        match = next((v for v in spec.values if v.lower() == text.lower()), None)
+        if match is None:
+            raise InvalidParameter(f"{name}: {value!r} is not one of {spec.values}")
+        return match
+    if spec.type == "month":
+        given = str(value).strip()
+        month = parse_month(given) if MONTH_IN_TEXT.fullmatch(given) else None
+        if month is None:
+            raise InvalidParameter(f"{name}: expected a month like 2023-04, got {value!r}")
+        return month
+    if spec.type in ("int", "float"):
+        if isinstance(value, bool):
+            raise InvalidParameter(f"{name}: expected a number, got {value!r}")
+        raw = str(value).strip().replace(",", "") if isinstance(value, str) else value
+        try:
+            number: int | float = int(raw) if spec.type == "int" else float(raw)
+        except (TypeError, ValueError):
+            raise InvalidParameter(f"{name}: expected {spec.type}, got {value!r}") from None
+        if spec.min is not None and number < spec.min:
+            raise InvalidParameter(f"{name}: {number} is below the minimum {spec.min:g}")
+        if spec.max is not None and number > spec.max:
+            raise InvalidParameter(f"{name}: {number} is above the maximum {spec.max:g}")
+        return number
+    if spec.type == "date":
+        try:
+            return date.fromisoformat(str(value).strip()).isoformat()
+        except ValueError:
+            raise InvalidParameter(f"{name}: expected a date YYYY-MM-DD, got {value!r}") from None
+    text = str(value)
+    if spec.pattern and not re.fullmatch(spec.pattern, text):
+        raise InvalidParameter(f"{name}: {value!r} does not match {spec.pattern}")
+    if spec.values and text not in spec.values:
+        raise InvalidParameter(f"{name}: {value!r} is not one of {spec.values}")
+    return text
+
+
+def resolve(template: Template, given: Mapping[str, Any], principal: Principal) -> dict[str, Any]:
+    """The values the template runs with: bound ones from the principal, the rest from
+    `given` (checked), defaults for optional ones. Unknown names are refused."""
+    unknown = sorted(set(given) - set(template.params))
+    if unknown:
+        raise InvalidParameter(
+            f"unknown parameter(s) {unknown} for template {template.name}; "
+            f"it takes {sorted(template.params)}"
+        )
+    values: dict[str, Any] = {}
+    for name, spec in template.params.items():
+        if spec.bind:
+            bound = principal.attribute(spec.bind)
+            everything = principal.superuser or bool(principal.roles & set(spec.unbound_roles))
+            if bound is None and not everything:
+                raise BindingDenied(
+                    f"template {template.name} shows only the caller's own {spec.bind}, "
+                    f"and this key has no {spec.bind} attribute"
+                )
+            if bound is not None:
+                # The caller's attribute wins over anything asked for.
+                values[name] = coerce(name, spec, bound)
+                continue
+        if name in given and given[name] not in (None, ""):
+            values[name] = coerce(name, spec, given[name])
+        elif spec.default is not None:
+            values[name] = coerce(name, spec, spec.default)
+        elif spec.required:
+            raise InvalidParameter(f"{name}: required by template {template.name}")
+        else:
+            values[name] = None
+    return values

@@ -1,0 +1,241 @@
+"""`ragline rows | status | trace | remember | recall` and `ragline gateway ...`: the
+knowledge gateway from the command line, for one principal given by options."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from connectors.config import PACKAGED_SAMPLE
+from core.errors import RaglineError
+from core.settings import Settings
+from core.types import Principal
+from ragline.render import block_view, gateway_view
+
+console = Console()
+err = Console(stderr=True)
+gateway_app = typer.Typer(no_args_is_help=True, help="Sample data and sources of the gateway.")
+
+DataDir = Annotated[Path | None, typer.Option("--data-dir", help="RAGLINE_DATA_DIR")]
+User = Annotated[str, typer.Option("--user", help="Who is asking.")]
+Roles = Annotated[list[str] | None, typer.Option("--role", help="A role (repeatable).")]
+Attrs = Annotated[
+    list[str] | None,
+    typer.Option("--attr", help="A principal attribute NAME=VALUE, e.g. region=West."),
+]
+Params = Annotated[list[str] | None, typer.Option("--param", "-p", help="NAME=VALUE.")]
+AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+Question = Annotated[str, typer.Option("--question", "-q", help="Pick by rules from this.")]
+
+
+def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
+    out = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise typer.BadParameter(f"{what} must be NAME=VALUE, got {item!r}")
+        out[name.strip()] = value
+    return out
+
+
+def _principal(user: str, roles: list[str] | None, attrs: list[str] | None) -> Principal:
+    return Principal(
+        user=user,
+        roles=frozenset(roles or ()),
+        attributes=tuple(sorted(_pairs(attrs, "--attr").items())),
+    )
+
+
+def _open(data_dir: Path | None) -> Any:
+    from ragline.app import Ragline
+
+    try:
+        return Ragline(Settings(data_dir=data_dir) if data_dir else Settings())
+    except RaglineError as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from exc
+
+
+def _print(view: dict[str, Any], as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(view, ensure_ascii=False, indent=2, default=str))
+        return
+    console.print(f"{view['status']}  trace {view['trace_id']}", markup=False)
+    if view["message"]:
+        console.print(view["message"], markup=False)
+    for b in view["blocks"]:
+        stale = "  (stale)" if b["freshness"]["stale"] else ""
+        console.print(f"{b['label']} {b['title']}{stale}", markup=False)
+        console.print(b["text"], markup=False)
+
+
+def rows(
+    template: Annotated[str, typer.Argument(help="Template name; omit with --question.")] = "",
+    param: Params = None,
+    question: Question = "",
+    user: User = "cli",
+    role: Roles = None,
+    attr: Attrs = None,
+    data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Rows from a declared SQL template (RAGLINE_GATEWAY__SOURCES)."""
+    if not template and not question:
+        raise typer.BadParameter("give a TEMPLATE or --question")
+    rag = _open(data_dir)
+    try:
+        result = asyncio.run(rag.query_rows(
+            _principal(user, role, attr), template, _pairs(param, "--param"), question=question
+        ))
+        _print(gateway_view(result), as_json)
+    finally:
+        rag.close()
+    if result.status not in ("ok", "empty"):
+        raise typer.Exit(1)
+
+
+def status(
+    source: Annotated[str, typer.Argument(help="Status source id; omit with --question.")] = "",
+    param: Params = None,
+    question: Question = "",
+    user: User = "cli",
+    role: Roles = None,
+    data_dir: DataDir = None,
+    as_json: AsJson = False,
+) -> None:
+    """Live state from a declared HTTP status source."""
+    if not source and not question:
+        raise typer.BadParameter("give a SOURCE or --question")
+    rag = _open(data_dir)
+    try:
+        result = asyncio.run(rag.lookup_status(
+            _principal(user, role, None), source, _pairs(param, "--param"), question=question
+        ))
+        _print(gateway_view(result), as_json)
+    finally:
+        rag.close()
+    if result.status not in ("ok", "empty"):
+        raise typer.Exit(1)
+
+
+def trace(
+    trace_id: str,
+    role: Roles = None,
+    data_dir: DataDir = None,
+) -> None:
+    """What one request did: route decision, permission checks, timings, counts, audit."""
+    from ragline.app import NotAllowed
+
+    rag = _open(data_dir)
+    try:
+        principal = Principal(user="cli", roles=frozenset(role or ()), superuser=not role)
+        try:
+            record = rag.trace(trace_id, principal)
+        except NotAllowed as e:
+            err.print(str(e), markup=False)
+            raise typer.Exit(1) from e
+        if record is None:
+            err.print(f"no trace {trace_id}", markup=False)
+            raise typer.Exit(1)
+        audit = [asdict(a) for a in reversed(rag.records.audit_log(trace_id))]
+        typer.echo(json.dumps({**asdict(record), "audit": audit}, default=str, indent=2,
+                              ensure_ascii=False))
+    finally:
+        rag.close()
+
+
+def remember(
+    text: str,
+    kind: Annotated[str, typer.Option("--kind", help="note | preference")] = "note",
+    key: Annotated[str, typer.Option("--key")] = "",
+    user: User = "cli",
+    data_dir: DataDir = None,
+) -> None:
+    """Keep a note or preference for a user (memory: never a source, never cited)."""
+    from ragline.app import NotAllowed
+
+    rag = _open(data_dir)
+    try:
+        item = rag.remember(Principal(user=user, can_write=True), text, kind, key)
+    except NotAllowed as e:
+        err.print(str(e), markup=False)
+        raise typer.Exit(1) from e
+    finally:
+        rag.close()
+    console.print(f"remembered {item.kind} #{item.id} for {item.owner}: {item.text}", markup=False)
+
+
+def recall(user: User = "cli", data_dir: DataDir = None, as_json: AsJson = False) -> None:
+    """A user's notes and preferences, labelled as memory."""
+    rag = _open(data_dir)
+    try:
+        blocks = [block_view(b) for b in rag.recall(Principal(user=user))]
+    finally:
+        rag.close()
+    if as_json:
+        typer.echo(json.dumps(blocks, ensure_ascii=False, indent=2, default=str))
+    for b in [] if as_json else blocks:
+        console.print(f"[memory] {b['title']}: {b['text']}", markup=False)
+
+
+@gateway_app.command("load-sample")
+def load_sample_cmd(
+    url: Annotated[str, typer.Option("--url", help="SQLAlchemy URL; default the data dir.")] = "",
+    data_dir: DataDir = None,
+    grant: Annotated[str, typer.Option("--grant", help="PostgreSQL: read-only role.")] = "",
+) -> None:
+    """Build the sample business database from the real public tables (SOURCES.md)."""
+    from connectors.sample.database import grant_read_only, load_sample
+
+    settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    target = url or f"sqlite:///{settings.data_dir / 'sample.db'}"
+    report = load_sample(target)
+    if grant:
+        grant_read_only(target, grant)
+    console.print(f"loaded {report.tables} into {report.url}", markup=False)
+    console.print(
+        f"enable it: RAGLINE_GATEWAY__SOURCES={PACKAGED_SAMPLE}"
+        + ("" if not url else f" RAGLINE_SAMPLE_DB_URL={url}"),
+        markup=False,
+    )
+
+
+@gateway_app.command("sources")
+def sources_cmd(
+    user: User = "cli", role: Roles = None, attr: Attrs = None, data_dir: DataDir = None
+) -> None:
+    """The templates and status sources a principal may use."""
+    rag = _open(data_dir)
+    try:
+        typer.echo(json.dumps(rag.gateway_catalogue(_principal(user, role, attr)), indent=2,
+                              ensure_ascii=False))
+    finally:
+        rag.close()
+
+
+@gateway_app.command("status-service")
+def status_service_cmd(
+    port: Annotated[int, typer.Option("--port")] = 8790,
+    host: Annotated[str, typer.Option("--host")] = "127.0.0.1",
+) -> None:
+    """Serve the sample ticket status service (GET /tickets/{number})."""
+    from connectors.sample.status_service import StatusService
+
+    service = StatusService(host, port)
+    console.print(f"ticket status service on {service.url}", markup=False)
+    service.serve_forever()
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rows")(rows)
+    app.command("status")(status)
+    app.command("trace")(trace)
+    app.command("remember")(remember)
+    app.command("recall")(recall)
+    app.add_typer(gateway_app, name="gateway")

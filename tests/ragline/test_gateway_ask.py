@@ -1,0 +1,70 @@
+"""`Ragline.aask` with the gateway: a refused or failed source falls back to documents
+and says why; stale rows give way to documents that cover the question, and are answered
+with a "may be outdated" flag when nothing fresher can answer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from connectors.config import PACKAGED_SAMPLE
+from connectors.sample.database import load_sample
+from core.settings import GatewaySettings, Settings
+from core.types import Principal
+from ragline.app import Ragline
+
+ANALYST = Principal("ann", roles=frozenset({"analyst"}))
+INTERN = Principal("ivy", roles=frozenset({"intern"}))
+QUESTION = "How many permit checks did Kentucky have?"
+
+
+def _rag(root: Path, loaded_days_ago: float) -> Ragline:
+    load_sample(f"sqlite:///{root / 'sample.db'}",
+                loaded_at=datetime.now(UTC) - timedelta(days=loaded_days_ago))
+    return Ragline(Settings(data_dir=root, gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE))))
+
+
+@pytest.fixture(scope="module")
+def stale_rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ragline]:
+    root = tmp_path_factory.mktemp("stale")
+    rag = _rag(root, loaded_days_ago=30)
+    notes = root / "docs"
+    notes.mkdir()
+    (notes / "kentucky.md").write_text(
+        "# Kentucky permits\n\nKentucky had 264,140 permit checks in November 2015, "
+        "because Kentucky runs a monthly permit recheck.\n",
+        encoding="utf-8",
+    )
+    rag.ingest([notes])
+    yield rag
+    rag.close()
+
+
+def test_a_denied_source_falls_back_to_documents_and_says_why(stale_rag: Ragline) -> None:
+    answer = stale_rag.ask(QUESTION, INTERN)
+    assert answer.knowledge["kind"] == "rows" and answer.knowledge["answered_by"] == "documents"
+    assert any("denied" in w for w in answer.warnings)
+    trace = stale_rag.records.trace(answer.trace_id)
+    assert trace is not None
+    assert [e["event"] for e in trace.events][:3] == ["route", "permission", "fallback_documents"]
+
+
+def test_stale_rows_give_way_to_covering_documents(stale_rag: Ragline) -> None:
+    answer = stale_rag.ask(QUESTION, ANALYST)
+    assert answer.knowledge["answered_by"] == "documents", answer
+    assert answer.covered and "264,140" in answer.text
+    assert any("freshness window" in w for w in answer.warnings)
+    assert all(b.source_kind == "document" for b in answer.blocks) and answer.blocks
+    trace = stale_rag.records.trace(answer.trace_id)
+    assert trace is not None and any(e["event"] == "skip_stale" for e in trace.events)
+
+
+def test_stale_rows_are_flagged_when_nothing_fresher_answers(stale_rag: Ragline) -> None:
+    answer = stale_rag.ask("How many tickets were opened in May 2023?", ANALYST)
+    assert answer.knowledge["answered_by"] == "rows"
+    assert "tickets_opened: 59 [DB_tickets_opened_1]" in answer.text
+    assert "may be outdated" in answer.text and answer.blocks[0].freshness.stale
+    assert any("may be outdated" in w for w in answer.warnings)
