@@ -243,6 +243,15 @@ class Citation:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelUse:
+    """Which LLM endpoint answered (model routing) and why; tier "none" = extractive."""
+
+    tier: str  # "small" | "large" | "default" | "none"
+    model: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     question: str
     text: str
@@ -255,3 +264,4 @@ class Answer:
     trace_id: str
     removed_labels: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    model: ModelUse | None = None

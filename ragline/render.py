@@ -64,4 +64,5 @@ def answer_view(answer: Answer) -> dict[str, Any]:
         "timings_ms": {k: round(v, 2) for k, v in answer.timings_ms.items()},
         "trace_id": answer.trace_id,
         "warnings": list(answer.warnings),
+        "model": asdict(answer.model) if answer.model else None,
     }
