@@ -16,7 +16,14 @@ from fastapi import FastAPI, Request, Response
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from core.settings import Settings
-from ragline.api import routes_documents, routes_health, routes_jobs, routes_openai, routes_query
+from ragline.api import (
+    routes_agent,
+    routes_documents,
+    routes_health,
+    routes_jobs,
+    routes_openai,
+    routes_query,
+)
 from ragline.api.auth import KeyRing
 from ragline.api.cache import QueryCache
 from ragline.api.context import ApiContext
@@ -115,6 +122,13 @@ def create_app(
     )
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
     install_error_handlers(app)
-    for module in (routes_health, routes_query, routes_documents, routes_jobs, routes_openai):
+    for module in (
+        routes_health,
+        routes_query,
+        routes_agent,
+        routes_documents,
+        routes_jobs,
+        routes_openai,
+    ):
         app.include_router(module.router)
     return app
