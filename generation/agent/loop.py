@@ -256,6 +256,15 @@ class AgentLoop:
                 )
             text = turn.content
             break
+        if not chit_chat and not rounds and SEARCH_TOOL in self.registry:
+            # Nothing searched (the LLM failed, or answered at once): the answer must still
+            # come from the material, so search once for the fallback to quote.
+            no_call = AssistantTurn("", ())
+            rounds.append(
+                await self._run_calls(
+                    1, no_call, [(SEARCH_TOOL, {"query": search_query or question})]
+                )
+            )
         result = await self._checked(question, text, rounds, chit_chat, warnings)
         result.timings_ms = {
             "llm": llm_ms,

@@ -228,3 +228,20 @@ def test_ask_sse_variant(client: TestClient) -> None:
         json={"question": " ", "stream": True},
     )
     assert bad.status_code == 422
+
+
+def test_agent_without_llm_answers_extractively(sdk: openai.OpenAI, client: TestClient) -> None:
+    r = client.post("/v1/agent", headers={"X-API-Key": KEY}, json={"question": "Who fixed E205?"})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["mode"] == "extractive" and "Omar Haddad" in out["answer"]
+    assert out["model"]["tier"] == "none" and out["trace"] == []
+    assert any("no LLM configured" in w for w in out["warnings"])
+    chat = sdk.chat.completions.create(
+        model="ragline",
+        messages=[{"role": "user", "content": "Who fixed E205?"}],
+        extra_body={"ragline": {"mode": "agent"}},
+    )
+    assert "Omar Haddad" in (chat.choices[0].message.content or "")
+    bad = client.post("/v1/agent", headers={"X-API-Key": KEY}, json={})
+    assert bad.status_code == 422
