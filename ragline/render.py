@@ -13,6 +13,7 @@ def hit_view(hit: Hit) -> dict[str, Any]:
     c = hit.chunk
     return {
         "content_id": c.content_id,
+        "doc_id": c.doc_id,
         "label": c.label,
         "score": round(hit.score, 6),
         "source": c.source,

@@ -79,6 +79,40 @@ class UploadSizeGuard(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+def build_context(
+    settings: Settings,
+    *,
+    queue: str = DEFAULT_QUEUE,
+    cache_ttl_s: float = 60.0,
+    runner: TaskRunner | None = None,
+) -> ApiContext:
+    """Everything a request handler needs; shared by the HTTP API and the gRPC server, so
+    both doors see the same keys, limits, cache and task runner. Close with
+    `close_context`."""
+    rag = Ragline(settings)
+    events = make_event_bus(settings, events_channel(queue))
+    ctx = ApiContext(
+        settings=settings,
+        rag=rag,
+        runner=runner or _runner(settings, rag, events, queue),
+        events=events,
+        cache=QueryCache(cache_ttl_s),
+        keys=KeyRing(settings.api.keys),
+        upload_dir=upload_dir(settings),
+        broker_url=settings.worker.broker_url,
+    )
+    events.subscribe(ctx.on_event)
+    if not len(ctx.keys):
+        log.warning("no API keys configured (RAGLINE_API__KEYS): every request gets 401")
+    return ctx
+
+
+def close_context(ctx: ApiContext) -> None:
+    ctx.runner.close()
+    ctx.events.close()
+    ctx.rag.close()
+
+
 def create_app(
     settings: Settings,
     *,
@@ -88,31 +122,15 @@ def create_app(
 ) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rag = Ragline(settings)
-        events = make_event_bus(settings, events_channel(queue))
-        ctx = ApiContext(
-            settings=settings,
-            rag=rag,
-            runner=runner or _runner(settings, rag, events, queue),
-            events=events,
-            cache=QueryCache(cache_ttl_s),
-            keys=KeyRing(settings.api.keys),
-            upload_dir=upload_dir(settings),
-            broker_url=settings.worker.broker_url,
-        )
-        events.subscribe(ctx.on_event)
+        ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
-        if not len(ctx.keys):
-            log.warning("no API keys configured (RAGLINE_API__KEYS): every request gets 401")
-        alerts = start_alert_scheduler(settings, rag)  # None when monitoring.interval_s is 0
+        alerts = start_alert_scheduler(settings, ctx.rag)  # None when monitoring.interval_s is 0
         try:
             yield
         finally:
             if alerts is not None:
                 alerts.stop()  # before the stores it reads are closed
-            ctx.runner.close()
-            events.close()
-            rag.close()
+            close_context(ctx)
 
     app = FastAPI(
         title="Ragline",
