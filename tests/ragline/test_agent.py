@@ -264,3 +264,23 @@ def test_http_agent_and_chat_agent_mode_carry_the_trace(tmp_path: Path, llm: Scr
         assert ext["trace"][0]["parse_mode"] == "raw" and ext["citations"]
         metrics = client.get("/metrics").text
         assert 'ragline_llm_model_choices_total{model="scripted",tier="default"}' in metrics
+
+
+def test_document_meta_tool_takes_a_label_or_a_name(rag: Ragline, llm: ScriptedLLM) -> None:
+    def meta_of_first(body: dict[str, Any]) -> dict[str, Any]:
+        return calls(
+            ("get_document_meta", {"doc_id": tool_labels(body)[0]}),
+            ("get_document_meta", "Incident Log 2024"),
+            ("get_document_meta", {"doc_id": "no such document"}),
+        )
+
+    llm.queue(calls(("search_documents", {"query": "E205"})), meta_of_first, cite_first())
+    reply = ask(rag, "Which document defines E205, and when was it last changed?")
+    metas = [t for t in reply.trace if t["tool"] == "get_document_meta"]
+    assert [m["result_items"] for m in metas] == [1, 1, 0]
+    assert "no document" in metas[2]["error"]
+    results = [
+        json.loads(m["content"]) for m in llm.requests[2]["messages"] if m["role"] == "tool"
+    ]
+    assert results[2]["documents"][0]["title"] == "Incident Log 2024"
+    assert results[2]["documents"][0]["current_version"]
