@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DIR := .ragline-demo
 
-.PHONY: setup demo test lint clean
+.PHONY: setup demo test lint clean grpc
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,10 @@ demo: setup
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/mypy core ingestion indexing routing fusion generation monitoring connectors ragline
+
+# Regenerate the checked-in gRPC code after editing ragline/grpc/ragline.proto.
+grpc: setup
+	PYTHON=$(BIN)/python bash scripts/gen_grpc.sh
 
 test: setup
 	bash deploy/local/test.sh

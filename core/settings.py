@@ -208,6 +208,40 @@ class GatewaySettings(BaseModel):
     breaker_failures: int = 3
     breaker_cooldown_s: float = 30.0
     router: Literal["rules", "llm"] = "rules"  # "llm": ask the LLM when rules are unsure
+class ModelRoutingSettings(BaseModel):
+    """Two LLM endpoints: simple questions go to `small`, complex analysis to `large`.
+
+    An endpoint whose `base_url` is empty is not configured; a question routed to it goes
+    to the other one, then to `llm` itself. With nothing configured answers are extractive.
+    """
+
+    small: LLMSettings = Field(default_factory=lambda: LLMSettings(model=""))
+    large: LLMSettings = Field(default_factory=lambda: LLMSettings(model=""))
+    # The rule, checked in this order: a task listed here, an intent listed here, or a
+    # question at least this long (characters) goes to the large model.
+    large_tasks: list[str] = Field(
+        default_factory=lambda: ["analysis", "compare", "summarize", "report", "agent"]
+    )
+    large_intents: list[str] = Field(default_factory=lambda: ["relation", "table"])
+    large_min_chars: int = 160
+
+
+class AgentSettings(BaseModel):
+    """The tool-calling loop of /v1/agent."""
+
+    max_steps: int = 3  # tool rounds before the model must answer
+    default_top_k: int = 3  # search_documents when the model gives no top_k (1..5)
+    # Normalised relevance (0..1) under which the search tool says "not in the material".
+    min_score: float = 0.45
+    drop_below_best: float = 0.15  # passages this far under the best are left out
+    snippet_chars: int = 480
+    keep_rounds: int = 2  # the newest rounds kept whole; older ones become one-liners
+
+
+class GrpcSettings(BaseModel):
+    host: str = "127.0.0.1"
+    port: int = 50051
+    max_message_mb: float = 110.0  # uploads travel in one message
 
 
 class Settings(BaseSettings):
@@ -229,6 +263,9 @@ class Settings(BaseSettings):
     backends: BackendSettings = Field(default_factory=BackendSettings)
     monitoring: MonitoringSettings = Field(default_factory=MonitoringSettings)
     gateway: GatewaySettings = Field(default_factory=GatewaySettings)
+    models: ModelRoutingSettings = Field(default_factory=ModelRoutingSettings)
+    agent: AgentSettings = Field(default_factory=AgentSettings)
+    grpc: GrpcSettings = Field(default_factory=GrpcSettings)
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

@@ -278,6 +278,15 @@ class AnswerSentence:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelUse:
+    """Which LLM endpoint answered (model routing) and why; tier "none" = extractive."""
+
+    tier: str  # "small" | "large" | "default" | "none"
+    model: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     question: str
     text: str
@@ -299,3 +308,4 @@ class Answer:
     # documents, rows, status) and which kind of source answered and why.
     blocks: tuple[ContentBlock, ...] = ()
     knowledge: dict[str, Any] = field(default_factory=dict)
+    model: ModelUse | None = None

@@ -58,6 +58,10 @@ class Metrics:
             "ragline_gateway_answers", "Answers by the kind of source that answered",
             ["answered_by"], registry=self.registry,
         )
+        self.model_choices = Counter(
+            "ragline_llm_model_choices", "Answers per model routing tier (small/large/none)",
+            ["tier", "model"], registry=self.registry,
+        )
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.alerts_firing = Gauge(
@@ -75,6 +79,9 @@ class Metrics:
         for source in sources:
             if source.status != "ok":
                 self.source_failures.labels(source=source.name, status=source.status).inc()
+
+    def observe_model(self, tier: str, model: str) -> None:
+        self.model_choices.labels(tier=tier, model=model).inc()
 
     def observe_files(self, statuses: Iterable[str]) -> None:
         for status in statuses:

@@ -10,7 +10,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import UTC, date, datetime
@@ -31,7 +31,9 @@ from fusion.rerank import SignalReranker
 from fusion.retrieve import Retriever
 from generation.answer import AnswerGenerator
 from generation.blocks import compose
+from generation.conversation import Focus, Turn
 from generation.llm import OpenAICompatibleClient
+from generation.model_router import ModelRouter
 from indexing.embedders import Embedder, make_embedder
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
@@ -40,6 +42,7 @@ from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, rep
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
 from monitoring.metrics import Metrics
+from ragline.agent import AgentReply, chat_focus, run_agent
 from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
 from ragline.writes import WriteDenied, authorize_write
 from routing.intent import Intent
@@ -63,11 +66,12 @@ class Ragline:
         self.router = Router(Path(rules) if rules else None)
         # Store calls block; a small pool lets the sources of one request run together.
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieve")
+        self.reranker = SignalReranker()
         self.pipeline = SearchPipeline(
             self.router,
             {"keyword": self._keyword, "dense": self._dense, "graph": self._graph},
             self.stores.metadata.serving,
-            SignalReranker(),
+            self.reranker,
             self._executor,
             settings.retrieval.breaker_failures,
             settings.retrieval.breaker_cooldown_s,
@@ -75,6 +79,14 @@ class Ragline:
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         self.metrics = Metrics()
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
+        # Model routing: one answerer per configured endpoint, "none" = extractive.
+        self.models = ModelRouter(settings.models, settings.llm)
+        self._answerers: dict[str, AnswerGenerator] = {
+            "none": AnswerGenerator(None, settings.retrieval.answer_sentences)
+        }
+        for tier, endpoint in self.models.endpoints.items():
+            client = self.llm if tier == "default" else OpenAICompatibleClient(endpoint)
+            self._answerers[tier] = AnswerGenerator(client, settings.retrieval.answer_sentences)
         self._ingestor: DocumentIngestor | None = None
         gw = settings.gateway
         engine = getattr(self.stores.metadata, "engine", None)
@@ -370,12 +382,15 @@ class Ragline:
                   rule=result.route.rule,
                   timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
                   warnings=result.warnings)
-        answer = await self.answerer.aanswer(
+        choice = self.models.choose(question, task, result.route.intent)
+        answer = await self._answerers[choice.tier].aanswer(
             question, result.hits, result.covered, result.route, result.timings_ms,
             trace.trace_id,
         )
+        answer = replace(answer, model=choice)
         if result.warnings:  # why a source failed or the material was judged not to cover
             answer = replace(answer, warnings=(*result.warnings, *answer.warnings))
+        self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(
             self.document_block(h) for h in result.hits if h.chunk.content_id in cited
@@ -406,6 +421,7 @@ class Ragline:
                     "blocks": [b.label for b in answer.blocks],
                     "removed_labels": list(answer.removed_labels),
                     "timings_ms": answer.timings_ms,
+                    "model": asdict(answer.model) if answer.model else None,
                 },
                 default=str,
             ),
@@ -618,6 +634,34 @@ class Ragline:
         if not (principal.superuser or principal.roles & roles):
             raise NotAllowed(f"traces are for the roles {sorted(roles)}")
         return self.records.trace(trace_id)
+
+    def answerer_for(self, tier: str) -> AnswerGenerator:
+        """The answerer of a model routing tier ("none" = extractive)."""
+        return self._answerers[tier]
+
+    async def achat(
+        self,
+        turns: Sequence[Turn],
+        principal: Principal,
+        where: QueryFilter | None = None,
+        task: str = "qa",
+        top_k: int | None = None,
+    ) -> tuple[Answer, Focus]:
+        """Answer the last user turn of a conversation: retrieval runs on that turn plus
+        its focus carried over from earlier turns, never on the whole history."""
+        focus = await chat_focus(self, turns)
+        answer = await self.aask(focus.query, principal, where, task, top_k)
+        return answer, focus
+
+    async def aagent(
+        self,
+        turns: Sequence[Turn],
+        principal: Principal,
+        where: QueryFilter | None = None,
+        task: str = "agent",
+    ) -> AgentReply:
+        """The tool-calling loop against the configured LLM (extractive without one)."""
+        return await run_agent(self, turns, principal, where, task)
 
     def search(self, question: str, principal: Principal, **kw: Any) -> SearchResult:
         return asyncio.run(self.asearch(question, principal, **kw))

@@ -413,5 +413,29 @@ def inspect_cmd(
         render(report, console)
 
 
+@app.command("grpc")
+def grpc_serve(
+    data_dir: DataDir = None,
+    host: Annotated[str | None, typer.Option(help="Bind address (RAGLINE_GRPC__HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (RAGLINE_GRPC__PORT).")] = None,
+) -> None:
+    """Serve the gRPC API (ragline/grpc/ragline.proto): Search, Ask (streamed),
+    GetDocumentMeta, UploadDocument; API keys in the `authorization` metadata."""
+    import asyncio
+
+    from ragline.grpc.server import serve
+
+    settings = _settings(data_dir)
+    update = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
+    settings.grpc = settings.grpc.model_copy(update=update)
+    try:
+        asyncio.run(serve(settings, ready=lambda a: err.print(f"gRPC listening on {a}")))
+    except KeyboardInterrupt:
+        pass
+    except RaglineError as exc:
+        err.print(f"error: {exc}", style="red", markup=False)
+        raise typer.Exit(2) from exc
+
+
 def main() -> None:  # pragma: no cover
     sys.exit(app())

@@ -14,6 +14,7 @@ def hit_view(hit: Hit) -> dict[str, Any]:
     c = hit.chunk
     return {
         "content_id": c.content_id,
+        "doc_id": c.doc_id,
         "label": c.label,
         "score": round(hit.score, 6),
         "source": c.source,
@@ -70,6 +71,7 @@ def answer_view(answer: Answer) -> dict[str, Any]:
         "warnings": list(answer.warnings),
         "knowledge": answer.knowledge,
         "blocks": [block_view(b) for b in answer.blocks],
+        "model": asdict(answer.model) if answer.model else None,
     }
 
 

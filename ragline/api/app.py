@@ -18,6 +18,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.settings import Settings
 from ragline.api import (
+    routes_agent,
     routes_documents,
     routes_gateway,
     routes_health,
@@ -104,6 +105,40 @@ class HeaderSizeGuard:
         await self._app(scope, receive, send)
 
 
+def build_context(
+    settings: Settings,
+    *,
+    queue: str = DEFAULT_QUEUE,
+    cache_ttl_s: float | None = None,
+    runner: TaskRunner | None = None,
+) -> ApiContext:
+    """Everything a request handler needs; shared by the HTTP API and the gRPC server, so
+    both doors see the same keys, limits, cache and task runner. Close with
+    `close_context`."""
+    rag = Ragline(settings)
+    events = make_event_bus(settings, events_channel(queue))
+    ctx = ApiContext(
+        settings=settings,
+        rag=rag,
+        runner=runner or _runner(settings, rag, events, queue),
+        events=events,
+        cache=QueryCache(settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s),
+        keys=KeyRing(settings.api.keys, settings.api.rate_per_s),
+        upload_dir=upload_dir(settings),
+        broker_url=settings.worker.broker_url,
+    )
+    events.subscribe(ctx.on_event)
+    if not len(ctx.keys):
+        log.warning("no API keys configured (RAGLINE_API__KEYS): every request gets 401")
+    return ctx
+
+
+def close_context(ctx: ApiContext) -> None:
+    ctx.runner.close()
+    ctx.events.close()
+    ctx.rag.close()
+
+
 def create_app(
     settings: Settings,
     *,
@@ -113,33 +148,15 @@ def create_app(
 ) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        rag = Ragline(settings)
-        events = make_event_bus(settings, events_channel(queue))
-        ctx = ApiContext(
-            settings=settings,
-            rag=rag,
-            runner=runner or _runner(settings, rag, events, queue),
-            events=events,
-            cache=QueryCache(
-                settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s
-            ),
-            keys=KeyRing(settings.api.keys, settings.api.rate_per_s),
-            upload_dir=upload_dir(settings),
-            broker_url=settings.worker.broker_url,
-        )
-        events.subscribe(ctx.on_event)
+        ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
-        if not len(ctx.keys):
-            log.warning("no API keys configured (RAGLINE_API__KEYS): every request gets 401")
-        alerts = start_alert_scheduler(settings, rag)  # None when monitoring.interval_s is 0
+        alerts = start_alert_scheduler(settings, ctx.rag)  # None when monitoring.interval_s is 0
         try:
             yield
         finally:
             if alerts is not None:
                 alerts.stop()  # before the stores it reads are closed
-            ctx.runner.close()
-            events.close()
-            rag.close()
+            close_context(ctx)
 
     app = FastAPI(
         title="Ragline",
@@ -166,6 +183,7 @@ def create_app(
     for module in (
         routes_health,
         routes_query,
+        routes_agent,
         routes_documents,
         routes_jobs,
         routes_openai,

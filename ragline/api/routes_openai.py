@@ -1,29 +1,43 @@
 """OpenAI-compatible chat completions, so agents that speak OpenAI can call Ragline.
 
-Model "ragline"; the last user message is the question; the assistant message is the
-cited answer followed by its sources; the full answer (citations, hits, route) rides in a
-`ragline` extension field that OpenAI clients ignore.
+Model "ragline". The whole message list is read: the last user message is the question,
+and earlier turns lend it their focus (error codes, names) when it leans on them. The
+assistant message is the cited answer followed by its sources; the full answer
+(citations, hits, route, focus, tool trace) rides in a `ragline` extension field that
+OpenAI clients ignore. `stream: true` answers as OpenAI chunk events; `tools` sent by the
+caller are accepted and never called (Ragline answers from documents);
+`"ragline": {"mode": "agent"}` runs Ragline's own tool-calling loop.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
 
+from core.types import Principal, QueryFilter
+from generation.conversation import Focus, Turn
+from ragline.agent import chat_focus
 from ragline.api.auth import Caller
-from ragline.api.context import Ctx
+from ragline.api.context import ApiContext, Ctx
 from ragline.api.errors import ApiError
+from ragline.api.limits import check_question
 from ragline.api.query import run_query
-from ragline.api.schemas import ChatRequest
+from ragline.api.schemas import ChatMessage, ChatOptions, ChatRequest
+from ragline.api.sse import error_payload, event, pieces, sse_response
+from ragline.render import answer_view
 
 MODEL = "ragline"
 router = APIRouter(prefix="/v1", tags=["openai"])
+log = logging.getLogger("ragline.api")
 
 
-def _with_sources(view: dict[str, Any]) -> str:
+def with_sources(view: dict[str, Any]) -> str:
     lines = [view["answer"]]
     if view["citations"]:
         lines += ["", "Sources:"]
@@ -42,6 +56,72 @@ def _with_sources(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def turns_of(messages: list[ChatMessage]) -> list[Turn]:
+    """User and assistant text turns; system prompts, tool results and empty assistant
+    tool-call messages carry no question and no focus."""
+    return [
+        Turn(m.role, m.text())
+        for m in messages
+        if m.role in ("user", "assistant") and m.text().strip()
+    ]
+
+
+def _check_tools(req: ChatRequest) -> None:
+    choice = req.tool_choice
+    forced = choice == "required" or (isinstance(choice, dict) and choice.get("type"))
+    if req.tools and forced:
+        raise ApiError(
+            400,
+            "Ragline answers from documents and does not call caller-defined tools; "
+            "send tool_choice 'auto' or 'none' (the answer is a normal assistant message)",
+        )
+    if isinstance(choice, str) and choice not in ("auto", "none", "required"):
+        raise ApiError(422, f"tool_choice {choice!r} must be 'auto', 'none' or 'required'")
+
+
+def focus_view(focus: Focus) -> dict[str, Any]:
+    return {
+        "terms": list(focus.terms),
+        "carried": list(focus.carried),
+        "query": focus.query,
+        "source": focus.source,
+    }
+
+
+async def answer_turns(
+    turns: list[Turn], opts: ChatOptions, principal: Principal, ctx: ApiContext
+) -> dict[str, Any]:
+    """The answer view for the last user turn: the agent loop, or ask with its focus."""
+    if opts.mode == "agent":
+        await ctx.before_query()
+        where = QueryFilter.for_principal(principal, doc_types=frozenset(opts.doc_types))
+        task = opts.task if opts.task != "qa" else "agent"
+        reply = await ctx.rag.aagent(turns, principal, where, task=task)
+        view = answer_view(reply.answer)
+        view.update(trace=reply.trace, rounds=reply.rounds, cached=False)
+        view["focus"] = focus_view(reply.focus)
+        return view
+    focus = await chat_focus(ctx.rag, turns)
+    view = await run_query(
+        ctx,
+        principal,
+        focus.query,
+        top_k=opts.top_k,
+        doc_types=opts.doc_types,
+        task=opts.task,
+        ask=True,
+    )
+    view["question"] = focus.question
+    view["focus"] = focus_view(focus)
+    return view
+
+
+def _usage(question: str, content: str) -> dict[str, int]:
+    # Token counts are not measured; rough word counts keep clients that sum them happy.
+    q, c = len(question.split()), len(content.split())
+    return {"prompt_tokens": q, "completion_tokens": c, "total_tokens": q + c}
+
+
 @router.get("/models", summary="The one model this server offers")
 async def models(principal: Caller) -> dict[str, Any]:
     return {
@@ -50,33 +130,34 @@ async def models(principal: Caller) -> dict[str, Any]:
     }
 
 
-@router.post("/chat/completions", summary="OpenAI-compatible: the last user message is asked")
+@router.post(
+    "/chat/completions",
+    summary="OpenAI-compatible: the conversation's last user turn, answered with citations",
+    response_model=None,
+)
 async def chat_completions(
     req: ChatRequest,
     principal: Caller,
     ctx: Ctx,
-) -> dict[str, Any]:
+) -> dict[str, Any] | StreamingResponse:
     if req.model != MODEL:
         raise ApiError(404, f"model {req.model!r} not found; this server offers {MODEL!r}")
+    _check_tools(req)
+    turns = turns_of(req.messages)
+    if not turns or turns[-1].role != "user":
+        raise ApiError(422, "the last message with text must be a user message to answer")
+    check_question(turns[-1].text, ctx.settings.api)
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    created = int(time.time())
     if req.stream:
-        raise ApiError(400, "streaming is not supported; send stream=false")
-    question = next((m.text() for m in reversed(req.messages) if m.role == "user"), "")
-    if not question.strip():
-        raise ApiError(422, "no user message with text content to answer")
-    view = await run_query(
-        ctx,
-        principal,
-        question,
-        top_k=req.ragline.top_k,
-        doc_types=req.ragline.doc_types,
-        task=req.ragline.task,
-        ask=True,
-    )
-    content = _with_sources(view)
+        include_usage = bool(req.stream_options and req.stream_options.include_usage)
+        return sse_response(_stream(req, principal, ctx, completion_id, created, include_usage))
+    view = await answer_turns(turns_of(req.messages), req.ragline, principal, ctx)
+    content = with_sources(view)
     return {
-        "id": f"chatcmpl-{view.get('trace_id') or uuid.uuid4().hex}",
+        "id": completion_id,
         "object": "chat.completion",
-        "created": int(time.time()),
+        "created": created,
         "model": MODEL,
         "choices": [
             {
@@ -85,11 +166,54 @@ async def chat_completions(
                 "finish_reason": "stop",
             }
         ],
-        # Token counts are not measured; rough word counts keep clients that sum them happy.
-        "usage": {
-            "prompt_tokens": len(question.split()),
-            "completion_tokens": len(content.split()),
-            "total_tokens": len(question.split()) + len(content.split()),
-        },
+        "usage": _usage(turns[-1].text, content),
         "ragline": view,
     }
+
+
+async def _stream(
+    req: ChatRequest,
+    principal: Principal,
+    ctx: ApiContext,
+    completion_id: str,
+    created: int,
+    include_usage: bool,
+) -> AsyncIterator[str]:
+    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> str:
+        return event(
+            {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": MODEL,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+                **extra,
+            }
+        )
+
+    yield chunk({"role": "assistant", "content": ""})
+    try:
+        view = await answer_turns(turns_of(req.messages), req.ragline, principal, ctx)
+    except Exception as exc:  # the stream is open: report in-band, as OpenAI does
+        if not isinstance(exc, ApiError):
+            log.exception("streamed chat completion failed")
+        yield event(error_payload(exc))
+        yield event("[DONE]")
+        return
+    content = with_sources(view)
+    for piece in pieces(content):
+        yield chunk({"content": piece})
+    # The references ride in the last chunk's extension field.
+    yield chunk({}, "stop", ragline=view)
+    if include_usage:
+        yield event(
+            {
+                "id": completion_id,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": MODEL,
+                "choices": [],
+                "usage": _usage(view["question"], content),
+            }
+        )
+    yield event("[DONE]")

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
+from fastapi.responses import StreamingResponse
 
+from core.types import Principal
 from ragline.api.auth import Caller
-from ragline.api.context import Ctx
+from ragline.api.context import ApiContext, Ctx
+from ragline.api.errors import ApiError
+from ragline.api.limits import check_question
 from ragline.api.query import run_query
-from ragline.api.schemas import QueryRequest
+from ragline.api.schemas import QueryRequest, QueryStreamRequest
+from ragline.api.sse import error_payload, event, pieces, sse_response
 
 router = APIRouter(prefix="/v1", tags=["query"])
+log = logging.getLogger("ragline.api")
 
 
 @router.post("/search", summary="Ranked passages with route decision and timings")
@@ -31,12 +39,27 @@ async def search(
     )
 
 
-@router.post("/ask", summary="A cited answer built only from retrieved text")
+@router.post(
+    "/ask",
+    summary="A cited answer built only from retrieved text",
+    description="With `stream: true` (or `Accept: text/event-stream`) the answer comes as "
+    "Server-Sent Events: `status`, then `delta` events with the checked answer text, then "
+    "`answer` (the same object as the JSON response), then `done`.",
+    response_model=None,
+)
 async def ask(
-    req: QueryRequest,
+    req: QueryStreamRequest,
+    request: Request,
     principal: Caller,
     ctx: Ctx,
-) -> dict[str, Any]:
+) -> dict[str, Any] | StreamingResponse:
+    if req.stream or "text/event-stream" in request.headers.get("accept", ""):
+        check_question(req.question, ctx.settings.api)  # refuse bad input before streaming
+        return sse_response(_ask_events(req, principal, ctx))
+    return await _ask(req, principal, ctx)
+
+
+async def _ask(req: QueryRequest, principal: Principal, ctx: ApiContext) -> dict[str, Any]:
     return await run_query(
         ctx,
         principal,
@@ -46,3 +69,20 @@ async def ask(
         task=req.task,
         ask=True,
     )
+
+
+async def _ask_events(
+    req: QueryRequest, principal: Principal, ctx: ApiContext
+) -> AsyncIterator[str]:
+    yield event({"stage": "answering", "question": req.question}, "status")
+    try:
+        view = await _ask(req, principal, ctx)
+    except Exception as exc:
+        if not isinstance(exc, ApiError):
+            log.exception("streamed ask failed")
+        yield event(error_payload(exc), "error")
+        return
+    for piece in pieces(view["answer"]):
+        yield event({"text": piece}, "delta")
+    yield event(view, "answer")
+    yield event({"trace_id": view.get("trace_id")}, "done")

@@ -17,9 +17,18 @@ class QueryRequest(BaseModel):
     task: str = Field(default="qa", max_length=64, description="Routing task, e.g. qa.")
 
 
+class QueryStreamRequest(QueryRequest):
+    stream: bool = Field(default=False, description="Answer as Server-Sent Events.")
+
+
 class ChatMessage(BaseModel):
-    role: str
+    model_config = ConfigDict(extra="allow")
+
+    role: Literal["system", "developer", "user", "assistant", "tool", "function"]
     content: str | list[dict[str, Any]] | None = None
+    name: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
+    tool_call_id: str | None = None
 
     def text(self) -> str:
         if isinstance(self.content, str):
@@ -32,11 +41,33 @@ class ChatMessage(BaseModel):
 
 
 class ChatOptions(BaseModel):
-    """The `ragline` extension of a chat request: same options as /v1/ask."""
+    """The `ragline` extension of a chat request: same options as /v1/ask, plus the mode."""
 
     top_k: int | None = Field(default=None, ge=1)
     doc_types: list[str] = Field(default_factory=list)
     task: str = Field(default="qa", max_length=64)
+    mode: Literal["ask", "agent"] = Field(
+        default="ask", description="ask: one cited answer; agent: the tool-calling loop."
+    )
+
+
+class FunctionSpec(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    name: str = Field(min_length=1, max_length=64)
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+
+
+class ToolSpec(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    type: Literal["function"]
+    function: FunctionSpec
+
+
+class StreamOptions(BaseModel):
+    include_usage: bool = False
 
 
 class ChatRequest(BaseModel):
@@ -45,7 +76,21 @@ class ChatRequest(BaseModel):
     model: str = "ragline"
     messages: list[ChatMessage] = Field(min_length=1)
     stream: bool = False
+    stream_options: StreamOptions | None = None
+    tools: list[ToolSpec] | None = None
+    tool_choice: str | dict[str, Any] | None = None
     ragline: ChatOptions = Field(default_factory=ChatOptions)
+
+
+class AgentRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str | None = Field(default=None, description="A single question, or:")
+    messages: list[ChatMessage] | None = Field(
+        default=None, description="A conversation; the last user message is answered."
+    )
+    doc_types: list[str] = Field(default_factory=list, description="Only these formats.")
+    task: str = Field(default="agent", max_length=64, description="Model routing task.")
 
 
 class Problem(BaseModel):

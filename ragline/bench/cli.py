@@ -266,3 +266,28 @@ def gateway(
     with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
         result = run_gateway(data_dir or Path(tmp), docs_dir, questions or QUESTIONS)
     write_json(json_out, result)
+
+
+@bench_app.command("agent")
+def agent(
+    docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
+    questions: Annotated[
+        list[Path], typer.Option("--questions", exists=True, dir_okay=False, help="Repeatable.")
+    ],
+    llm_url: Annotated[
+        str, typer.Option("--llm-url", help="Also answer with this OpenAI-compatible LLM.")
+    ] = "",
+    llm_model: Annotated[str, typer.Option("--llm-model")] = "smollm2-135m-instruct",
+    json_out: JsonOut = None,
+    data_dir: Work = None,
+) -> None:
+    """The search tool's "not in the material" threshold (answerable vs not), and with
+    --llm-url the LLM's answers against the extractive ones on the same passages."""
+    from core.settings import LLMSettings
+    from ragline.bench.agent import run_agent_bench
+
+    llm = LLMSettings(base_url=llm_url, model=llm_model, timeout_s=120) if llm_url else None
+    result = _run_in(
+        data_dir, lambda rag, root: run_agent_bench(rag, docs_dir, questions, llm)
+    )
+    write_json(json_out, result)

@@ -230,12 +230,10 @@ def test_openai_compatible_chat_completion(client: TestClient) -> None:
         ).status_code
         == 404
     )
-    assert (
-        client.post(
-            "/v1/chat/completions", headers=ALICE, json={**body, "stream": True}
-        ).status_code
-        == 400
-    )
+    streamed = client.post("/v1/chat/completions", headers=ALICE, json={**body, "stream": True})
+    assert streamed.status_code == 200
+    assert streamed.headers["content-type"].startswith("text/event-stream")
+    assert streamed.text.rstrip().endswith("data: [DONE]")
     no_user = {"model": "ragline", "messages": [{"role": "system", "content": "hi"}]}
     assert client.post("/v1/chat/completions", headers=ALICE, json=no_user).status_code == 422
 

@@ -1,0 +1,265 @@
+"""The Ragline gRPC service: protobuf in, the HTTP API's own handlers and queries, protobuf
+out. No rules live here: keys resolve through the same KeyRing, questions through the same
+`run_query` (limits, cache, audit), uploads and metadata through the HTTP handlers, so
+both doors always agree on who may see and do what.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from fastapi import UploadFile
+from starlette.datastructures import Headers
+
+from core.settings import Settings
+from core.types import Principal
+from generation.conversation import Turn
+from ragline.agent import chat_focus
+from ragline.api import routes_documents
+from ragline.api.app import build_context, close_context
+from ragline.api.context import ApiContext
+from ragline.api.errors import ApiError
+from ragline.api.limits import check_question
+from ragline.api.query import run_query
+from ragline.api.sse import pieces
+from ragline.grpc import ragline_pb2 as pb
+from ragline.grpc import ragline_pb2_grpc as pb_grpc
+
+log = logging.getLogger("ragline.grpc")
+T = TypeVar("T")
+
+_CODES = {
+    400: grpc.StatusCode.INVALID_ARGUMENT,
+    401: grpc.StatusCode.UNAUTHENTICATED,
+    403: grpc.StatusCode.PERMISSION_DENIED,
+    404: grpc.StatusCode.NOT_FOUND,
+    409: grpc.StatusCode.FAILED_PRECONDITION,
+    413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    422: grpc.StatusCode.INVALID_ARGUMENT,
+    503: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+def _answer(view: dict[str, Any], retrieval_query: str = "") -> pb.Answer:
+    model = view.get("model") or {}
+    return pb.Answer(
+        question=view["question"],
+        answer=view["answer"],
+        covered=view["covered"],
+        mode=view["mode"],
+        citations=[
+            pb.Citation(
+                **{k: c[k] for k in ("label", "content_id", "source", "title")},
+                page_start=c["page_start"],
+                page_end=c["page_end"],
+                line_start=c["line_start"],
+                line_end=c["line_end"],
+            )
+            for c in view["citations"]
+        ],
+        removed_labels=view["removed_labels"],
+        warnings=view["warnings"],
+        trace_id=view.get("trace_id") or "",
+        model=pb.ModelUse(**model) if model else None,
+        timings_ms=view.get("timings_ms", {}),
+        retrieval_query=retrieval_query,
+    )
+
+
+class RaglineService(pb_grpc.RaglineServicer):
+    def __init__(self, ctx: ApiContext) -> None:
+        self.ctx = ctx
+
+    async def _principal(self, context: grpc.aio.ServicerContext) -> Principal:
+        metadata = {k.lower(): v for k, v in (context.invocation_metadata() or ())}
+        presented = str(metadata.get("authorization", "")).strip()
+        if presented.lower().startswith("bearer "):
+            presented = presented[7:].strip()
+        presented = presented or str(metadata.get("x-api-key", "")).strip()
+        if not presented:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "missing API key: send metadata 'authorization: Bearer <key>'",
+            )
+        principal = self.ctx.keys.principal(presented)
+        if principal is None:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid API key")
+        assert principal is not None
+        return principal
+
+    async def _call(self, context: grpc.aio.ServicerContext, work: Awaitable[T]) -> T:
+        try:
+            return await work
+        except ApiError as exc:
+            await context.abort(_CODES.get(exc.status, grpc.StatusCode.UNKNOWN), exc.message)
+            raise  # unreachable: abort raises
+
+    async def Search(
+        self, request: pb.SearchRequest, context: grpc.aio.ServicerContext
+    ) -> pb.SearchResponse:
+        principal = await self._principal(context)
+        view = await self._call(
+            context,
+            run_query(
+                self.ctx,
+                principal,
+                request.question,
+                top_k=request.top_k or None,
+                doc_types=list(request.doc_types),
+                task=request.task or "qa",
+                ask=False,
+            ),
+        )
+        return pb.SearchResponse(
+            question=view["question"],
+            covered=view["covered"],
+            hits=[
+                pb.Passage(
+                    label=h["label"],
+                    content_id=h["content_id"],
+                    doc_id=h.get("doc_id", ""),
+                    title=h["title"],
+                    source=h["source"],
+                    page_start=h["page_start"],
+                    page_end=h["page_end"],
+                    line_start=h["line_start"],
+                    line_end=h["line_end"],
+                    score=h["score"],
+                    text=h["text"],
+                    section=h["section_path"],
+                )
+                for h in view["hits"]
+            ],
+            warnings=view["warnings"],
+            route_rule=view["route"]["rule"],
+        )
+
+    async def Ask(
+        self, request: pb.AskRequest, context: grpc.aio.ServicerContext
+    ) -> AsyncIterator[pb.AskEvent]:
+        principal = await self._principal(context)
+        question = await self._call(
+            context, asyncio.to_thread(check_question, request.question, self.ctx.settings.api)
+        )
+        yield pb.AskEvent(status=pb.Status(stage="answering"))
+        turns = [
+            Turn(t.role, t.content) for t in request.history if t.role in ("user", "assistant")
+        ]
+        focus = await chat_focus(self.ctx.rag, [*turns, Turn("user", question)])
+        view = await self._call(
+            context,
+            run_query(
+                self.ctx,
+                principal,
+                focus.query,
+                top_k=request.top_k or None,
+                doc_types=list(request.doc_types),
+                task=request.task or "qa",
+                ask=True,
+            ),
+        )
+        view["question"] = question
+        for piece in pieces(view["answer"]):
+            yield pb.AskEvent(delta=piece)
+        yield pb.AskEvent(answer=_answer(view, focus.query))
+
+    async def GetDocumentMeta(
+        self, request: pb.DocumentMetaRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DocumentMeta:
+        principal = await self._principal(context)
+        meta = await self._call(
+            context, routes_documents.document_meta(request.doc_id.strip(), principal, self.ctx)
+        )
+        return pb.DocumentMeta(
+            doc_id=meta["doc_id"],
+            title=meta["title"],
+            source=meta["source"],
+            doc_type=meta["doc_type"],
+            modified=meta["modified"] or "",
+            pages=meta["pages"],
+            current_version=meta["current_version"] or "",
+            versions=[
+                pb.VersionInfo(
+                    version=v["version"],
+                    status=v["status"],
+                    chunks=v["chunks"],
+                    pages=v["pages"],
+                    staged_at=v["staged_at"] or "",
+                    searchable_at=v["searchable_at"] or "",
+                )
+                for v in meta["versions"]
+            ],
+        )
+
+    async def UploadDocument(
+        self, request: pb.UploadRequest, context: grpc.aio.ServicerContext
+    ) -> pb.UploadResponse:
+        principal = await self._principal(context)
+        trust = request.source_trust or 1.0
+        if not 0.0 <= trust <= 1.0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "source_trust must be in 0..1")
+        upload = UploadFile(
+            io.BytesIO(request.content),
+            size=len(request.content),
+            filename=request.filename,
+            headers=Headers({"content-type": "application/octet-stream"}),
+        )
+        response = await self._call(
+            context,
+            routes_documents.upload(
+                principal=principal,
+                ctx=self.ctx,
+                file=upload,
+                title=request.title,
+                department=request.department,
+                doc_type=request.doc_type,
+                acl_tags=list(request.acl_tags),
+                source_trust=trust,
+                key=request.filename,
+                batch_id=request.batch_id,
+            ),
+        )
+        body = json.loads(bytes(response.body))
+        return pb.UploadResponse(
+            doc_id=body["doc_id"],
+            job_id=body["job_id"],
+            version=body["version"],
+            state=body["state"],
+            reason=body.get("reason") or "",
+            source=body["source"],
+        )
+
+
+def create_server(ctx: ApiContext, address: str, max_message_mb: float) -> grpc.aio.Server:
+    size = int(max_message_mb * 2**20)
+    server = grpc.aio.server(
+        options=[
+            ("grpc.max_receive_message_length", size),
+            ("grpc.max_send_message_length", size),
+        ]
+    )
+    pb_grpc.add_RaglineServicer_to_server(RaglineService(ctx), server)
+    server.add_insecure_port(address)
+    return server
+
+
+async def serve(settings: Settings, ready: Callable[[str], None] | None = None) -> None:
+    """Run until cancelled. `ready` is told the address once it accepts calls."""
+    ctx = build_context(settings)
+    address = f"{settings.grpc.host}:{settings.grpc.port}"
+    server = create_server(ctx, address, settings.grpc.max_message_mb)
+    await server.start()
+    log.info("gRPC listening on %s", address)
+    if ready is not None:
+        ready(address)
+    try:
+        await server.wait_for_termination()
+    finally:
+        await server.stop(grace=2)
+        close_context(ctx)
