@@ -52,6 +52,11 @@ class Metrics:
             "ragline_alerts_firing", "Alerts firing now, per rule (monitoring/alert_rules.toml)",
             ["alert", "severity"], registry=self.registry,
         )
+        self.actions_active = Gauge(
+            "ragline_alert_action_active",
+            "Automatic alert actions in effect (1) or not (0): degrade_routing, pause_llm, ...",
+            ["action"], registry=self.registry,
+        )
 
     def observe_answer(
         self, answer: Answer, sources: Iterable[SourceStatus], seconds: float

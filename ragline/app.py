@@ -17,6 +17,7 @@ from typing import Any
 
 from core.ids import path_from_uri
 from core.settings import Settings
+from core.switches import Switch
 from core.types import Answer, Principal, QueryFilter, ScoredId
 from fusion.pipeline import SearchPipeline, SearchResult
 from fusion.rerank import SignalReranker
@@ -29,10 +30,18 @@ from indexing.factory import Stores, open_stores
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
+from monitoring.completeness import completeness
+from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics
 from ragline.ingest import DocumentIngestor, FileOutcome, walk
 from routing.intent import Intent
 from routing.router import Router
+
+
+def retrieval_ms(timings_ms: dict[str, float]) -> float:
+    """Route to rerank: the sequential stages of a search (per-source timings run in
+    parallel inside "retrieve")."""
+    return sum(v for k, v in timings_ms.items() if not k.startswith("source_"))
 
 
 class Ragline:
@@ -45,18 +54,27 @@ class Ragline:
         self.router = Router(Path(rules) if rules else None)
         # Store calls block; a small pool lets the sources of one request run together.
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieve")
+        # Operational switches the alert actions flip and the query path reads.
+        self.pipeline_reranker = SignalReranker()
+        self.fast_path = Switch("degrade_routing")
+        self.llm_paused = Switch("pause_llm")
+        self.latencies = LatencyWindow(settings.monitoring.latency_samples)
         self.pipeline = SearchPipeline(
             self.router,
             {"keyword": self._keyword, "dense": self._dense, "graph": self._graph},
             self.stores.metadata.serving,
-            SignalReranker(),
+            self.pipeline_reranker,
             self._executor,
             settings.retrieval.breaker_failures,
             settings.retrieval.breaker_cooldown_s,
+            fast_path=self.fast_path,
+            fast_source=settings.monitoring.fast_path,
         )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         self.metrics = Metrics()
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
+        # What is served while LLM generation is paused by the citation-completeness alert.
+        self.extractive = AnswerGenerator(None, settings.retrieval.answer_sentences)
         self._ingestor: DocumentIngestor | None = None
 
     # -- retrievers: one closure per request ----------------------------------------
@@ -170,7 +188,9 @@ class Ragline:
         task: str = "qa",
         top_k: int | None = None,
     ) -> SearchResult:
-        return await self.pipeline.search(question, principal, where, task, top_k)
+        result = await self.pipeline.search(question, principal, where, task, top_k)
+        self.latencies.observe(retrieval_ms(result.timings_ms))
+        return result
 
     async def aask(
         self,
@@ -183,30 +203,63 @@ class Ragline:
         started = time.perf_counter()
         result = await self.asearch(question, principal, where, task, top_k)
         trace_id = uuid.uuid4().hex
-        answer = await self.answerer.aanswer(
+        paused = self.llm is not None and self.llm_paused.on
+        answerer = self.extractive if paused else self.answerer
+        answer = await answerer.aanswer(
             question, result.hits, result.covered, result.route, result.timings_ms, trace_id
         )
-        if result.warnings:  # why a source failed or the material was judged not to cover
-            answer = replace(answer, warnings=(*result.warnings, *answer.warnings))
+        warnings = list(result.warnings)  # why a source failed or the material did not cover
+        if paused:
+            warnings.append(f"LLM generation is paused by an alert ({self.llm_paused.reason}); "
+                            "showing the extractive answer")
+        if warnings:
+            answer = replace(answer, warnings=(*warnings, *answer.warnings))
         self.metrics.observe_answer(answer, result.outcomes, time.perf_counter() - started)
         self.stores.metadata.log_query(
-            trace_id,
-            principal.user,
-            question,
-            json.dumps(
-                {
-                    "route": asdict(result.route),
-                    "covered": answer.covered,
-                    "mode": answer.mode,
-                    "hits": [h.chunk.content_id for h in result.hits],
-                    "citations": [c.content_id for c in answer.citations],
-                    "removed_labels": list(answer.removed_labels),
-                    "timings_ms": answer.timings_ms,
-                },
-                default=str,
-            ),
+            trace_id, principal.user, question, json.dumps(self.audit_payload(answer), default=str)
         )
         return answer
+
+    def audit_payload(self, answer: Answer) -> dict[str, Any]:
+        """What the query audit log keeps of one answer: enough to say, per cited passage,
+        where the conclusion came from (monitoring/audit.py joins the document's version,
+        uploader and processing lineage at export time; versions are immutable)."""
+        chunks = {h.chunk.content_id: h.chunk for h in answer.hits}
+        cited = []
+        for c in answer.citations:
+            row = asdict(c)
+            chunk = chunks.get(c.content_id)
+            if chunk is not None:
+                row.update(
+                    doc_id=chunk.doc_id,
+                    version=chunk.version,
+                    section_path=list(chunk.section_path),
+                    kind=chunk.kind,
+                )
+            cited.append(row)
+        sentences, verified = (
+            completeness(answer.text, [c.label for c in answer.citations])
+            if answer.covered
+            else (0, 0)
+        )
+        return {
+            "route": asdict(answer.route),
+            "covered": answer.covered,
+            "mode": answer.mode,
+            "model": self.settings.llm.model if answer.mode == "llm" else "",
+            "hits": [h.chunk.content_id for h in answer.hits],
+            "citations": [c.content_id for c in answer.citations],
+            "cited": cited,
+            "removed_labels": list(answer.removed_labels),
+            "timings_ms": answer.timings_ms,
+            "sentences": sentences,
+            "verified_sentences": verified,
+            "rerank": {
+                "weights": asdict(self.pipeline_reranker.weights),
+                "cross_encoder": self.settings.retrieval.reranker_path or "",
+            },
+            "degraded": self.fast_path.on,
+        }
 
     def search(self, question: str, principal: Principal, **kw: Any) -> SearchResult:
         return asyncio.run(self.asearch(question, principal, **kw))

@@ -16,7 +16,15 @@ from fastapi import FastAPI, Request, Response
 from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
 
 from core.settings import Settings
-from ragline.api import routes_documents, routes_health, routes_jobs, routes_openai, routes_query
+from ragline.api import (
+    routes_alerts,
+    routes_audit,
+    routes_documents,
+    routes_health,
+    routes_jobs,
+    routes_openai,
+    routes_query,
+)
 from ragline.api.auth import KeyRing
 from ragline.api.cache import QueryCache
 from ragline.api.context import ApiContext
@@ -97,7 +105,9 @@ def create_app(
         app.state.ctx = ctx
         if not len(ctx.keys):
             log.warning("no API keys configured (RAGLINE_API__KEYS): every request gets 401")
-        alerts = start_alert_scheduler(settings, rag)  # None when monitoring.interval_s is 0
+        # None when monitoring.interval_s is 0
+        alerts = start_alert_scheduler(settings, rag, ctx.runner.submit)
+        app.state.alerts = alerts
         try:
             yield
         finally:
@@ -116,5 +126,7 @@ def create_app(
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
     install_error_handlers(app)
     for module in (routes_health, routes_query, routes_documents, routes_jobs, routes_openai):
+        app.include_router(module.router)
+    for module in (routes_alerts, routes_audit):
         app.include_router(module.router)
     return app
