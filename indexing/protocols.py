@@ -260,6 +260,10 @@ class MetadataStore(Protocol):
         """Newest first, narrowed by whichever of batch, document and state are given."""
         ...
 
+    def job_counts(self) -> dict[str, int]:
+        """Number of jobs per state."""
+        ...
+
     def version_lineage(self, doc_id: str, version: str) -> dict[str, Any]:
         """How a version was made (parser, chunker, embedder, PII counts); {} if unknown."""
         ...

@@ -12,6 +12,7 @@ import uuid
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
 from monitoring.completeness import completeness
 from monitoring.latency_window import LatencyWindow
-from monitoring.metrics import Metrics
+from monitoring.metrics import Metrics, OpsState
 from ragline.ingest import DocumentIngestor, FileOutcome, walk
 from routing.intent import Intent
 from routing.router import Router
@@ -72,6 +73,7 @@ class Ragline:
         )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         self.metrics = Metrics()
+        self.metrics.watch_state(self.ops_state)
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
         # What is served while LLM generation is paused by the citation-completeness alert.
         self.extractive = AnswerGenerator(None, settings.retrieval.answer_sentences)
@@ -141,7 +143,8 @@ class Ragline:
                 self._merge(report, self.sync())
         outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()]))
         self._merge(report, self.sync())
-        self.metrics.observe_files(o.status for o in outcomes)
+        for o in outcomes:
+            self.metrics.observe_ingest(o.status, o.chunks, o.pages)
         return outcomes, report
 
     def _drop_vanished(self, folders: list[Path]) -> list[FileOutcome]:
@@ -189,7 +192,10 @@ class Ragline:
         top_k: int | None = None,
     ) -> SearchResult:
         result = await self.pipeline.search(question, principal, where, task, top_k)
-        self.latencies.observe(retrieval_ms(result.timings_ms))
+        took = retrieval_ms(result.timings_ms)
+        self.latencies.observe(took)
+        self.metrics.observe_search(result.timings_ms, took)
+        self.metrics.observe_sources(result.outcomes)
         return result
 
     async def aask(
@@ -214,11 +220,26 @@ class Ragline:
                             "showing the extractive answer")
         if warnings:
             answer = replace(answer, warnings=(*warnings, *answer.warnings))
-        self.metrics.observe_answer(answer, result.outcomes, time.perf_counter() - started)
+        # (source failures were counted by the search itself)
+        self.metrics.observe_answer(answer, (), time.perf_counter() - started)
+        payload = self.audit_payload(answer)
+        self.metrics.observe_generation(
+            answer, payload["sentences"], payload["verified_sentences"], answer.route.intent
+        )
         self.stores.metadata.log_query(
-            trace_id, principal.user, question, json.dumps(self.audit_payload(answer), default=str)
+            trace_id, principal.user, question, json.dumps(payload, default=str)
         )
         return answer
+
+    def ops_state(self) -> OpsState:
+        """What /metrics reads at each scrape: jobs by state, freshness, breakers."""
+        meta = self.stores.metadata
+        jobs = meta.job_counts()
+        oldest = meta.oldest_unsearchable()
+        now = datetime.now(UTC).replace(tzinfo=None)
+        lag = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
+        breakers = {name: b.state for name, b in self.pipeline.breakers.items()}
+        return OpsState(jobs, lag, breakers)
 
     def audit_payload(self, answer: Answer) -> dict[str, Any]:
         """What the query audit log keeps of one answer: enough to say, per cited passage,

@@ -622,6 +622,11 @@ class SqlMetadataStore:
             rows = s.scalars(query.order_by(JobRow.created_at.desc()).limit(limit))
             return [_job(r) for r in rows]
 
+    def job_counts(self) -> dict[str, int]:
+        with self._session() as s:
+            rows = s.execute(select(JobRow.state, func.count()).group_by(JobRow.state))
+            return {state: int(n) for state, n in rows}
+
     def version_lineage(self, doc_id: str, version: str) -> dict[str, Any]:
         with self._session() as s:
             raw = s.scalar(

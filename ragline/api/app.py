@@ -8,6 +8,7 @@ and their "indexed" events arrive over Redis pub/sub.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -80,6 +81,27 @@ class UploadSizeGuard(BaseHTTPMiddleware):
         return await call_next(request)
 
 
+class RequestMetrics(BaseHTTPMiddleware):
+    """Requests, errors and latency per endpoint (the route template, never the raw path,
+    so ids do not explode the label set); a 403 also counts as an ACL denial."""
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        ctx = getattr(request.app.state, "ctx", None)
+        if ctx is not None:
+            route = request.scope.get("route")
+            endpoint = getattr(route, "path", "") or "unmatched"
+            metrics = ctx.rag.metrics
+            metrics.http_requests.labels(
+                endpoint=endpoint, method=request.method, status=str(response.status_code)
+            ).inc()
+            metrics.http_seconds.labels(endpoint=endpoint).observe(time.perf_counter() - started)
+            if response.status_code == 403:
+                metrics.acl_denials.labels(endpoint=endpoint, reason="forbidden").inc()
+        return response
+
+
 def create_app(
     settings: Settings,
     *,
@@ -123,6 +145,7 @@ def create_app(
         summary="Cited, permission-checked, fresh answers from a company's documents.",
         lifespan=lifespan,
     )
+    app.add_middleware(RequestMetrics)
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
     install_error_handlers(app)
     for module in (routes_health, routes_query, routes_documents, routes_jobs, routes_openai):

@@ -141,6 +141,7 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         source=s.source,
         title=s.title or None,
     )
+    ctx.rag.metrics.observe_ingest(outcome.status, outcome.chunks, outcome.pages)
     if outcome.status == "failed":
         return _fail(ctx, job_id, outcome.reason)
     meta.update_job(job_id, INDEXING, version=outcome.version, doc_id=outcome.doc_id)
