@@ -25,6 +25,7 @@ from ragline.api import (
     routes_jobs,
     routes_openai,
     routes_query,
+    routes_viewer,
 )
 from ragline.api.auth import KeyRing
 from ragline.api.cache import QueryCache
@@ -34,6 +35,7 @@ from ragline.api.limits import max_upload_bytes
 from ragline.app import Ragline
 from ragline.events import EventBus, make_event_bus
 from ragline.monitor import start_alert_scheduler
+from ragline.web import routes as web
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel
 from ragline.worker.runner import InProcessRunner, TaskRunner
 from ragline.worker.tasks import TaskContext
@@ -150,6 +152,7 @@ def create_app(
     install_error_handlers(app)
     for module in (routes_health, routes_query, routes_documents, routes_jobs, routes_openai):
         app.include_router(module.router)
-    for module in (routes_alerts, routes_audit):
+    for module in (routes_alerts, routes_audit, routes_viewer):
         app.include_router(module.router)
+    web.install(app)  # the console at /, its static files, CSRF for browser writes
     return app
