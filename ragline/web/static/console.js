@@ -16,7 +16,7 @@ function el(tag, attrs = {}, ...children) {
     else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
     else node.setAttribute(k, v);
   }
-  for (const child of children.flat()) {
+  for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined) continue;
     node.append(child instanceof Node ? child : document.createTextNode(String(child)));
   }
@@ -161,6 +161,8 @@ async function runQuery(ask) {
   const question = $("#question").value.trim();
   if (!question) return;
   status(ask ? "asking…" : "searching…");
+  $("#answer").replaceChildren();
+  $("#hits").replaceChildren();
   try {
     const data = await api(ask ? "/v1/ask" : "/v1/search", { method: "POST", json: { question } });
     if (ask) renderAnswer(data); else $("#answer").replaceChildren();
