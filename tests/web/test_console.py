@@ -147,6 +147,7 @@ def test_upload_search_ask_and_land_on_the_highlighted_passage(
     expect(page.locator("#passages .passage.cited")).to_contain_text("42 million yuan")
     assert marked.first.bounding_box() is not None
     expect(page.locator("#viewer-where")).to_contain_text("cited lines")
+    expect(page.locator("#pdf-wrap")).to_be_hidden()  # Markdown: text, no PDF canvas
     _shot(page, "3-cited-passage-markdown")
 
     # A PDF citation lands on the PDF.js-rendered page with the passage highlighted.
