@@ -191,11 +191,26 @@ class BackendSettings(BaseModel):
     es_dense_num_candidates: int = 200
 
 
+class Webhook(BaseModel):
+    url: str
+    format: Literal["generic", "wecom", "feishu", "slack"] = "generic"
+
+
 class MonitoringSettings(BaseModel):
     alert_rules: str = ""  # TOML rules file; empty = the packaged monitoring/alert_rules.toml
-    interval_s: float = 60.0  # alert evaluation period in the API process; 0 = no scheduler
-    webhook_url: str = ""  # POSTed on firing/resolved transitions; empty = log only
+    interval_s: float = 30.0  # alert evaluation period in the API process; 0 = no scheduler
+    webhook_url: str = ""  # generic JSON webhook, POSTed on transitions; empty = log only
     webhook_timeout_s: float = 5.0
+    # More webhooks, each in its message format (WeCom / Feishu / Slack robots, or JSON).
+    webhooks: list[Webhook] = Field(default_factory=list)
+    # The same transition (alert, subject, firing/recovered) is not re-sent within this.
+    dedupe_s: float = 600.0
+    # Where operators reach this API: the base of the fix links in notifications.
+    public_url: str = "http://127.0.0.1:8080"
+    # The fast path the latency action degrades routing to: keyword-only or vector-only.
+    fast_path: Literal["keyword", "dense"] = "keyword"
+    # Searches kept in memory for the latency signal (the newest ones).
+    latency_samples: int = 10_000
 
 
 class GatewaySettings(BaseModel):

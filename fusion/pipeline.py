@@ -6,10 +6,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+from core.switches import Switch
 from core.text import query_terms
-from core.types import Chunk, Hit, Principal, QueryFilter, Route, ScoredId
+from core.types import Chunk, Hit, Principal, QueryFilter, Route, ScoredId, SourceSpec
 from fusion.breaker import CircuitBreaker
 from fusion.rerank import SignalReranker
 from fusion.retrieve import Retriever, SourceOutcome, retrieve_all
@@ -45,7 +46,11 @@ class SearchPipeline:
         executor: Executor | None = None,
         breaker_failures: int = 3,
         breaker_cooldown_s: float = 30.0,
+        fast_path: Switch | None = None,
+        fast_source: str = "keyword",
     ) -> None:
+        self._fast_path = fast_path  # on: every route narrowed to `fast_source` alone
+        self._fast_source = fast_source
         self._router = router
         self._sources = sources
         self._serving = serving
@@ -69,6 +74,9 @@ class SearchPipeline:
         route, intent = self._router.decide(
             question, principal, task, available=frozenset(self._sources)
         )
+        degraded = self._fast_path is not None and self._fast_path.on
+        if degraded:
+            route = self._degrade(route)
         retrievers = {s.name: self._sources[s.name](question, where, intent) for s in route.sources}
         t1 = time.perf_counter()
         outcomes = await retrieve_all(route, retrievers, self.breakers, self._executor)
@@ -92,6 +100,8 @@ class SearchPipeline:
         warnings = [f"{o.name}: {o.status} ({o.error})" for o in outcomes if o.status != "ok"]
         if why:
             warnings.append(why)
+        if degraded:
+            warnings.append(f"routing degraded to {self._fast_source} only by an alert")
         timings = {
             "route": (t1 - t0) * 1000,
             "retrieve": (t2 - t1) * 1000,
@@ -100,6 +110,24 @@ class SearchPipeline:
             **{f"source_{o.name}": o.ms for o in outcomes},
         }
         return SearchResult(question, route, intent, hits[:k], covered, outcomes, timings, warnings)
+
+    def _degrade(self, route: Route) -> Route:
+        """The fast path: only one source, keeping the route's own settings for it when it
+        has them (else the loosest timeout and deepest top_k of the route)."""
+        spec = next((s for s in route.sources if s.name == self._fast_source), None)
+        if spec is None:
+            spec = SourceSpec(
+                self._fast_source,
+                1.0,
+                max((s.timeout_s for s in route.sources), default=2.0),
+                max((s.top_k for s in route.sources), default=50),
+            )
+        return replace(
+            route,
+            sources=(spec,),
+            strategy=f"{route.strategy}+fast_path",
+            rule=f"{route.rule} (degraded: {self._fast_source} only)",
+        )
 
     @staticmethod
     def _covered(question: str, hits: Sequence[Hit], min_coverage: float) -> tuple[bool, str]:

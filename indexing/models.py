@@ -185,3 +185,23 @@ class MemoryRow(Base):
     key: Mapped[str] = mapped_column(String(128), default="")
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class AlertEventRow(Base):
+    """One step in an alert's life: it fired, its automatic action ran (or failed), it
+    recovered and the action was reversed, a notification went out. The audit trail of
+    what the monitoring did on its own."""
+
+    __tablename__ = "alert_events"
+    __table_args__ = (Index("ix_alert_events_at", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    at: Mapped[datetime] = mapped_column(DateTime)
+    alert: Mapped[str] = mapped_column(String(128))
+    subject: Mapped[str] = mapped_column(String(128), default="")
+    event: Mapped[str] = mapped_column(String(32))
+    severity: Mapped[str] = mapped_column(String(16), default="")
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
+    message: Mapped[str] = mapped_column(Text, default="")
+    detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON

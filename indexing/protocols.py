@@ -138,6 +138,22 @@ class JobRecord:
     updated_at: datetime | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class AlertEventRecord:
+    """One step of an alert: `event` is firing | action | action_failed | recovered |
+    action_reverted | notified | notify_failed | notify_suppressed."""
+
+    alert: str
+    event: str
+    at: datetime  # naive UTC
+    subject: str = ""
+    severity: str = ""
+    value: float | None = None
+    threshold: float | None = None
+    message: str = ""
+    detail: dict[str, Any] = field(default_factory=dict, hash=False)
+
+
 @runtime_checkable
 class MetadataStore(Protocol):
     """Documents, versions, chunks (with vectors), outbox, ingest log and query audit."""
@@ -256,6 +272,27 @@ class MetadataStore(Protocol):
         self, *, batch_id: str = "", doc_id: str = "", state: str = "", limit: int = 100
     ) -> list[JobRecord]:
         """Newest first, narrowed by whichever of batch, document and state are given."""
+        ...
+
+    def job_counts(self) -> dict[str, int]:
+        """Number of jobs per state."""
+        ...
+
+    def version_lineage(self, doc_id: str, version: str) -> dict[str, Any]:
+        """How a version was made (parser, chunker, embedder, PII counts); {} if unknown."""
+        ...
+
+    def oldest_unsearchable(self) -> datetime | None:
+        """When the oldest version still pending (staged, not yet searchable) was staged;
+        None when every staged version is searchable."""
+        ...
+
+    def record_alert_event(self, record: AlertEventRecord) -> None: ...
+
+    def alert_events(
+        self, since: datetime | None = None, until: datetime | None = None, limit: int = 1000
+    ) -> list[AlertEventRecord]:
+        """Newest first, `since <= at < until`."""
         ...
 
     def close(self) -> None: ...

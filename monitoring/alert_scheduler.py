@@ -1,21 +1,25 @@
 """Run the alert rules on a schedule (APScheduler, one background thread) and act on
-changes: log a firing or resolved alert, keep `ragline_alerts_firing` current, and POST
-the change to a webhook. Nothing here raises into the scheduler: a broken store or an
-unreachable webhook is logged, and the next run tries again."""
+changes: log a firing or recovered alert, run the rule's automatic action while it fires
+and reverse it when it recovers, keep `ragline_alerts_firing` current, notify webhooks,
+and write every step to the alert audit log. Nothing here raises into the scheduler: a
+broken store, action or webhook is logged, and the next run tries again."""
 
 from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, Protocol
 
-import httpx
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from indexing.protocols import AlertEventRecord
 from monitoring.alerts import Alert, AlertEvaluator, AlertSource
 from monitoring.metrics import Metrics
+from monitoring.notify import Notifier, Transition
 
 log = logging.getLogger("ragline.alerts")
 _JOB_ID = "ragline-alerts"
@@ -24,6 +28,35 @@ _JOB_ID = "ragline-alerts"
 def utcnow() -> datetime:
     """Naive UTC, the metadata store's convention."""
     return datetime.now(UTC).replace(tzinfo=None)
+
+
+class AlertAction(Protocol):
+    """What a rule's `action` does while it fires, and how it is undone on recovery.
+    Both return a plain-text account of what was done, for the audit log and the hooks."""
+
+    name: str
+
+    def apply(self, alert: Alert) -> str: ...
+
+    def revert(self, alert: Alert) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ActiveAction:
+    alert: str
+    subject: str
+    action: str
+    since: datetime
+    detail: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "alert": self.alert,
+            "subject": self.subject,
+            "action": self.action,
+            "since": self.since.replace(tzinfo=UTC).isoformat(),
+            "detail": self.detail,
+        }
 
 
 class AlertScheduler:
@@ -36,6 +69,9 @@ class AlertScheduler:
         metrics: Metrics | None = None,
         webhook_url: str = "",
         webhook_timeout_s: float = 5.0,
+        notifier: Notifier | None = None,
+        actions: Mapping[str, AlertAction] | None = None,
+        record: Callable[[AlertEventRecord], None] | None = None,
         clock: Callable[[], datetime] = utcnow,
     ) -> None:
         if interval_s <= 0:
@@ -44,17 +80,32 @@ class AlertScheduler:
         self._source = source
         self._interval_s = interval_s
         self._metrics = metrics
-        self._webhook_url = webhook_url
-        self._webhook_timeout_s = webhook_timeout_s
+        self._notifier = notifier or Notifier(
+            [(webhook_url, "generic")] if webhook_url else [], timeout_s=webhook_timeout_s,
+            dedupe_s=0.0,
+        )
+        self._actions = dict(actions or {})
+        self._record = record
         self._clock = clock
         self._firing: dict[tuple[str, str], Alert] = {}
+        self._active: dict[tuple[str, str], ActiveAction] = {}
         self._lock = threading.Lock()  # tick() may also be called directly (tests, CLI)
+        self._tick_lock = threading.Lock()  # one evaluation at a time, scheduled or not
         self._scheduler = BackgroundScheduler(daemon=True, timezone=UTC)
 
     @property
     def firing(self) -> list[Alert]:
         with self._lock:
             return list(self._firing.values())
+
+    @property
+    def active_actions(self) -> list[ActiveAction]:
+        with self._lock:
+            return list(self._active.values())
+
+    @property
+    def rules(self) -> list[Any]:
+        return list(self._evaluator.rules)
 
     def start(self) -> None:
         self._scheduler.add_job(
@@ -76,7 +127,8 @@ class AlertScheduler:
     def tick(self) -> list[Alert]:
         """One evaluation and its consequences; returns what fires. Never raises."""
         try:
-            return self._tick()
+            with self._tick_lock:
+                return self._tick()
         except Exception:
             log.exception("alert evaluation failed")
             return self.firing
@@ -88,16 +140,98 @@ class AlertScheduler:
             started = [a for k, a in current.items() if k not in self._firing]
             resolved = [a for k, a in self._firing.items() if k not in current]
             self._firing = current
+        transitions: list[Transition] = []
         for alert in started:
             log.warning("alert firing: [%s] %s", alert.severity, alert.message)
+            self._event(now, alert, "firing", alert.message)
+        # An action runs once per firing; one that failed is tried again on the next run.
+        for key, alert in current.items():
+            if alert.action and key not in self._active:
+                done = self._apply(now, alert)
+                if alert in started:
+                    transitions.append(Transition(alert, "firing", done))
+            elif alert in started:
+                transitions.append(Transition(alert, "firing"))
         for alert in resolved:
-            log.info("alert resolved: %s", alert.message)
-        self._set_gauge(current.values())
-        if started or resolved:
-            self._notify(now, started, resolved)
+            log.info("alert recovered: %s", alert.message)
+            undone = self._revert(now, alert)
+            self._event(now, alert, "recovered", f"recovered: {alert.message}")
+            transitions.append(Transition(alert, "resolved", undone))
+        self._set_gauges(current.values())
+        if transitions and self._notifier:
+            for d in self._notifier.send(transitions, now):
+                for name, subject, status in d.keys:
+                    self._record_raw(
+                        now, name, subject, d.outcome,
+                        f"{status} -> {d.format} webhook" + (f": {d.error}" if d.error else ""),
+                        {"url": d.url, "format": d.format, "status": status},
+                    )
         return list(current.values())
 
-    def _set_gauge(self, firing: Iterable[Alert]) -> None:
+    def _apply(self, now: datetime, alert: Alert) -> str:
+        action = self._actions.get(alert.action)
+        if action is None:
+            self._event(now, alert, "action_failed", f"no action {alert.action!r} is wired here")
+            return ""
+        try:
+            done = action.apply(alert)
+        except Exception as exc:
+            log.exception("alert action %s failed", alert.action)
+            why = f"{alert.action}: {type(exc).__name__}: {exc}"
+            self._event(now, alert, "action_failed", why)
+            return ""
+        with self._lock:
+            self._active[alert.key] = ActiveAction(
+                alert.name, alert.subject, alert.action, now, done
+            )
+        self._event(now, alert, "action", done, {"action": alert.action})
+        return done
+
+    def _revert(self, now: datetime, alert: Alert) -> str:
+        with self._lock:
+            active = self._active.pop(alert.key, None)
+        if active is None:
+            return ""
+        action = self._actions[active.action]
+        try:
+            undone = action.revert(alert)
+        except Exception as exc:
+            log.exception("reverting alert action %s failed", active.action)
+            why = f"{active.action}: {type(exc).__name__}: {exc}"
+            self._event(now, alert, "revert_failed", why)
+            return ""
+        self._event(now, alert, "action_reverted", undone, {"action": active.action})
+        return undone
+
+    def _event(
+        self, now: datetime, alert: Alert, event: str, message: str,
+        detail: Mapping[str, Any] | None = None,
+    ) -> None:
+        if self._record is None:
+            return
+        try:
+            self._record(
+                AlertEventRecord(
+                    alert.name, event, now, alert.subject, alert.severity, alert.value,
+                    alert.threshold, message, {**dict(alert.detail), **dict(detail or {})},
+                )
+            )
+        except Exception:
+            log.exception("could not write the alert event %s of %s", event, alert.name)
+
+    def _record_raw(
+        self, now: datetime, name: str, subject: str, event: str, message: str,
+        detail: Mapping[str, Any],
+    ) -> None:
+        if self._record is None:
+            return
+        try:
+            self._record(AlertEventRecord(name, event, now, subject, message=message,
+                                          detail=dict(detail)))
+        except Exception:
+            log.exception("could not write the alert event %s of %s", event, name)
+
+    def _set_gauges(self, firing: Iterable[Alert]) -> None:
         if self._metrics is None:
             return
         counts = {(r.name, r.severity): 0 for r in self._evaluator.rules}
@@ -106,19 +240,6 @@ class AlertScheduler:
             counts[key] = counts.get(key, 0) + 1
         for (name, severity), n in counts.items():
             self._metrics.alerts_firing.labels(alert=name, severity=severity).set(n)
-
-    def _notify(self, now: datetime, started: list[Alert], resolved: list[Alert]) -> None:
-        if not self._webhook_url:
-            return
-        at = now.replace(tzinfo=UTC).isoformat()
-        body = {
-            "source": "ragline",
-            "alerts": [{**a.as_dict(), "status": "firing", "at": at} for a in started]
-            + [{**a.as_dict(), "status": "resolved", "at": at} for a in resolved],
-        }
-        try:
-            response = httpx.post(self._webhook_url, json=body, timeout=self._webhook_timeout_s)
-            response.raise_for_status()
-        except Exception as exc:  # the alert is already logged; the hook must not kill us
-            log.warning("alert webhook %s failed: %s: %s", self._webhook_url,
-                        type(exc).__name__, exc)
+        active = {a.action for a in self.active_actions}
+        for name in self._actions:
+            self._metrics.actions_active.labels(action=name).set(int(name in active))

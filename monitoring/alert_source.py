@@ -9,6 +9,7 @@ from prometheus_client import CollectorRegistry
 
 from indexing.protocols import DerivedStore, MetadataStore, OutboxEntry, QueryLogRecord
 from indexing.sync import check
+from monitoring.latency_window import LatencyWindow
 
 # Enough rows to decide any sensible threshold without reading an unbounded backlog into
 # memory; a value at the cap means "at least this many".
@@ -24,8 +25,10 @@ class StoreAlertSource:
         *,
         derived: Mapping[str, DerivedStore] | None = None,
         registry: CollectorRegistry | None = None,
+        latencies: LatencyWindow | None = None,
         cap: int = READ_CAP,
     ) -> None:
+        self._latencies = latencies
         self._metadata = metadata
         self._store_names = list(store_names)
         self._derived = derived
@@ -65,3 +68,10 @@ class StoreAlertSource:
                 ):
                     total += sample.value
         return total if known else None
+
+    def retrieval_ms(self, since: datetime) -> list[float]:
+        # Latencies live in the serving process; a one-off check elsewhere sees none.
+        return self._latencies.since(since) if self._latencies is not None else []
+
+    def oldest_unsearchable(self) -> datetime | None:
+        return self._metadata.oldest_unsearchable()

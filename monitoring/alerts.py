@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ConfigError
 from indexing.protocols import OutboxEntry, QueryLogRecord
+from monitoring.latency_window import quantile
 
 DEFAULT_RULES = Path(__file__).with_name("alert_rules.toml")
 KINDS = frozenset(
@@ -29,8 +30,15 @@ KINDS = frozenset(
         "removed_citations",
         "store_divergence",
         "metric",
+        # The four golden signals; each may carry an automatic action.
+        "retrieval_latency",
+        "hit_rate",
+        "citation_completeness",
+        "index_freshness",
     }
 )
+# Automatic actions a rule may name (ragline/alert_actions.py implements them).
+ACTIONS = frozenset({"", "degrade_routing", "reindex_misses", "pause_llm", "incremental_sync"})
 SEVERITIES = frozenset({"info", "warning", "critical"})
 
 
@@ -38,8 +46,12 @@ SEVERITIES = frozenset({"info", "warning", "critical"})
 class AlertRule:
     name: str
     kind: str
-    threshold: float  # fires when the value is strictly greater
+    threshold: float  # fires when the value is strictly greater (strictly less if `below`)
     severity: str = "warning"
+    below: bool = False  # hit rate and citation completeness fire when they drop under
+    quantile: float = 0.95  # retrieval_latency: which quantile of the window
+    action: str = ""  # an automatic action while it fires, reversed when it recovers
+    fix: str = ""  # path (under monitoring.public_url) of the endpoint that fixes it
     window_s: float = 3600.0  # look-back of the windowed kinds
     min_attempts: int = 3  # outbox_failures: entries tried at least this often
     min_queries: int = 1  # not_covered_ratio: no verdict on fewer answers than this
@@ -62,6 +74,10 @@ class Alert:
     threshold: float
     message: str
     subject: str = ""  # what it is about when one rule fires per store
+    action: str = ""  # the rule's automatic action, if any
+    fix: str = ""  # the rule's fix endpoint path, if any
+    # What the action needs to know (e.g. the content_ids behind missed questions).
+    detail: Mapping[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -75,6 +91,8 @@ class Alert:
             "value": self.value,
             "threshold": self.threshold,
             "message": self.message,
+            "action": self.action,
+            "fix": self.fix,
         }
 
 
@@ -99,6 +117,14 @@ class AlertSource(Protocol):
         metric of that name is registered."""
         ...
 
+    def retrieval_ms(self, since: datetime) -> Sequence[float]:
+        """Retrieval latencies (route to rerank, ms) of the searches since then."""
+        ...
+
+    def oldest_unsearchable(self) -> datetime | None:
+        """Staging time of the oldest version not yet searchable; None if none waits."""
+        ...
+
 
 def _parse_rule(raw: dict[str, Any], where: str) -> AlertRule:
     known = {f.name for f in fields(AlertRule)}
@@ -119,6 +145,10 @@ def _parse_rule(raw: dict[str, Any], where: str) -> AlertRule:
         raise ConfigError(f"{where}: severity {rule.severity!r} is not one of {sorted(SEVERITIES)}")
     if rule.kind == "metric" and not rule.metric:
         raise ConfigError(f"{where}: a metric rule needs `metric`")
+    if rule.action not in ACTIONS:
+        raise ConfigError(f"{where}: action {rule.action!r} is not one of {sorted(ACTIONS)}")
+    if not 0 < rule.quantile <= 1:
+        raise ConfigError(f"{where}: quantile must be in (0, 1]")
     return rule
 
 
@@ -189,9 +219,17 @@ class AlertEvaluator:
         since = now - timedelta(seconds=rule.window_s)
         window = _span(rule.window_s)
 
-        def fire(value: float, message: str, subject: str = "") -> list[Alert]:
-            if value > rule.threshold:
-                return [Alert(rule.name, rule.severity, value, rule.threshold, message, subject)]
+        def fire(
+            value: float, message: str, subject: str = "", detail: Mapping[str, Any] | None = None
+        ) -> list[Alert]:
+            breached = value < rule.threshold if rule.below else value > rule.threshold
+            if breached:
+                return [
+                    Alert(
+                        rule.name, rule.severity, value, rule.threshold, message, subject,
+                        rule.action, rule.fix, detail or {},
+                    )
+                ]
             return []
 
         match rule.kind:
@@ -253,4 +291,57 @@ class AlertEvaluator:
                 if math.isnan(value):
                     return []
                 return fire(value, f"{rule.metric}{dict(rule.labels) or ''} = {value:g}")
+            case "retrieval_latency":
+                samples = list(source.retrieval_ms(since))
+                if len(samples) < max(rule.min_queries, 1):
+                    return []
+                value = quantile(samples, rule.quantile)
+                return fire(
+                    value,
+                    f"retrieval latency P{rule.quantile * 100:g} is {value:.0f} ms over the "
+                    f"last {window} ({len(samples)} searches; threshold {rule.threshold:g} ms)",
+                )
+            case "hit_rate":
+                logged = once(f"queries:{rule.window_s}", lambda: source.queries(since))
+                known = [q for q in logged if "covered" in q.payload]
+                if len(known) < max(rule.min_queries, 1):
+                    return []
+                misses = [q for q in known if not q.payload["covered"]]
+                rate = 1 - len(misses) / len(known)
+                # The passage each missed question ranked first: its document is the one
+                # that came closest and still did not cover it.
+                behind = list(
+                    dict.fromkeys(c for q in misses for c in (q.payload.get("hits") or [])[:1])
+                )
+                return fire(
+                    rate,
+                    f"hit rate {rate:.0%} over the last {window}: {len(misses)} of {len(known)} "
+                    f"answers not covered (threshold {rule.threshold:.0%})",
+                    detail={"content_ids": behind, "missed_traces": [q.trace_id for q in misses]},
+                )
+            case "citation_completeness":
+                logged = once(f"queries:{rule.window_s}", lambda: source.queries(since))
+                llm = [
+                    q for q in logged
+                    if q.payload.get("mode") == "llm" and q.payload.get("sentences")
+                ]
+                if len(llm) < max(rule.min_queries, 1):
+                    return []
+                total = sum(int(q.payload["sentences"]) for q in llm)
+                verified = sum(int(q.payload.get("verified_sentences", 0)) for q in llm)
+                share = verified / total
+                return fire(
+                    share,
+                    f"citation completeness {share:.0%}: {verified} of {total} sentences of "
+                    f"{len(llm)} LLM answers in the last {window} carry a verified label "
+                    f"(threshold {rule.threshold:.0%})",
+                )
+            case "index_freshness":
+                oldest = source.oldest_unsearchable()
+                lag = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
+                return fire(
+                    lag,
+                    f"index freshness: an upload staged {lag:.0f} s ago is not searchable yet "
+                    f"(threshold {rule.threshold:g} s)",
+                )
         raise ConfigError(f"unknown rule kind {rule.kind!r}")

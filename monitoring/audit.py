@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TextIO
 
-from indexing.protocols import IngestRecord, QueryLogRecord
+from indexing.protocols import AlertEventRecord, IngestRecord, QueryLogRecord
 
 QUERY_COLUMNS: tuple[str, ...] = (
     "trace_id",
@@ -152,6 +152,166 @@ def export_ingest(
         if (lo is None or r.at >= lo) and (hi is None or r.at < hi)
     ]
     return write_csv(out, INGEST_COLUMNS, (ingest_row(r) for r in reversed(records)))
+
+
+# -- per-passage audit trail ------------------------------------------------------------
+# One row per cited passage per answer: "where did this conclusion come from", with the
+# answer, the document version, the passage and how that version was processed.
+PASSAGE_COLUMNS: tuple[str, ...] = (
+    "trace_id",
+    "at",
+    "principal",
+    "question",
+    "route_rule",
+    "strategy",
+    "answer_mode",
+    "model",
+    "cached_from",
+    "label",
+    "content_id",
+    "file",
+    "title",
+    "doc_id",
+    "version",
+    "uploaded_at",
+    "uploaded_by",
+    "page_start",
+    "page_end",
+    "line_start",
+    "line_end",
+    "section_path",
+    "parser",
+    "parser_version",
+    "chunker",
+    "embedder_model",
+    "embedder_version",
+    "rerank",
+    "pii_rules",
+)
+ALERT_COLUMNS: tuple[str, ...] = (
+    "at", "alert", "subject", "event", "severity", "value", "threshold", "message", "detail",
+)
+
+
+class PassageAuditSource(AuditSource, Protocol):
+    """What the passage export joins: the version's lineage, staging time and uploader."""
+
+    def version_lineage(self, doc_id: str, version: str) -> dict[str, Any]: ...
+
+    def version_times(self, doc_id: str) -> dict[str, tuple[datetime, datetime | None]]: ...
+
+    def jobs(
+        self, *, batch_id: str = "", doc_id: str = "", state: str = "", limit: int = 100
+    ) -> list[Any]: ...
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str) if value else ""
+
+
+class _VersionFacts:
+    """Per (doc_id, version): lineage, upload time and uploader, read once per export."""
+
+    def __init__(self, source: PassageAuditSource) -> None:
+        self._source = source
+        self._memo: dict[tuple[str, str], dict[str, object]] = {}
+
+    def get(self, doc_id: str, version: str) -> dict[str, object]:
+        key = (doc_id, version)
+        if key not in self._memo:
+            self._memo[key] = self._read(doc_id, version) if doc_id and version else {}
+        return self._memo[key]
+
+    def _read(self, doc_id: str, version: str) -> dict[str, object]:
+        lineage = self._source.version_lineage(doc_id, version)
+        staged = self._source.version_times(doc_id).get(version, (None, None))[0]
+        uploads = [
+            j for j in self._source.jobs(doc_id=doc_id, limit=1000)
+            if j.kind == "ingest" and j.version == version
+        ]
+        embedder = lineage.get("embedder") or {}
+        pii = lineage.get("pii") or {}
+        return {
+            "uploaded_at": _iso(staged) if staged else "",
+            # An API upload records its key's user; a CLI/folder ingest has no uploader.
+            "uploaded_by": uploads[-1].owner if uploads else "(cli ingest)",
+            "parser": str(lineage.get("parser", "")),
+            "parser_version": str(lineage.get("ragline", "")),
+            "chunker": _compact(lineage.get("chunker")),
+            "embedder_model": str(embedder.get("model", "")),
+            "embedder_version": str(embedder.get("package_version", "")),
+            "pii_rules": _compact({k: v for k, v in pii.items() if v}) if pii else "",
+        }
+
+
+def passage_rows(
+    records: Iterable[QueryLogRecord], source: PassageAuditSource, doc_id: str | None = None
+) -> Iterable[dict[str, object]]:
+    """Rows for the cited passages of each logged answer (of one document if given)."""
+    facts = _VersionFacts(source)
+    for record in records:
+        p = record.payload
+        route = p.get("route") if isinstance(p.get("route"), dict) else {}
+        assert isinstance(route, dict)
+        for cited in p.get("cited") or []:
+            if not isinstance(cited, dict):
+                continue
+            if doc_id is not None and cited.get("doc_id") != doc_id:
+                continue
+            section = cited.get("section_path") or []
+            yield {
+                "trace_id": record.trace_id,
+                "at": _iso(record.at),
+                "principal": record.user,
+                "question": record.question,
+                "route_rule": str(route.get("rule", "")),
+                "strategy": str(route.get("strategy", "")),
+                "answer_mode": str(p.get("mode", "")),
+                "model": str(p.get("model", "")),
+                "cached_from": str(p.get("cached_from", "")),
+                "label": str(cited.get("label", "")),
+                "content_id": str(cited.get("content_id", "")),
+                "file": str(cited.get("source", "")),
+                "title": str(cited.get("title", "")),
+                "doc_id": str(cited.get("doc_id", "")),
+                "version": str(cited.get("version", "")),
+                "page_start": cited.get("page_start", ""),
+                "page_end": cited.get("page_end", ""),
+                "line_start": cited.get("line_start", ""),
+                "line_end": cited.get("line_end", ""),
+                "section_path": " > ".join(str(s) for s in section),
+                "rerank": _compact(p.get("rerank")),
+                **facts.get(str(cited.get("doc_id", "")), str(cited.get("version", ""))),
+            }
+
+
+def export_passages(
+    source: PassageAuditSource,
+    out: TextIO,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    user: str | None = None,
+    doc_id: str | None = None,
+    limit: int = 100_000,
+) -> int:
+    """The per-passage audit trail in `[since, until)`, oldest answer first."""
+    records = source.query_log(naive_utc(since), naive_utc(until), user, limit)
+    return write_csv(out, PASSAGE_COLUMNS, passage_rows(reversed(records), source, doc_id))
+
+
+def alert_row(e: AlertEventRecord) -> dict[str, object]:
+    return {
+        "at": _iso(e.at),
+        "alert": e.alert,
+        "subject": e.subject,
+        "event": e.event,
+        "severity": e.severity,
+        "value": "" if e.value is None else e.value,
+        "threshold": "" if e.threshold is None else e.threshold,
+        "message": e.message,
+        "detail": _compact(e.detail),
+    }
 
 
 GATEWAY_COLUMNS = (

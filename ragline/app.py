@@ -25,7 +25,8 @@ from core.blocks import ContentBlock, Freshness, GatewayResult
 from core.errors import RaglineError
 from core.ids import doc_id_for, path_from_uri
 from core.settings import Settings
-from core.types import Answer, Hit, Principal, QueryFilter, Route, ScoredId
+from core.switches import Switch
+from core.types import Answer, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
 from fusion.pipeline import SearchPipeline, SearchResult
 from fusion.rerank import SignalReranker
 from fusion.retrieve import Retriever
@@ -41,7 +42,9 @@ from indexing.stores.sql_metadata import make_engine
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
-from monitoring.metrics import Metrics
+from monitoring.completeness import completeness
+from monitoring.latency_window import LatencyWindow
+from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
 from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
 from ragline.writes import WriteDenied, authorize_write
@@ -56,6 +59,12 @@ class NotAllowed(RaglineError):
     """The principal may not do this (write memory, read traces)."""
 
 
+def retrieval_ms(timings_ms: dict[str, float]) -> float:
+    """Route to rerank: the sequential stages of a search (per-source timings run in
+    parallel inside "retrieve")."""
+    return sum(v for k, v in timings_ms.items() if not k.startswith("source_"))
+
+
 class Ragline:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
@@ -67,6 +76,10 @@ class Ragline:
         # Store calls block; a small pool lets the sources of one request run together.
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieve")
         self.reranker = SignalReranker()
+        # Operational switches the alert actions flip and the query path reads.
+        self.fast_path = Switch("degrade_routing")
+        self.llm_paused = Switch("pause_llm")
+        self.latencies = LatencyWindow(settings.monitoring.latency_samples)
         self.pipeline = SearchPipeline(
             self.router,
             {"keyword": self._keyword, "dense": self._dense, "graph": self._graph},
@@ -75,9 +88,12 @@ class Ragline:
             self._executor,
             settings.retrieval.breaker_failures,
             settings.retrieval.breaker_cooldown_s,
+            fast_path=self.fast_path,
+            fast_source=settings.monitoring.fast_path,
         )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         self.metrics = Metrics()
+        self.metrics.watch_state(self.ops_state)
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
         # Model routing: one answerer per configured endpoint, "none" = extractive.
         self.models = ModelRouter(settings.models, settings.llm)
@@ -87,6 +103,8 @@ class Ragline:
         for tier, endpoint in self.models.endpoints.items():
             client = self.llm if tier == "default" else OpenAICompatibleClient(endpoint)
             self._answerers[tier] = AnswerGenerator(client, settings.retrieval.answer_sentences)
+        # What is served while LLM generation is paused by the citation-completeness alert.
+        self.extractive = self._answerers["none"]
         self._ingestor: DocumentIngestor | None = None
         gw = settings.gateway
         engine = getattr(self.stores.metadata, "engine", None)
@@ -177,7 +195,8 @@ class Ragline:
         outcomes = [by_index[i] for i in range(len(found))]
         outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()], principal))
         self._merge(report, self.sync())
-        self.metrics.observe_files(o.status for o in outcomes)
+        for o in outcomes:
+            self.metrics.observe_ingest(o.status, o.chunks, o.pages)
         return outcomes, report
 
     def check_write(
@@ -263,7 +282,12 @@ class Ragline:
         task: str = "qa",
         top_k: int | None = None,
     ) -> SearchResult:
-        return await self.pipeline.search(question, principal, where, task, top_k)
+        result = await self.pipeline.search(question, principal, where, task, top_k)
+        took = retrieval_ms(result.timings_ms)
+        self.latencies.observe(took)
+        self.metrics.observe_search(result.timings_ms, took)
+        self.metrics.observe_sources(result.outcomes)
+        return result
 
     async def aask(
         self,
@@ -383,48 +407,41 @@ class Ragline:
                   timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
                   warnings=result.warnings)
         choice = self.models.choose(question, task, result.route.intent)
+        # The citation-completeness alert pauses LLM generation: extractive until it recovers.
+        paused = choice.tier != "none" and self.llm_paused.on
+        if paused:
+            choice = ModelUse("none", "", f"LLM paused by an alert ({self.llm_paused.reason})")
         answer = await self._answerers[choice.tier].aanswer(
             question, result.hits, result.covered, result.route, result.timings_ms,
             trace.trace_id,
         )
         answer = replace(answer, model=choice)
-        if result.warnings:  # why a source failed or the material was judged not to cover
-            answer = replace(answer, warnings=(*result.warnings, *answer.warnings))
+        warnings = list(result.warnings)  # why a source failed or the material did not cover
+        if paused:
+            warnings.append(f"LLM generation is paused by an alert ({self.llm_paused.reason}); "
+                            "showing the extractive answer")
+        if warnings:
+            answer = replace(answer, warnings=(*warnings, *answer.warnings))
         self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(
             self.document_block(h) for h in result.hits if h.chunk.content_id in cited
         )
         stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
-        failed = [o for o in result.outcomes if o.status != "ok"]
-        for o in failed:  # counted here: the gateway path has no retrieval sources
-            self.metrics.source_failures.labels(source=o.name, status=o.status).inc()
+        # (source failures were counted by the search itself)
         return replace(answer, blocks=blocks, warnings=(*answer.warnings, *stale))
 
     def _finish_ask(
         self, principal: Principal, question: str, answer: Answer, trace: Trace, started: float
     ) -> None:
-        self.metrics.observe_answer(answer, [], time.perf_counter() - started)
+        self.metrics.observe_answer(answer, (), time.perf_counter() - started)
         self.metrics.observe_gateway(answer.knowledge.get("answered_by", "documents"))
+        payload = self.audit_payload(answer)
+        self.metrics.observe_generation(
+            answer, payload["sentences"], payload["verified_sentences"], answer.route.intent
+        )
         self.stores.metadata.log_query(
-            trace.trace_id,
-            principal.user,
-            question,
-            json.dumps(
-                {
-                    "route": asdict(answer.route),
-                    "knowledge": answer.knowledge,
-                    "covered": answer.covered,
-                    "mode": answer.mode,
-                    "hits": [h.chunk.content_id for h in answer.hits],
-                    "citations": [c.content_id for c in answer.citations],
-                    "blocks": [b.label for b in answer.blocks],
-                    "removed_labels": list(answer.removed_labels),
-                    "timings_ms": answer.timings_ms,
-                    "model": asdict(answer.model) if answer.model else None,
-                },
-                default=str,
-            ),
+            trace.trace_id, principal.user, question, json.dumps(payload, default=str)
         )
         self.records.save_trace(trace)
         log.info("ask [trace %s] %s answered by %s", trace.trace_id, principal.user,
@@ -662,6 +679,60 @@ class Ragline:
     ) -> AgentReply:
         """The tool-calling loop against the configured LLM (extractive without one)."""
         return await run_agent(self, turns, principal, where, task)
+
+    def ops_state(self) -> OpsState:
+        """What /metrics reads at each scrape: jobs by state, freshness, breakers."""
+        meta = self.stores.metadata
+        jobs = meta.job_counts()
+        oldest = meta.oldest_unsearchable()
+        now = datetime.now(UTC).replace(tzinfo=None)
+        lag = max(0.0, (now - oldest).total_seconds()) if oldest is not None else 0.0
+        breakers = {name: b.state for name, b in self.pipeline.breakers.items()}
+        return OpsState(jobs, lag, breakers)
+
+    def audit_payload(self, answer: Answer) -> dict[str, Any]:
+        """What the query audit log keeps of one answer: enough to say, per cited passage,
+        where the conclusion came from (monitoring/audit.py joins the document's version,
+        uploader and processing lineage at export time; versions are immutable)."""
+        chunks = {h.chunk.content_id: h.chunk for h in answer.hits}
+        cited = []
+        for c in answer.citations:
+            row = asdict(c)
+            chunk = chunks.get(c.content_id)
+            if chunk is not None:
+                row.update(
+                    doc_id=chunk.doc_id,
+                    version=chunk.version,
+                    section_path=list(chunk.section_path),
+                    kind=chunk.kind,
+                )
+            cited.append(row)
+        sentences, verified = (
+            completeness(answer.text, [c.label for c in answer.citations])
+            if answer.covered
+            else (0, 0)
+        )
+        return {
+            "route": asdict(answer.route),
+            "covered": answer.covered,
+            "mode": answer.mode,
+            "model": (answer.model.model if answer.model else "") if answer.mode == "llm" else "",
+            "model_tier": answer.model.tier if answer.model else "none",
+            "knowledge": answer.knowledge,
+            "blocks": [b.label for b in answer.blocks],
+            "hits": [h.chunk.content_id for h in answer.hits],
+            "citations": [c.content_id for c in answer.citations],
+            "cited": cited,
+            "removed_labels": list(answer.removed_labels),
+            "timings_ms": answer.timings_ms,
+            "sentences": sentences,
+            "verified_sentences": verified,
+            "rerank": {
+                "weights": asdict(self.reranker.weights),
+                "cross_encoder": self.settings.retrieval.reranker_path or "",
+            },
+            "degraded": self.fast_path.on,
+        }
 
     def search(self, question: str, principal: Principal, **kw: Any) -> SearchResult:
         return asyncio.run(self.asearch(question, principal, **kw))

@@ -17,7 +17,16 @@ from core.settings import Settings
 from indexing.stores.sql_metadata import SqlMetadataStore
 from monitoring.alert_scheduler import utcnow
 from monitoring.alerts import Alert
-from monitoring.audit import export_gateway, export_ingest, export_queries
+from monitoring.audit import (
+    ALERT_COLUMNS,
+    alert_row,
+    export_gateway,
+    export_ingest,
+    export_passages,
+    export_queries,
+    naive_utc,
+    write_csv,
+)
 
 audit_app = typer.Typer(no_args_is_help=True, help="Export the audit logs as CSV.")
 alerts_app = typer.Typer(no_args_is_help=True, help="Evaluate the alert rules.")
@@ -50,19 +59,28 @@ def export(
     since: Annotated[str | None, typer.Option("--since", help="From (ISO, inclusive).")] = None,
     until: Annotated[str | None, typer.Option("--until", help="Until (ISO, exclusive).")] = None,
     user: Annotated[str | None, typer.Option("--user", help="Only this user's queries.")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="CSV file; default stdout.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--csv", "--out", help="CSV file; default stdout.")
+    ] = None,
     log: Annotated[
-        Literal["queries", "ingest", "gateway"],
-        typer.Option("--log", help="Which audit log (gateway: SQL/status executions)."),
-    ] = "queries",
+        Literal["passages", "queries", "ingest", "alerts", "gateway"],
+        typer.Option("--log", help="passages: one row per cited passage per answer; queries: "
+                     "one per answer; ingest: file outcomes; alerts: firings, actions, "
+                     "recoveries; gateway: SQL/status executions."),
+    ] = "passages",
+    doc: Annotated[
+        str | None, typer.Option("--doc", help="passages: only this document (doc_id).")
+    ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100_000,
     data_dir: DataDir = None,
 ) -> None:
-    """The query audit log (or the ingest log) as CSV: one row per answered question with
-    its route, citations, removed labels and latency."""
+    """An audit log as CSV. The default, passages: one row per cited passage per answer
+    (answer, document version, passage and processing lineage)."""
     lo, hi = _when(since, "--since"), _when(until, "--until")
-    if log == "ingest" and user is not None:
-        raise typer.BadParameter("the ingest log records no user", param_hint="--user")
+    if log in ("ingest", "alerts") and user is not None:
+        raise typer.BadParameter(f"the {log} log records no user", param_hint="--user")
+    if doc is not None and log != "passages":
+        raise typer.BadParameter("--doc filters the passages log", param_hint="--doc")
     metadata = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
     try:
         with ExitStack() as files:
@@ -79,6 +97,13 @@ def export(
 
                 records = GatewayRecords(metadata.engine).audit_log(since=lo, limit=limit)
                 n = export_gateway(records, stream, since=lo, until=hi, user=user)
+            elif log == "alerts":
+                events = metadata.alert_events(naive_utc(lo), naive_utc(hi), limit)
+                n = write_csv(stream, ALERT_COLUMNS, (alert_row(e) for e in reversed(events)))
+            elif log == "passages":
+                n = export_passages(
+                    metadata, stream, since=lo, until=hi, user=user, doc_id=doc, limit=limit
+                )
             else:
                 n = export_queries(metadata, stream, since=lo, until=hi, user=user, limit=limit)
     finally:
@@ -88,7 +113,7 @@ def export(
 
 def _alert_line(a: Alert) -> str:
     value = "n/a" if a.value is None else f"{a.value:g}"
-    return f"[{a.severity}] {a.name}: {a.message} (value {value} > {a.threshold:g})"
+    return f"[{a.severity}] {a.name}: {a.message} (value {value}, threshold {a.threshold:g})"
 
 
 @alerts_app.command("check")

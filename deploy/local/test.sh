@@ -17,7 +17,7 @@ if ! deploy/local/services up; then
   echo "WARNING: some services did not start; their integration tests will be skipped" >&2
 fi
 stop_started() {
-  for name in postgres redis elasticsearch neo4j tika llm; do
+  for name in postgres redis elasticsearch neo4j tika llm prometheus; do
     grep -qx "$name" <<<"$already_up" || deploy/local/services down "$name" >/dev/null 2>&1
   done
 }

@@ -15,6 +15,7 @@ from sqlalchemy.orm import sessionmaker
 
 from core.types import Chunk, Document, DocumentVersion
 from indexing.models import (
+    AlertEventRow,
     Base,
     ChunkRow,
     DocumentRow,
@@ -25,6 +26,7 @@ from indexing.models import (
     VersionRow,
 )
 from indexing.protocols import (
+    AlertEventRecord,
     IndexedChunk,
     IngestRecord,
     JobRecord,
@@ -653,6 +655,61 @@ class SqlMetadataStore:
         with self._session() as s:
             rows = s.scalars(query.order_by(JobRow.created_at.desc()).limit(limit))
             return [_job(r) for r in rows]
+
+    def job_counts(self) -> dict[str, int]:
+        with self._session() as s:
+            rows = s.execute(select(JobRow.state, func.count()).group_by(JobRow.state))
+            return {state: int(n) for state, n in rows}
+
+    def version_lineage(self, doc_id: str, version: str) -> dict[str, Any]:
+        with self._session() as s:
+            raw = s.scalar(
+                select(VersionRow.lineage).where(
+                    VersionRow.doc_id == doc_id, VersionRow.version == version
+                )
+            )
+        return _payload(raw) if raw else {}
+
+    def oldest_unsearchable(self) -> datetime | None:
+        with self._session() as s:
+            return s.scalar(
+                select(func.min(VersionRow.created_at)).where(VersionRow.status == "pending")
+            )
+
+    # -- alert events -----------------------------------------------------------------
+    def record_alert_event(self, record: AlertEventRecord) -> None:
+        with self._session.begin() as s:
+            s.add(
+                AlertEventRow(
+                    at=_naive_utc(record.at),
+                    alert=record.alert[:128],
+                    subject=record.subject[:128],
+                    event=record.event[:32],
+                    severity=record.severity[:16],
+                    value=record.value,
+                    threshold=record.threshold,
+                    message=record.message[:4000],
+                    detail=json.dumps(record.detail, sort_keys=True, default=str),
+                )
+            )
+
+    def alert_events(
+        self, since: datetime | None = None, until: datetime | None = None, limit: int = 1000
+    ) -> list[AlertEventRecord]:
+        query = select(AlertEventRow)
+        if since is not None:
+            query = query.where(AlertEventRow.at >= _naive_utc(since))
+        if until is not None:
+            query = query.where(AlertEventRow.at < _naive_utc(until))
+        query = query.order_by(AlertEventRow.at.desc(), AlertEventRow.id.desc()).limit(limit)
+        with self._session() as s:
+            return [
+                AlertEventRecord(
+                    r.alert, r.event, r.at, r.subject, r.severity, r.value, r.threshold,
+                    r.message, _payload(r.detail),
+                )
+                for r in s.scalars(query)
+            ]
 
     def close(self) -> None:
         self.engine.dispose()

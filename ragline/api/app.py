@@ -8,6 +8,7 @@ and their "indexed" events arrive over Redis pub/sub.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -19,12 +20,15 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from core.settings import Settings
 from ragline.api import (
     routes_agent,
+    routes_alerts,
+    routes_audit,
     routes_documents,
     routes_gateway,
     routes_health,
     routes_jobs,
     routes_openai,
     routes_query,
+    routes_viewer,
 )
 from ragline.api.auth import KeyRing
 from ragline.api.backpressure import InFlightLimit
@@ -35,6 +39,7 @@ from ragline.api.limits import max_upload_bytes
 from ragline.app import Ragline
 from ragline.events import EventBus, make_event_bus
 from ragline.monitor import start_alert_scheduler
+from ragline.web import routes as web
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel
 from ragline.worker.runner import InProcessRunner, TaskRunner
 from ragline.worker.tasks import TaskContext
@@ -139,6 +144,27 @@ def close_context(ctx: ApiContext) -> None:
     ctx.rag.close()
 
 
+class RequestMetrics(BaseHTTPMiddleware):
+    """Requests, errors and latency per endpoint (the route template, never the raw path,
+    so ids do not explode the label set); a 403 also counts as an ACL denial."""
+
+    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        ctx = getattr(request.app.state, "ctx", None)
+        if ctx is not None:
+            route = request.scope.get("route")
+            endpoint = getattr(route, "path", "") or "unmatched"
+            metrics = ctx.rag.metrics
+            metrics.http_requests.labels(
+                endpoint=endpoint, method=request.method, status=str(response.status_code)
+            ).inc()
+            metrics.http_seconds.labels(endpoint=endpoint).observe(time.perf_counter() - started)
+            if response.status_code == 403:
+                metrics.acl_denials.labels(endpoint=endpoint, reason="forbidden").inc()
+        return response
+
+
 def create_app(
     settings: Settings,
     *,
@@ -150,7 +176,9 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
-        alerts = start_alert_scheduler(settings, ctx.rag)  # None when monitoring.interval_s is 0
+        # None when monitoring.interval_s is 0
+        alerts = start_alert_scheduler(settings, ctx.rag, ctx.runner.submit)
+        app.state.alerts = alerts
         try:
             yield
         finally:
@@ -164,6 +192,7 @@ def create_app(
         summary="Cited, permission-checked, fresh answers from a company's documents.",
         lifespan=lifespan,
     )
+    app.add_middleware(RequestMetrics)
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
     app.add_middleware(HeaderSizeGuard, max_bytes=int(settings.api.max_header_kb * 1024))
 
@@ -190,4 +219,7 @@ def create_app(
         routes_gateway,
     ):
         app.include_router(module.router)
+    for module in (routes_alerts, routes_audit, routes_viewer):
+        app.include_router(module.router)
+    web.install(app)  # the console at /, its static files, CSRF for browser writes
     return app

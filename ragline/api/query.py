@@ -52,6 +52,20 @@ async def run_query(
 def _audit_cached(
     ctx: ApiContext, principal: Principal, question: str, view: dict[str, Any]
 ) -> None:
+    """A cached answer is audited like a fresh one: the passages it cites are the same
+    current chunks (the cache is dropped whenever a version changes)."""
+    cited_views = view.get("citations", [])
+    chunks = ctx.rag.stores.metadata.serving([c["content_id"] for c in cited_views])
+    cited = []
+    for c in cited_views:
+        chunk = chunks.get(c["content_id"])
+        extra = (
+            {"doc_id": chunk.doc_id, "version": chunk.version,
+             "section_path": list(chunk.section_path), "kind": chunk.kind}
+            if chunk is not None
+            else {}
+        )
+        cited.append({**c, **extra})
     ctx.rag.stores.metadata.log_query(
         uuid.uuid4().hex,
         principal.user,
@@ -59,7 +73,12 @@ def _audit_cached(
         json.dumps(
             {
                 "cached_from": view.get("trace_id"),
-                "citations": [c["content_id"] for c in view.get("citations", [])],
-            }
+                "route": view.get("route"),
+                "mode": view.get("mode"),
+                "model": view.get("model", ""),
+                "citations": [c["content_id"] for c in cited_views],
+                "cited": cited,
+            },
+            default=str,
         ),
     )

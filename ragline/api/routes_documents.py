@@ -46,6 +46,8 @@ def _document_view(doc: Document, current: str | None) -> dict[str, Any]:
 
 def _visible_document(ctx: ApiContext, principal: Principal, doc_id: str) -> Document:
     doc = ctx.rag.stores.metadata.document(doc_id)
+    if doc is not None and not principal.can_see(doc.acl_tags):
+        ctx.rag.metrics.acl_denials.labels(endpoint="/v1/documents", reason="hidden").inc()
     if doc is None or not principal.can_see(doc.acl_tags):
         raise ApiError(404, f"no document {doc_id}")
     return doc

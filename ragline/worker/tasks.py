@@ -155,6 +155,7 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         modified=date.fromisoformat(s.modified) if s.modified else None,
         principal=principal_from_dict(s.principal),
     )
+    ctx.rag.metrics.observe_ingest(outcome.status, outcome.chunks, outcome.pages)
     if outcome.status == "failed":
         release_upload(ctx, s)
         return _fail(ctx, job_id, outcome.reason)

@@ -221,3 +221,36 @@ def test_update_document_changes_served_metadata_and_enqueues_meta_entries(
     assert meta.delete_document(doc.doc_id, STORES)
     assert not meta.update_document(tightened, STORES)
     assert not meta.update_document(_doc("never-staged.md"), STORES)
+
+
+def test_freshness_lineage_job_counts_and_alert_events(meta: MetadataStore) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from indexing.protocols import AlertEventRecord, JobRecord
+
+    assert meta.oldest_unsearchable() is None
+    doc = _doc("f.md")
+    v = _stage(meta, doc, b"fresh")
+    staged = meta.oldest_unsearchable()
+    assert staged is not None and staged == meta.version_times(doc.doc_id)[v.version][0]
+    _finish(meta)
+    meta.promote_ready()
+    assert meta.oldest_unsearchable() is None
+    assert meta.version_lineage(doc.doc_id, v.version) == {}  # staged without lineage
+    assert meta.version_lineage(doc.doc_id, "nope") == {}
+
+    for i, state in enumerate(("queued", "queued", "failed")):
+        meta.create_job(JobRecord(job_id=f"j{i}", kind="ingest", state=state))
+    assert meta.job_counts() == {"queued": 2, "failed": 1}
+
+    t0 = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
+    meta.record_alert_event(
+        AlertEventRecord("hit_rate", "firing", t0, severity="warning", value=0.5,
+                         threshold=0.75, message="low", detail={"content_ids": ["c1"]})
+    )
+    meta.record_alert_event(AlertEventRecord("hit_rate", "recovered", t0 + timedelta(seconds=5)))
+    events = meta.alert_events()
+    assert [e.event for e in events] == ["recovered", "firing"]  # newest first
+    assert events[1].detail == {"content_ids": ["c1"]} and events[1].value == 0.5
+    assert [e.event for e in meta.alert_events(since=t0 + timedelta(seconds=1))] == ["recovered"]
+    assert [e.event for e in meta.alert_events(until=t0 + timedelta(seconds=1))] == ["firing"]

@@ -122,8 +122,22 @@ def test_packaged_rules_load() -> None:
     rules = {r.name: r for r in load_rules()}
     assert set(rules) == {
         "outbox_backlog", "outbox_failures", "failed_ingestion", "not_covered_ratio",
-        "removed_citations", "store_divergence",
+        "removed_citations", "store_divergence", "retrieval_latency_p95", "hit_rate",
+        "citation_completeness", "index_freshness",
     }
+    # The four golden signals at the thresholds of the issue, each with its action.
+    golden = {
+        n: (rules[n].threshold, rules[n].below, rules[n].window_s, rules[n].action)
+        for n in ("retrieval_latency_p95", "hit_rate", "citation_completeness")
+    }
+    assert golden == {
+        "retrieval_latency_p95": (800, False, 300, "degrade_routing"),
+        "hit_rate": (0.75, True, 3600, "reindex_misses"),
+        "citation_completeness": (0.95, True, 900, "pause_llm"),
+    }
+    assert (rules["index_freshness"].threshold, rules["index_freshness"].action) == (
+        300, "incremental_sync",
+    )
     assert not rules["store_divergence"].enabled  # heavier: off by default
     assert not AlertEvaluator(list(rules.values())).needs_derived_stores
 

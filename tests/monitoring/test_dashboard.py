@@ -9,7 +9,7 @@ from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from monitoring.metrics import Metrics
+from monitoring.metrics import Metrics, OpsState
 
 ROOT = Path(__file__).resolve().parents[2]
 GRAFANA = ROOT / "deploy" / "docker" / "grafana"
@@ -26,7 +26,10 @@ _SERIES = {
 
 def exposed_series() -> dict[str, set[str]]:
     """metric family -> the series names PromQL may use for it."""
-    text = Metrics().exposition().decode()
+    metrics = Metrics()
+    # The scrape-time gauges (jobs, queue depth, freshness, breakers) of a serving app.
+    metrics.watch_state(lambda: OpsState({"queued": 1}, 0.0, {"keyword": "closed"}))
+    text = metrics.exposition().decode()
     return {
         f.name: {f.name + s for s in _SERIES.get(f.type, ("",))}
         for f in text_string_to_metric_families(text)
@@ -65,3 +68,22 @@ def test_dashboard_is_provisioned_against_the_provisioned_datasource() -> None:
     assert "path: /etc/grafana/dashboards" in provider
     assert "./deploy/docker/grafana/dashboards:/etc/grafana/dashboards:ro" in compose
     assert "grafana/dashboards.yml:/etc/grafana/provisioning/dashboards/" in compose
+
+
+def test_checked_in_json_is_what_the_code_generates() -> None:
+    from monitoring.dashboard import render
+
+    assert DASHBOARD.read_text(encoding="utf-8") == render(), (
+        "regenerate with: python -m monitoring.dashboard"
+    )
+
+
+def test_dashboard_has_a_panel_for_each_operational_question() -> None:
+    dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
+    titles = " | ".join(p["title"] for p in dash["panels"]).lower()
+    for topic in ("requests by endpoint", "errors by endpoint", "p50 / p95 / p99", "hit rate",
+                  "citation completeness", "breaker", "queue depth", "jobs by state",
+                  "ingest throughput", "index freshness", "knowledge gaps", "acl denials"):
+        assert topic in titles, topic
+    stages = " ".join(dashboard_exprs())
+    assert "ragline_stage_seconds_bucket" in stages

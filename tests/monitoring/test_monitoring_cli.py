@@ -68,14 +68,16 @@ def test_audit_export_to_file_and_stdout(data_dir: Path, tmp_path: Path) -> None
     out = tmp_path / "audit.csv"
     result = CliRunner().invoke(
         cli,
-        ["audit", "export", "--since", since, "--user", "amy", "--out", str(out),
-         "--data-dir", str(data_dir)],
+        ["audit", "export", "--log", "queries", "--since", since, "--user", "amy", "--out",
+         str(out), "--data-dir", str(data_dir)],
     )
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(out.open(newline="", encoding="utf-8")))
     assert [(r["user"], r["question"]) for r in rows] == [("amy", "'=1+1")]
 
-    printed = CliRunner().invoke(cli, ["audit", "export", "--data-dir", str(data_dir)])
+    printed = CliRunner().invoke(
+        cli, ["audit", "export", "--log", "queries", "--data-dir", str(data_dir)]
+    )
     assert printed.exit_code == 0
     lines = [line for line in printed.stdout.splitlines() if not line.endswith(" rows")]
     assert len(list(csv.DictReader(io.StringIO("\n".join(lines))))) == 3

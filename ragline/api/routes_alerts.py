@@ -1,0 +1,114 @@
+"""GET /v1/alerts: what fires now, the automatic actions in effect, the switches the query
+path reads, and the alert audit log; POST /v1/ops/sync and /v1/ops/reindex: the fixes the
+alert notifications link to."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from core.ids import doc_id_for
+from indexing.protocols import AlertEventRecord, JobRecord
+from ragline.api.auth import Caller, require_writer
+from ragline.api.context import Ctx
+from ragline.api.errors import ApiError
+from ragline.jobs import FAILED, QUEUED, job_view, new_job_id
+
+router = APIRouter(prefix="/v1", tags=["alerts"])
+
+
+def _event_view(e: AlertEventRecord) -> dict[str, Any]:
+    return {
+        "at": e.at.isoformat() + "Z",
+        "alert": e.alert,
+        "subject": e.subject,
+        "event": e.event,
+        "severity": e.severity,
+        "value": e.value,
+        "threshold": e.threshold,
+        "message": e.message,
+        "detail": e.detail,
+    }
+
+
+@router.get("/alerts", summary="Firing alerts, automatic actions in effect, alert audit log")
+async def alerts(
+    request: Request,
+    principal: Caller,
+    ctx: Ctx,
+    since: Annotated[datetime | None, Query(description="ISO time; events from then")] = None,
+    limit: Annotated[int, Query(ge=1, le=5000)] = 200,
+) -> dict[str, Any]:
+    scheduler = getattr(request.app.state, "alerts", None)
+    events = await asyncio.to_thread(
+        ctx.rag.stores.metadata.alert_events, since, None, limit
+    )
+    return {
+        "scheduler": scheduler is not None,
+        "interval_s": ctx.settings.monitoring.interval_s,
+        "firing": [a.as_dict() for a in scheduler.firing] if scheduler else [],
+        "actions": [a.as_dict() for a in scheduler.active_actions] if scheduler else [],
+        "switches": [ctx.rag.fast_path.view(), ctx.rag.llm_paused.view()],
+        "rules": [
+            {
+                "name": r.name, "kind": r.kind, "threshold": r.threshold, "below": r.below,
+                "severity": r.severity, "action": r.action, "description": r.description,
+            }
+            for r in (scheduler.rules if scheduler else [])
+        ],
+        "events": [_event_view(e) for e in events],
+    }
+
+
+class ReindexRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(
+        default="", max_length=4096,
+        description="A document's source key or file/folder; empty = repair every store.",
+    )
+
+
+def _open_job(ctx: Any, owner: str, kind: str, source: str = "") -> JobRecord:
+    meta = ctx.rag.stores.metadata
+    job = meta.create_job(
+        JobRecord(job_id=new_job_id(), kind=kind, state=QUEUED, source=source, owner=owner)
+    )
+    try:
+        if kind == "reindex":
+            ctx.runner.submit("reindex", job.job_id, source=source)
+        else:
+            ctx.runner.submit("sync", job.job_id)
+    except Exception as exc:
+        meta.update_job(job.job_id, FAILED, f"could not queue it: {exc}")
+        raise ApiError(503, "the task queue is unavailable; try again later") from exc
+    return job
+
+
+@router.post("/ops/sync", status_code=202, summary="Apply the outbox now (incremental sync)")
+async def ops_sync(principal: Caller, ctx: Ctx) -> JSONResponse:
+    require_writer(principal)
+    job = await asyncio.to_thread(_open_job, ctx, principal.user, "sync")
+    return JSONResponse(job_view(job), status_code=202)
+
+
+@router.post("/ops/reindex", status_code=202, summary="Reindex one document, or repair all")
+async def ops_reindex(req: ReindexRequest, principal: Caller, ctx: Ctx) -> JSONResponse:
+    require_writer(principal)
+    # Repairing every store touches documents this caller may not see: writers may
+    # reindex sources, a full repair is for operators (`ragline repair`).
+    if not req.source and not principal.superuser and "admin" not in principal.roles:
+        raise ApiError(403, "a full repair needs an admin key; name a source to reindex")
+    if req.source:
+        # Only a document the caller can see, by its source key: never an arbitrary path
+        # on this server.
+        doc = await asyncio.to_thread(ctx.rag.stores.metadata.document, doc_id_for(req.source))
+        if doc is None or not principal.can_see(doc.acl_tags):
+            raise ApiError(404, f"no document with source {req.source!r}")
+    job = await asyncio.to_thread(_open_job, ctx, principal.user, "reindex", req.source)
+    return JSONResponse(job_view(job), status_code=202)
