@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0003_gateway"
-down_revision: str | Sequence[str] | None = "0002_table_structure"
+down_revision: str | Sequence[str] | None = "0003_line_map"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
