@@ -257,6 +257,10 @@ fix = "/v1/ops/reindex"
         assert _tick(client) == []  # 9 of 12 covered = 75 %
         assert _events(client, "hit_rate") == ["firing", "action", "action_reverted", "recovered"]
         assert _alerts(client)["actions"] == []
+        # Which passages and traces were behind the misses is for auditors only.
+        assert all(e["detail"] == {} for e in _alerts(client)["events"])
+        firing = next(e for e in meta.alert_events() if e.event == "firing")
+        assert firing.detail["content_ids"] and len(firing.detail["missed_traces"]) == 3
 
 
 LABEL = re.compile(r"\[Doc[0-9a-z]+_p\d+[^\]]*\]")
