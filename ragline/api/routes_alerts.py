@@ -17,12 +17,13 @@ from indexing.protocols import AlertEventRecord, JobRecord
 from ragline.api.auth import Caller, require_writer
 from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
+from ragline.api.routes_audit import is_auditor
 from ragline.jobs import FAILED, QUEUED, job_view, new_job_id
 
 router = APIRouter(prefix="/v1", tags=["alerts"])
 
 
-def _event_view(e: AlertEventRecord) -> dict[str, Any]:
+def _event_view(e: AlertEventRecord, full: bool) -> dict[str, Any]:
     return {
         "at": e.at.isoformat() + "Z",
         "alert": e.alert,
@@ -32,7 +33,8 @@ def _event_view(e: AlertEventRecord) -> dict[str, Any]:
         "value": e.value,
         "threshold": e.threshold,
         "message": e.message,
-        "detail": e.detail,
+        # Content ids and trace ids of other users' questions: for auditors and admins.
+        "detail": e.detail if full else {},
     }
 
 
@@ -61,7 +63,7 @@ async def alerts(
             }
             for r in (scheduler.rules if scheduler else [])
         ],
-        "events": [_event_view(e) for e in events],
+        "events": [_event_view(e, is_auditor(principal)) for e in events],
     }
 
 
