@@ -60,6 +60,11 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
                 ((_q(0.95, "ragline_http_request_seconds_bucket", "endpoint"), "{{endpoint}}"),),
                 "s",
             ),
+            Panel(
+                "Requests refused with 429 (in-flight bound, per-key rate limits)",
+                (("sum by (reason) (rate(ragline_requests_refused_total[5m]))", "{{reason}}"),),
+                "reqps",
+            ),
         ),
     ),
     (
@@ -187,6 +192,41 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
                 "Index freshness (oldest upload not yet searchable; alert above 5 min)",
                 (("max(ragline_index_freshness_seconds)", "lag"),),
                 "s",
+            ),
+        ),
+    ),
+    (
+        "Knowledge gateway and models",
+        (
+            Panel(
+                "Gateway calls by kind, source and outcome",
+                (
+                    (
+                        "sum by (kind, source, status) (rate(ragline_gateway_calls_total[5m]))",
+                        "{{kind}} {{source}} {{status}}",
+                    ),
+                ),
+                "ops",
+            ),
+            Panel(
+                "Answers by the kind of source that answered",
+                (
+                    (
+                        "sum by (answered_by) (rate(ragline_gateway_answers_total[5m]))",
+                        "{{answered_by}}",
+                    ),
+                ),
+                "ops",
+            ),
+            Panel(
+                "Answers by model tier (none = extractive)",
+                (
+                    (
+                        "sum by (tier, model) (rate(ragline_llm_model_choices_total[5m]))",
+                        "{{tier}} {{model}}",
+                    ),
+                ),
+                "ops",
             ),
         ),
     ),

@@ -1,9 +1,16 @@
 """Prometheus metrics. One registry per application instance (no module-level state), so
-tests and several apps in one process never share counters."""
+tests and several apps in one process never share counters.
+
+Under `ragline serve --workers N` the worker processes share their counters through
+prometheus_client's multiprocess mode (PROMETHEUS_MULTIPROC_DIR, set by `ragline serve`
+before the workers start): a scrape answered by any worker reports the totals of all of
+them, plus the state read from the truth at scrape time (jobs, freshness, breakers).
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -16,6 +23,7 @@ from core.types import Answer
 
 log = logging.getLogger("ragline.metrics")
 
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.8, 1, 2.5, 5, 10, 30)
 # Search stages as timed by fusion/pipeline.py and generation, and their stage label.
 _STAGES = {"route": "route", "fuse_serve": "fuse", "rerank": "rerank", "generate": "generate"}
@@ -82,6 +90,8 @@ class SourceStatus(Protocol):
 @dataclass
 class Metrics:
     registry: CollectorRegistry = field(default_factory=CollectorRegistry)
+    # Collectors read at scrape time (not counted in processes): added to every exposition.
+    _scrape_time: list[Collector] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.queries = Counter(
@@ -119,6 +129,12 @@ class Metrics:
             "ragline_llm_model_choices", "Answers per model routing tier (small/large/none)",
             ["tier", "model"], registry=self.registry,
         )
+        # Known label values exist from the start (at 0), so a dashboard shows "none yet"
+        # rather than "no data".
+        for reason in ("in_flight", "rate_limit"):
+            self.refused.labels(reason=reason)
+        for kind in ("documents", "rows", "status"):
+            self.gateway_answers.labels(answered_by=kind)
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.retrieval_seconds = Histogram(
@@ -164,14 +180,15 @@ class Metrics:
             "ragline_ingested_pages", "Pages (or sheets/sections) staged by ingestion",
             registry=self.registry,
         )
+        # multiprocess_mode (ignored in one process): the highest value of the live workers.
         self.alerts_firing = Gauge(
             "ragline_alerts_firing", "Alerts firing now, per rule (monitoring/alert_rules.toml)",
-            ["alert", "severity"], registry=self.registry,
+            ["alert", "severity"], registry=self.registry, multiprocess_mode="livemax",
         )
         self.actions_active = Gauge(
             "ragline_alert_action_active",
             "Automatic alert actions in effect (1) or not (0): degrade_routing, pause_llm, ...",
-            ["action"], registry=self.registry,
+            ["action"], registry=self.registry, multiprocess_mode="livemax",
         )
 
     def observe_answer(
@@ -222,10 +239,21 @@ class Metrics:
 
     def watch_state(self, read: Callable[[], OpsState]) -> None:
         """Expose jobs, queue depth, freshness and breakers, read at each scrape."""
-        self.registry.register(_StateCollector(read))
+        collector = _StateCollector(read)
+        self.registry.register(collector)
+        self._scrape_time.append(collector)
 
     def exposition(self) -> bytes:
-        return generate_latest(self.registry)
+        shared = os.environ.get(MULTIPROC_ENV, "")
+        if not shared:
+            return generate_latest(self.registry)
+        from prometheus_client import multiprocess
+
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=shared)
+        for collector in self._scrape_time:
+            registry.register(collector)
+        return generate_latest(registry)
 
     def observe_gateway_call(self, kind: str, source: str, status: str) -> None:
         self.gateway_calls.labels(kind=kind, source=source, status=status).inc()

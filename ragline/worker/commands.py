@@ -65,6 +65,8 @@ def serve(
     os.environ[QUEUE_ENV] = queue
     if cache_ttl is not None:
         os.environ["RAGLINE_API__CACHE_TTL_S"] = str(cache_ttl)
+    if count > 1:
+        _share_metrics(settings)
     Console(stderr=True).print(
         f"ragline serve: {count} process(es) on {host or settings.api.host}:"
         f"{port or settings.api.port}, data in {settings.data_dir}"
@@ -79,6 +81,21 @@ def serve(
         access_log=False,
         **uvicorn_options(settings.api, count),
     )
+
+
+def _share_metrics(settings: Settings) -> None:
+    """Worker processes count into one set of files, so a scrape answered by any of them
+    reports everyone's totals (prometheus_client multiprocess mode). Set before the workers
+    import prometheus_client; the files of a previous run are removed first."""
+    import os
+
+    from monitoring.metrics import MULTIPROC_ENV
+
+    shared = Path(os.environ.get(MULTIPROC_ENV) or settings.data_dir.resolve() / "metrics")
+    shared.mkdir(parents=True, exist_ok=True)
+    for old in shared.glob("*.db"):
+        old.unlink()
+    os.environ[MULTIPROC_ENV] = str(shared)
 
 
 def worker(

@@ -215,6 +215,9 @@ def _traffic(api: str, round_: int) -> None:
         for q in (f"zephyrine merger budget {round_}", f"quantum gravity of eels {round_}"):
             assert c.post("/v1/ask", headers=READER, json={"question": q}).status_code == 200
         assert c.post("/v1/search", json={"question": "no key"}).status_code == 401
+        # The knowledge gateway without configured sources: a refused template call.
+        rows = c.post("/v1/rows", headers=READER, json={"template": "nonexistent", "params": {}})
+        assert 400 <= rows.status_code < 500, rows.text
         denied = c.post("/v1/documents", headers=READER, files={"file": ("x.md", "# x\n\ny")})
         assert denied.status_code == 403
         hidden = c.get(f"/v1/documents/{secret['doc_id']}", headers=READER)

@@ -42,6 +42,15 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def _sample(scrape: str, name: str, *labels: str) -> int:
+    """The sum of a metric's samples whose labels include all of `labels`."""
+    total = 0.0
+    for line in scrape.splitlines():
+        if line.startswith(name + "{") and all(label in line for label in labels):
+            total += float(line.rsplit(" ", 1)[1])
+    return round(total)
+
+
 def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -95,6 +104,15 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
                 assert retry.isdigit() and int(retry) >= 1
                 assert json.loads(text)["error"]["type"] == "too_many_requests"
         assert httpx.get(f"{base}/healthz", timeout=5).status_code == 200
+        # One scrape, answered by either process, counts the requests of both.
+        scrape = httpx.get(f"{base}/metrics", timeout=10).text
+        assert _sample(scrape, "ragline_requests_refused_total", 'reason="in_flight"') == (
+            codes.count(429)
+        )
+        served = _sample(
+            scrape, "ragline_http_requests_total", 'endpoint="/v1/search"', 'status="200"'
+        )
+        assert served == codes.count(200)
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         try:
