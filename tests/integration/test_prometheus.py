@@ -146,8 +146,10 @@ def ragline_url(tmp_path_factory: pytest.TempPathFactory, llm_url: str) -> Itera
     log = root / "serve.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
+            # One process: breaker states are per process (a scrape shows the breakers of
+            # the worker that answers it); counters are shared across workers anyway.
             [sys.executable, "-c", "from ragline.cli import app; app()", "serve",
-             "--port", str(port), "--log-level", "warning"],
+             "--workers", "1", "--port", str(port), "--log-level", "warning"],
             env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root,
         )
     try:
