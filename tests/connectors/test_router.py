@@ -95,12 +95,3 @@ def test_a_bound_parameter_counts_only_when_the_principal_has_the_attribute(
     analyst = Principal("a", roles=frozenset({"analyst"}))  # no region: must name one
     assert router.decide(q, analyst).template != "region_totals"
 
-
-def test_cached_answers_are_per_attribute_set() -> None:
-    """Two keys of one user with different regions must not share cached rows."""
-    from core.types import Principal
-    from ragline.api.cache import cache_key
-
-    west = Principal("u", roles=frozenset({"sales"}), attributes=(("region", "West"),))
-    south = Principal("u", roles=frozenset({"sales"}), attributes=(("region", "South"),))
-    assert cache_key(west, "ask", "q", {}) != cache_key(south, "ask", "q", {})
