@@ -23,6 +23,8 @@ def cache_key(principal: Principal, endpoint: str, question: str, options: dict[
             "user": principal.user,
             "roles": sorted(principal.roles),
             "tags": sorted(principal.tags),
+            # Templates bind these (region, department): they change which rows come back.
+            "attributes": sorted(principal.attributes),
             "endpoint": endpoint,
             "question": question,
             "options": options,

@@ -12,16 +12,9 @@ from sqlalchemy import create_engine
 
 from connectors.config import PACKAGED_SAMPLE, GatewayConfig, load_gateway_config
 from connectors.gateway import Gateway
-from connectors.records import GatewayRecords, Trace
+from connectors.records import GatewayRecords
 from connectors.sample.database import load_sample
-from core.types import Principal
 from indexing.models import Base
-
-ANALYST = Principal("ann", roles=frozenset({"analyst"}))
-SALES_WEST = Principal("wes", roles=frozenset({"sales"}), attributes=(("region", "West"),))
-SALES_NONE = Principal("sam", roles=frozenset({"sales"}))  # no region attribute
-SUPPORT = Principal("sue", roles=frozenset({"support"}))
-NOBODY = Principal("nora", roles=frozenset({"intern"}))
 
 
 @pytest.fixture(scope="session")
@@ -51,8 +44,3 @@ def gateway(
     yield gw
     gw.close()
 
-
-def trace(principal: Principal = ANALYST, op: str = "test") -> Trace:
-    import uuid
-
-    return Trace(uuid.uuid4().hex, principal.user, op)

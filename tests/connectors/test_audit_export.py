@@ -7,7 +7,7 @@ import csv
 import io
 from datetime import UTC, datetime, timedelta
 
-from conftest import ANALYST, trace
+from gateway_principals import ANALYST, trace
 
 from connectors.gateway import Gateway
 from connectors.records import AuditRecord, GatewayRecords

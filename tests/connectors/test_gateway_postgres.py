@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import ANALYST, trace
+from gateway_principals import ANALYST, trace
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 

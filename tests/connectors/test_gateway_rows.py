@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ANALYST, NOBODY, SALES_NONE, SALES_WEST, SUPPORT, trace
+from gateway_principals import ANALYST, NOBODY, SALES_NONE, SALES_WEST, SUPPORT, trace
 from sqlalchemy import create_engine, text
 
 from connectors.config import GatewayConfig, Param, SqlSource, Template

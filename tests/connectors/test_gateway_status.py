@@ -9,7 +9,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from conftest import ANALYST, NOBODY, SUPPORT, trace
+from gateway_principals import ANALYST, NOBODY, SUPPORT, trace
 
 from connectors.config import GatewayConfig, HttpSource, StatusParam
 from connectors.gateway import Gateway

@@ -94,3 +94,4 @@ def test_a_bound_parameter_counts_only_when_the_principal_has_the_attribute(
     assert router.decide(q, west).template == "region_totals"
     analyst = Principal("a", roles=frozenset({"analyst"}))  # no region: must name one
     assert router.decide(q, analyst).template != "region_totals"
+
