@@ -111,7 +111,8 @@ def render_table(rows: Sequence[Sequence[str]]) -> str:
 
 
 def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...], ...]:
-    """Clean cells, drop empty rows and columns, pad to a rectangle."""
+    """Clean cells, drop empty rows and columns (and columns repeating their left
+    neighbour in every row), pad to a rectangle."""
     cleaned = [[clean_text(c or "") if "\n" not in (c or "") else
                 "\n".join(clean_text(p) for p in (c or "").split("\n")).strip()
                 for c in r] for r in rows]
@@ -122,6 +123,10 @@ def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...
     for r in cleaned:
         r.extend([""] * (width - len(r)))
     keep = [j for j in range(width) if any(r[j] for r in cleaned)]
+    # A column equal to its left neighbour in every row is one merged cell drawn over a
+    # finer grid (forms), not data of its own.
+    keep = [j for k, j in enumerate(keep)
+            if k == 0 or any(r[j] != r[keep[k - 1]] for r in cleaned)]
     return tuple(tuple(r[j] for j in keep) for r in cleaned)
 
 

@@ -51,8 +51,8 @@ _BLOCK = {"p", "div", "section", "article", "main", "ul", "ol", "dl", "table", "
           "dt", "dd", "hr", "br", "address", "details", "summary", "li", "tbody", "thead",
           "tr", "td", "th"}
 # Blocks that are containers: their children are walked like the page's.
-_CONTAINERS = _BLOCK - {"p", "ul", "ol", "pre", "table", "br", "hr", "h1", "h2", "h3", "h4",
-                        "h5", "h6"}
+_CONTAINERS = _BLOCK - {"p", "ul", "ol", "dl", "pre", "table", "br", "hr", "h1", "h2", "h3",
+                        "h4", "h5", "h6"}
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _LINE_BREAKS = {"li", "p", "div", "tr", "dt", "dd"}
 _BODY = re.compile(r"<body[^>]*>(.*)", re.IGNORECASE | re.DOTALL)
@@ -224,6 +224,8 @@ class _Walker:
             self.b.add("paragraph", _inline(el), 1, line, end)
         elif tag in ("ul", "ol"):
             self.b.add("list", _list_text(el), 1, line, end)
+        elif tag == "dl":
+            self.b.add("list", _definitions(el), 1, line, end)
         elif tag == "pre":
             self.b.add("code", el.text_content().strip("\n"), 1, line, end)
         elif tag == "table":
@@ -268,14 +270,41 @@ def _list_text(root: etree._Element) -> str:
             if own:
                 entries.append((None, "  " * depth + f"{marker} {own}"))
             entries.extend((c, depth + 1) for c in li.iter("ul", "ol")
-                           if c is not li and _nearest_li(c) is li)
+                           if c is not li and _nearest(c, "li") is li)
         stack.extend(reversed(entries))
     return "\n".join(out)
 
 
-def _nearest_li(el: etree._Element) -> etree._Element | None:
+def _definitions(dl: etree._Element) -> str:
+    """A definition list as "term: definition" lines; several terms share the definitions
+    that follow them, several definitions of one term are joined with "; "."""
+    out: list[str] = []
+    terms: list[str] = []
+    defs: list[str] = []
+
+    def emit() -> None:
+        if terms or defs:
+            term = " / ".join(terms)
+            out.append(f"{term}: {'; '.join(defs)}" if term and defs else term or "; ".join(defs))
+
+    for child in dl.iter("dt", "dd"):
+        text = _inline(child)
+        if not text or _nearest(child, "dl") is not dl:  # a nested list is in its dd
+            continue
+        if child.tag == "dt":
+            if defs:
+                emit()
+                terms, defs = [], []
+            terms.append(text)
+        else:
+            defs.append(text)
+    emit()
+    return "\n".join(out)
+
+
+def _nearest(el: etree._Element, tag: str) -> etree._Element | None:
     p = el.getparent()
-    while p is not None and p.tag != "li":
+    while p is not None and p.tag != tag:
         p = p.getparent()
     return p
 

@@ -122,12 +122,20 @@ def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) ->
 
 def _table(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:
     rows: list[list[str]] = []
+    head = 0  # rows in the table's header (GFM: one, blank when the author left it empty)
+    in_head = False
     while i < len(tokens) and tokens[i].type != "table_close":
         tok = tokens[i]
-        if tok.type == "tr_open":
+        if tok.type in ("thead_open", "thead_close"):
+            in_head = tok.type == "thead_open"
+        elif tok.type == "tr_open":
             rows.append([])
+            head += in_head
         elif tok.type == "inline" and rows:
             rows[-1].append(_inline_text(tok).replace("\n", " "))
         i += 1
-    b.table(rows, 1, start, end)
+    # The syntax says which row is the header: no guessing. A blank header row is no
+    # header (it is dropped as empty, and the rows below are all data).
+    n_header = 1 if head and any(c.strip() for c in rows[0]) else 0
+    b.table(rows, 1, start, end, n_header)
     return i + 1

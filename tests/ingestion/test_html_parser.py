@@ -110,3 +110,11 @@ def test_key_value_table_with_row_headers_has_no_header_row() -> None:
                           ("Website", "mozilla.org"))
     assert table.text.split("\n") == ["Industry: Software", "Founded: 1998",
                                        "Website: mozilla.org"]
+
+
+def test_definition_list_keeps_term_definition_pairs() -> None:
+    page = (b"<html><body><dl><dt><abbr>PDP</abbr></dt><dd>Policy <b>Decision</b> Point</dd>"
+            b"<dt>PE</dt><dt>Policy Engine</dt><dd>Decides access</dd><dd>Part of the PDP</dd>"
+            b"</dl></body></html>")
+    assert texts(page) == ["PDP: Policy Decision Point\n"
+                           "PE / Policy Engine: Decides access; Part of the PDP"]

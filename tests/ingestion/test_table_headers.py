@@ -154,6 +154,15 @@ def test_markdown_and_csv_headers_are_unchanged() -> None:
     md = b"# T\n\n| Name | Qty |\n|---|---|\n| bolt | 4 |\n| nut | 9 |\n"
     [table] = [b for b in parse_bytes(md, Path("t.md")).blocks if b.kind == "table"]
     assert table.rows == (("Name", "Qty"), ("bolt", "4"), ("nut", "9"))
+    # The syntax names the header, so a code-like sorted header is still a header...
+    md = b"| CODE | Country |\n|---|---|\n| DE01 | Germany |\n| FR02 | France |\n| IT03 | Italy |\n"
+    [table] = [b for b in parse_bytes(md, Path("t.md")).blocks if b.kind == "table"]
+    assert table.rows[0] == ("CODE", "Country")
+    # ... and a blank header row means no header.
+    md = b"| | |\n|---|---|\n| API | Application Programming Interface |\n| PE | Policy Engine |\n"
+    [table] = [b for b in parse_bytes(md, Path("t.md")).blocks if b.kind == "table"]
+    assert table.rows == (("", ""), ("API", "Application Programming Interface"),
+                          ("PE", "Policy Engine"))
     csv = b"Name,Qty\nbolt,4\nnut,9\n"
     [table] = [b for b in parse_bytes(csv, Path("t.csv")).blocks if b.kind == "table"]
     assert table.rows[0] == ("Name", "Qty")
