@@ -121,8 +121,9 @@ def _corpus(rng: random.Random) -> list[Doc]:
             f"questions about {identifier} go to the {rng.choice(['finance', 'legal', 'it'])} "
             f"desk.\n"
         )
-        docs.append(Doc(f"fuzz-{i:02d}-{codename.lower()}.md", acl, title, codename, identifier,
-                        text))
+        docs.append(
+            Doc(f"fuzz-{i:02d}-{codename.lower()}.md", acl, title, codename, identifier, text)
+        )
     return docs
 
 
@@ -161,8 +162,9 @@ def _keys() -> list[ApiKey]:
     scope="module",
     params=["embedded", pytest.param("production", marks=pytest.mark.integration)],
 )
-def settings(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-             ) -> Iterator[Settings]:
+def settings(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Settings]:
     root = tmp_path_factory.mktemp(f"fuzz-{request.param}")
     api = ApiSettings(keys=_keys(), max_top_k=20)
     if request.param == "embedded":
@@ -308,8 +310,15 @@ class Probe:
 def _probes(rng: random.Random, docs: list[Doc]) -> list[Probe]:
     # Weights: the id lookups are cheap, the retrieval doors cost ~0.1 s of CPU each.
     endpoints = [
-        *["search"] * 5, *["ask"] * 2, "chat", *["mcp_search"] * 2, "mcp_ask",
-        *["document"] * 3, *["meta"] * 2, *["job"] * 2, "mcp_meta",
+        *["search"] * 5,
+        *["ask"] * 2,
+        "chat",
+        *["mcp_search"] * 2,
+        "mcp_ask",
+        *["document"] * 3,
+        *["meta"] * 2,
+        *["job"] * 2,
+        "mcp_meta",
     ]
     keys = [k for k in PRINCIPALS if k != "k-carol"]
     out = []
@@ -371,8 +380,9 @@ class Prober:
             if ok != _visible(p.key, p.target):
                 (leaks if ok else misses).append(f"{p.key} {p.endpoint} {p.target.key}: {ok}")
             question = ident  # the caller supplied the id: its echo is no leak
-        leaks += [f"{p.key} {p.endpoint} {question!r} -> {x}" for x in
-                  _leaks(p.key, body, question, docs)]
+        leaks += [
+            f"{p.key} {p.endpoint} {question!r} -> {x}" for x in _leaks(p.key, body, question, docs)
+        ]
         return leaks, misses
 
 
@@ -428,10 +438,12 @@ def test_write_side_probes(world: World) -> None:
     assert doc is not None and doc.acl_tags == frozenset({"alpha"})
     assert [v.status for v in meta.versions(secret.doc_id)] == ["current"]
     # 2. no oracle: the exact bytes and other bytes get one and the same answer.
-    same = client.post("/v1/documents", headers=_h("k-dave"),
-                       files={"file": (secret.key, secret.text.encode())})
-    other = client.post("/v1/documents", headers=_h("k-dave"),
-                        files={"file": (secret.key, b"# guess\n\nguess\n")})
+    same = client.post(
+        "/v1/documents", headers=_h("k-dave"), files={"file": (secret.key, secret.text.encode())}
+    )
+    other = client.post(
+        "/v1/documents", headers=_h("k-dave"), files={"file": (secret.key, b"# guess\n\nguess\n")}
+    )
     assert same.status_code == other.status_code == 403 and same.json() == other.json()
     assert sorted(p.name for p in world.ctx.upload_dir.iterdir()) == files_before
     # 3. a re-tag with the same bytes tightens at once and reaches the stores.
