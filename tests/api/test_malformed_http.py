@@ -29,15 +29,15 @@ BODY_TIMEOUT_S = 1.5
 # like any other (the stores quote terms; nothing is interpreted).
 NASTY_QUESTIONS = [
     "'; DROP TABLE documents; --",
-    "\" OR 1=1 --",
+    '" OR 1=1 --',
     "1' UNION SELECT acl_tags FROM documents WHERE '1'='1",
     "title:* AND acl:finance",
     "text:(secret OR plan)^10 AND NOT public:true",
     "{!lucene}*:*",
     "/.*secret.*/",
-    "acl : \"finance\" OR text : *",
+    'acl : "finance" OR text : *',
     "NEAR(secret plan, 2) OR secret*",
-    "\"unterminated phrase",
+    '"unterminated phrase',
     "^title:secret",
     "{text title section} : secret",
     "a AND OR NOT b (((",
@@ -142,8 +142,9 @@ def test_short_body_gets_408_instead_of_a_hang(server: str) -> None:
     started = time.monotonic()
     status, headers, body = _raw(
         server,
-        b"POST /v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY.encode()
-        + b"\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"question\":",
+        b"POST /v1/search HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + KEY.encode()
+        + b'\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"question":',
     )
     took = time.monotonic() - started
     assert status == 408 and headers["content-type"] == "application/json", (status, body)
@@ -184,12 +185,24 @@ def test_bad_bodies_sizes_and_auth_get_json_4xx(server: str) -> None:
         # auth
         ("post", search, {"json": {"question": "x"}}, (401,)),
         ("post", search, {"json": {"question": "x"}, "headers": {"X-API-Key": ""}}, (401,)),
-        ("post", search, {"json": {"question": "x"}, "headers": {"Authorization": "Basic Zm9v"}},
-         (401,)),
-        ("post", search, {"json": {"question": "x"}, "headers": {"Authorization": "Bearer"}},
-         (401,)),
-        ("post", search, {"json": {"question": "x"}, "headers": {"X-API-Key": "ключ".encode()}},
-         (401,)),
+        (
+            "post",
+            search,
+            {"json": {"question": "x"}, "headers": {"Authorization": "Basic Zm9v"}},
+            (401,),
+        ),
+        (
+            "post",
+            search,
+            {"json": {"question": "x"}, "headers": {"Authorization": "Bearer"}},
+            (401,),
+        ),
+        (
+            "post",
+            search,
+            {"json": {"question": "x"}, "headers": {"X-API-Key": "ключ".encode()}},
+            (401,),
+        ),
         # bodies
         ("post", search, {"content": b"{not json", "headers": AUTH}, (422,)),
         ("post", search, {"content": b"\xff\xfe\x00", "headers": AUTH}, (422,)),
@@ -199,36 +212,77 @@ def test_bad_bodies_sizes_and_auth_get_json_4xx(server: str) -> None:
         ("post", search, {"json": {"question": "   "}, "headers": AUTH}, (422,)),
         ("post", search, {"json": {"question": "x", "top_k": 10**12}, "headers": AUTH}, (422,)),
         ("post", search, {"json": {"question": "x", "top_k": "all"}, "headers": AUTH}, (422,)),
-        ("post", search, {"json": {"question": "x", "doc_types": "pdf"}, "headers": AUTH},
-         (422,)),
-        ("post", search, {"json": {"question": "x", "tags": ["finance"]}, "headers": AUTH},
-         (422,)),
+        ("post", search, {"json": {"question": "x", "doc_types": "pdf"}, "headers": AUTH}, (422,)),
+        ("post", search, {"json": {"question": "x", "tags": ["finance"]}, "headers": AUTH}, (422,)),
         ("post", "/v1/ask", {"json": {"question": "q" * 5000}, "headers": AUTH}, (422,)),
         ("post", "/v1/chat/completions", {"json": {"messages": []}, "headers": AUTH}, (422,)),
         ("post", "/v1/chat/completions", {"json": {"messages": "hi"}, "headers": AUTH}, (422,)),
-        ("post", "/v1/chat/completions",
-         {"json": {"messages": [{"role": "user", "content": 7}]}, "headers": AUTH}, (422,)),
-        ("post", "/v1/chat/completions",
-         {"json": {"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]},
-          "headers": AUTH}, (404,)),
-        ("post", "/v1/chat/completions",
-         {"json": {"stream": "yes please", "messages": [{"role": "user", "content": "x"}]},
-          "headers": AUTH}, (422,)),
+        (
+            "post",
+            "/v1/chat/completions",
+            {"json": {"messages": [{"role": "user", "content": 7}]}, "headers": AUTH},
+            (422,),
+        ),
+        (
+            "post",
+            "/v1/chat/completions",
+            {
+                "json": {"model": "gpt-9", "messages": [{"role": "user", "content": "x"}]},
+                "headers": AUTH,
+            },
+            (404,),
+        ),
+        (
+            "post",
+            "/v1/chat/completions",
+            {
+                "json": {"stream": "yes please", "messages": [{"role": "user", "content": "x"}]},
+                "headers": AUTH,
+            },
+            (422,),
+        ),
         # documents and jobs
         ("post", "/v1/documents", {"headers": AUTH}, (422,)),
-        ("post", "/v1/documents", {"content": b"--x\r\n", "headers": {
-            **AUTH, "Content-Type": "multipart/form-data; boundary=x"}}, (400, 422)),
-        ("post", "/v1/documents", {"files": {"file": ("a.md", b"x" * 70_000)}, "headers": AUTH},
-         (413,)),
+        (
+            "post",
+            "/v1/documents",
+            {
+                "content": b"--x\r\n",
+                "headers": {**AUTH, "Content-Type": "multipart/form-data; boundary=x"},
+            },
+            (400, 422),
+        ),
+        (
+            "post",
+            "/v1/documents",
+            {"files": {"file": ("a.md", b"x" * 70_000)}, "headers": AUTH},
+            (413,),
+        ),
         ("post", "/v1/documents", {"files": {"file": ("a.md", b"")}, "headers": AUTH}, (422,)),
-        ("post", "/v1/documents", {"files": {"file": ("a.exe", b"MZ\x90\x00" + bytes(300))},
-                                   "headers": AUTH}, (415,)),
-        ("post", "/v1/documents", {"files": {"file": ("a.md", b"x")},
-                                   "data": {"source_trust": "2"}, "headers": AUTH}, (422,)),
-        ("post", "/v1/documents", {"files": {"file": ("a.md", b"x")},
-                                   "data": {"modified": "yesterday"}, "headers": AUTH}, (422,)),
-        ("post", "/v1/documents", {"files": {"file": ("a.md", b"x")},
-                                   "data": {"key": "k" * 600}, "headers": AUTH}, (422,)),
+        (
+            "post",
+            "/v1/documents",
+            {"files": {"file": ("a.exe", b"MZ\x90\x00" + bytes(300))}, "headers": AUTH},
+            (415,),
+        ),
+        (
+            "post",
+            "/v1/documents",
+            {"files": {"file": ("a.md", b"x")}, "data": {"source_trust": "2"}, "headers": AUTH},
+            (422,),
+        ),
+        (
+            "post",
+            "/v1/documents",
+            {"files": {"file": ("a.md", b"x")}, "data": {"modified": "yesterday"}, "headers": AUTH},
+            (422,),
+        ),
+        (
+            "post",
+            "/v1/documents",
+            {"files": {"file": ("a.md", b"x")}, "data": {"key": "k" * 600}, "headers": AUTH},
+            (422,),
+        ),
         ("post", "/v1/documents", {"files": {"file": ("", b"x")}, "headers": AUTH}, (422,)),
         ("get", "/v1/documents/..%2f..%2fetc%2fpasswd", {"headers": AUTH}, (404,)),
         ("get", "/v1/documents/" + "0" * 5000, {"headers": AUTH}, (404,)),
@@ -247,7 +301,8 @@ def test_bad_bodies_sizes_and_auth_get_json_4xx(server: str) -> None:
     # A Content-Length over the upload limit is refused before the body is read.
     status, headers, body = _raw(
         server,
-        b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY.encode()
+        b"POST /v1/documents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+        + KEY.encode()
         + b"\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 1000000000"
         b"\r\n\r\n--b\r\n",
     )

@@ -108,8 +108,9 @@ def test_cli_tag_then_api_key_writes_are_checked(tmp_path: Path) -> None:
     denied = run("ingest", str(f), "--tag", "it", "--api-key", "it-writer", "--json")
     assert denied["files"][0]["status"] == "failed"
     assert "no access" in denied["files"][0]["reason"]
-    allowed = run("ingest", str(f), "--tag", "hr", "--tag", "it", "--api-key", "hr-writer",
-                  "--json")
+    allowed = run(
+        "ingest", str(f), "--tag", "hr", "--tag", "it", "--api-key", "hr-writer", "--json"
+    )
     assert allowed["files"][0]["status"] == "failed"  # "it" is not hanna's to grant
     assert "not: ['it']" in allowed["files"][0]["reason"]
     r = runner.invoke(cli, ["delete", doc_id, "--api-key", "it-writer"], env=env)
