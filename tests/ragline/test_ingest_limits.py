@@ -141,3 +141,11 @@ def test_batch_reports_in_found_order_after_deferring(tmp_path: Path) -> None:
     assert seen == ["b-small.md", "a-big.md"]  # the big one waited
     assert [Path(o.path).name for o in outcomes] == ["a-big.md", "b-small.md"]
     assert all(o.status == "indexed" for o in outcomes)
+
+
+def test_a_file_of_headings_only_is_indexed_with_a_warning(rag: Ragline, tmp_path: Path) -> None:
+    page = tmp_path / "log.html"
+    page.write_text("<html><body><h1>Server log</h1><pre></pre></body></html>")
+    (outcome,), _ = rag.ingest([page])
+    assert outcome.status == "indexed" and outcome.chunks == 1
+    assert outcome.warnings[-1].startswith("only 1 heading(s) and no body text")
