@@ -87,6 +87,17 @@ def no_chunks_reason(parsed: ParsedDocument, fmt: str, size: int) -> str:
             f"empty or damaged file?){said}")
 
 
+def headings_only_warning(parsed: ParsedDocument, size: int) -> str | None:
+    """A file whose extracted text is nothing but headings: its body was most likely
+    dropped by the parser (or it has none). Indexed, but never silently."""
+    if not parsed.blocks or any(b.kind != "heading" for b in parsed.blocks):
+        return None
+    return (
+        f"only {len(parsed.blocks)} heading(s) and no body text were extracted from "
+        f"{size} bytes: the content may have been dropped by the parser, or it is empty"
+    )
+
+
 def chunk_limit_warning(kept: Sequence[ChunkDraft], total: int) -> str:
     last = kept[-1]
     where = f"page {last.page_end}" if last.page_end > 1 else f"line {last.line_end}"
@@ -312,6 +323,8 @@ class DocumentIngestor:
         if not drafts:  # a non-empty file (empty ones fail in the parser) with no text
             raise ParseError(no_chunks_reason(parsed, doc_format, len(data)))
         warnings = list(parsed.warnings)
+        if (bare := headings_only_warning(parsed, len(data))) is not None:
+            warnings.append(bare)
         cap = self._settings.ingest_limits.max_chunks_per_file
         if 0 < cap < len(drafts):  # before summaries and embeddings: they cost per chunk
             warnings.append(chunk_limit_warning(drafts[:cap], len(drafts)))

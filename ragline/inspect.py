@@ -22,7 +22,7 @@ from core.types import Block
 from ingestion.chunker import ChunkDraft, chunk_blocks, table_id
 from ingestion.parse import MB, ParseOptions, check_size, document_format, parse_file
 from ingestion.pii import PiiMasker
-from ragline.ingest import chunk_limit_warning, no_chunks_reason
+from ragline.ingest import chunk_limit_warning, headings_only_warning, no_chunks_reason
 
 PREVIEW = 80
 _SEPARATOR = re.compile(r"^\|(-{3}\|)+$")
@@ -106,8 +106,11 @@ def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
     tables = [b for b in blocks if b.kind == "table"]
     # The same verdicts ingest would record, so a person sees them before ingesting.
     warnings = list(parsed.warnings)
+    size = path.stat().st_size
     if not drafts:
-        warnings.append(no_chunks_reason(parsed, fmt, path.stat().st_size))
+        warnings.append(no_chunks_reason(parsed, fmt, size))
+    elif (bare := headings_only_warning(parsed, size)) is not None:
+        warnings.append(bare)
     cap = settings.ingest_limits.max_chunks_per_file
     if 0 < cap < len(drafts):
         warnings.append(chunk_limit_warning(drafts[:cap], len(drafts)))

@@ -163,6 +163,22 @@ def pdf_self_reference() -> bytes:
     )
 
 
+def pdf_surrogate_font() -> bytes:
+    """A font whose ToUnicode map sends glyphs to a lone surrogate (U+DC43) and to NUL:
+    what flipped bytes in a real font map do, and what once ended a whole file with
+    `UnicodeEncodeError: surrogates not allowed` in the embedder."""
+    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def\n"
+            b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+            b"2 beginbfchar <41> <DC43> <42> <0000> endbfchar endcmap\n"
+            b"CMapName currentdict /CMap defineresource pop end end")
+    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>"
+    text = (b"BT /F1 12 Tf 72 720 Td (Damaged font maps AAB here; the rest of this sentence "
+            b"about the retention of wombat invoices is fine text.) Tj ET")
+    return pdf_bytes([b"<< /Type /Catalog /Pages 2 0 R >>",
+                      b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+                      _page(2, 4, 5), _stream(text), font, _stream(cmap)])
+
+
 def pdf_flate_bomb(inflated_mb: int) -> bytes:
     """A page whose content stream inflates from a few hundred KB to `inflated_mb`."""
     body = _TEXT + b"\n" + b" " * (inflated_mb * MB)
@@ -268,6 +284,7 @@ def crafted(scale: float) -> list[tuple[str, str, bytes]]:
         ("pdf_kids_cycle", "kids-cycle.pdf", pdf_kids_cycle()),
         ("pdf_parent_cycle", "parent-cycle.pdf", pdf_parent_cycle()),
         ("pdf_self_reference", "self-reference.pdf", pdf_self_reference()),
+        ("pdf_surrogate_font", "surrogate-font.pdf", pdf_surrogate_font()),
         ("pdf_flate_bomb", "flate-bomb.pdf", pdf_flate_bomb(big)),
         ("zip_bomb", "zip-bomb.docx", zip_bomb_docx(max(200, big))),
         ("zip_many_members", "many-sheets.xlsx", many_members_xlsx(8, 16)),

@@ -75,6 +75,13 @@ def test_known_hostile_cases_get_their_reasons(result: dict) -> None:
     for name in ("c-script-only.html", "c-blank.md"):  # non-empty, nothing to index
         assert rows[name]["status"] == "failed", rows[name]
         assert rows[name]["reason"].startswith("nothing to index"), rows[name]
+    for name in ("c-empty.xlsx", "c-huge-pre.html"):  # if only headings survive: said so
+        row = rows[name]
+        if row["status"] == "indexed" and row["chunks"] == 1:
+            assert any("only 1 heading(s) and no body text" in w for w in row["warnings"]), row
+    surrogate = rows["c-surrogate-font.pdf"]
+    assert surrogate["status"] == "indexed", surrogate
+    assert any("invalid character" in w for w in surrogate["warnings"]), surrogate
     control = rows["c-control.txt"]
     assert control["status"] == "indexed", control
     assert any("invalid character" in w for w in control["warnings"]), control

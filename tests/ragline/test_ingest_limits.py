@@ -16,6 +16,7 @@ import ragline.ingest as ingest_mod
 from core.settings import IngestLimitSettings, Settings
 from core.types import Principal
 from ragline.app import Ragline
+from ragline.bench.hostile_corpus import pdf_surrogate_font
 from ragline.cli import app as cli
 from ragline.ingest import defer_large
 from ragline.inspect import inspect_file
@@ -141,3 +142,26 @@ def test_batch_reports_in_found_order_after_deferring(tmp_path: Path) -> None:
     assert seen == ["b-small.md", "a-big.md"]  # the big one waited
     assert [Path(o.path).name for o in outcomes] == ["a-big.md", "b-small.md"]
     assert all(o.status == "indexed" for o in outcomes)
+
+
+def test_a_file_of_headings_only_is_indexed_with_a_warning(rag: Ragline, tmp_path: Path) -> None:
+    page = tmp_path / "log.html"
+    page.write_text("<html><body><h1>Server log</h1><pre></pre></body></html>")
+    (outcome,), _ = rag.ingest([page])
+    assert outcome.status == "indexed" and outcome.chunks == 1
+    assert outcome.warnings[-1].startswith("only 1 heading(s) and no body text")
+
+
+def test_pdf_whose_font_maps_to_lone_surrogates_indexes_and_answers(
+    rag: Ragline, tmp_path: Path
+) -> None:
+    """Issue 14, item 5: this ended with `UnicodeEncodeError: surrogates not allowed`."""
+    pdf = tmp_path / "damaged-font.pdf"
+    pdf.write_bytes(pdf_surrogate_font())
+    (outcome,), _ = rag.ingest([pdf])
+    assert outcome.status == "indexed" and outcome.chunks == 1, outcome
+    assert any("invalid character" in w for w in outcome.warnings)
+    hits = rag.search("retention of wombat invoices", OPERATOR).hits
+    assert hits and "\udc43" not in hits[0].chunk.text
+    report = inspect_file(pdf, rag.settings)  # inspect crashed on the same file
+    assert any("invalid character" in w for w in report["warnings"])
