@@ -174,7 +174,11 @@ def agent(
     from core.settings import LLMSettings
     from ragline.bench.agent import run_agent_bench
 
-    llm = LLMSettings(base_url=llm_url, model=llm_model, timeout_s=120) if llm_url else None
+    llm = (
+        LLMSettings(base_url=llm_url, model=llm_model, timeout_s=300, max_tokens=200)
+        if llm_url
+        else None
+    )
     result = _run_in(
         data_dir, lambda rag, root: run_agent_bench(rag, docs_dir, questions, llm, llm_sample)
     )
