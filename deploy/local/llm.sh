@@ -47,9 +47,8 @@ svc_install() {
     "$py" -m venv "$VENV" >>"$log" 2>&1 || die "could not create a virtualenv with $py (see $log)"
   fi
   if ! "$VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
-    local tag
-    tag=$("$VENV/bin/python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
-    if ! compgen -G "$WHEELS/llama_cpp_python-$LLAMA_CPP_VERSION-$tag-*.whl" >/dev/null; then
+    # The wheel is tagged py3-none-<platform>: one build serves every Python 3 here.
+    if ! compgen -G "$WHEELS/llama_cpp_python-$LLAMA_CPP_VERSION-*$(uname -m).whl" >/dev/null; then
       say "building llama-cpp-python $LLAMA_CPP_VERSION (compiles llama.cpp, several minutes)"
       CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$VENV/bin/pip" wheel --no-deps \
         "llama-cpp-python==$LLAMA_CPP_VERSION" -w "$WHEELS" >>"$log" 2>&1 ||

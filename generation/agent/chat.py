@@ -128,7 +128,8 @@ def tool_call_message(content: str, calls: Sequence[ToolCall]) -> ChatMessage:
     """The assistant message that carries `calls`, in the OpenAI request format."""
     return {
         "role": "assistant",
-        "content": content or None,
+        # "" rather than null: llama.cpp's server rejects a null content (OpenAI takes both).
+        "content": content or "",
         "tool_calls": [
             {
                 "id": c.id,

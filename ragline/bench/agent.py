@@ -94,8 +94,19 @@ def _summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _spread_sample(n: int, k: int | None) -> set[int]:
+    """`k` indices spread evenly over `n` questions (all when k is None or >= n)."""
+    if k is None or k >= n:
+        return set(range(n))
+    return {round(i * (n - 1) / max(k - 1, 1)) for i in range(k)}
+
+
 def run_agent_bench(
-    rag: Ragline, docs: Path, question_files: list[Path], llm: LLMSettings | None
+    rag: Ragline,
+    docs: Path,
+    question_files: list[Path],
+    llm: LLMSettings | None,
+    llm_sample: int | None = None,
 ) -> dict[str, Any]:
     rag.ingest([docs])
     questions = _load(question_files)
@@ -108,8 +119,10 @@ def run_agent_bench(
     generator = AnswerGenerator(OpenAICompatibleClient(llm)) if llm else None
     answers: dict[str, list[dict[str, Any]]] = {"extractive": [], "llm": []}
 
+    sampled = _spread_sample(len(questions), llm_sample)
+
     async def run_all() -> None:
-        for q in questions:
+        for i, q in enumerate(questions):
             result = await rag.asearch(q["question"], OPERATOR, top_k=5)
             best = relevance(result.hits[0], scale) if result.hits else 0.0
             rows.append((_answerable(q), best))
@@ -122,7 +135,7 @@ def run_agent_bench(
                     "pipeline_covered": result.covered,
                 }
             )
-            if generator is None:
+            if generator is None or i not in sampled:
                 continue
             for name, gen in (("extractive", extractive), ("llm", generator)):
                 t = time.perf_counter()
@@ -157,6 +170,7 @@ def run_agent_bench(
     if generator is not None:
         out["answers"] = {name: _summary(r) for name, r in answers.items()}
         out["llm_model"] = llm.model if llm else ""
+        out["llm_questions"] = sorted(questions[i]["id"] for i in sampled)
     print(
         json.dumps({k: v for k, v in out.items() if k != "details"}, indent=2, ensure_ascii=False)
     )

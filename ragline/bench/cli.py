@@ -278,6 +278,10 @@ def agent(
         str, typer.Option("--llm-url", help="Also answer with this OpenAI-compatible LLM.")
     ] = "",
     llm_model: Annotated[str, typer.Option("--llm-model")] = "smollm2-135m-instruct",
+    llm_sample: Annotated[
+        int | None,
+        typer.Option("--llm-sample", min=1, help="Answer only N questions, spread evenly."),
+    ] = None,
     json_out: JsonOut = None,
     data_dir: Work = None,
 ) -> None:
@@ -286,8 +290,12 @@ def agent(
     from core.settings import LLMSettings
     from ragline.bench.agent import run_agent_bench
 
-    llm = LLMSettings(base_url=llm_url, model=llm_model, timeout_s=120) if llm_url else None
+    llm = (
+        LLMSettings(base_url=llm_url, model=llm_model, timeout_s=300, max_tokens=200)
+        if llm_url
+        else None
+    )
     result = _run_in(
-        data_dir, lambda rag, root: run_agent_bench(rag, docs_dir, questions, llm)
+        data_dir, lambda rag, root: run_agent_bench(rag, docs_dir, questions, llm, llm_sample)
     )
     write_json(json_out, result)
