@@ -148,12 +148,14 @@ def identifiers(question: str) -> list[str]:
 
 
 def tagged_names(question: str) -> list[str]:
-    """Chinese proper nouns by jieba's part-of-speech tags: useful, but tags misfire on
-    ordinary words ("入门"), so these are checked more loosely than written names."""
+    """Names in a Chinese question that are checked loosely (anywhere in the quoted
+    document): Latin words ("TiSpark", "HDD") and proper nouns by jieba's part-of-speech
+    tags, which misfire on ordinary words ("入门")."""
     if not has_han(question):
         return []
-    return [p.word for p in _posseg().cut(question)
-            if p.flag in _NAME_TAGS and len(p.word) >= 2 and has_han(p.word)]
+    latin = [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
+    return latin + [p.word for p in _posseg().cut(question)
+                    if p.flag in _NAME_TAGS and len(p.word) >= 2 and has_han(p.word)]
 
 
 _UNIT_ZH = re.compile(
@@ -182,7 +184,6 @@ def names(question: str) -> list[str]:
     out: list[str] = key_terms(question)
     if has_han(question):
         out += [m.group(1) for m in _QUOTED.finditer(question)]
-        out += [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
     else:
         out += [m.group(1) for m in _QUOTED.finditer(question)]
         for m in _CAPITALISED.finditer(question):
@@ -296,10 +297,13 @@ def judge(
     doc_names = _norm(" ".join(names_of_docs.values()))
     wanted_periods = periods(question)
     wanted_ids = identifiers(question)
-    # Short all-capital acronyms name agencies, publishers and kinds of document ("FBI",
-    # "HR", "AD") more often than the thing asked about: they do not decide coverage.
+    # In English questions, short all-capital acronyms name agencies, publishers and kinds
+    # of document ("the FBI", "HR", "the AD") more often than the thing asked about: they
+    # do not decide coverage. (In Chinese questions a Latin acronym is a product or a
+    # term, "HDD", and does.)
+    english = not has_han(question)
     wanted_names = [n for n in names(question)
-                    if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
+                    if n not in wanted_ids and not (english and _ACRONYM.fullmatch(n))]
     soft_names = [n for n in tagged_names(question) if n not in wanted_names]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
 from core.types import Citation, Hit
@@ -28,13 +29,16 @@ DUPLICATE_JACCARD = 0.7
 MAX_ROW_CELLS = 8
 ROW_FLOOR = 0.8
 IDENTIFIER_WEIGHT = 1.5
+DOC_NAME_WEIGHT = 0.3
+RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
 MAX_LIST_ITEMS = 8
 
 # Sentences that refer back to the one before them.
 _ANAPHOR = re.compile(
-    r"^(?:it|this|these|that|those|they|such|its|their|he|she)\b|^(?:这|该|此|其|它|他们|它们)",
+    r"^(?:it|this|these|that|those|they|such|its|their|he|she|note)\b|"
+    r"^(?:这|该|此|其|它|他们|它们|说明[:：]|注[:：])",
     re.IGNORECASE,
 )
 # "What are the tenets…", "list the…", "有哪些": the answer is a list.
@@ -162,10 +166,18 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         for t in terms
     }
     n_chunks = len({c.chunk.content_id for c in cands})
+    # Words that name a retrieved document (its title or file name: "Java 开发手册",
+    # "Wikipedia Duck") say where to look, not what to quote.
+    doc_names = " ".join({
+        c.chunk.doc_id: f"{c.chunk.title} {unquote(c.chunk.source.rsplit('/', 1)[-1])}"
+        for c in cands
+    }.values())
+    naming = _matched_terms(terms, doc_names)
     weight = {
         t: math.log(1 + len(cands) / n)
         * math.log(1 + n_chunks / chunk_df[t]) / math.log(1 + n_chunks)
         * (IDENTIFIER_WEIGHT if _HAS_NUMBER.search(t) else 1.0)
+        * (DOC_NAME_WEIGHT if t in naming else 1.0)
         for t, n in df.items()
         if n
     }
@@ -203,6 +215,9 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
             score *= 0.5
         elif size > LONG_CHARS:
             score *= (LONG_CHARS / size) ** 0.3
+        # Retrieval's order is strong evidence (the right passage is usually first): a
+        # sentence from a lower-ranked passage must match clearly better to win.
+        score /= 1 + RANK_DECAY * cand.hit_rank
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
         out.append(_Scored(cand, score, relevance, novel, frozenset(hits)))
     return out
@@ -314,19 +329,50 @@ def _following_items(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> l
     return items
 
 
-def _completion(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> list[Candidate]:
+AnswerTest = Callable[[str], bool]
+
+
+def _answer_test(question: str) -> AnswerTest:
+    """Whether a sentence holds the kind of thing the question asks for; always true when
+    the question asks for no particular kind."""
+    if _QUANTITY_QUESTION.search(question):
+        known = set(_NUMBERS.findall(question))
+        return lambda text: _new_number(text, known)
+    kind = answer_kind(question)
+    if kind is not None:
+        return lambda text: has_answer_type(text, kind, question)
+    return lambda text: True
+
+
+def _completion(
+    chosen: _Scored, by_chunk: dict[str, list[Candidate]], holds_answer: AnswerTest
+) -> list[Candidate]:
     """Adjacent sentences that complete a chosen one: the one before when the chosen one
-    opens with a pronoun that refers back to it ("It", "这"). (A sentence that ends in a
-    colon is completed by its list items, see `_following_items`.)"""
+    opens with a pronoun or a note that refers back to it ("It", "这", "说明："); and,
+    when the chosen one lacks the kind of thing asked for (a number, a date, a name) and
+    a neighbour has it, that neighbour. (A sentence that ends in a colon is completed by
+    its list items, see `_following_items`.)"""
     seq = by_chunk[chosen.cand.chunk.content_id]
     k = seq.index(chosen.cand)
     cand = chosen.cand
     out: list[Candidate] = []
     if cand.is_table_row:
         return out
-    if _ANAPHOR.match(cand.text) and k > 0 and not seq[k - 1].is_table_row and not (
-            _heading_like(seq[k - 1])) and seq[k - 1].last_line >= cand.first_line - 1:
-        out.append(seq[k - 1])
+
+    def near(other: Candidate) -> bool:
+        return (not other.is_table_row and not _heading_like(other)
+                and other.first_line <= cand.last_line + 1
+                and other.last_line >= cand.first_line - 1)
+
+    prev = seq[k - 1] if k > 0 and near(seq[k - 1]) else None
+    nxt = seq[k + 1] if k + 1 < len(seq) and near(seq[k + 1]) else None
+    if prev is not None and _ANAPHOR.match(cand.text):
+        out.append(prev)
+    if not holds_answer(cand.text):
+        for other in (prev, nxt):
+            if other is not None and other not in out and holds_answer(other.text):
+                out.append(other)
+                break
     return out
 
 
@@ -360,6 +406,7 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
     for c in cands:
         by_chunk.setdefault(c.chunk.content_id, []).append(c)
     selected = _select(_score(question, cands), max_sentences)
+    holds_answer = _answer_test(question)
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:
@@ -370,8 +417,9 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
             groups[-1].append(s.cand)  # several rows of one table: one small table
             used.add(id(s.cand))
             continue
-        before = [c for c in _completion(s, by_chunk) if c.position < s.cand.position]
-        after = [c for c in _completion(s, by_chunk) if c.position > s.cand.position]
+        completion = _completion(s, by_chunk, holds_answer)
+        before = [c for c in completion if c.position < s.cand.position]
+        after = [c for c in completion if c.position > s.cand.position]
         items = _following_items(s, by_chunk) if (
             s.cand.intro or s.cand.list_item or _LIST_QUESTION.search(question)) else []
         group = [c for c in [*before, s.cand, *after] if id(c) not in used]
