@@ -92,8 +92,14 @@ class AnswerGenerator:
         ex = extract(question, hits, self.max_sentences)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
+        # The answer stands on its best quote: the question's constraints must be met in
+        # that quote's document (a year found in some other document's sentence is not).
+        best_doc = ex.quotes[0].sources[0].chunk.doc_id if ex.quotes[0].sources else ""
         verdict = judge(
-            question, intent, [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
+            question, intent,
+            [q.text for q in ex.quotes if q.sources and q.sources[0].chunk.doc_id == best_doc],
+            [c for c in ex.chosen if c.chunk.doc_id == best_doc],
+            [h.chunk for h in hits],
         )
         if not verdict.covered:
             return self._refusal(question, verdict, verdict.reason, hits, *warnings)

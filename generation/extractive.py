@@ -168,11 +168,15 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     n_chunks = len({c.chunk.content_id for c in cands})
     # Words that name a retrieved document (its title or file name: "Java 开发手册",
     # "Wikipedia Duck") say where to look, not what to quote.
-    doc_names = " ".join({
+    names_by_doc = {
         c.chunk.doc_id: f"{c.chunk.title} {unquote(c.chunk.source.rsplit('/', 1)[-1])}"
         for c in cands
-    }.values())
-    naming = _matched_terms(terms, doc_names)
+    }
+    naming = _matched_terms(terms, " ".join(names_by_doc.values()))
+    # ... but when the question names one of them ("the sample Word document"), that
+    # document's sentences are preferred over the same text found elsewhere.
+    named_by = {d: len(_matched_terms(list(naming), n)) for d, n in names_by_doc.items()}
+    most_named = max(named_by.values(), default=0)
     weight = {
         t: math.log(1 + len(cands) / n)
         * math.log(1 + n_chunks / chunk_df[t]) / math.log(1 + n_chunks)
@@ -215,6 +219,8 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
             score *= 0.5
         elif size > LONG_CHARS:
             score *= (LONG_CHARS / size) ** 0.3
+        if most_named:
+            score *= 1 + 0.3 * named_by[cand.chunk.doc_id] / most_named
         # Retrieval's order is strong evidence (the right passage is usually first): a
         # sentence from a lower-ranked passage must match clearly better to win.
         score /= 1 + RANK_DECAY * cand.hit_rank
