@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
-from core.types import Citation, Hit
+from core.types import Chunk, Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
 from generation.answerable import asked_unit
 from generation.cite import Quote, Source, assemble
@@ -56,6 +56,7 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+_FILE_SEP = re.compile(r"[-_.]+")
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百千万亿两]+")
 
 
@@ -152,6 +153,11 @@ def _novel(cand: Candidate, matched: set[str]) -> bool:
     return False
 
 
+def _doc_name(chunk: Chunk) -> str:
+    """A document's title and file name, words split ("en-docling-word_sample.docx")."""
+    return f"{chunk.title} {_FILE_SEP.sub(' ', unquote(chunk.source.rsplit('/', 1)[-1]))}"
+
+
 def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     terms = query_terms(question)
     matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
@@ -168,10 +174,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     n_chunks = len({c.chunk.content_id for c in cands})
     # Words that name a retrieved document (its title or file name: "Java 开发手册",
     # "Wikipedia Duck") say where to look, not what to quote.
-    names_by_doc = {
-        c.chunk.doc_id: f"{c.chunk.title} {unquote(c.chunk.source.rsplit('/', 1)[-1])}"
-        for c in cands
-    }
+    names_by_doc = {c.chunk.doc_id: _doc_name(c.chunk) for c in cands}
     naming = _matched_terms(terms, " ".join(names_by_doc.values()))
     # ... but when the question names one of them ("the sample Word document"), that
     # document's sentences are preferred over the same text found elsewhere.
