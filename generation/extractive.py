@@ -430,7 +430,7 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
         before = [c for c in completion if c.position < s.cand.position]
         after = [c for c in completion if c.position > s.cand.position]
         items = _following_items(s, by_chunk) if (
-            s.cand.intro or s.cand.list_item or _LIST_QUESTION.search(question)) else []
+            s.cand.intro or (s is selected[0] and _LIST_QUESTION.search(question))) else []
         group = [c for c in [*before, s.cand, *after] if id(c) not in used]
         if s.cand not in group:
             continue
