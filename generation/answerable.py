@@ -4,17 +4,22 @@ honest "not covered".
 
 The question's key constraints are pulled out language-aware (English and Chinese):
 
-- periods: years ("2015", "2015年") and months ("November", "11月") — they must be met by
-  the quoted sentences or the scope the passage declares (title, headings, table caption);
-- identifiers with digits ("P12.1.2", "V1.1", "7.5") — the same, they name one thing;
-- names: mixed-case terms and capitalised names in English ("TiProxy", "Kentucky"),
-  Latin words, quoted titles and proper nouns (jieba's name tags) in Chinese — they must
-  appear in a cited passage or its document's title;
+- periods: years ("2015", "2015年") and months ("November", "11月"), a month of a year
+  as one period — met by the quoted sentences, the scope their passage declares (title,
+  headings, table caption and header) or the retrieved text of the same document;
+- identifiers with digits ("P12.1.2", "V1.5", "3.1.0") and written names (mixed-case
+  terms, capitalised names in English, 《titles》) — met by the quote or its scope, or by
+  the quoted document's own name (title, file name, format: "the sample Word document");
+  short acronyms in English questions ("FBI", "HR") are publishers more often than
+  subjects and do not decide; Latin words in Chinese questions ("TiSpark", "HDD") must
+  appear somewhere in the quoted document;
 - the attribute asked for: a question asking for a quantity needs a number in the quoted
-  evidence (a clause number "第3条" or a section number is not a quantity).
+  evidence (a clause number "第3条" or a section number is not a quantity), and one of the
+  unit it asks for ("多少小时" needs 小时, "how many pages" needs pages).
 
-When some periods asked for are met and others are not, the answer is partial and says
-which ("the documents give this for 2015 but not for 2016").
+The constraints are checked on the best quote's document only. When a question lists
+several periods and only some are met, the answer is partial and says which ("the
+documents give this for 2015 but not for 2016").
 """
 
 from __future__ import annotations
@@ -23,8 +28,6 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 from urllib.parse import unquote
 
 from core.text import STOPWORDS, has_han
@@ -68,8 +71,6 @@ _IDENT = re.compile(r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
 _LATIN_IN_HAN = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
-# jieba part-of-speech tags for names: person, place, organisation, other proper noun.
-_NAME_TAGS = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
 # Capitalised words that are not names.
 _NOT_NAMES = frozenset({
     "i", "according", "based", "under", "in", "on", "at", "for", "of", "the", "a", "an",
@@ -85,13 +86,6 @@ class Verdict:
     partial: bool = False
     constraints: int = 0  # how many key constraints the question has
     met: int = 0  # how many of them the quote meets
-
-
-@lru_cache(maxsize=1)
-def _posseg() -> Any:
-    import jieba.posseg as posseg
-
-    return posseg
 
 
 def key_terms(question: str) -> list[str]:
@@ -149,13 +143,11 @@ def identifiers(question: str) -> list[str]:
 
 def tagged_names(question: str) -> list[str]:
     """Names in a Chinese question that are checked loosely (anywhere in the quoted
-    document): Latin words ("TiSpark", "HDD") and proper nouns by jieba's part-of-speech
-    tags, which misfire on ordinary words ("入门")."""
+    document): Latin words ("TiSpark", "HDD"). (jieba's part-of-speech name tags were
+    tried and dropped: they misfire on ordinary words, "入门" ns, "单元格" nr.)"""
     if not has_han(question):
         return []
-    latin = [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
-    return latin + [p.word for p in _posseg().cut(question)
-                    if p.flag in _NAME_TAGS and len(p.word) >= 2 and has_han(p.word)]
+    return [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
 
 
 _UNIT_ZH = re.compile(
