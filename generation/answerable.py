@@ -56,7 +56,9 @@ _NUMBER_WORD = re.compile(
     r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice)\b",
     re.IGNORECASE,
 )
-_KEY_TERM = re.compile(r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b")
+_KEY_TERM = re.compile(
+    r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b", re.ASCII
+)
 _YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
 _MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -66,7 +68,7 @@ _MONTH_EN = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
 _MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
 # Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
 _IDENT = re.compile(r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\w\-]*(?:\.\w+)+"
-                    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*")
+                    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*", re.ASCII)
 # A capitalised word (or run of them) in an English question, not at its start.
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
@@ -289,14 +291,13 @@ def judge(
     doc_names = _norm(" ".join(names_of_docs.values()))
     wanted_periods = periods(question)
     wanted_ids = identifiers(question)
-    # In English questions, short all-capital acronyms name agencies, publishers and kinds
-    # of document ("the FBI", "HR", "the AD") more often than the thing asked about: they
-    # do not decide coverage. (In Chinese questions a Latin acronym is a product or a
-    # term, "HDD", and does.)
-    english = not has_han(question)
+    # Short all-capital acronyms name agencies, publishers, leagues and kinds of document
+    # ("the FBI", "HR", "the AD", "WTA") more often than the thing asked about, and are
+    # often spelled out in the text instead: they do not decide coverage.
     wanted_names = [n for n in names(question)
-                    if n not in wanted_ids and not (english and _ACRONYM.fullmatch(n))]
-    soft_names = [n for n in tagged_names(question) if n not in wanted_names]
+                    if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
+    soft_names = [n for n in tagged_names(question)
+                  if n not in wanted_names and not _ACRONYM.fullmatch(n)]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)
     total += int(quantity)
@@ -319,7 +320,7 @@ def judge(
         if not _period_found(t, evidence) and not _period_found(t, same_doc)
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
-    if quantity and not has_quantity(quoted[0]):
+    if quantity and not any(has_quantity(q) for q in quoted):
         return Verdict(
             False, "the question asks for a quantity and the quoted evidence states none",
             constraints=total, met=met - 1,

@@ -190,17 +190,26 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     }
     total = sum(weight.values()) or 1.0
     q_grams = char_bigrams(question) if has_han(question) else set()
+    # Han bigrams weighted by rarity among the candidates, like terms: the bigrams of the
+    # subject every sentence repeats ("大果西番莲") count less than the one naming the
+    # attribute asked about ("根部").
+    cand_grams = [char_bigrams(f"{c.text} {c.context}") for c in cands] if q_grams else []
+    gram_weight = {
+        g: math.log(1 + len(cands) / n)
+        for g in q_grams if (n := sum(g in cg for cg in cand_grams))
+    }
+    gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     quantity = bool(_QUANTITY_QUESTION.search(question))
     kind = answer_kind(question)
     unit = asked_unit(question) if quantity else ""
     q_numbers = set(_NUMBERS.findall(question))
 
     out = []
-    for cand, hits in zip(cands, matched, strict=True):
+    for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
         relevance = sum(weight[t] for t in hits) / total
         if q_grams:
-            grams = char_bigrams(f"{cand.text} {cand.context}")
-            relevance += 0.5 * len(q_grams & grams) / len(q_grams)
+            grams = cand_grams[index]
+            relevance += 0.5 * sum(gram_weight.get(g, 0.0) for g in q_grams & grams) / gram_total
         score = relevance
         heading = _heading_like(cand)
         if heading:
