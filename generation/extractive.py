@@ -30,6 +30,7 @@ MAX_ROW_CELLS = 8
 ROW_FLOOR = 0.8
 IDENTIFIER_WEIGHT = 1.5
 DOC_NAME_WEIGHT = 0.3
+TOPIC_WEIGHT = 0.4
 RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
@@ -39,6 +40,12 @@ MAX_LIST_ITEMS = 8
 _ANAPHOR = re.compile(
     r"^(?:it|this|these|that|those|they|such|its|their|he|she|note)\b|"
     r"^(?:这|该|此|其|它|他们|它们|说明[:：]|注[:：])",
+    re.IGNORECASE,
+)
+# "What is X", "X 是什么": the answer is what the passage's topic is.
+_DEFINITION_QUESTION = re.compile(
+    r"^\s*(?:what|who)\s+(?:is|are|was|were)\b|\bdefin|是什么[？?。]?\s*$|什么是|指什么|"
+    r"是谁[？?。]?\s*$|是哪|简介|介绍",
     re.IGNORECASE,
 )
 # "What are the tenets…", "list the…", "有哪些": the answer is a list.
@@ -204,12 +211,32 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     unit = asked_unit(question) if quantity else ""
     q_numbers = set(_NUMBERS.findall(question))
 
+    # The topic of a passage (what its title and first sentence name: "蓝线裸顶鲷") is
+    # what every sentence of it is about; a question names it to say which passage, and
+    # the words for the attribute asked ("体长") pick the sentence. Topic words count less,
+    # except when the question asks what the topic itself is.
+    topic_terms: dict[str, set[str]] = {}
+    topic_grams: dict[str, set[str]] = {}
+    if not _DEFINITION_QUESTION.search(question):
+        for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
+            cid = cand.chunk.content_id
+            if cid in topic_terms:
+                continue
+            title = _matched_terms(terms, cand.chunk.title)
+            topic_terms[cid] = set(hits) | title
+            lead_grams = cand_grams[index] if cand_grams else set()
+            topic_grams[cid] = (lead_grams | char_bigrams(cand.chunk.title)) & q_grams
     out = []
     for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
-        relevance = sum(weight[t] for t in hits) / total
+        topic = topic_terms.get(cand.chunk.content_id, set())
+        relevance = sum(weight[t] * (TOPIC_WEIGHT if t in topic else 1.0) for t in hits) / total
         if q_grams:
             grams = cand_grams[index]
-            relevance += 0.5 * sum(gram_weight.get(g, 0.0) for g in q_grams & grams) / gram_total
+            tg = topic_grams.get(cand.chunk.content_id, set())
+            relevance += 0.5 * sum(
+                gram_weight.get(g, 0.0) * (TOPIC_WEIGHT if g in tg else 1.0)
+                for g in q_grams & grams
+            ) / gram_total
         score = relevance
         heading = _heading_like(cand)
         if heading:
