@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from core.text import STOPWORDS, has_han
+from core.text import STOPWORDS, has_han, query_terms
 from core.types import Chunk
 from generation.passages import Candidate
 
@@ -157,6 +157,14 @@ _UNIT_ZH = re.compile(
     r"公顷|平方公里|平方米|亩|公分|厘米|毫米|公尺|公斤|千克|克|吨|字节|字|行|页|倍|条|项|种|位|台|"
     r"件|家|座|层|级|GB|MB|TB|KB)"
 )
+# The scaffolding of a question, not what it is about.
+_QUESTION_WORDS = frozenset({
+    "many", "much", "have", "has", "had", "give", "gives", "given", "provide", "provides",
+    "show", "shows", "list", "listed", "record", "recorded", "report", "reported",
+    "according", "total", "number", "value", "amount", "figure", "state", "stated",
+    "say", "says", "said", "mention", "mentioned", "per", "does", "did",
+    "多少", "几", "什么", "哪些", "哪个", "是否", "有", "为", "给出", "记录", "显示", "根据", "按",
+})
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
 
@@ -235,6 +243,30 @@ def _name_found(name: str, text: str) -> bool:
         return bool(squashed) and squashed in re.sub(r"[\W_]+", "", text)
     words = [w for w in re.split(r"[\s\-/]+", name) if w]
     return len(words) > 1 and all(_found(w, text) for w in words)
+
+
+def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
+    """A quoted table row that no word of the question picks out (it matched only through
+    the header or caption), while the question names something the table does not have at
+    all: the table has no row for what was asked ("calories of fish" in a table of leaves,
+    berries and grain)."""
+    if not best.is_table_row:
+        return ""
+    terms = [t for t in query_terms(question)
+             if len(t) > 1 and not t.isdigit() and t not in _QUESTION_WORDS]
+    values = _norm(" ".join(v for _, v in best.cells))
+    if any(_term_in(t, values) for t in terms):
+        return ""
+    table = _norm(f"{best.chunk.title} {_file_name(best.chunk.source)} {best.chunk.text}")
+    absent = [t for t in terms if not _term_in(t, table) and not _term_in(t, same_doc)]
+    return f"the table has no row for {', '.join(repr(t) for t in absent)}" if absent else ""
+
+
+def _term_in(term: str, text: str) -> bool:
+    if has_han(term):
+        return term in text
+    stem = term[:-1] if len(term) > 3 and term.endswith("s") else term
+    return re.search(rf"(?<![a-z0-9]){re.escape(stem)}", text) is not None
 
 
 def _coordinated(question: str, wanted: Sequence[str]) -> bool:
@@ -335,6 +367,9 @@ def judge(
     if missing_ids or missing_names:
         what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])
         return Verdict(False, f"no quoted passage mentions {what}", constraints=total, met=met)
+    row_miss = _row_not_asked(question, chosen[0], same_doc)
+    if row_miss:
+        return Verdict(False, row_miss, constraints=total, met=met)
     if missing_periods:
         given = [t for t in wanted_periods if t not in missing_periods]
         if given and _coordinated(question, wanted_periods):
