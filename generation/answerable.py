@@ -250,7 +250,9 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
     the header or caption), while the question names something the table does not have at
     all: the table has no row for what was asked ("calories of fish" in a table of leaves,
     berries and grain)."""
-    if not best.is_table_row:
+    if not best.is_table_row or has_han(question):
+        # (Chinese questions describe the cell they want in prose, "求和的公式单元格",
+        # whose words a table need not contain: this test is for English row names.)
         return ""
     terms = [t for t in query_terms(question)
              if len(t) > 1 and not t.isdigit() and t not in _QUESTION_WORDS]

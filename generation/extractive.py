@@ -223,6 +223,11 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
             if cid in topic_terms:
                 continue
             title = _matched_terms(terms, cand.chunk.title)
+            if cand.is_table_row:
+                # A table's first row is one of its rows, not its topic: the caption is.
+                topic_terms[cid] = title | _matched_terms(terms, cand.context)
+                topic_grams[cid] = char_bigrams(f"{cand.chunk.title} {cand.context}") & q_grams
+                continue
             topic_terms[cid] = set(hits) | title
             lead_grams = cand_grams[index] if cand_grams else set()
             topic_grams[cid] = (lead_grams | char_bigrams(cand.chunk.title)) & q_grams
