@@ -31,6 +31,7 @@ ROW_FLOOR = 0.8
 IDENTIFIER_WEIGHT = 1.5
 DOC_NAME_WEIGHT = 0.3
 TOPIC_WEIGHT = 0.4
+ASKED_COLUMN_BOOST = 1.3
 RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
@@ -258,6 +259,9 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         # A long run of text matches many words by sheer size and reads badly as an
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
+        if cand.is_table_row and any(
+                h and _matched_terms(terms, h) for h, _ in cand.cells[1:]):
+            score *= ASKED_COLUMN_BOOST  # its table has a column for the attribute asked
         size = max(len(v) for _, v in cand.cells) if cand.cells else len(cand.text)
         if size < 6 and not cand.cells:
             score *= 0.5
