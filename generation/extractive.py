@@ -32,6 +32,7 @@ IDENTIFIER_WEIGHT = 1.5
 DOC_NAME_WEIGHT = 0.3
 TOPIC_WEIGHT = 0.4
 ASKED_COLUMN_BOOST = 1.3
+TYPED_SHARE = 0.5
 RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
@@ -65,12 +66,17 @@ _QUANTITY_QUESTION = re.compile(
 )
 _HAS_NUMBER = re.compile(r"\d")
 _FILE_SEP = re.compile(r"[-_.]+")
+# "表 6.3", "Table 2", "Figure 4", "§ 3.1": references, not quantities.
+_REFERENCE = re.compile(
+    r"(?:续?表|图|附录|table|tab\.|figure|fig\.|section|§|chapter|appendix)\s*[\d.\-–]+",
+    re.IGNORECASE,
+)
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百千万亿两]+")
 
 
 def _new_number(text: str, known: set[str]) -> bool:
     """Whether the sentence states a number the question does not already name."""
-    body = _SECTION_NUMBER.sub("", text)
+    body = _REFERENCE.sub("", _SECTION_NUMBER.sub("", text))
     return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)
                ) or (not _HAS_NUMBER.search(body) and any(
                    n not in known and len(n) > 1 for n in _NUMBERS.findall(body)))
@@ -212,7 +218,8 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     unit = asked_unit(question) if quantity else ""
     q_numbers = set(_NUMBERS.findall(question))
 
-    # The topic of a passage (what its title and first sentence name: "蓝线裸顶鲷") is
+    # The topic of a passage (what its headings name, or without headings its title and
+    # first sentence: "蓝线裸顶鲷") is
     # what every sentence of it is about; a question names it to say which passage, and
     # the words for the attribute asked ("体长") pick the sentence. Topic words count less,
     # except when the question asks what the topic itself is.
@@ -228,6 +235,12 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
                 # A table's first row is one of its rows, not its topic: the caption is.
                 topic_terms[cid] = title | _matched_terms(terms, cand.context)
                 topic_grams[cid] = char_bigrams(f"{cand.chunk.title} {cand.context}") & q_grams
+                continue
+            if cand.chunk.section_path:
+                # Headings name the topic: the breadcrumb, not the first sentence.
+                crumb = " ".join((cand.chunk.title, *cand.chunk.section_path))
+                topic_terms[cid] = _matched_terms(terms, crumb)
+                topic_grams[cid] = char_bigrams(crumb) & q_grams
                 continue
             topic_terms[cid] = set(hits) | title
             lead_grams = cand_grams[index] if cand_grams else set()
@@ -300,8 +313,18 @@ def _supplements(s: _Scored, best: _Scored) -> bool:
     return s.score >= floor * best.score
 
 
-def _select(scored: list[_Scored], max_sentences: int) -> list[_Scored]:
+def _select(
+    scored: list[_Scored], max_sentences: int, holds_answer: AnswerTest | None = None
+) -> list[_Scored]:
     ranked = sorted(scored, key=lambda s: (-s.score, s.cand.hit_rank, s.cand.position))
+    if holds_answer is not None and not holds_answer(ranked[0].cand.text):
+        # The answer type decides between close candidates: a number for how-many, a date
+        # for when. The best sentence holding one leads when it scores at least half.
+        typed = next((s for s in ranked[1:] if s.relevance > 0 and not _heading_like(s.cand)
+                      and holds_answer(s.cand.text)), None)
+        if typed is not None and typed.score >= TYPED_SHARE * ranked[0].score:
+            ranked.remove(typed)
+            ranked.insert(0, typed)
     best = ranked[0]
     if best.relevance <= 0:
         # Retrieval judged the chunk relevant but no sentence shares a word with the
@@ -459,8 +482,8 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
     by_chunk: dict[str, list[Candidate]] = {}
     for c in cands:
         by_chunk.setdefault(c.chunk.content_id, []).append(c)
-    selected = _select(_score(question, cands), max_sentences)
     holds_answer = _answer_test(question)
+    selected = _select(_score(question, cands), max_sentences, holds_answer)
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:
