@@ -12,6 +12,8 @@ $R bench squad "$DATA/cmrc2018/trial.json" --corpus "$DATA/cmrc2018/train.json" 
   --json "$OUT/squad_trial_with_train_corpus.json" >/dev/null
 $R bench squad "$DATA/cmrc2018/train.json" --json "$OUT/squad_train.json" >/dev/null
 $R bench docs --docs "$DATA/docs" --questions "$DATA/qa/examples_qa.jsonl" \
+  --questions bench/questions/near_miss.jsonl \
+  $( [ -f bench/questions/structure_qa.jsonl ] && echo --questions bench/questions/structure_qa.jsonl ) \
   --json "$OUT/docs.json" >/dev/null
 $R bench ingest --docs "$DATA/docs" --json "$OUT/ingest.json" >/dev/null
 echo "written: $(ls "$OUT")"

@@ -11,13 +11,15 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote
 
+from core.text import query_terms
 from core.types import Answer, AnswerSentence, Citation, Hit, Route
 from generation.answerable import Verdict, judge
 from generation.citations import check_citations
 from generation.cite import assemble
 from generation.confidence import answer_confidence, refusal_confidence
-from generation.extractive import extract
+from generation.extractive import Extract, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
@@ -42,6 +44,17 @@ class _Draft:
 def _coverage(hits: Sequence[Hit]) -> float:
     """The retrieval coverage signal of the best of the top hits (0 when not computed)."""
     return max((h.signals.get("coverage", 0.0) for h in hits[:5]), default=0.0)
+
+
+def _term_share(question: str, ex: Extract) -> float:
+    """Share of the question's content words found in the best quote's passage (its
+    title and file name included)."""
+    terms = query_terms(question)
+    if not terms or not ex.chosen:
+        return 0.0
+    chunk = ex.chosen[0].chunk
+    text = f"{chunk.title} {unquote(chunk.source)} {chunk.text}".lower()
+    return sum(t in text for t in terms) / len(terms)
 
 
 def _squash(text: str) -> str:
@@ -92,8 +105,14 @@ class AnswerGenerator:
         ex = extract(question, hits, self.max_sentences)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
+        # The answer stands on its best quote: the question's constraints must be met in
+        # that quote's document (a year found in some other document's sentence is not).
+        best_doc = ex.quotes[0].sources[0].chunk.doc_id if ex.quotes[0].sources else ""
         verdict = judge(
-            question, intent, [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
+            question, intent,
+            [q.text for q in ex.quotes if q.sources and q.sources[0].chunk.doc_id == best_doc],
+            [c for c in ex.chosen if c.chunk.doc_id == best_doc],
+            [h.chunk for h in hits],
         )
         if not verdict.covered:
             return self._refusal(question, verdict, verdict.reason, hits, *warnings)
@@ -101,7 +120,9 @@ class AnswerGenerator:
         notes = (*warnings, verdict.reason) if verdict.reason else warnings
         return _Draft(
             text, True, "extractive", tuple(citations), warnings=notes,
-            confidence=answer_confidence(verdict, ex.best_relevance, _coverage(hits)),
+            confidence=answer_confidence(
+                verdict, ex.best_relevance, _coverage(hits), _term_share(question, ex)
+            ),
             reason=verdict.reason, sentences=tuple(sentences),
         )
 

@@ -15,7 +15,8 @@ from core.text import has_han
 Kind = Literal["person", "place", "time"]
 
 _PERSON_Q = re.compile(r"\bwho(m|se)?\b|谁|哪位|哪个人|什么人", re.IGNORECASE)
-_PLACE_Q = re.compile(r"\bwhere\b|哪里|哪儿|何地|何处|在哪|什么地方|哪个(国家|城市|省|地区)",
+_PLACE_Q = re.compile(r"\bwhere\b|哪里|哪儿|何地|何处|在哪|什么地方|什么地区|哪些地区|"
+                      r"哪个(国家|城市|省|地区)|哪(国|省|市)",
                       re.IGNORECASE)
 _TIME_Q = re.compile(r"\bwhen\b|what (year|date|day|month)|which (year|date)|何时|什么时候|"
                      r"哪一?年|哪一?天|几月|哪个月|何年|日期", re.IGNORECASE)

@@ -4,17 +4,22 @@ honest "not covered".
 
 The question's key constraints are pulled out language-aware (English and Chinese):
 
-- periods: years ("2015", "2015年") and months ("November", "11月") — they must be met by
-  the quoted sentences or the scope the passage declares (title, headings, table caption);
-- identifiers with digits ("P12.1.2", "V1.1", "7.5") — the same, they name one thing;
-- names: mixed-case terms and capitalised names in English ("TiProxy", "Kentucky"),
-  Latin words, quoted titles and proper nouns (jieba's name tags) in Chinese — they must
-  appear in a cited passage or its document's title;
+- periods: years ("2015", "2015年") and months ("November", "11月"), a month of a year
+  as one period — met by the quoted sentences, the scope their passage declares (title,
+  headings, table caption and header) or the retrieved text of the same document;
+- identifiers with digits ("P12.1.2", "V1.5", "3.1.0") and written names (mixed-case
+  terms, capitalised names in English, 《titles》) — met by the quote or its scope, or by
+  the quoted document's own name (title, file name, format: "the sample Word document");
+  short acronyms in English questions ("FBI", "HR") are publishers more often than
+  subjects and do not decide; Latin words in Chinese questions ("TiSpark", "HDD") must
+  appear somewhere in the quoted document;
 - the attribute asked for: a question asking for a quantity needs a number in the quoted
-  evidence (a clause number "第3条" or a section number is not a quantity).
+  evidence (a clause number "第3条" or a section number is not a quantity), and one of the
+  unit it asks for ("多少小时" needs 小时, "how many pages" needs pages).
 
-When some periods asked for are met and others are not, the answer is partial and says
-which ("the documents give this for 2015 but not for 2016").
+The constraints are checked on the best quote's document only. When a question lists
+several periods and only some are met, the answer is partial and says which ("the
+documents give this for 2015 but not for 2016").
 """
 
 from __future__ import annotations
@@ -23,11 +28,9 @@ import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
 from urllib.parse import unquote
 
-from core.text import STOPWORDS, has_han
+from core.text import STOPWORDS, has_han, query_terms
 from core.types import Chunk
 from generation.passages import Candidate
 
@@ -53,7 +56,9 @@ _NUMBER_WORD = re.compile(
     r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice)\b",
     re.IGNORECASE,
 )
-_KEY_TERM = re.compile(r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b")
+_KEY_TERM = re.compile(
+    r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b", re.ASCII
+)
 _YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
 _MONTHS = (
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -63,13 +68,11 @@ _MONTH_EN = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
 _MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
 # Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
 _IDENT = re.compile(r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\w\-]*(?:\.\w+)+"
-                    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*")
+                    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*", re.ASCII)
 # A capitalised word (or run of them) in an English question, not at its start.
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
 _LATIN_IN_HAN = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
-# jieba part-of-speech tags for names: person, place, organisation, other proper noun.
-_NAME_TAGS = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
 # Capitalised words that are not names.
 _NOT_NAMES = frozenset({
     "i", "according", "based", "under", "in", "on", "at", "for", "of", "the", "a", "an",
@@ -85,13 +88,6 @@ class Verdict:
     partial: bool = False
     constraints: int = 0  # how many key constraints the question has
     met: int = 0  # how many of them the quote meets
-
-
-@lru_cache(maxsize=1)
-def _posseg() -> Any:
-    import jieba.posseg as posseg
-
-    return posseg
 
 
 def key_terms(question: str) -> list[str]:
@@ -148,18 +144,27 @@ def identifiers(question: str) -> list[str]:
 
 
 def tagged_names(question: str) -> list[str]:
-    """Chinese proper nouns by jieba's part-of-speech tags: useful, but tags misfire on
-    ordinary words ("入门"), so these are checked more loosely than written names."""
+    """Names in a Chinese question that are checked loosely (anywhere in the quoted
+    document): Latin words ("TiSpark", "HDD"). (jieba's part-of-speech name tags were
+    tried and dropped: they misfire on ordinary words, "入门" ns, "单元格" nr.)"""
     if not has_han(question):
         return []
-    return [p.word for p in _posseg().cut(question)
-            if p.flag in _NAME_TAGS and len(p.word) >= 2 and has_han(p.word)]
+    return [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
 
 
 _UNIT_ZH = re.compile(
     r"(?:多少|几)\s*(小时|分钟|秒钟?|天|日|周|个月|年|岁|周岁|人|名|次|元|万元|亿元|公里|千米|米|"
-    r"公顷|平方米|亩|字节|字|行|页|倍|条|项|种|位|台|件|家|座|层|级|GB|MB|TB|KB)"
+    r"公顷|平方公里|平方米|亩|公分|厘米|毫米|公尺|公斤|千克|克|吨|字节|字|行|页|倍|条|项|种|位|台|"
+    r"件|家|座|层|级|GB|MB|TB|KB)"
 )
+# The scaffolding of a question, not what it is about.
+_QUESTION_WORDS = frozenset({
+    "many", "much", "have", "has", "had", "give", "gives", "given", "provide", "provides",
+    "show", "shows", "list", "listed", "record", "recorded", "report", "reported",
+    "according", "total", "number", "value", "amount", "figure", "state", "stated",
+    "say", "says", "said", "mention", "mentioned", "per", "does", "did",
+    "多少", "几", "什么", "哪些", "哪个", "是否", "有", "为", "给出", "记录", "显示", "根据", "按",
+})
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
 
@@ -182,7 +187,6 @@ def names(question: str) -> list[str]:
     out: list[str] = key_terms(question)
     if has_han(question):
         out += [m.group(1) for m in _QUOTED.finditer(question)]
-        out += [w for w in _LATIN_IN_HAN.findall(question) if len(w) > 1]
     else:
         out += [m.group(1) for m in _QUOTED.finditer(question)]
         for m in _CAPITALISED.finditer(question):
@@ -241,6 +245,32 @@ def _name_found(name: str, text: str) -> bool:
     return len(words) > 1 and all(_found(w, text) for w in words)
 
 
+def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
+    """A quoted table row that no word of the question picks out (it matched only through
+    the header or caption), while the question names something the table does not have at
+    all: the table has no row for what was asked ("calories of fish" in a table of leaves,
+    berries and grain)."""
+    if not best.is_table_row or has_han(question):
+        # (Chinese questions describe the cell they want in prose, "求和的公式单元格",
+        # whose words a table need not contain: this test is for English row names.)
+        return ""
+    terms = [t for t in query_terms(question)
+             if len(t) > 1 and not t.isdigit() and t not in _QUESTION_WORDS]
+    values = _norm(" ".join(v for _, v in best.cells))
+    if any(_term_in(t, values) for t in terms):
+        return ""
+    table = _norm(f"{best.chunk.title} {_file_name(best.chunk.source)} {best.chunk.text}")
+    absent = [t for t in terms if not _term_in(t, table) and not _term_in(t, same_doc)]
+    return f"the table has no row for {', '.join(repr(t) for t in absent)}" if absent else ""
+
+
+def _term_in(term: str, text: str) -> bool:
+    if has_han(term):
+        return term in text
+    stem = term[:-1] if len(term) > 3 and term.endswith("s") else term
+    return re.search(rf"(?<![a-z0-9]){re.escape(stem)}", text) is not None
+
+
 def _coordinated(question: str, wanted: Sequence[str]) -> bool:
     """Whether the question lists its periods side by side ("2015 and 2016", "2015、2016
     年", "from 2015 to 2016"): then some of them met is a partial answer. Otherwise a
@@ -296,11 +326,13 @@ def judge(
     doc_names = _norm(" ".join(names_of_docs.values()))
     wanted_periods = periods(question)
     wanted_ids = identifiers(question)
-    # Short all-capital acronyms name agencies, publishers and kinds of document ("FBI",
-    # "HR", "AD") more often than the thing asked about: they do not decide coverage.
+    # Short all-capital acronyms name agencies, publishers, leagues and kinds of document
+    # ("the FBI", "HR", "the AD", "WTA") more often than the thing asked about, and are
+    # often spelled out in the text instead: they do not decide coverage.
     wanted_names = [n for n in names(question)
                     if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
-    soft_names = [n for n in tagged_names(question) if n not in wanted_names]
+    soft_names = [n for n in tagged_names(question)
+                  if n not in wanted_names and not _ACRONYM.fullmatch(n)]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)
     total += int(quantity)
@@ -323,7 +355,7 @@ def judge(
         if not _period_found(t, evidence) and not _period_found(t, same_doc)
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
-    if quantity and not has_quantity(quoted[0]):
+    if quantity and not any(has_quantity(q) for q in quoted):
         return Verdict(
             False, "the question asks for a quantity and the quoted evidence states none",
             constraints=total, met=met - 1,
@@ -337,6 +369,9 @@ def judge(
     if missing_ids or missing_names:
         what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])
         return Verdict(False, f"no quoted passage mentions {what}", constraints=total, met=met)
+    row_miss = _row_not_asked(question, chosen[0], same_doc)
+    if row_miss:
+        return Verdict(False, row_miss, constraints=total, met=met)
     if missing_periods:
         given = [t for t in wanted_periods if t not in missing_periods]
         if given and _coordinated(question, wanted_periods):

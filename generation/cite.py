@@ -93,7 +93,9 @@ def table_values(text: str) -> list[str] | None:
     """The cell values of a quoted table row ("H: v | H: v") or Markdown table, else None."""
     if text.lstrip().startswith("|"):
         values: list[str] = []
-        for line in text.split("\n"):
+        # The header line names the columns (checked against the table's header, not its
+        # rows); the values are the body cells.
+        for line in text.split("\n")[1:]:
             cells = [c.strip() for c in line.strip().strip("|").split("|")]
             if all(set(c) <= set("-: ") for c in cells):
                 continue
@@ -109,7 +111,8 @@ def table_values(text: str) -> list[str] | None:
 def supports(sentence: str, passage: str) -> bool:
     """Whether the passage text holds the sentence: verbatim (whitespace aside) or, for a
     quoted table row, every cell value."""
-    s, p = squash(sentence), squash(passage)
+    # A Markdown table escapes a pipe inside a cell as "\|"; the quoted cell has "|".
+    s, p = squash(sentence), squash(passage.replace("\\|", "|"))
     if s and s in p:
         return True
     values = table_values(sentence)

@@ -19,12 +19,17 @@ def _clamp(x: float) -> float:
     return round(min(_CEIL, max(_FLOOR, x)), 3)
 
 
-def answer_confidence(verdict: Verdict, relevance: float, coverage: float) -> float:
+def answer_confidence(
+    verdict: Verdict, relevance: float, coverage: float, term_share: float = 1.0
+) -> float:
     """Confidence that a covered answer is right. `relevance`: the best quote's match with
-    the question (0..~1.5); `coverage`: the retrieval coverage signal of the best hit."""
+    the question (0..~1.5); `coverage`: the retrieval coverage signal of the best hit;
+    `term_share`: the share of the question's words found in the best quote's passage (a
+    word found nowhere there is often the thing the documents do not have)."""
     r = min(1.0, max(0.0, relevance))
     c = min(1.0, max(0.0, coverage))
-    score = 0.2 + 0.5 * r + 0.2 * c
+    t = min(1.0, max(0.0, term_share))
+    score = 0.1 + 0.35 * r + 0.15 * c + 0.35 * t
     if verdict.constraints:
         score += 0.1 * verdict.met / verdict.constraints
     if verdict.partial:

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
-from core.types import Citation, Hit
+from core.types import Chunk, Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
 from generation.answerable import asked_unit
 from generation.cite import Quote, Source, assemble
@@ -28,13 +29,25 @@ DUPLICATE_JACCARD = 0.7
 MAX_ROW_CELLS = 8
 ROW_FLOOR = 0.8
 IDENTIFIER_WEIGHT = 1.5
+DOC_NAME_WEIGHT = 0.3
+TOPIC_WEIGHT = 0.4
+ASKED_COLUMN_BOOST = 1.3
+TYPED_SHARE = 0.5
+RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
 MAX_LIST_ITEMS = 8
 
 # Sentences that refer back to the one before them.
 _ANAPHOR = re.compile(
-    r"^(?:it|this|these|that|those|they|such|its|their|he|she)\b|^(?:这|该|此|其|它|他们|它们)",
+    r"^(?:it|this|these|that|those|they|such|its|their|he|she|note)\b|"
+    r"^(?:这|该|此|其|它|他们|它们|说明[:：]|注[:：])",
+    re.IGNORECASE,
+)
+# "What is X", "X 是什么": the answer is what the passage's topic is.
+_DEFINITION_QUESTION = re.compile(
+    r"^\s*(?:what|who)\s+(?:is|are|was|were)\b|\bdefin|是什么[？?。]?\s*$|什么是|指什么|"
+    r"是谁[？?。]?\s*$|是哪|简介|介绍",
     re.IGNORECASE,
 )
 # "What are the tenets…", "list the…", "有哪些": the answer is a list.
@@ -52,12 +65,18 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+_FILE_SEP = re.compile(r"[-_.]+")
+# "表 6.3", "Table 2", "Figure 4", "§ 3.1": references, not quantities.
+_REFERENCE = re.compile(
+    r"(?:续?表|图|附录|table|tab\.|figure|fig\.|section|§|chapter|appendix)\s*[\d.\-–]+",
+    re.IGNORECASE,
+)
 _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百千万亿两]+")
 
 
 def _new_number(text: str, known: set[str]) -> bool:
     """Whether the sentence states a number the question does not already name."""
-    body = _SECTION_NUMBER.sub("", text)
+    body = _REFERENCE.sub("", _SECTION_NUMBER.sub("", text))
     return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)
                ) or (not _HAS_NUMBER.search(body) and any(
                    n not in known and len(n) > 1 for n in _NUMBERS.findall(body)))
@@ -148,6 +167,11 @@ def _novel(cand: Candidate, matched: set[str]) -> bool:
     return False
 
 
+def _doc_name(chunk: Chunk) -> str:
+    """A document's title and file name, words split ("en-docling-word_sample.docx")."""
+    return f"{chunk.title} {_FILE_SEP.sub(' ', unquote(chunk.source.rsplit('/', 1)[-1]))}"
+
+
 def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     terms = query_terms(question)
     matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
@@ -162,26 +186,76 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         for t in terms
     }
     n_chunks = len({c.chunk.content_id for c in cands})
+    # Words that name a retrieved document (its title or file name: "Java 开发手册",
+    # "Wikipedia Duck") say where to look, not what to quote.
+    names_by_doc = {c.chunk.doc_id: _doc_name(c.chunk) for c in cands}
+    naming = _matched_terms(terms, " ".join(names_by_doc.values()))
+    # ... but when the question names one of them ("the sample Word document"), that
+    # document's sentences are preferred over the same text found elsewhere.
+    named_by = {d: len(_matched_terms(list(naming), n)) for d, n in names_by_doc.items()}
+    most_named = max(named_by.values(), default=0)
     weight = {
         t: math.log(1 + len(cands) / n)
         * math.log(1 + n_chunks / chunk_df[t]) / math.log(1 + n_chunks)
         * (IDENTIFIER_WEIGHT if _HAS_NUMBER.search(t) else 1.0)
+        * (DOC_NAME_WEIGHT if t in naming else 1.0)
         for t, n in df.items()
         if n
     }
     total = sum(weight.values()) or 1.0
     q_grams = char_bigrams(question) if has_han(question) else set()
+    # Han bigrams weighted by rarity among the candidates, like terms: the bigrams of the
+    # subject every sentence repeats ("大果西番莲") count less than the one naming the
+    # attribute asked about ("根部").
+    cand_grams = [char_bigrams(f"{c.text} {c.context}") for c in cands] if q_grams else []
+    gram_weight = {
+        g: math.log(1 + len(cands) / n)
+        for g in q_grams if (n := sum(g in cg for cg in cand_grams))
+    }
+    gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     quantity = bool(_QUANTITY_QUESTION.search(question))
     kind = answer_kind(question)
     unit = asked_unit(question) if quantity else ""
     q_numbers = set(_NUMBERS.findall(question))
 
+    # The topic of a passage (what its headings name, or without headings its title and
+    # first sentence: "蓝线裸顶鲷") is
+    # what every sentence of it is about; a question names it to say which passage, and
+    # the words for the attribute asked ("体长") pick the sentence. Topic words count less,
+    # except when the question asks what the topic itself is.
+    topic_terms: dict[str, set[str]] = {}
+    topic_grams: dict[str, set[str]] = {}
+    if not _DEFINITION_QUESTION.search(question):
+        for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
+            cid = cand.chunk.content_id
+            if cid in topic_terms:
+                continue
+            title = _matched_terms(terms, cand.chunk.title)
+            if cand.is_table_row:
+                # A table's first row is one of its rows, not its topic: the caption is.
+                topic_terms[cid] = title | _matched_terms(terms, cand.context)
+                topic_grams[cid] = char_bigrams(f"{cand.chunk.title} {cand.context}") & q_grams
+                continue
+            if cand.chunk.section_path:
+                # Headings name the topic: the breadcrumb, not the first sentence.
+                crumb = " ".join((cand.chunk.title, *cand.chunk.section_path))
+                topic_terms[cid] = _matched_terms(terms, crumb)
+                topic_grams[cid] = char_bigrams(crumb) & q_grams
+                continue
+            topic_terms[cid] = set(hits) | title
+            lead_grams = cand_grams[index] if cand_grams else set()
+            topic_grams[cid] = (lead_grams | char_bigrams(cand.chunk.title)) & q_grams
     out = []
-    for cand, hits in zip(cands, matched, strict=True):
-        relevance = sum(weight[t] for t in hits) / total
+    for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
+        topic = topic_terms.get(cand.chunk.content_id, set())
+        relevance = sum(weight[t] * (TOPIC_WEIGHT if t in topic else 1.0) for t in hits) / total
         if q_grams:
-            grams = char_bigrams(f"{cand.text} {cand.context}")
-            relevance += 0.5 * len(q_grams & grams) / len(q_grams)
+            grams = cand_grams[index]
+            tg = topic_grams.get(cand.chunk.content_id, set())
+            relevance += 0.5 * sum(
+                gram_weight.get(g, 0.0) * (TOPIC_WEIGHT if g in tg else 1.0)
+                for g in q_grams & grams
+            ) / gram_total
         score = relevance
         heading = _heading_like(cand)
         if heading:
@@ -198,11 +272,19 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         # A long run of text matches many words by sheer size and reads badly as an
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
+        if cand.is_table_row and any(
+                h and _matched_terms(terms, h) for h, _ in cand.cells[1:]):
+            score *= ASKED_COLUMN_BOOST  # its table has a column for the attribute asked
         size = max(len(v) for _, v in cand.cells) if cand.cells else len(cand.text)
         if size < 6 and not cand.cells:
             score *= 0.5
         elif size > LONG_CHARS:
             score *= (LONG_CHARS / size) ** 0.3
+        if most_named:
+            score *= 1 + 0.3 * named_by[cand.chunk.doc_id] / most_named
+        # Retrieval's order is strong evidence (the right passage is usually first): a
+        # sentence from a lower-ranked passage must match clearly better to win.
+        score /= 1 + RANK_DECAY * cand.hit_rank
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
         out.append(_Scored(cand, score, relevance, novel, frozenset(hits)))
     return out
@@ -231,8 +313,18 @@ def _supplements(s: _Scored, best: _Scored) -> bool:
     return s.score >= floor * best.score
 
 
-def _select(scored: list[_Scored], max_sentences: int) -> list[_Scored]:
+def _select(
+    scored: list[_Scored], max_sentences: int, holds_answer: AnswerTest | None = None
+) -> list[_Scored]:
     ranked = sorted(scored, key=lambda s: (-s.score, s.cand.hit_rank, s.cand.position))
+    if holds_answer is not None and not holds_answer(ranked[0].cand.text):
+        # The answer type decides between close candidates: a number for how-many, a date
+        # for when. The best sentence holding one leads when it scores at least half.
+        typed = next((s for s in ranked[1:] if s.relevance > 0 and not _heading_like(s.cand)
+                      and holds_answer(s.cand.text)), None)
+        if typed is not None and typed.score >= TYPED_SHARE * ranked[0].score:
+            ranked.remove(typed)
+            ranked.insert(0, typed)
     best = ranked[0]
     if best.relevance <= 0:
         # Retrieval judged the chunk relevant but no sentence shares a word with the
@@ -314,19 +406,50 @@ def _following_items(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> l
     return items
 
 
-def _completion(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> list[Candidate]:
+AnswerTest = Callable[[str], bool]
+
+
+def _answer_test(question: str) -> AnswerTest:
+    """Whether a sentence holds the kind of thing the question asks for; always true when
+    the question asks for no particular kind."""
+    if _QUANTITY_QUESTION.search(question):
+        known = set(_NUMBERS.findall(question))
+        return lambda text: _new_number(text, known)
+    kind = answer_kind(question)
+    if kind is not None:
+        return lambda text: has_answer_type(text, kind, question)
+    return lambda text: True
+
+
+def _completion(
+    chosen: _Scored, by_chunk: dict[str, list[Candidate]], holds_answer: AnswerTest
+) -> list[Candidate]:
     """Adjacent sentences that complete a chosen one: the one before when the chosen one
-    opens with a pronoun that refers back to it ("It", "这"). (A sentence that ends in a
-    colon is completed by its list items, see `_following_items`.)"""
+    opens with a pronoun or a note that refers back to it ("It", "这", "说明："); and,
+    when the chosen one lacks the kind of thing asked for (a number, a date, a name) and
+    a neighbour has it, that neighbour. (A sentence that ends in a colon is completed by
+    its list items, see `_following_items`.)"""
     seq = by_chunk[chosen.cand.chunk.content_id]
     k = seq.index(chosen.cand)
     cand = chosen.cand
     out: list[Candidate] = []
     if cand.is_table_row:
         return out
-    if _ANAPHOR.match(cand.text) and k > 0 and not seq[k - 1].is_table_row and not (
-            _heading_like(seq[k - 1])) and seq[k - 1].last_line >= cand.first_line - 1:
-        out.append(seq[k - 1])
+
+    def near(other: Candidate) -> bool:
+        return (not other.is_table_row and not _heading_like(other)
+                and other.first_line <= cand.last_line + 1
+                and other.last_line >= cand.first_line - 1)
+
+    prev = seq[k - 1] if k > 0 and near(seq[k - 1]) else None
+    nxt = seq[k + 1] if k + 1 < len(seq) and near(seq[k + 1]) else None
+    if prev is not None and _ANAPHOR.match(cand.text):
+        out.append(prev)
+    if not holds_answer(cand.text):
+        for other in (prev, nxt):
+            if other is not None and other not in out and holds_answer(other.text):
+                out.append(other)
+                break
     return out
 
 
@@ -359,7 +482,8 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
     by_chunk: dict[str, list[Candidate]] = {}
     for c in cands:
         by_chunk.setdefault(c.chunk.content_id, []).append(c)
-    selected = _select(_score(question, cands), max_sentences)
+    holds_answer = _answer_test(question)
+    selected = _select(_score(question, cands), max_sentences, holds_answer)
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:
@@ -370,10 +494,11 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
             groups[-1].append(s.cand)  # several rows of one table: one small table
             used.add(id(s.cand))
             continue
-        before = [c for c in _completion(s, by_chunk) if c.position < s.cand.position]
-        after = [c for c in _completion(s, by_chunk) if c.position > s.cand.position]
+        completion = _completion(s, by_chunk, holds_answer)
+        before = [c for c in completion if c.position < s.cand.position]
+        after = [c for c in completion if c.position > s.cand.position]
         items = _following_items(s, by_chunk) if (
-            s.cand.intro or s.cand.list_item or _LIST_QUESTION.search(question)) else []
+            s.cand.intro or (s is selected[0] and _LIST_QUESTION.search(question))) else []
         group = [c for c in [*before, s.cand, *after] if id(c) not in used]
         if s.cand not in group:
             continue

@@ -160,6 +160,25 @@ def _raw_line(logical: _Logical, offset: int) -> int:
     return line
 
 
+_OPENERS, _CLOSERS = "（(「“《[【", "）)」”》]】"
+
+
+def _balanced(sentences: list[str]) -> list[str]:
+    """Sentences re-joined where a split fell inside brackets or quotes ("X（学名：'；"
+    and the rest of the parenthesis are one sentence)."""
+    out: list[str] = []
+    depth = 0
+    for sentence in sentences:
+        if out and depth > 0:
+            out[-1] = f"{out[-1]}{'' if has_han(sentence[:1]) else ' '}{sentence}"
+        else:
+            out.append(sentence)
+        depth += sum(sentence.count(c) for c in _OPENERS)
+        depth -= sum(sentence.count(c) for c in _CLOSERS)
+        depth = max(depth, 0)
+    return out
+
+
 def _lines_and_pages(chunk: Chunk) -> tuple[list[str], list[int]]:
     """The chunk's text lines and the page of each: from the line map, else by the form
     feeds ("\\f", a page break in extracted PDF text) before it."""
@@ -237,7 +256,7 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
         for logical in _logical_lines(lines[i:j], i):
             marker = _STRUCT_START.match(logical.text)
             item = bool(marker) and not logical.text.startswith("#")
-            sentences = split_sentences(logical.text)
+            sentences = _balanced(split_sentences(logical.text))
             if item and marker and len(sentences) > 1 and sentences[0] == marker.group(0).strip():
                 # "1. All data sources are resources." : the item number is not a sentence.
                 sentences = [f"{sentences[0]} {sentences[1]}", *sentences[2:]]

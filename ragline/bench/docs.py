@@ -187,6 +187,8 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
         {"set": name, "id": q["id"], "kind": q["kind"],
          **{k: v for k, v in s.items() if not k.startswith("_")},
          "covered": a.covered, "confidence": a.confidence, "reason": a.reason,
+         **({"sentences_supported": f"{int(s['_supported'])}/{int(s['_sentences'])}"}
+            if "_sentences" in s else {}),
          "answer": a.text[:300]}
         for name, q, s, a, _ in per_q
     ]

@@ -90,3 +90,16 @@ def test_answers_carry_confidence_and_reason(route: Route) -> None:
     assert good.sentences and good.sentences[0].labels
     assert not bad.covered and bad.reason and 0 < bad.confidence <= 1
     assert bad.citations == ()
+
+
+def test_a_table_without_the_row_asked_for_is_not_covered() -> None:
+    food = make_chunk(
+        "| Kind | Food | Calories per portion |\n|---|---|---|\n"
+        "| Leaves | Ash, Elm, Maple | 50 |\n| Grain | Corn, Barley | 200 |",
+        kind="table",
+    )
+    hits = make_hits(food)
+    ok = _verdict("How many calories does a portion of grain provide?", hits)
+    assert ok.covered
+    miss = _verdict("How many calories does a portion of fish provide?", hits)
+    assert not miss.covered and "fish" in miss.reason

@@ -192,3 +192,21 @@ def test_paraphrase_with_no_shared_words_still_quotes_the_top_hit() -> None:
 
 def test_nothing_to_quote() -> None:
     assert extractive_answer("anything?", []) == ("", [])
+
+
+def test_a_list_is_quoted_with_its_items() -> None:
+    chunk = make_chunk(
+        "Zero trust > Tenets\n"
+        "A zero trust architecture follows these basic tenets:\n"
+        "1. All data sources are considered resources. Devices count too.\n"
+        "2. All communication is secured regardless of location. Detail follows.\n"
+        "3. Access is granted per session.",
+        doc_id=FAA,
+    )
+    text, _ = extractive_answer("What are the basic tenets of zero trust?", make_hits(chunk))
+    parts = quoted_parts(text)
+    assert parts[0].endswith("tenets:")
+    assert "1. All data sources are considered resources." in parts
+    assert "2. All communication is secured regardless of location." in parts
+    assert "3. Access is granted per session." in parts
+    assert "Detail follows." not in text  # an item's explanation is not the item

@@ -57,6 +57,7 @@ def _stage(meta: MetadataStore, doc: Document, content: bytes, n: int = 3) -> Do
             doc.doc_type,
             ("A", "B"),
             entities=("e1",),
+            line_map=((i + 1, 0, 0), (i + 1, 1, 2)) if i == 0 else (),
         )
         for i in range(n)
     ]
@@ -86,6 +87,9 @@ def test_staged_version_is_not_served_until_every_store_has_it(meta: MetadataSto
     assert set(served) == set(ids)
     chunk = served[ids[0]]
     assert chunk.section_path == ("A", "B") and chunk.entities == ("e1",)
+    # The line map (source lines of each text line) comes back as it went in.
+    assert chunk.line_map == ((1, 0, 0), (1, 1, 2))
+    assert served[ids[1]].line_map == ()
     assert meta.serving_ids() == set(ids)
 
 
