@@ -266,27 +266,31 @@ class DocumentIngestor:
         return outcome
 
     def _document(
-        self, path: Path, source: str, doc_id: str, doc_format: str, wanted: _Wanted,
-        existing: Document | None, title: str,
+        self,
+        path: Path,
+        source: str,
+        doc_id: str,
+        doc_format: str,
+        wanted: _Wanted,
+        existing: Document | None,
+        title: str,
     ) -> Document:
-        keep = existing
-        base_tags = wanted.tags if wanted.tags is not None else (keep.acl_tags if keep else ())
+        """The document's metadata after this write: what `wanted` sets, else what
+        `existing` has, else the defaults; folder ACL rules always add their tags."""
+
+        def pick(asked: Any, field: str, default: Any) -> Any:
+            if asked is not None:
+                return asked
+            return getattr(existing, field) if existing is not None else default
+
         return Document(
             doc_id=doc_id,
             source=source,
             title=title,
             doc_type=doc_format,
-            acl_tags=acl_tags_for(path, self._settings, base_tags),
-            department=(
-                wanted.department
-                if wanted.department is not None
-                else (keep.department if keep else "")
-            ),
-            source_trust=(
-                wanted.source_trust
-                if wanted.source_trust is not None
-                else (keep.source_trust if keep else 1.0)
-            ),
+            acl_tags=acl_tags_for(path, self._settings, pick(wanted.tags, "acl_tags", ())),
+            department=pick(wanted.department, "department", ""),
+            source_trust=pick(wanted.source_trust, "source_trust", 1.0),
             modified=wanted.modified or date.fromtimestamp(path.stat().st_mtime),
         )
 
