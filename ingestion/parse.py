@@ -508,10 +508,7 @@ class ParserPool:
 
     def _note_peak(self, worker: _Worker) -> None:
         """A worker about to be killed cannot report its peak: read it from /proc."""
-        with contextlib.suppress(OSError, ValueError, StopIteration):
-            status = Path(f"/proc/{worker.proc.pid}/status").read_text()
-            hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
-            self.peak_rss_mb = max(self.peak_rss_mb, int(hwm.split()[1]) / 1024)
+        self.peak_rss_mb = max(self.peak_rss_mb, _hwm_mb(worker.proc.pid))
 
     def close(self) -> None:
         with self.lock:
@@ -540,10 +537,19 @@ def limit_memory(memory_mb: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
 
 
-def _rss_mb() -> float:
-    import resource
+def _hwm_mb(pid: int | str) -> float:
+    """Peak resident size of a process's current image (VmHWM), in MB; 0 if unknown.
+    Not getrusage's ru_maxrss: Linux carries that over from the parent across fork and
+    exec, so a worker started by a big process would report the parent's peak."""
+    with contextlib.suppress(OSError, ValueError, StopIteration):
+        status = Path(f"/proc/{pid}/status").read_text()
+        hwm = next(line for line in status.splitlines() if line.startswith("VmHWM:"))
+        return int(hwm.split()[1]) / 1024
+    return 0.0
 
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+def _rss_mb() -> float:
+    return _hwm_mb("self")
 
 
 def worker_loop(inp: Connection, out: Connection, memory_mb: int = 0) -> None:
