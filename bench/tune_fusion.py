@@ -55,8 +55,13 @@ def collect(file: Path, limit: int, data_dir: Path | None) -> list[Any]:
         async def run() -> None:
             for q in questions:
                 res = await rag.asearch(q.text, OPERATOR, top_k=50)
-                rows.append((key_doc.get(q.paragraph, ""), q.text, [
-                    (h.chunk.doc_id, h.ranks, h.signals, h.chunk.text) for h in res.hits]))
+                rows.append(
+                    (
+                        key_doc.get(q.paragraph, ""),
+                        q.text,
+                        [(h.chunk.doc_id, h.ranks, h.signals, h.chunk.text) for h in res.hits],
+                    )
+                )
 
         asyncio.run(run())
         rag.close()
@@ -78,10 +83,12 @@ def sweep(rows: list[Any]) -> None:
     feats = []
     for gold, question, cands in rows:
         bidf = _rare_bigrams(question, [c[3] for c in cands])
-        feats.append((gold, [(doc, ranks, sig, bidf[i]) for i, (doc, ranks, sig, _t)
-                             in enumerate(cands)]))
-    grid = itertools.product([3.0, 5.0, 10.0], [0.25, 0.5, 0.75], [0.0, 0.1],
-                             [0.4, 0.8], [0.8, 1.2, 1.6, 2.4])
+        feats.append(
+            (gold, [(doc, ranks, sig, bidf[i]) for i, (doc, ranks, sig, _t) in enumerate(cands)])
+        )
+    grid = itertools.product(
+        [3.0, 5.0, 10.0], [0.25, 0.5, 0.75], [0.0, 0.1], [0.4, 0.8], [0.8, 1.2, 1.6, 2.4]
+    )
     results = []
     for k, w_dense, w_cov, w_bi, w_bidf in grid:
         r1 = mrr = 0.0
@@ -89,10 +96,12 @@ def sweep(rows: list[Any]) -> None:
         for gold, cands in feats:
             scored = []
             for doc, ranks, sig, bidf in cands:
-                rrf = sum(w / (k + ranks[s]) for s, w in (("keyword", 1.0), ("dense", w_dense))
-                          if s in ranks)
-                score = (rrf / norm + w_cov * sig["coverage"] + w_bi * sig["bigrams"]
-                         + w_bidf * bidf)
+                rrf = sum(
+                    w / (k + ranks[s])
+                    for s, w in (("keyword", 1.0), ("dense", w_dense))
+                    if s in ranks
+                )
+                score = rrf / norm + w_cov * sig["coverage"] + w_bi * sig["bigrams"] + w_bidf * bidf
                 scored.append((score, doc))
             order = list(dict.fromkeys(d for _, d in sorted(scored, key=lambda x: -x[0])))
             hit1, rr = _metrics(order, gold)

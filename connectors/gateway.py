@@ -106,8 +106,10 @@ class Gateway:
                 {
                     "id": h.id,
                     "description": h.description,
-                    "params": {n: {"pattern": p.pattern, "description": p.description}
-                               for n, p in h.params.items()},
+                    "params": {
+                        n: {"pattern": p.pattern, "description": p.description}
+                        for n, p in h.params.items()
+                    },
                     "freshness_window_s": h.freshness_window_s,
                 }
                 for h in self.config.http
@@ -131,60 +133,148 @@ class Gateway:
         if found is None:
             trace.add("template_unknown", template=template)
             return GatewayResult(
-                trace.trace_id, "query_rows", "invalid",
+                trace.trace_id,
+                "query_rows",
+                "invalid",
                 message=f"no template {template!r}; known: {sorted(self._templates)}",
             )
         source, tpl = found
         base = {"template": template, "source_id": source.id}
         if not self._permit(principal, tpl.roles or source.roles, trace, source.id, template):
-            self._audit(trace, principal, source.id, "rows", template, dict(params), 0, 0.0,
-                        "denied", "role not allowed")
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "rows",
+                template,
+                dict(params),
+                0,
+                0.0,
+                "denied",
+                "role not allowed",
+            )
             return GatewayResult(
-                trace.trace_id, "query_rows", "denied", source_id=source.id,
-                message=f"this key may not use template {template}", detail=base,
+                trace.trace_id,
+                "query_rows",
+                "denied",
+                source_id=source.id,
+                message=f"this key may not use template {template}",
+                detail=base,
             )
         try:
             values = resolve(tpl, params, principal)
         except BindingDenied as e:
-            trace.add("permission", source_id=source.id, template=template, allowed=False,
-                      reason=str(e))
+            trace.add(
+                "permission", source_id=source.id, template=template, allowed=False, reason=str(e)
+            )
             log.info("gateway denied [trace %s] %s: %s", trace.trace_id, principal.user, e)
-            self._audit(trace, principal, source.id, "rows", template, dict(params), 0, 0.0,
-                        "denied", str(e))
-            return GatewayResult(trace.trace_id, "query_rows", "denied", message=str(e),
-                                 source_id=source.id, detail=base)
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "rows",
+                template,
+                dict(params),
+                0,
+                0.0,
+                "denied",
+                str(e),
+            )
+            return GatewayResult(
+                trace.trace_id,
+                "query_rows",
+                "denied",
+                message=str(e),
+                source_id=source.id,
+                detail=base,
+            )
         except InvalidParameter as e:
             trace.add("invalid_parameter", template=template, reason=str(e))
-            self._audit(trace, principal, source.id, "rows", template, _printable(params), 0,
-                        0.0, "invalid", str(e))
-            return GatewayResult(trace.trace_id, "query_rows", "invalid", message=str(e),
-                                 source_id=source.id, detail=base)
-        bound = {p.bind: values[name] for name, p in tpl.params.items()
-                 if p.bind and principal.attribute(p.bind) is not None}
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "rows",
+                template,
+                _printable(params),
+                0,
+                0.0,
+                "invalid",
+                str(e),
+            )
+            return GatewayResult(
+                trace.trace_id,
+                "query_rows",
+                "invalid",
+                message=str(e),
+                source_id=source.id,
+                detail=base,
+            )
+        bound = {
+            p.bind: values[name]
+            for name, p in tpl.params.items()
+            if p.bind and principal.attribute(p.bind) is not None
+        }
         if bound:
             # The rows outside the caller's own attribute are filtered out: logged, not shown.
             trace.add("rows_restricted", template=template, by=bound)
-            log.info("gateway rows restricted [trace %s] %s %s to %s",
-                     trace.trace_id, principal.user, template, bound)
+            log.info(
+                "gateway rows restricted [trace %s] %s %s to %s",
+                trace.trace_id,
+                principal.user,
+                template,
+                bound,
+            )
         trace.add("params", template=template, params=values)
         started = time.perf_counter()
         outcome = self._guarded(
-            source.id, source.timeout_s, trace,
+            source.id,
+            source.timeout_s,
+            trace,
             lambda: self._rows_connector(source).run(template, values, source.timeout_s),
         )
         ms = (time.perf_counter() - started) * 1000
         if isinstance(outcome, _Failed):
-            self._audit(trace, principal, source.id, "rows", template, values, 0, ms,
-                        "unavailable", outcome.reason)
-            return GatewayResult(trace.trace_id, "query_rows", "unavailable",
-                                 message=f"source unavailable: {outcome.reason}",
-                                 source_id=source.id,
-                                 detail={**base, "params": values})
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "rows",
+                template,
+                values,
+                0,
+                ms,
+                "unavailable",
+                outcome.reason,
+            )
+            return GatewayResult(
+                trace.trace_id,
+                "query_rows",
+                "unavailable",
+                message=f"source unavailable: {outcome.reason}",
+                source_id=source.id,
+                detail={**base, "params": values},
+            )
         fetch = outcome
-        self._audit(trace, principal, source.id, "rows", template, values,
-                    len(fetch.rows.rows), fetch.duration_ms, "ok")
-        trace.add("rows", source_id=source.id, template=template, count=len(fetch.rows.rows),
-                  truncated=fetch.rows.truncated, duration_ms=round(fetch.duration_ms, 2))
+        self._audit(
+            trace,
+            principal,
+            source.id,
+            "rows",
+            template,
+            values,
+            len(fetch.rows.rows),
+            fetch.duration_ms,
+            "ok",
+        )
+        trace.add(
+            "rows",
+            source_id=source.id,
+            template=template,
+            count=len(fetch.rows.rows),
+            truncated=fetch.rows.truncated,
+            duration_ms=round(fetch.duration_ms, 2),
+        )
         freshness = Freshness.of(self._age(source), source.freshness_window_s)
         if freshness.stale:
             trace.add("stale", source_id=source.id, age_s=freshness.age_s)
@@ -198,13 +288,22 @@ class Gateway:
             freshness=freshness,
             label=rows_label(template, n),
             title=tpl.description,
-            locator={"template": template, "params": values, "row_count": len(fetch.rows.rows),
-                     "truncated": fetch.rows.truncated},
+            locator={
+                "template": template,
+                "params": values,
+                "row_count": len(fetch.rows.rows),
+                "truncated": fetch.rows.truncated,
+            },
         )
-        return GatewayResult(trace.trace_id, "query_rows", "ok" if fetch.rows.rows else "empty",
-                             (block,),
-                             "" if fetch.rows.rows else "no rows match",
-                             source.id, {**base, "params": values})
+        return GatewayResult(
+            trace.trace_id,
+            "query_rows",
+            "ok" if fetch.rows.rows else "empty",
+            (block,),
+            "" if fetch.rows.rows else "no rows match",
+            source.id,
+            {**base, "params": values},
+        )
 
     def _rows_connector(self, source: SqlSource) -> RowsConnector:
         conn = self._rows.get(source.id)
@@ -239,53 +338,119 @@ class Gateway:
         source = self._http.get(source_id)
         if source is None:
             return GatewayResult(
-                trace.trace_id, "lookup_status", "invalid",
+                trace.trace_id,
+                "lookup_status",
+                "invalid",
                 message=f"no status source {source_id!r}; known: {sorted(self._http)}",
             )
         if not self._permit(principal, source.roles, trace, source.id, ""):
-            self._audit(trace, principal, source.id, "status", "", _printable(params), 0, 0.0,
-                        "denied", "role not allowed")
-            return GatewayResult(trace.trace_id, "lookup_status", "denied", source_id=source.id,
-                                 message=f"this key may not use status source {source.id}")
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "status",
+                "",
+                _printable(params),
+                0,
+                0.0,
+                "denied",
+                "role not allowed",
+            )
+            return GatewayResult(
+                trace.trace_id,
+                "lookup_status",
+                "denied",
+                source_id=source.id,
+                message=f"this key may not use status source {source.id}",
+            )
         conn = self._status_connector(source)
         try:
             checked = conn.check(params)
         except InvalidParameter as e:
             trace.add("invalid_parameter", source_id=source.id, reason=str(e))
-            self._audit(trace, principal, source.id, "status", "", _printable(params), 0, 0.0,
-                        "invalid", str(e))
-            return GatewayResult(trace.trace_id, "lookup_status", "invalid", message=str(e),
-                                 source_id=source.id)
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "status",
+                "",
+                _printable(params),
+                0,
+                0.0,
+                "invalid",
+                str(e),
+            )
+            return GatewayResult(
+                trace.trace_id, "lookup_status", "invalid", message=str(e), source_id=source.id
+            )
         started = time.perf_counter()
         outcome = self._guarded(
-            source.id, source.timeout_s, trace,
+            source.id,
+            source.timeout_s,
+            trace,
             lambda: conn.fetch(checked, source.freshness_window_s),
             not_found=NotFound,
         )
         ms = (time.perf_counter() - started) * 1000
         if isinstance(outcome, _Failed) and outcome.not_found:
-            self._audit(trace, principal, source.id, "status", "", checked, 0, ms, "empty",
-                        outcome.reason)
-            return GatewayResult(trace.trace_id, "lookup_status", "empty", source_id=source.id,
-                                 message=f"{source.id}: nothing found for {checked}")
+            self._audit(
+                trace, principal, source.id, "status", "", checked, 0, ms, "empty", outcome.reason
+            )
+            return GatewayResult(
+                trace.trace_id,
+                "lookup_status",
+                "empty",
+                source_id=source.id,
+                message=f"{source.id}: nothing found for {checked}",
+            )
         if isinstance(outcome, _Failed):
             stale = conn.cached(checked)
-            self._audit(trace, principal, source.id, "status", "", checked, 0, ms,
-                        "unavailable", outcome.reason)
+            self._audit(
+                trace,
+                principal,
+                source.id,
+                "status",
+                "",
+                checked,
+                0,
+                ms,
+                "unavailable",
+                outcome.reason,
+            )
             if stale is None:
-                return GatewayResult(trace.trace_id, "lookup_status", "unavailable",
-                                     source_id=source.id,
-                                     message=f"source unavailable: {outcome.reason}")
+                return GatewayResult(
+                    trace.trace_id,
+                    "lookup_status",
+                    "unavailable",
+                    source_id=source.id,
+                    message=f"source unavailable: {outcome.reason}",
+                )
             # The last good answer, flagged stale, beats no answer.
             trace.add("stale_fallback", source_id=source.id, fetched_at=stale.fetched_at)
             outcome = stale
         fetch = outcome
         age = (datetime.now(UTC) - fetch.fetched_at).total_seconds()
         freshness = Freshness.of(age, source.freshness_window_s)
-        self._audit(trace, principal, source.id, "status", "", checked, 1, ms, "ok",
-                    "stale" if freshness.stale else "")
-        trace.add("status", source_id=source.id, cached=fetch.from_cache,
-                  attempts=fetch.attempts, age_s=round(age, 2), stale=freshness.stale)
+        self._audit(
+            trace,
+            principal,
+            source.id,
+            "status",
+            "",
+            checked,
+            1,
+            ms,
+            "ok",
+            "stale" if freshness.stale else "",
+        )
+        trace.add(
+            "status",
+            source_id=source.id,
+            cached=fetch.from_cache,
+            attempts=fetch.attempts,
+            age_s=round(age, 2),
+            stale=freshness.stale,
+        )
         block = ContentBlock(
             source_id=source.id,
             source_kind="status",
@@ -298,8 +463,15 @@ class Gateway:
             title=source.description,
             locator={"url": fetch.url, "params": checked, "cached": fetch.from_cache},
         )
-        return GatewayResult(trace.trace_id, "lookup_status", "ok", (block,),
-                             freshness.note(), source.id, {"params": checked})
+        return GatewayResult(
+            trace.trace_id,
+            "lookup_status",
+            "ok",
+            (block,),
+            freshness.note(),
+            source.id,
+            {"params": checked},
+        )
 
     def _status_connector(self, source: HttpSource) -> StatusConnector:
         conn = self._status.get(source.id)
@@ -313,11 +485,22 @@ class Gateway:
         self, principal: Principal, roles: list[str], trace: Trace, source_id: str, template: str
     ) -> bool:
         allowed = _allowed(principal, roles)
-        trace.add("permission", source_id=source_id, template=template, allowed=allowed,
-                  roles=sorted(principal.roles))
+        trace.add(
+            "permission",
+            source_id=source_id,
+            template=template,
+            allowed=allowed,
+            roles=sorted(principal.roles),
+        )
         if not allowed:
-            log.info("gateway denied [trace %s] %s (roles %s) on %s %s", trace.trace_id,
-                     principal.user, sorted(principal.roles), source_id, template)
+            log.info(
+                "gateway denied [trace %s] %s (roles %s) on %s %s",
+                trace.trace_id,
+                principal.user,
+                sorted(principal.roles),
+                source_id,
+                template,
+            )
         return allowed
 
     def _guarded(
@@ -350,28 +533,62 @@ class Gateway:
                 return _Failed(str(e), not_found=True)
             breaker.record_failure()
             reason = str(e) if isinstance(e, SourceFailed) else f"{type(e).__name__}: {e}"
-            trace.add("source_failed", source_id=source_id, reason=reason[:300],
-                      breaker=breaker.state)
-            log.warning("gateway source %s failed [trace %s]: %s", source_id, trace.trace_id,
-                        reason)
+            trace.add(
+                "source_failed", source_id=source_id, reason=reason[:300], breaker=breaker.state
+            )
+            log.warning(
+                "gateway source %s failed [trace %s]: %s", source_id, trace.trace_id, reason
+            )
             return _Failed(reason)
         breaker.record_success()
-        trace.add("source_ok", source_id=source_id,
-                  duration_ms=round((time.perf_counter() - started) * 1000, 2))
+        trace.add(
+            "source_ok",
+            source_id=source_id,
+            duration_ms=round((time.perf_counter() - started) * 1000, 2),
+        )
         return value
 
     def _audit(
-        self, trace: Trace, principal: Principal, source_id: str, kind: str, template: str,
-        params: Mapping[str, Any], rows: int, ms: float, status: str, error: str = "",
+        self,
+        trace: Trace,
+        principal: Principal,
+        source_id: str,
+        kind: str,
+        template: str,
+        params: Mapping[str, Any],
+        rows: int,
+        ms: float,
+        status: str,
+        error: str = "",
     ) -> None:
-        log.info("gateway %s %s/%s [trace %s] %s: %s, %d rows, %.1f ms%s", kind, source_id,
-                 template or "-", trace.trace_id, principal.user, status, rows, ms,
-                 f" ({error})" if error else "")
+        log.info(
+            "gateway %s %s/%s [trace %s] %s: %s, %d rows, %.1f ms%s",
+            kind,
+            source_id,
+            template or "-",
+            trace.trace_id,
+            principal.user,
+            status,
+            rows,
+            ms,
+            f" ({error})" if error else "",
+        )
         try:
-            self.records.audit(AuditRecord(
-                trace.trace_id, datetime.now(UTC), principal.user, source_id, kind, template,
-                dict(params), rows, round(ms, 3), status, error,
-            ))
+            self.records.audit(
+                AuditRecord(
+                    trace.trace_id,
+                    datetime.now(UTC),
+                    principal.user,
+                    source_id,
+                    kind,
+                    template,
+                    dict(params),
+                    rows,
+                    round(ms, 3),
+                    status,
+                    error,
+                )
+            )
         except Exception:  # the audit table failing is loud, but never hides the answer
             log.exception("gateway audit write failed [trace %s]", trace.trace_id)
 

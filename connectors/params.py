@@ -25,23 +25,34 @@ class BindingDenied(RaglineError):
 MONTHS = {
     m: i
     for i, names in enumerate(
-        [("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-         ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-         ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-         ("december", "dec")],
+        [
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ],
         start=1,
     )
     for m in names
 }
 MONTH_IN_TEXT = re.compile(
-    r"\b(\d{4})-(\d{1,2})\b|\b(" + "|".join(sorted(MONTHS, key=len, reverse=True))
+    r"\b(\d{4})-(\d{1,2})\b|\b("
+    + "|".join(sorted(MONTHS, key=len, reverse=True))
     + r")\.?\s+(?:of\s+)?(\d{4})\b|(\d{4})\s*年\s*(\d{1,2})\s*月",
     re.IGNORECASE,
 )
 
 
 def parse_month(text: str) -> str | None:
-    """"2023-04", "April 2023", "Apr. 2023", "2023年4月" -> "2023-04"; None otherwise."""
+    """ "2023-04", "April 2023", "Apr. 2023", "2023年4月" -> "2023-04"; None otherwise."""
     m = MONTH_IN_TEXT.search(text)
     if m is None:
         return None

@@ -68,8 +68,7 @@ class Trace:
 
     def add(self, event: str, **details: Any) -> None:
         self.events.append(
-            {"event": event, "ms": round((time.perf_counter() - self.started) * 1000, 2),
-             **details}
+            {"event": event, "ms": round((time.perf_counter() - self.started) * 1000, 2), **details}
         )
 
 
@@ -110,8 +109,17 @@ class GatewayRecords:
         with self._session() as s:
             return [
                 AuditRecord(
-                    r.trace_id, r.at, r.principal, r.source_id, r.kind, r.template,
-                    json.loads(r.params or "{}"), r.row_count, r.duration_ms, r.status, r.error,
+                    r.trace_id,
+                    r.at,
+                    r.principal,
+                    r.source_id,
+                    r.kind,
+                    r.template,
+                    json.loads(r.params or "{}"),
+                    r.row_count,
+                    r.duration_ms,
+                    r.status,
+                    r.error,
                 )
                 for r in s.scalars(query)
             ]

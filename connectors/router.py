@@ -40,8 +40,15 @@ AGGREGATE_CUE = re.compile(
     re.IGNORECASE,
 )
 _WORD_NUMBERS = {
-    "three": 3, "five": 5, "ten": 10, "two": 2, "four": 4, "six": 6, "seven": 7,
-    "eight": 8, "nine": 9,
+    "three": 3,
+    "five": 5,
+    "ten": 10,
+    "two": 2,
+    "four": 4,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
 }
 
 
@@ -133,8 +140,10 @@ def match_templates(
                 value = extract_param(question, name, spec)
                 if value is not None:
                     params[name] = value
-                elif spec.required and spec.default is None and not (
-                    spec.bind and (principal is None or principal.attribute(spec.bind))
+                elif (
+                    spec.required
+                    and spec.default is None
+                    and not (spec.bind and (principal is None or principal.attribute(spec.bind)))
                 ):
                     missing.append(name)
             # Keywords say which entity; found parameters say which question about it.
@@ -171,7 +180,11 @@ class KnowledgeRouter:
         if status:
             source, params = status[0]
             return Decision(
-                "status", "identifier", source.id, "", params,
+                "status",
+                "identifier",
+                source.id,
+                "",
+                params,
                 (f"the question names {', '.join(f'{k}={v}' for k, v in params.items())}",),
             )
         cue = AGGREGATE_CUE.search(question)

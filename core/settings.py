@@ -223,6 +223,8 @@ class GatewaySettings(BaseModel):
     breaker_failures: int = 3
     breaker_cooldown_s: float = 30.0
     router: Literal["rules", "llm"] = "rules"  # "llm": ask the LLM when rules are unsure
+
+
 class ModelRoutingSettings(BaseModel):
     """Two LLM endpoints: simple questions go to `small`, complex analysis to `large`.
 

@@ -90,12 +90,22 @@ class AnswerGenerator:
         mode: str = "extractive",
     ) -> _Draft:
         return _Draft(
-            self.not_covered[language_of(question)], False, mode, warnings=warnings,
-            confidence=confidence, reason=reason,
+            self.not_covered[language_of(question)],
+            False,
+            mode,
+            warnings=warnings,
+            confidence=confidence,
+            reason=reason,
         )
 
-    def _refusal(self, question: str, verdict: Verdict | None, reason: str,
-                 hits: Sequence[Hit], *warnings: str) -> _Draft:
+    def _refusal(
+        self,
+        question: str,
+        verdict: Verdict | None,
+        reason: str,
+        hits: Sequence[Hit],
+        *warnings: str,
+    ) -> _Draft:
         conf = refusal_confidence(verdict, _coverage(hits))
         return self._not_covered(question, *warnings, reason, reason=reason, confidence=conf)
 
@@ -109,7 +119,8 @@ class AnswerGenerator:
         # that quote's document (a year found in some other document's sentence is not).
         best_doc = ex.quotes[0].sources[0].chunk.doc_id if ex.quotes[0].sources else ""
         verdict = judge(
-            question, intent,
+            question,
+            intent,
             [q.text for q in ex.quotes if q.sources and q.sources[0].chunk.doc_id == best_doc],
             [c for c in ex.chosen if c.chunk.doc_id == best_doc],
             [h.chunk for h in hits],
@@ -119,11 +130,16 @@ class AnswerGenerator:
         text, citations, sentences = assemble(ex.quotes)
         notes = (*warnings, verdict.reason) if verdict.reason else warnings
         return _Draft(
-            text, True, "extractive", tuple(citations), warnings=notes,
+            text,
+            True,
+            "extractive",
+            tuple(citations),
+            warnings=notes,
             confidence=answer_confidence(
                 verdict, ex.best_relevance, _coverage(hits), _term_share(question, ex)
             ),
-            reason=verdict.reason, sentences=tuple(sentences),
+            reason=verdict.reason,
+            sentences=tuple(sentences),
         )
 
     def _from_llm(self, question: str, hits: Sequence[Hit], reply: str | LLMError) -> _Draft:
@@ -138,11 +154,22 @@ class AnswerGenerator:
             # The model found nothing in the sources: trust that, and say it our way.
             why = "the LLM found no answer in the sources"
             draft = self._not_covered(
-                question, why, reason=why, mode="llm",
+                question,
+                why,
+                reason=why,
+                mode="llm",
                 confidence=refusal_confidence(None, _coverage(hits)),
             )
-            return _Draft(draft.text, False, "llm", (), removed, draft.warnings,
-                          draft.confidence, draft.reason)
+            return _Draft(
+                draft.text,
+                False,
+                "llm",
+                (),
+                removed,
+                draft.warnings,
+                draft.confidence,
+                draft.reason,
+            )
         if not check.citations:
             draft = self._extractive(
                 question,
@@ -152,31 +179,53 @@ class AnswerGenerator:
                 + ", showing the extractive answer",
             )
             return _Draft(
-                draft.text, draft.covered, draft.mode, draft.citations, removed, draft.warnings,
-                draft.confidence, draft.reason, draft.sentences,
+                draft.text,
+                draft.covered,
+                draft.mode,
+                draft.citations,
+                removed,
+                draft.warnings,
+                draft.confidence,
+                draft.reason,
+                draft.sentences,
             )
         warnings = []
         if removed:
             warnings.append(f"removed citation labels not among the sources: {', '.join(removed)}")
         if check.unsupported:
             warnings.append(
-                "no cited passage supports: "
-                + "; ".join(repr(s[:80]) for s in check.unsupported)
+                "no cited passage supports: " + "; ".join(repr(s[:80]) for s in check.unsupported)
             )
         uncited = [s.text for s in check.sentences if not s.labels]
         if uncited:
-            warnings.append("sentences without a citation: "
-                            + "; ".join(repr(s[:80]) for s in uncited))
+            warnings.append(
+                "sentences without a citation: " + "; ".join(repr(s[:80]) for s in uncited)
+            )
         if said_not_covered:
             warnings.append("the LLM said the sources do not cover part of the question")
         checked = [s for s in check.sentences if s.labels]
         supported = sum(s.supported for s in checked) / len(checked) if checked else 0.0
-        confidence = round(min(0.95, 0.25 + 0.6 * supported + 0.1 * _coverage(hits))
-                           * (0.6 if said_not_covered else 1.0), 3)
-        reason = "partial: the LLM said the sources do not cover part of the question" if (
-            said_not_covered) else ""
-        return _Draft(check.text, True, "llm", tuple(check.citations), removed, tuple(warnings),
-                      confidence, reason, tuple(check.sentences))
+        confidence = round(
+            min(0.95, 0.25 + 0.6 * supported + 0.1 * _coverage(hits))
+            * (0.6 if said_not_covered else 1.0),
+            3,
+        )
+        reason = (
+            "partial: the LLM said the sources do not cover part of the question"
+            if (said_not_covered)
+            else ""
+        )
+        return _Draft(
+            check.text,
+            True,
+            "llm",
+            tuple(check.citations),
+            removed,
+            tuple(warnings),
+            confidence,
+            reason,
+            tuple(check.sentences),
+        )
 
     def _package(
         self,

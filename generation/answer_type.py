@@ -15,11 +15,16 @@ from core.text import has_han
 Kind = Literal["person", "place", "time"]
 
 _PERSON_Q = re.compile(r"\bwho(m|se)?\b|谁|哪位|哪个人|什么人", re.IGNORECASE)
-_PLACE_Q = re.compile(r"\bwhere\b|哪里|哪儿|何地|何处|在哪|什么地方|什么地区|哪些地区|"
-                      r"哪个(国家|城市|省|地区)|哪(国|省|市)",
-                      re.IGNORECASE)
-_TIME_Q = re.compile(r"\bwhen\b|what (year|date|day|month)|which (year|date)|何时|什么时候|"
-                     r"哪一?年|哪一?天|几月|哪个月|何年|日期", re.IGNORECASE)
+_PLACE_Q = re.compile(
+    r"\bwhere\b|哪里|哪儿|何地|何处|在哪|什么地方|什么地区|哪些地区|"
+    r"哪个(国家|城市|省|地区)|哪(国|省|市)",
+    re.IGNORECASE,
+)
+_TIME_Q = re.compile(
+    r"\bwhen\b|what (year|date|day|month)|which (year|date)|何时|什么时候|"
+    r"哪一?年|哪一?天|几月|哪个月|何年|日期",
+    re.IGNORECASE,
+)
 _TIME = re.compile(
     r"\b(1[0-9]\d\d|20\d\d)\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
     r"\b(january|february|march|april|may|june|july|august|september|october|november|"

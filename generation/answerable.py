@@ -61,24 +61,69 @@ _KEY_TERM = re.compile(
 )
 _YEAR = re.compile(r"(?<![\d.])(1[6-9]\d\d|20\d\d)(?![\d.])")
 _MONTHS = (
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 )
 _MONTH_EN = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
 _MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
 # Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
-_IDENT = re.compile(r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\w\-]*(?:\.\w+)+"
-                    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*", re.ASCII)
+_IDENT = re.compile(
+    r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\w\-]*(?:\.\w+)+"
+    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*",
+    re.ASCII,
+)
 # A capitalised word (or run of them) in an English question, not at its start.
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
 _LATIN_IN_HAN = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
 # Capitalised words that are not names.
-_NOT_NAMES = frozenset({
-    "i", "according", "based", "under", "in", "on", "at", "for", "of", "the", "a", "an",
-    "what", "which", "who", "how", "when", "where", "why", "is", "are", "was", "were",
-    "does", "do", "did", "can", "could", "should", "would", "may", "might", "will",
-})
+_NOT_NAMES = frozenset(
+    {
+        "i",
+        "according",
+        "based",
+        "under",
+        "in",
+        "on",
+        "at",
+        "for",
+        "of",
+        "the",
+        "a",
+        "an",
+        "what",
+        "which",
+        "who",
+        "how",
+        "when",
+        "where",
+        "why",
+        "is",
+        "are",
+        "was",
+        "were",
+        "does",
+        "do",
+        "did",
+        "can",
+        "could",
+        "should",
+        "would",
+        "may",
+        "might",
+        "will",
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +148,7 @@ def periods(question: str) -> list[str]:
     spans.sort()
     merged: list[tuple[int, int]] = []
     for a, b in spans:
-        gap = question[merged[-1][1]:a] if merged else ""
+        gap = question[merged[-1][1] : a] if merged else ""
         if merged and len(gap) <= 3 and not re.search(r"\w", gap.replace("年", "")):
             merged[-1] = (merged[-1][0], b)
         else:
@@ -139,8 +184,11 @@ def _period_found(period: str, text: str) -> bool:
 
 def identifiers(question: str) -> list[str]:
     years = set(_YEAR.findall(question))
-    return [t for t in dict.fromkeys(m.group(0).rstrip(".-") for m in _IDENT.finditer(question))
-            if t not in years]
+    return [
+        t
+        for t in dict.fromkeys(m.group(0).rstrip(".-") for m in _IDENT.finditer(question))
+        if t not in years
+    ]
 
 
 def tagged_names(question: str) -> list[str]:
@@ -158,13 +206,57 @@ _UNIT_ZH = re.compile(
     r"件|家|座|层|级|GB|MB|TB|KB)"
 )
 # The scaffolding of a question, not what it is about.
-_QUESTION_WORDS = frozenset({
-    "many", "much", "have", "has", "had", "give", "gives", "given", "provide", "provides",
-    "show", "shows", "list", "listed", "record", "recorded", "report", "reported",
-    "according", "total", "number", "value", "amount", "figure", "state", "stated",
-    "say", "says", "said", "mention", "mentioned", "per", "does", "did",
-    "多少", "几", "什么", "哪些", "哪个", "是否", "有", "为", "给出", "记录", "显示", "根据", "按",
-})
+_QUESTION_WORDS = frozenset(
+    {
+        "many",
+        "much",
+        "have",
+        "has",
+        "had",
+        "give",
+        "gives",
+        "given",
+        "provide",
+        "provides",
+        "show",
+        "shows",
+        "list",
+        "listed",
+        "record",
+        "recorded",
+        "report",
+        "reported",
+        "according",
+        "total",
+        "number",
+        "value",
+        "amount",
+        "figure",
+        "state",
+        "stated",
+        "say",
+        "says",
+        "said",
+        "mention",
+        "mentioned",
+        "per",
+        "does",
+        "did",
+        "多少",
+        "几",
+        "什么",
+        "哪些",
+        "哪个",
+        "是否",
+        "有",
+        "为",
+        "给出",
+        "记录",
+        "显示",
+        "根据",
+        "按",
+    }
+)
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
 
@@ -194,8 +286,7 @@ def names(question: str) -> list[str]:
             if words and not (len(words) == 1 and _MONTH_EN.fullmatch(words[0])):
                 out.append(" ".join(words))
     months = {m.lower() for m in _MONTHS}
-    return [n for n in dict.fromkeys(out)
-            if n.lower() not in STOPWORDS and n.lower() not in months]
+    return [n for n in dict.fromkeys(out) if n.lower() not in STOPWORDS and n.lower() not in months]
 
 
 def _norm(text: str) -> str:
@@ -218,10 +309,19 @@ def has_quantity(text: str) -> bool:
 
 # What people call a document by its format ("the Word document", "the Excel sheet").
 _FORMAT_NAMES = {
-    "docx": "Word document", "doc": "Word document", "xlsx": "Excel workbook spreadsheet",
-    "xls": "Excel workbook spreadsheet", "csv": "spreadsheet", "pptx": "PowerPoint slides",
-    "ppt": "PowerPoint slides", "pdf": "PDF", "md": "Markdown", "html": "HTML web page",
-    "htm": "HTML web page", "eml": "e-mail email", "msg": "e-mail email Outlook",
+    "docx": "Word document",
+    "doc": "Word document",
+    "xlsx": "Excel workbook spreadsheet",
+    "xls": "Excel workbook spreadsheet",
+    "csv": "spreadsheet",
+    "pptx": "PowerPoint slides",
+    "ppt": "PowerPoint slides",
+    "pdf": "PDF",
+    "md": "Markdown",
+    "html": "HTML web page",
+    "htm": "HTML web page",
+    "eml": "e-mail email",
+    "msg": "e-mail email Outlook",
 }
 
 
@@ -254,8 +354,11 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
         # (Chinese questions describe the cell they want in prose, "求和的公式单元格",
         # whose words a table need not contain: this test is for English row names.)
         return ""
-    terms = [t for t in query_terms(question)
-             if len(t) > 1 and not t.isdigit() and t not in _QUESTION_WORDS]
+    terms = [
+        t
+        for t in query_terms(question)
+        if len(t) > 1 and not t.isdigit() and t not in _QUESTION_WORDS
+    ]
     values = _norm(" ".join(v for _, v in best.cells))
     if any(_term_in(t, values) for t in terms):
         return ""
@@ -278,8 +381,27 @@ def _coordinated(question: str, wanted: Sequence[str]) -> bool:
     at = sorted((question.find(p), p) for p in wanted if p in question)
     for (a, pa), (b, _) in itertools.pairwise(at):
         gap = question[a + len(pa) : b].strip().lower()
-        if gap in {"", ",", "，", "、", "and", "or", "&", "to", "-", "–", "和", "与", "及", "或",
-                   "至", "到", "and in", "vs", "versus"}:
+        if gap in {
+            "",
+            ",",
+            "，",
+            "、",
+            "and",
+            "or",
+            "&",
+            "to",
+            "-",
+            "–",
+            "和",
+            "与",
+            "及",
+            "或",
+            "至",
+            "到",
+            "and in",
+            "vs",
+            "versus",
+        }:
             return True
     return False
 
@@ -329,10 +451,10 @@ def judge(
     # Short all-capital acronyms name agencies, publishers, leagues and kinds of document
     # ("the FBI", "HR", "the AD", "WTA") more often than the thing asked about, and are
     # often spelled out in the text instead: they do not decide coverage.
-    wanted_names = [n for n in names(question)
-                    if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
-    soft_names = [n for n in tagged_names(question)
-                  if n not in wanted_names and not _ACRONYM.fullmatch(n)]
+    wanted_names = [n for n in names(question) if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
+    soft_names = [
+        n for n in tagged_names(question) if n not in wanted_names and not _ACRONYM.fullmatch(n)
+    ]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)
     total += int(quantity)
@@ -341,8 +463,11 @@ def judge(
         # In what is quoted (or its declared scope), or the name of the quoted document
         # itself ("the Wikipedia Duck article", "OpenAPI 3.1.0"); an acronym may be
         # spelled out elsewhere in the document.
-        return (_name_found(term, evidence) or _name_found(term, doc_names)
-                or (term.isupper() and _name_found(term, same_doc)))
+        return (
+            _name_found(term, evidence)
+            or _name_found(term, doc_names)
+            or (term.isupper() and _name_found(term, same_doc))
+        )
 
     missing_ids = [t for t in wanted_ids if not written(t)]
     missing_names = [t for t in wanted_names if not written(t)]
@@ -351,20 +476,25 @@ def judge(
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).
     missing_periods = [
-        t for t in wanted_periods
+        t
+        for t in wanted_periods
         if not _period_found(t, evidence) and not _period_found(t, same_doc)
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
     if quantity and not any(has_quantity(q) for q in quoted):
         return Verdict(
-            False, "the question asks for a quantity and the quoted evidence states none",
-            constraints=total, met=met - 1,
+            False,
+            "the question asks for a quantity and the quoted evidence states none",
+            constraints=total,
+            met=met - 1,
         )
     unit = asked_unit(question) if quantity else ""
     if unit and not _found(unit, evidence):
         return Verdict(
-            False, f"the question asks how many {unit} and the quoted evidence gives none",
-            constraints=total, met=met - 1,
+            False,
+            f"the question asks how many {unit} and the quoted evidence gives none",
+            constraints=total,
+            met=met - 1,
         )
     if missing_ids or missing_names:
         what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])
@@ -379,12 +509,15 @@ def judge(
                 True,
                 f"partial: the documents give this for {', '.join(given)} "
                 f"but not for {', '.join(missing_periods)}",
-                partial=True, constraints=total, met=met,
+                partial=True,
+                constraints=total,
+                met=met,
             )
         return Verdict(
             False,
             f"the quoted evidence is not about {', '.join(missing_periods)}",
-            constraints=total, met=met,
+            constraints=total,
+            met=met,
         )
     return Verdict(True, constraints=total, met=met)
 

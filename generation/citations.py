@@ -76,7 +76,10 @@ def prompt_labels(hits: Sequence[Hit]) -> list[str]:
 
 def _canonical(match: re.Match[str]) -> str:
     handle, first, part, last = (
-        match.group(1).lower(), int(match.group(2)), match.group(3), match.group(4)
+        match.group(1).lower(),
+        int(match.group(2)),
+        match.group(3),
+        match.group(4),
     )
     if part is not None:
         return f"[Doc{handle}_p{first}.{int(part)}]"
@@ -99,8 +102,7 @@ def _normalise_group(match: re.Match[str]) -> str:
 def normalise_labels(text: str) -> str:
     """Rewrite every label-like mention as a canonical `[DocX_pY]` label."""
     text = _GROUP.sub(_normalise_group, text)
-    text = _BARE.sub(lambda m: f"[Doc{m.group(1).lower()}_p{m.group(2)}{m.group(3) or ''}]",
-                     text)
+    text = _BARE.sub(lambda m: f"[Doc{m.group(1).lower()}_p{m.group(2)}{m.group(3) or ''}]", text)
     # "[DocX_p3][DocX_p3]" says nothing the first one does not.
     return re.sub(r"(\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\])(?:\s*\1)+", r"\1", text)
 
@@ -114,7 +116,8 @@ def _resolve(
         label = f"[Doc{handle}_p{page}.{part}]"
         return [h.chunk for h, s in zip(hits, shown, strict=True) if s == label]
     return [
-        h.chunk for h in hits
+        h.chunk
+        for h in hits
         if h.chunk.handle == handle and h.chunk.page_start <= page <= h.chunk.page_end
     ]
 
@@ -162,8 +165,11 @@ def check_citations(text: str, hits: Sequence[Hit]) -> CitationCheck:
                 supported = False
             first, last = best_lines(sentence, chunk)
             # Without a line map only the label says which page: keep each page named.
-            if all(src.chunk.content_id != chunk.content_id
-                   or (not chunk.line_map and src.page != page) for src in sources):
+            if all(
+                src.chunk.content_id != chunk.content_id
+                or (not chunk.line_map and src.page != page)
+                for src in sources
+            ):
                 sources.append(Source(chunk, first, last, page))
         if options and not supported and sentence:
             unsupported.append(sentence)
@@ -181,7 +187,8 @@ def check_citations(text: str, hits: Sequence[Hit]) -> CitationCheck:
     out.append(text[cursor:])
     sentences = [
         AnswerSentence(q.text, tuple(ls), q.supported)
-        for q, ls in zip(quotes, labels, strict=True) if q.text
+        for q, ls in zip(quotes, labels, strict=True)
+        if q.text
     ]
     tail = _LABEL_OR_SPACE.sub(" ", text[cursor:]).strip().lstrip(_TRAIL).strip()
     if _has_words(tail):

@@ -125,8 +125,9 @@ def label_quotes(quotes: Sequence[Quote]) -> tuple[list[list[str]], list[Citatio
     per_page: dict[tuple[str, int], list[str]] = {}
     spans: list[list[tuple[Source, Span]]] = []
     for q in quotes:
-        located = [(src, source_span(src.chunk, src.first, src.last, src.page))
-                   for src in q.sources]
+        located = [
+            (src, source_span(src.chunk, src.first, src.last, src.page)) for src in q.sources
+        ]
         spans.append(located)
         for src, span in located:
             ids = per_page.setdefault((src.chunk.doc_id, span.label_page), [])
@@ -150,10 +151,18 @@ def label_quotes(quotes: Sequence[Quote]) -> tuple[list[list[str]], list[Citatio
             if c is None:
                 base = Citation.of(src.chunk)
                 citations[label] = Citation(
-                    label, base.content_id, base.source, base.title,
-                    span.page_start, span.page_end, span.line_start, span.line_end,
-                    base.chunk_page_start, base.chunk_page_end,
-                    base.chunk_line_start, base.chunk_line_end,
+                    label,
+                    base.content_id,
+                    base.source,
+                    base.title,
+                    span.page_start,
+                    span.page_end,
+                    span.line_start,
+                    span.line_end,
+                    base.chunk_page_start,
+                    base.chunk_page_end,
+                    base.chunk_line_start,
+                    base.chunk_line_end,
                 )
             else:
                 citations[label] = _widen(c, span)
@@ -165,10 +174,12 @@ def assemble(quotes: Sequence[Quote]) -> tuple[str, list[Citation], list[AnswerS
     """Answer text with its labels after each sentence, the citations behind those
     labels, and the sentences with their labels."""
     labels, citations = label_quotes(quotes)
-    parts = [f"{q.text} {''.join(ls)}" if ls else q.text for q, ls in zip(quotes, labels,
-                                                                          strict=True)]
-    sentences = [AnswerSentence(q.text, tuple(ls), q.supported)
-                 for q, ls in zip(quotes, labels, strict=True)]
+    parts = [
+        f"{q.text} {''.join(ls)}" if ls else q.text for q, ls in zip(quotes, labels, strict=True)
+    ]
+    sentences = [
+        AnswerSentence(q.text, tuple(ls), q.supported) for q, ls in zip(quotes, labels, strict=True)
+    ]
     return " ".join(parts), citations, sentences
 
 
@@ -183,8 +194,18 @@ def _widen(c: Citation, span: Span) -> Citation:
     else:
         end = (c.page_end, c.line_end)
     return Citation(
-        c.label, c.content_id, c.source, c.title, start[0], end[0], start[1], end[1],
-        c.chunk_page_start, c.chunk_page_end, c.chunk_line_start, c.chunk_line_end,
+        c.label,
+        c.content_id,
+        c.source,
+        c.title,
+        start[0],
+        end[0],
+        start[1],
+        end[1],
+        c.chunk_page_start,
+        c.chunk_page_end,
+        c.chunk_line_start,
+        c.chunk_line_end,
     )
 
 
@@ -206,12 +227,12 @@ def locate(sentence: str, chunk: Chunk) -> tuple[int, int] | None:
             return first, last
     values = table_values(sentence)
     if values:
-        rows = [i for i, line in enumerate(lines)
-                if all(squash(v) in squash(line) for v in values)]
+        rows = [i for i, line in enumerate(lines) if all(squash(v) in squash(line) for v in values)]
         if rows:
             return rows[0], rows[0]
-        found = [i for i, line in enumerate(lines)
-                 if any(squash(v) in squash(line) for v in values)]
+        found = [
+            i for i, line in enumerate(lines) if any(squash(v) in squash(line) for v in values)
+        ]
         if found and supports(sentence, "\n".join(lines[found[0] : found[-1] + 1])):
             return found[0], found[-1]
     return None

@@ -77,9 +77,12 @@ _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百
 def _new_number(text: str, known: set[str]) -> bool:
     """Whether the sentence states a number the question does not already name."""
     body = _REFERENCE.sub("", _SECTION_NUMBER.sub("", text))
-    return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)
-               ) or (not _HAS_NUMBER.search(body) and any(
-                   n not in known and len(n) > 1 for n in _NUMBERS.findall(body)))
+    return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)) or (
+        not _HAS_NUMBER.search(body)
+        and any(n not in known and len(n) > 1 for n in _NUMBERS.findall(body))
+    )
+
+
 # A leading section number ("3.2.1 ", "第三章 ") is structure, not an answer.
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
 _BREADCRUMB = re.compile(r"\s(>|›|»|/)\s")
@@ -106,8 +109,10 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四").
     return {
-        t for t in terms
-        if (has_han(t) and t in lowered) or _stem(t) in tokens
+        t
+        for t in terms
+        if (has_han(t) and t in lowered)
+        or _stem(t) in tokens
         or (t.isdigit() and len(t) <= 5 and chinese_numeral(int(t)) in lowered)
     }
 
@@ -196,7 +201,8 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     most_named = max(named_by.values(), default=0)
     weight = {
         t: math.log(1 + len(cands) / n)
-        * math.log(1 + n_chunks / chunk_df[t]) / math.log(1 + n_chunks)
+        * math.log(1 + n_chunks / chunk_df[t])
+        / math.log(1 + n_chunks)
         * (IDENTIFIER_WEIGHT if _HAS_NUMBER.search(t) else 1.0)
         * (DOC_NAME_WEIGHT if t in naming else 1.0)
         for t, n in df.items()
@@ -209,8 +215,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     # attribute asked about ("根部").
     cand_grams = [char_bigrams(f"{c.text} {c.context}") for c in cands] if q_grams else []
     gram_weight = {
-        g: math.log(1 + len(cands) / n)
-        for g in q_grams if (n := sum(g in cg for cg in cand_grams))
+        g: math.log(1 + len(cands) / n) for g in q_grams if (n := sum(g in cg for cg in cand_grams))
     }
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     quantity = bool(_QUANTITY_QUESTION.search(question))
@@ -252,10 +257,14 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         if q_grams:
             grams = cand_grams[index]
             tg = topic_grams.get(cand.chunk.content_id, set())
-            relevance += 0.5 * sum(
-                gram_weight.get(g, 0.0) * (TOPIC_WEIGHT if g in tg else 1.0)
-                for g in q_grams & grams
-            ) / gram_total
+            relevance += (
+                0.5
+                * sum(
+                    gram_weight.get(g, 0.0) * (TOPIC_WEIGHT if g in tg else 1.0)
+                    for g in q_grams & grams
+                )
+                / gram_total
+            )
         score = relevance
         heading = _heading_like(cand)
         if heading:
@@ -272,8 +281,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         # A long run of text matches many words by sheer size and reads badly as an
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
-        if cand.is_table_row and any(
-                h and _matched_terms(terms, h) for h, _ in cand.cells[1:]):
+        if cand.is_table_row and any(h and _matched_terms(terms, h) for h, _ in cand.cells[1:]):
             score *= ASKED_COLUMN_BOOST  # its table has a column for the attribute asked
         size = max(len(v) for _, v in cand.cells) if cand.cells else len(cand.text)
         if size < 6 and not cand.cells:
@@ -320,8 +328,14 @@ def _select(
     if holds_answer is not None and not holds_answer(ranked[0].cand.text):
         # The answer type decides between close candidates: a number for how-many, a date
         # for when. The best sentence holding one leads when it scores at least half.
-        typed = next((s for s in ranked[1:] if s.relevance > 0 and not _heading_like(s.cand)
-                      and holds_answer(s.cand.text)), None)
+        typed = next(
+            (
+                s
+                for s in ranked[1:]
+                if s.relevance > 0 and not _heading_like(s.cand) and holds_answer(s.cand.text)
+            ),
+            None,
+        )
         if typed is not None and typed.score >= TYPED_SHARE * ranked[0].score:
             ranked.remove(typed)
             ranked.insert(0, typed)
@@ -337,8 +351,11 @@ def _select(
         same = best.cand.chunk.content_id
         ranked = sorted(
             ranked,
-            key=lambda s: (-(s.score + (0.05 if s.cand.chunk.content_id == same else 0.0)),
-                           s.cand.hit_rank, s.cand.position),
+            key=lambda s: (
+                -(s.score + (0.05 if s.cand.chunk.content_id == same else 0.0)),
+                s.cand.hit_rank,
+                s.cand.position,
+            ),
         )
     chosen: list[_Scored] = []
     for s in ranked:
@@ -437,9 +454,12 @@ def _completion(
         return out
 
     def near(other: Candidate) -> bool:
-        return (not other.is_table_row and not _heading_like(other)
-                and other.first_line <= cand.last_line + 1
-                and other.last_line >= cand.first_line - 1)
+        return (
+            not other.is_table_row
+            and not _heading_like(other)
+            and other.first_line <= cand.last_line + 1
+            and other.last_line >= cand.first_line - 1
+        )
 
     prev = seq[k - 1] if k > 0 and near(seq[k - 1]) else None
     nxt = seq[k + 1] if k + 1 < len(seq) and near(seq[k + 1]) else None
@@ -489,16 +509,23 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
     for s in selected:
         if id(s.cand) in used:
             continue
-        if s.cand.is_table_row and groups and groups[-1][0].is_table_row and (
-                groups[-1][0].chunk.content_id == s.cand.chunk.content_id):
+        if (
+            s.cand.is_table_row
+            and groups
+            and groups[-1][0].is_table_row
+            and (groups[-1][0].chunk.content_id == s.cand.chunk.content_id)
+        ):
             groups[-1].append(s.cand)  # several rows of one table: one small table
             used.add(id(s.cand))
             continue
         completion = _completion(s, by_chunk, holds_answer)
         before = [c for c in completion if c.position < s.cand.position]
         after = [c for c in completion if c.position > s.cand.position]
-        items = _following_items(s, by_chunk) if (
-            s.cand.intro or (s is selected[0] and _LIST_QUESTION.search(question))) else []
+        items = (
+            _following_items(s, by_chunk)
+            if (s.cand.intro or (s is selected[0] and _LIST_QUESTION.search(question)))
+            else []
+        )
         group = [c for c in [*before, s.cand, *after] if id(c) not in used]
         if s.cand not in group:
             continue

@@ -91,7 +91,8 @@ class OpenAICompatibleClient:
             ) from exc
         if not isinstance(content, str):
             raise LLMError(
-                f"LLM server {self.url} sent no message content", url=self.url,
+                f"LLM server {self.url} sent no message content",
+                url=self.url,
                 status=response.status_code,
             )
         return _THINK.sub("", content).strip()

@@ -206,8 +206,13 @@ def _structured_rows(chunk: Chunk, n_rows: int) -> tuple[list[str], list[list[st
 
 
 def _table_candidates(
-    chunk: Chunk, rank: int, lines: list[str], i: int, rows: list[tuple[int, list[str]]],
-    start: int, pages: list[int],
+    chunk: Chunk,
+    rank: int,
+    lines: list[str],
+    i: int,
+    rows: list[tuple[int, list[str]]],
+    start: int,
+    pages: list[int],
 ) -> list[Candidate]:
     out: list[Candidate] = []
     header = rows[0][1]
@@ -220,10 +225,19 @@ def _table_candidates(
     for line, row in body:
         pairs = _row_pairs(header, row)
         if pairs:
-            out.append(Candidate(
-                render_row(pairs), chunk, rank, start + len(out), pages[line],
-                cells=pairs, context=context, first_line=line, last_line=line,
-            ))
+            out.append(
+                Candidate(
+                    render_row(pairs),
+                    chunk,
+                    rank,
+                    start + len(out),
+                    pages[line],
+                    cells=pairs,
+                    context=context,
+                    first_line=line,
+                    last_line=line,
+                )
+            )
     return out
 
 
@@ -267,11 +281,19 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
                 first = _raw_line(logical, at)
                 last = _raw_line(logical, max(at, cursor - 1))
                 own = logical.single and len(sentences) == 1 and not sentence.endswith(_END_PUNCT)
-                out.append(Candidate(
-                    normalise_ws(sentence), chunk, rank, len(out), pages[first],
-                    own_line=own, first_line=first, last_line=last,
-                    list_item=item and at == 0,
-                    intro=sentence.rstrip().endswith((":", "：")),
-                ))
+                out.append(
+                    Candidate(
+                        normalise_ws(sentence),
+                        chunk,
+                        rank,
+                        len(out),
+                        pages[first],
+                        own_line=own,
+                        first_line=first,
+                        last_line=last,
+                        list_item=item and at == 0,
+                        intro=sentence.rstrip().endswith((":", "：")),
+                    )
+                )
         i = j
     return out

@@ -90,8 +90,14 @@ class _Span:
 
 
 def _span(
-    text: str, page: int, lines: tuple[int, int], count: TokenCounter, *, sep: str = "\n",
-    block: int = -1, context: tuple[str, ...] = (),
+    text: str,
+    page: int,
+    lines: tuple[int, int],
+    count: TokenCounter,
+    *,
+    sep: str = "\n",
+    block: int = -1,
+    context: tuple[str, ...] = (),
 ) -> _Span:
     # The separator is counted with the text: summed span counts then bound the count of
     # the joined chunk (see the module docstring).
@@ -200,8 +206,14 @@ def _anchor_units(
                 continue
             level = max(block.level, 1)
             heading_ctx = _heading_path(block, title, level, stack)
-            head = _span(title, block.page, (block.line_start, block.line_end), count,
-                         block=i, context=heading_ctx[:-1])
+            head = _span(
+                title,
+                block.page,
+                (block.line_start, block.line_end),
+                count,
+                block=i,
+                context=heading_ctx[:-1],
+            )
             if level <= settings.anchor_levels:
                 anchor_ctx = heading_ctx
                 current = _new_unit(heading_ctx, heading_ctx, head, settings, count)
@@ -238,8 +250,9 @@ def _new_unit(
     count: TokenCounter,
 ) -> _TextUnit:
     header = _breadcrumb(context, _header_cap(settings), count)
-    return _TextUnit(path, header, head, parent=path[:-1],
-                     header_tokens=_header_tokens(header, count))
+    return _TextUnit(
+        path, header, head, parent=path[:-1], header_tokens=_header_tokens(header, count)
+    )
 
 
 def _open_unit(
@@ -270,17 +283,18 @@ def _heading_path(
     return parser if parser[-1] == title else (*parser, title)
 
 
-def _detach_table_lead(
-    current: _TextUnit | None, blocks: Sequence[Block], i: int
-) -> _Span | None:
+def _detach_table_lead(current: _TextUnit | None, blocks: Sequence[Block], i: int) -> _Span | None:
     """Take the caption of table `i` out of the text before it, and drop the headings
     right before the table: its breadcrumb names them, and left in place they would
     dangle at the end of the previous chunk."""
     caption = _take_caption(current, blocks, i)
     if current is not None:
         first = caption.block if caption else i
-        while current.spans and current.spans[-1].block == first - 1 and (
-                blocks[first - 1].kind == "heading"):
+        while (
+            current.spans
+            and current.spans[-1].block == first - 1
+            and (blocks[first - 1].kind == "heading")
+        ):
             current.spans.pop()
             first -= 1
     return caption
@@ -299,8 +313,12 @@ def _take_caption(current: _TextUnit | None, blocks: Sequence[Block], i: int) ->
     if "\n" in last.text or len(last.text) > _CAPTION_MAX_CHARS:
         return None
     before = current.spans[-2] if len(current.spans) > 1 else current.head
-    titled = before is not None and before.block == i - 2 and (
-        blocks[i - 2].kind == "heading") and not last.text.endswith(_SENTENCE_ENDS)
+    titled = (
+        before is not None
+        and before.block == i - 2
+        and (blocks[i - 2].kind == "heading")
+        and not last.text.endswith(_SENTENCE_ENDS)
+    )
     if not (_CAPTION.match(last.text) or titled):
         return None
     return current.spans.pop()
@@ -309,8 +327,9 @@ def _take_caption(current: _TextUnit | None, blocks: Sequence[Block], i: int) ->
 def _block_spans(
     i: int, block: Block, text: str, path: tuple[str, ...], budget: int, count: TokenCounter
 ) -> list[_Span]:
-    whole = _span(text, block.page, (block.line_start, block.line_end), count, block=i,
-                  context=path)
+    whole = _span(
+        text, block.page, (block.line_start, block.line_end), count, block=i, context=path
+    )
     if whole.tokens <= budget:
         return [whole]
     return _explode(i, block, path, budget, count)
@@ -339,8 +358,17 @@ def _explode(
         sep = "\n" if prev_end is None else _gap_sep(raw[prev_end:start], code)
         # One token of room for the separator the first run is counted with.
         for j, (run_sep, run) in enumerate(_hard_split(piece, budget - 1, count)):
-            spans.append(_span(run, block.page, lines, count, sep=sep if j == 0 else run_sep,
-                               block=i, context=path))
+            spans.append(
+                _span(
+                    run,
+                    block.page,
+                    lines,
+                    count,
+                    sep=sep if j == 0 else run_sep,
+                    block=i,
+                    context=path,
+                )
+            )
         newlines += raw.count("\n", start, end)
         prev_end = end
     return spans
@@ -390,7 +418,7 @@ def _hard_split(text: str, budget: int, count: TokenCounter) -> list[tuple[str, 
         if space > cut * 3 // 4:  # only when it costs at most a quarter of the run
             cut = space
         parts.append((sep, rest[:cut].strip()))
-        sep = " " if rest[cut:cut + 1].isspace() else ""
+        sep = " " if rest[cut : cut + 1].isspace() else ""
         rest = rest[cut:].strip()
     return [(p_sep, p) for p_sep, p in parts if p]
 
@@ -400,7 +428,7 @@ def _fit_prefix(text: str, budget: int, count: TokenCounter) -> int:
 
 
 def _fit_suffix(text: str, budget: int, count: TokenCounter) -> int:
-    return _longest(len(text), lambda n: count(text[len(text) - n:]) <= budget)
+    return _longest(len(text), lambda n: count(text[len(text) - n :]) <= budget)
 
 
 def _longest(n: int, fits: Callable[[int], bool]) -> int:
@@ -458,8 +486,11 @@ def _merge_small(units: list[_Unit], settings: ChunkSettings, count: TokenCounte
             unit, k = merged, k + 1
         # Backward: a small unit that ends its section joins the one before it.
         prev = out[-1] if out else None
-        if (unit.tokens < settings.min_tokens and isinstance(prev, _TextUnit)
-                and _within(prev.path, unit.parent)):
+        if (
+            unit.tokens < settings.min_tokens
+            and isinstance(prev, _TextUnit)
+            and _within(prev.path, unit.parent)
+        ):
             merged = _merge(prev, unit, count)
             if merged.tokens <= settings.max_tokens:
                 out[-1] = merged
@@ -473,14 +504,16 @@ def _merge(first: _TextUnit, second: _TextUnit, count: TokenCounter) -> _TextUni
     section both share ("Configure" under "Guide", not "Guide > Configure" again)."""
     common = _common_prefix(first.path, second.path)
     spans = list(first.spans)
-    relative = _CRUMB_JOIN.join(second.path[len(common):])
+    relative = _CRUMB_JOIN.join(second.path[len(common) :])
     anchor = second.head or (second.spans[0] if second.spans else None)
     if relative and anchor is not None:
-        spans.append(_span(relative, anchor.page, (anchor.line_start, anchor.line_end),
-                           count, context=common))
+        spans.append(
+            _span(
+                relative, anchor.page, (anchor.line_start, anchor.line_end), count, context=common
+            )
+        )
     spans.extend(second.spans)
-    return _TextUnit(common, first.header, first.head, spans, first.parent,
-                     first.header_tokens)
+    return _TextUnit(common, first.header, first.head, spans, first.parent, first.header_tokens)
 
 
 def _pack_text(
@@ -523,15 +556,23 @@ def _overlap(body: list[_Span], nxt: _Span, budget: int, count: TokenCounter) ->
     if carry:
         return carry
     last = body[-1]
-    tail = last.text[len(last.text) - _fit_suffix(last.text, budget - 1, count):]
+    tail = last.text[len(last.text) - _fit_suffix(last.text, budget - 1, count) :]
     space = tail.find(" ")
     if 0 <= space < len(tail) // 4:  # start at a word when that costs little
         tail = tail[space:]
     tail = tail.strip()
     if not tail:
         return []
-    return [_span(tail, last.page, (last.line_end, last.line_end), count, block=last.block,
-                  context=last.context)]
+    return [
+        _span(
+            tail,
+            last.page,
+            (last.line_end, last.line_end),
+            count,
+            block=last.block,
+            context=last.context,
+        )
+    ]
 
 
 def _span_line_map(span: _Span) -> list[tuple[int, int, int]]:
@@ -620,20 +661,22 @@ def _table_drafts(
         lead = caption if g == 0 and caption else None  # the caption opens the first part
         text = f"{prefix}\n{table}" if prefix else table
         line_map = _table_line_map(block, context, unit.caption, group, row_lines, text)
-        drafts.append(ChunkDraft(
-            kind="table",
-            text=text,
-            page_start=lead.page if lead else block.page,
-            page_end=block.page,
-            line_start=lead.line_start if lead else first_line,
-            line_end=last_line,
-            section_path=unit.path,
-            table_id=unit.table_id,
-            # Empty for a table without a header row (a glossary: rows are key, value).
-            table_header=tuple(block.rows[0]) if block.rows and any(block.rows[0]) else (),
-            table_rows=tuple(tuple(block.rows[1 + i]) for i in group) if block.rows else (),
-            line_map=line_map,
-        ))
+        drafts.append(
+            ChunkDraft(
+                kind="table",
+                text=text,
+                page_start=lead.page if lead else block.page,
+                page_end=block.page,
+                line_start=lead.line_start if lead else first_line,
+                line_end=last_line,
+                section_path=unit.path,
+                table_id=unit.table_id,
+                # Empty for a table without a header row (a glossary: rows are key, value).
+                table_header=tuple(block.rows[0]) if block.rows and any(block.rows[0]) else (),
+                table_rows=tuple(tuple(block.rows[1 + i]) for i in group) if block.rows else (),
+                line_map=line_map,
+            )
+        )
     return drafts
 
 
@@ -653,8 +696,9 @@ def _table_line_map(
     if context[0]:
         out.extend([(block.page, 0, 0)] * (context[0].count("\n") + 1))
     if caption is not None:
-        out.extend([(caption.page, caption.line_start, caption.line_end)]
-                   * (caption.text.count("\n") + 1))
+        out.extend(
+            [(caption.page, caption.line_start, caption.line_end)] * (caption.text.count("\n") + 1)
+        )
     n_lines = text.count("\n") + 1
     n_head = n_lines - len(out) - len(group)
     if n_head < 1:
@@ -680,8 +724,11 @@ def _table_parts(
         head_row, body = block.rows[0], block.rows[1:]
         lines = render_table(block.rows).split("\n")
         n_head = len(lines) - len(body)  # 2 (header, separator), 0 without a header
-        return (lines[:n_head], lines[n_head:],
-                lambda idx: render_table([head_row, *(body[i] for i in idx)]))
+        return (
+            lines[:n_head],
+            lines[n_head:],
+            lambda idx: render_table([head_row, *(body[i] for i in idx)]),
+        )
     text_lines = [" ".join(line.split()) for line in block.text.split("\n") if line.strip()]
     n_head = 2 if len(text_lines) > 1 and _SEPARATOR_ROW.match(text_lines[1]) else 1
     head, body_lines = text_lines[:n_head], text_lines[n_head:]
@@ -750,7 +797,7 @@ def _span_budget(settings: ChunkSettings) -> int:
 
 
 def _breadcrumb(path: tuple[str, ...], cap: int, count: TokenCounter) -> str:
-    """"A > B > C", dropping outer levels first ("… > C"), then shortening the last."""
+    """ "A > B > C", dropping outer levels first ("… > C"), then shortening the last."""
     if not path:
         return ""
     parts = list(path)

@@ -53,8 +53,10 @@ def installed_languages(binary: str) -> set[str]:
 
 def unavailable_reason(reason: str) -> str:
     """`reason` (why the PDF needs OCR) plus what to install, when tesseract is missing."""
-    return (f"{reason}; OCR is on but tesseract is not installed "
-            f"(Debian: apt-get install {DEBIAN_PACKAGES})")
+    return (
+        f"{reason}; OCR is on but tesseract is not installed "
+        f"(Debian: apt-get install {DEBIAN_PACKAGES})"
+    )
 
 
 def ocr_pdf(
@@ -69,14 +71,18 @@ def ocr_pdf(
     have = installed_languages(binary)
     usable = [lang for lang in wanted if lang in have] or sorted(have - {"osd"})[:1]
     if not usable:
-        raise NeedsOCR(f"tesseract has no language data (Debian: apt-get install "
-                       f"{DEBIAN_PACKAGES})")
-    warnings = [f"text from OCR (tesseract, {'+'.join(usable)}, {dpi} dpi): may contain "
-                "recognition errors"]
+        raise NeedsOCR(
+            f"tesseract has no language data (Debian: apt-get install {DEBIAN_PACKAGES})"
+        )
+    warnings = [
+        f"text from OCR (tesseract, {'+'.join(usable)}, {dpi} dpi): may contain recognition errors"
+    ]
     missing = [lang for lang in wanted if lang not in have]
     if missing:
-        warnings.append(f"OCR language data missing: {', '.join(missing)} "
-                        f"(Debian: apt-get install {DEBIAN_PACKAGES})")
+        warnings.append(
+            f"OCR language data missing: {', '.join(missing)} "
+            f"(Debian: apt-get install {DEBIAN_PACKAGES})"
+        )
     try:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
@@ -96,16 +102,16 @@ def ocr_pdf(
     if not b.blocks:
         raise ParseError("OCR found no text in the PDF (blank pages or unreadable scan)")
     title = b.first_heading(1) or PurePath(name).stem
-    return ParsedDocument(tuple(b.blocks), pages, title, f"tesseract/{_version(binary)}",
-                          True, tuple(warnings))
+    return ParsedDocument(
+        tuple(b.blocks), pages, title, f"tesseract/{_version(binary)}", True, tuple(warnings)
+    )
 
 
 def _pgm(page: pdfium.PdfPage, dpi: int) -> bytes:
     bitmap = page.render(scale=dpi / 72, grayscale=True)
     try:
         array = bitmap.to_numpy()  # (h, w) for grey; keep one channel if given more
-        pixels = np.ascontiguousarray(array[..., 0] if array.ndim == 3 else array,
-                                      dtype=np.uint8)
+        pixels = np.ascontiguousarray(array[..., 0] if array.ndim == 3 else array, dtype=np.uint8)
     finally:
         bitmap.close()
     height, width = pixels.shape
@@ -116,8 +122,12 @@ def _ocr_page(binary: str, image: bytes, languages: str) -> str:
     env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
     try:
         out = subprocess.run(
-            [binary, "-", "-", "-l", languages], input=image, capture_output=True,
-            timeout=_PAGE_TIMEOUT_S, env=env, check=False,
+            [binary, "-", "-", "-l", languages],
+            input=image,
+            capture_output=True,
+            timeout=_PAGE_TIMEOUT_S,
+            env=env,
+            check=False,
         )
     except subprocess.TimeoutExpired as exc:
         raise ParseError(f"OCR of one page took longer than {_PAGE_TIMEOUT_S:g}s") from exc
@@ -155,8 +165,9 @@ def _add_paragraph(b: BlockBuilder, para: Sequence[tuple[int, str]], page: int) 
 
 def _version(binary: str) -> str:
     try:
-        out = subprocess.run([binary, "--version"], capture_output=True, text=True,
-                             timeout=30, check=False)
+        out = subprocess.run(
+            [binary, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return "?"
     first = (out.stdout or out.stderr).split()

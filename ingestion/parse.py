@@ -34,18 +34,49 @@ from ingestion.sanitize import sanitize_document
 FORMATS = ("pdf", "docx", "xlsx", "html", "markdown", "text", "eml")
 MB = 1024 * 1024
 _EXTENSIONS = {
-    ".pdf": "pdf", ".docx": "docx", ".docm": "docx", ".xlsx": "xlsx", ".xlsm": "xlsx",
-    ".html": "html", ".htm": "html", ".xhtml": "html", ".md": "markdown",
-    ".markdown": "markdown", ".txt": "text", ".text": "text", ".log": "text", ".csv": "text",
-    ".tsv": "text", ".rst": "text", ".json": "text", ".eml": "eml",
+    ".pdf": "pdf",
+    ".docx": "docx",
+    ".docm": "docx",
+    ".xlsx": "xlsx",
+    ".xlsm": "xlsx",
+    ".html": "html",
+    ".htm": "html",
+    ".xhtml": "html",
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".log": "text",
+    ".csv": "text",
+    ".tsv": "text",
+    ".rst": "text",
+    ".json": "text",
+    ".eml": "eml",
 }
 _NEEDS_TIKA = {
-    ".doc": "legacy Word", ".xls": "legacy Excel", ".ppt": "legacy PowerPoint",
-    ".pptx": "PowerPoint", ".rtf": "RTF", ".odt": "OpenDocument text",
-    ".ods": "OpenDocument spreadsheet", ".msg": "Outlook message",
+    ".doc": "legacy Word",
+    ".xls": "legacy Excel",
+    ".ppt": "legacy PowerPoint",
+    ".pptx": "PowerPoint",
+    ".rtf": "RTF",
+    ".odt": "OpenDocument text",
+    ".ods": "OpenDocument spreadsheet",
+    ".msg": "Outlook message",
 }
-_EMAIL_HEADERS = {"from", "to", "subject", "date", "received", "message-id", "mime-version",
-                  "return-path", "cc", "reply-to", "delivered-to", "content-type"}
+_EMAIL_HEADERS = {
+    "from",
+    "to",
+    "subject",
+    "date",
+    "received",
+    "message-id",
+    "mime-version",
+    "return-path",
+    "cc",
+    "reply-to",
+    "delivered-to",
+    "content-type",
+}
 _HEADER_LINE = re.compile(rb"^([A-Za-z][A-Za-z0-9-]{1,40}):[ \t]")
 _HTML_START = re.compile(
     rb"^\s*(<\?xml[^>]*>\s*)?(<!--.*?-->\s*)*<(!doctype\s+html|html|head|body)\b",
@@ -91,12 +122,18 @@ class ParseOptions:
     max_zip_ratio: float = MAX_RATIO
 
     @classmethod
-    def from_settings(cls, ingest: IngestSettings,
-                      limits: IngestLimitSettings | None = None) -> ParseOptions:
+    def from_settings(
+        cls, ingest: IngestSettings, limits: IngestLimitSettings | None = None
+    ) -> ParseOptions:
         lim = limits or IngestLimitSettings()
-        return cls(ingest.tika_url, ingest.tika_timeout_s, ingest.ocr,
-                   worker_memory_mb=lim.worker_memory_mb,
-                   max_unzipped_mb=lim.max_unzipped_mb, max_zip_ratio=lim.max_zip_ratio)
+        return cls(
+            ingest.tika_url,
+            ingest.tika_timeout_s,
+            ingest.ocr,
+            worker_memory_mb=lim.worker_memory_mb,
+            max_unzipped_mb=lim.max_unzipped_mb,
+            max_zip_ratio=lim.max_zip_ratio,
+        )
 
 
 def _tika_reason(ext: str) -> str:
@@ -158,8 +195,7 @@ def detect_format(path: Path, head: bytes) -> str:
         raise UnsupportedFormat(f"zip archive with no Word or Excel content ({path.name})")
     if head.startswith(b"\xd0\xcf\x11\xe0"):  # OLE2: legacy .doc/.xls/.ppt/.msg
         mislabelled = ext == ".pdf" or ext == ".docx"
-        raise _needs_tika(ext, "file is really a legacy Office document; " if mislabelled
-                          else "")
+        raise _needs_tika(ext, "file is really a legacy Office document; " if mislabelled else "")
     if stripped.startswith(b"{\\rtf"):
         raise _needs_tika(".rtf")
     if _HTML_START.match(stripped[:4096]):
@@ -178,8 +214,9 @@ def detect_format(path: Path, head: bytes) -> str:
             if exc.start > 8180:  # a multi-byte character cut at the edge of the sample
                 return "text"
     supported = ", ".join(sorted(_EXTENSIONS))
-    raise UnsupportedFormat(f"unsupported file type {ext or '(no extension)'}; "
-                            f"supported: {supported}")
+    raise UnsupportedFormat(
+        f"unsupported file type {ext or '(no extension)'}; supported: {supported}"
+    )
 
 
 def document_format(path: Path, head: bytes, options: ParseOptions | None = None) -> str:
@@ -201,8 +238,7 @@ def _size(n: float) -> str:
     return f"{n / 1024:.1f} KB" if n >= 1024 else f"{n:.0f} bytes"
 
 
-def check_zip(data: bytes, max_unzipped: int = MAX_UNZIPPED,
-              max_ratio: float = MAX_RATIO) -> None:
+def check_zip(data: bytes, max_unzipped: int = MAX_UNZIPPED, max_ratio: float = MAX_RATIO) -> None:
     """Reject a ZIP container whose members would inflate far beyond the file (zip bombs).
 
     Bounds the *total* expansion of all members (absolutely, and as a multiple of the
@@ -215,25 +251,33 @@ def check_zip(data: bytes, max_unzipped: int = MAX_UNZIPPED,
     except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
         raise ParseError(f"corrupt zip container: {exc}") from exc
     if len(infos) > MAX_MEMBERS:
-        raise ParseError(f"zip container has {len(infos)} members, over the {MAX_MEMBERS} "
-                         "limit (possible zip bomb)")
+        raise ParseError(
+            f"zip container has {len(infos)} members, over the {MAX_MEMBERS} "
+            "limit (possible zip bomb)"
+        )
     total = sum(i.file_size for i in infos)
     if total > max_unzipped:
-        raise ParseError(f"zip members expand to {_size(total)} in all ({total} bytes), over "
-                         f"the {_size(max_unzipped)} limit (possible zip bomb; "
-                         "RAGLINE_INGEST_LIMITS__MAX_UNZIPPED_MB)")
+        raise ParseError(
+            f"zip members expand to {_size(total)} in all ({total} bytes), over "
+            f"the {_size(max_unzipped)} limit (possible zip bomb; "
+            "RAGLINE_INGEST_LIMITS__MAX_UNZIPPED_MB)"
+        )
     ratio = total / max(1, len(data))
     if total > _RATIO_FLOOR and ratio > max_ratio:
-        raise ParseError(f"zip members expand {ratio:.0f}x in all, to {_size(total)} from "
-                         f"{_size(len(data))} across {len(infos)} members, over the "
-                         f"{max_ratio:g}x limit (possible zip bomb; "
-                         "RAGLINE_INGEST_LIMITS__MAX_ZIP_RATIO)")
+        raise ParseError(
+            f"zip members expand {ratio:.0f}x in all, to {_size(total)} from "
+            f"{_size(len(data))} across {len(infos)} members, over the "
+            f"{max_ratio:g}x limit (possible zip bomb; "
+            "RAGLINE_INGEST_LIMITS__MAX_ZIP_RATIO)"
+        )
     member_limit = max(MAX_MEMBER_RATIO, max_ratio)  # a raised setting raises both
     for i in infos:
         member = i.file_size / max(1, i.compress_size)
         if i.file_size > _RATIO_FLOOR and member > member_limit:
-            raise ParseError(f"zip member {i.filename} expands {member:.0f}x to "
-                             f"{_size(i.file_size)} (possible zip bomb)")
+            raise ParseError(
+                f"zip member {i.filename} expands {member:.0f}x to "
+                f"{_size(i.file_size)} (possible zip bomb)"
+            )
 
 
 def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
@@ -291,14 +335,17 @@ def _dispatch(data: bytes, path: Path, opts: ParseOptions) -> ParsedDocument:
             doc = _tika(data, path, opts)
         except ParseError as again:
             raise ParseError(f"{exc}; Tika could not parse it either: {again}") from exc
-        return replace(doc, warnings=(f"native {fmt} parser failed ({exc}); parsed by Tika",
-                                      *doc.warnings))
+        return replace(
+            doc, warnings=(f"native {fmt} parser failed ({exc}); parsed by Tika", *doc.warnings)
+        )
     except NeedsOCR as exc:
         if fmt != "pdf":
             raise
         if not opts.ocr:
-            raise NeedsOCR(f"{exc} (OCR is off: set RAGLINE_INGEST__OCR=true; it needs "
-                           "Debian's tesseract-ocr tesseract-ocr-chi-sim)") from exc
+            raise NeedsOCR(
+                f"{exc} (OCR is off: set RAGLINE_INGEST__OCR=true; it needs "
+                "Debian's tesseract-ocr tesseract-ocr-chi-sim)"
+            ) from exc
         from ingestion import ocr
 
         if ocr.tesseract_binary() is None:
@@ -326,8 +373,10 @@ def _native(fmt: str, data: bytes, path: Path, opts: ParseOptions) -> ParsedDocu
 
 def _out_of_memory(fmt: str, opts: ParseOptions) -> str:
     if opts.worker_memory_mb:
-        return (f"{fmt} parser ran out of memory: over the parse worker's "
-                f"{opts.worker_memory_mb} MB limit (RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)")
+        return (
+            f"{fmt} parser ran out of memory: over the parse worker's "
+            f"{opts.worker_memory_mb} MB limit (RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)"
+        )
     return f"{fmt} parser ran out of memory"
 
 
@@ -346,17 +395,25 @@ def _read(path: Path, max_bytes: int) -> bytes:
     except OSError as exc:
         raise ParseError(f"file cannot be read: {exc.strerror or exc}") from exc
     if size > max_bytes:
-        raise ParseError(f"file is {size / MB:.1f} MB, over the {max_bytes / MB:g} MB limit "
-                         "(RAGLINE_INGEST__MAX_FILE_MB)")
+        raise ParseError(
+            f"file is {size / MB:.1f} MB, over the {max_bytes / MB:g} MB limit "
+            "(RAGLINE_INGEST__MAX_FILE_MB)"
+        )
     try:
         return path.read_bytes()
     except OSError as exc:
         raise ParseError(f"file cannot be read: {exc.strerror or exc}") from exc
 
 
-def parse_file(path: Path, *, max_bytes: int, timeout_s: float,
-               isolate: bool = True, pool: ParserPool | None = None,
-               options: ParseOptions | None = None) -> ParsedDocument:
+def parse_file(
+    path: Path,
+    *,
+    max_bytes: int,
+    timeout_s: float,
+    isolate: bool = True,
+    pool: ParserPool | None = None,
+    options: ParseOptions | None = None,
+) -> ParsedDocument:
     """Parse one file. `max_bytes` is checked before reading (MB here = 2**20 bytes);
     with `isolate`, the parse runs in a worker process killed after `timeout_s` — one of
     `pool`'s (reused across files), or a one-off worker when no pool is given. `options`
@@ -399,11 +456,20 @@ class _Worker:
         env = dict(os.environ)
         root = str(Path(__file__).resolve().parents[1])
         env["PYTHONPATH"] = os.pathsep.join(
-            [root, *(p for p in sys.path if p and Path(p).is_dir())])
+            [root, *(p for p in sys.path if p and Path(p).is_dir())]
+        )
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "ingestion.parsers._worker", str(to_child_r),
-             str(from_child_w), str(memory_mb)],
-            pass_fds=(to_child_r, from_child_w), env=env, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "ingestion.parsers._worker",
+                str(to_child_r),
+                str(from_child_w),
+                str(memory_mb),
+            ],
+            pass_fds=(to_child_r, from_child_w),
+            env=env,
+            stdin=subprocess.DEVNULL,
             close_fds=True,
         )
         os.close(to_child_r)
@@ -422,8 +488,9 @@ class _Worker:
             self.inp.recv()
         except (EOFError, OSError) as exc:
             self.kill()
-            raise ParseError(f"parser process failed to start (exit code "
-                             f"{self.proc.returncode})") from exc
+            raise ParseError(
+                f"parser process failed to start (exit code {self.proc.returncode})"
+            ) from exc
         except ParseError:
             self.kill()
             raise
@@ -446,7 +513,8 @@ class _Worker:
 
 # Error types a worker's reply may name; any other becomes a plain ParseError.
 _ERRORS: dict[str, type[ParseError]] = {
-    e.__name__: e for e in (NeedsOCR, UnsupportedFormat, TikaRequired, NativeParserFailed)}
+    e.__name__: e for e in (NeedsOCR, UnsupportedFormat, TikaRequired, NativeParserFailed)
+}
 
 
 class ParserPool:
@@ -465,14 +533,14 @@ class ParserPool:
     def _take(self, memory_mb: int) -> _Worker:
         with self.lock:
             worker = self.idle.pop() if self.idle else None
-        if worker is not None and (worker.proc.poll() is not None
-                                   or worker.memory_mb != memory_mb):
+        if worker is not None and (worker.proc.poll() is not None or worker.memory_mb != memory_mb):
             worker.stop()
             worker = None
         return worker or _Worker(memory_mb)
 
-    def run(self, path: Path, max_bytes: int, timeout_s: float,
-            options: ParseOptions | None = None) -> ParsedDocument:
+    def run(
+        self, path: Path, max_bytes: int, timeout_s: float, options: ParseOptions | None = None
+    ) -> ParsedDocument:
         memory_mb = options.worker_memory_mb if options else 0
         worker = self._take(memory_mb)
         worker.wait_ready()
@@ -481,16 +549,22 @@ class ParserPool:
             if not worker.inp.poll(timeout_s):
                 self._note_peak(worker)
                 worker.kill()
-                raise ParseError(f"parse took longer than {timeout_s:g}s "
-                                 "(RAGLINE_INGEST__PARSE_TIMEOUT_S)")
+                raise ParseError(
+                    f"parse took longer than {timeout_s:g}s (RAGLINE_INGEST__PARSE_TIMEOUT_S)"
+                )
             result = worker.inp.recv()
         except (EOFError, OSError) as exc:
             self._note_peak(worker)
             worker.kill()
-            hint = (f"; it may have hit the {memory_mb} MB memory limit "
-                    "(RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)" if memory_mb else "")
-            raise ParseError(f"parser process crashed (exit code {worker.proc.returncode}) "
-                             f"on this file{hint}") from exc
+            hint = (
+                f"; it may have hit the {memory_mb} MB memory limit "
+                "(RAGLINE_INGEST_LIMITS__WORKER_MEMORY_MB)"
+                if memory_mb
+                else ""
+            )
+            raise ParseError(
+                f"parser process crashed (exit code {worker.proc.returncode}) on this file{hint}"
+            ) from exc
         worker.uses += 1
         status, payload, rss_mb, retire = result
         self.peak_rss_mb = max(self.peak_rss_mb, rss_mb)
@@ -590,6 +664,11 @@ def worker_loop(inp: Connection, out: Connection, memory_mb: int = 0) -> None:
             out.send((*result, _rss_mb(), retire))
         except MemoryError:  # the parse fit, its pickled result did not
             result, doc = (), None
-            out.send(("error", ("ParseError", _out_of_memory("file", options or ParseOptions())),
-                      _rss_mb(), True))
-
+            out.send(
+                (
+                    "error",
+                    ("ParseError", _out_of_memory("file", options or ParseOptions())),
+                    _rss_mb(),
+                    True,
+                )
+            )

@@ -44,8 +44,20 @@ MaskStyle = Literal["partial", "email", "label"]
 DEFAULT_RULES = Path(__file__).with_name("pii_rules.toml")
 _POLICIES: tuple[Policy, ...] = ("mask", "hash", "keep")
 _MASKS: tuple[MaskStyle, ...] = ("partial", "email", "label")
-_RULE_KEYS = frozenset({"name", "label", "pattern", "validator", "policy", "mask", "keep_head",
-                        "keep_tail", "prefilter", "sources"})
+_RULE_KEYS = frozenset(
+    {
+        "name",
+        "label",
+        "pattern",
+        "validator",
+        "policy",
+        "mask",
+        "keep_head",
+        "keep_tail",
+        "prefilter",
+        "sources",
+    }
+)
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 _ID_CHECK = "10X98765432"
 _NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
@@ -143,7 +155,8 @@ class PiiMasker:
             # Headings feed every chunk's breadcrumb, so the paths are masked too (once each).
             if block.section_path not in paths:
                 paths[block.section_path] = tuple(
-                    self._mask(p, policies)[0] for p in block.section_path)
+                    self._mask(p, policies)[0] for p in block.section_path
+                )
             path = paths[block.section_path]
             if counts or rows != block.rows or path != block.section_path:
                 block = dataclasses.replace(block, text=text, rows=rows, section_path=path)
@@ -157,9 +170,7 @@ class PiiMasker:
         pairs = ((rule, rule.policy_for(source)) for rule in self.rules)
         return [(rule, policy) for rule, policy in pairs if policy != "keep"]
 
-    def _mask(
-        self, text: str, policies: list[tuple[PiiRule, Policy]]
-    ) -> tuple[str, Counter[str]]:
+    def _mask(self, text: str, policies: list[tuple[PiiRule, Policy]]) -> tuple[str, Counter[str]]:
         counts: Counter[str] = Counter()
         if not text:
             return text, counts
@@ -194,7 +205,7 @@ class PiiMasker:
             hits += 1
             token = self._token(rule, policy, value, canonical)
             whole = m.string
-            return whole[m.start():start] + token + whole[end:m.end()]
+            return whole[m.start() : start] + token + whole[end : m.end()]
 
         return rule.pattern.sub(replace, text), hits
 
@@ -224,7 +235,7 @@ def _partial(value: str, head: int, tail: int) -> str | None:
     """Keep the first `head` and last `tail` letters/digits, '*' for the others, separators
     as written; None when that would hide too little (the caller falls back to a label)."""
     positions = [i for i, ch in enumerate(value) if ch.isalnum()]
-    hidden = positions[head: len(positions) - tail]
+    hidden = positions[head : len(positions) - tail]
     if len(hidden) < 4:
         return None
     chars = list(value)
@@ -299,8 +310,9 @@ def _rule(entry: Any, file: Path) -> PiiRule:
             keep_head=int(entry.get("keep_head", 0)),
             keep_tail=int(entry.get("keep_tail", 0)),
             prefilter=re.compile(entry["prefilter"]) if "prefilter" in entry else None,
-            sources=tuple((str(g), _choice(p, _POLICIES, "policy", fail))
-                          for g, p in sources.items()),
+            sources=tuple(
+                (str(g), _choice(p, _POLICIES, "policy", fail)) for g, p in sources.items()
+            ),
         )
     except KeyError as exc:
         raise fail(f"missing {exc}") from exc
@@ -308,8 +320,9 @@ def _rule(entry: Any, file: Path) -> PiiRule:
         raise fail(str(exc)) from exc
 
 
-def _choice(value: Any, allowed: tuple[str, ...], what: str,
-            fail: Callable[[str], ConfigError]) -> Any:
+def _choice(
+    value: Any, allowed: tuple[str, ...], what: str, fail: Callable[[str], ConfigError]
+) -> Any:
     if value not in allowed:
         raise fail(f"{what} must be one of {list(allowed)}, not {value!r}")
     return value

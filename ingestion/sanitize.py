@@ -23,9 +23,7 @@ from core.types import Block, ParsedDocument
 _NONCHARS = "".join(
     f"\\U{(plane << 16) | 0xFFFE:08x}\\U{(plane << 16) | 0xFFFF:08x}" for plane in range(17)
 )
-_INVALID = re.compile(
-    "[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef" + _NONCHARS + "]"
-)
+_INVALID = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef" + _NONCHARS + "]")
 _BREAKS = re.compile("[\x0b\x0c]")
 
 

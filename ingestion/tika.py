@@ -176,11 +176,7 @@ def rmeta_to_document(
     if not conv.b.blocks:
         raise ParseError(f"Tika found no text in {PurePath(name).name} (scanned or empty?)")
     parsed_by = _meta(container, "X-TIKA:Parsed-By").rsplit(".", 1)[-1]
-    title = (
-        _meta(container, "dc:title")
-        or conv.b.first_heading(1)
-        or PurePath(name).stem
-    )
+    title = _meta(container, "dc:title") or conv.b.first_heading(1) or PurePath(name).stem
     return ParsedDocument(
         tuple(conv.b.blocks),
         max(1, conv.pages),
@@ -311,8 +307,9 @@ class _Converter:
             lines = [ln for ln in (clean_text(x) for x in part.split("\n")) if ln]
             if lines:
                 text = join_lines(lines)
-                self._add("paragraph", drop_cjk_spaces(text) if self.pdf_spacing else text,
-                          len(lines))
+                self._add(
+                    "paragraph", drop_cjk_spaces(text) if self.pdf_spacing else text, len(lines)
+                )
 
     def _list(self, el: etree._Element, ordered: bool) -> None:
         items = [" ".join(_text(li).split()) for li in el if li.tag == "li"]
@@ -354,4 +351,3 @@ def _text(el: etree._Element) -> str:
         if node is not el and node.tail:
             parts.append(node.tail)
     return "".join(parts)
-

@@ -81,7 +81,8 @@ class AlertScheduler:
         self._interval_s = interval_s
         self._metrics = metrics
         self._notifier = notifier or Notifier(
-            [(webhook_url, "generic")] if webhook_url else [], timeout_s=webhook_timeout_s,
+            [(webhook_url, "generic")] if webhook_url else [],
+            timeout_s=webhook_timeout_s,
             dedupe_s=0.0,
         )
         self._actions = dict(actions or {})
@@ -162,7 +163,10 @@ class AlertScheduler:
             for d in self._notifier.send(transitions, now):
                 for name, subject, status in d.keys:
                     self._record_raw(
-                        now, name, subject, d.outcome,
+                        now,
+                        name,
+                        subject,
+                        d.outcome,
                         f"{status} -> {d.format} webhook" + (f": {d.error}" if d.error else ""),
                         {"url": d.url, "format": d.format, "status": status},
                     )
@@ -204,7 +208,11 @@ class AlertScheduler:
         return undone
 
     def _event(
-        self, now: datetime, alert: Alert, event: str, message: str,
+        self,
+        now: datetime,
+        alert: Alert,
+        event: str,
+        message: str,
         detail: Mapping[str, Any] | None = None,
     ) -> None:
         if self._record is None:
@@ -212,22 +220,35 @@ class AlertScheduler:
         try:
             self._record(
                 AlertEventRecord(
-                    alert.name, event, now, alert.subject, alert.severity, alert.value,
-                    alert.threshold, message, {**dict(alert.detail), **dict(detail or {})},
+                    alert.name,
+                    event,
+                    now,
+                    alert.subject,
+                    alert.severity,
+                    alert.value,
+                    alert.threshold,
+                    message,
+                    {**dict(alert.detail), **dict(detail or {})},
                 )
             )
         except Exception:
             log.exception("could not write the alert event %s of %s", event, alert.name)
 
     def _record_raw(
-        self, now: datetime, name: str, subject: str, event: str, message: str,
+        self,
+        now: datetime,
+        name: str,
+        subject: str,
+        event: str,
+        message: str,
         detail: Mapping[str, Any],
     ) -> None:
         if self._record is None:
             return
         try:
-            self._record(AlertEventRecord(name, event, now, subject, message=message,
-                                          detail=dict(detail)))
+            self._record(
+                AlertEventRecord(name, event, now, subject, message=message, detail=dict(detail))
+            )
         except Exception:
             log.exception("could not write the alert event %s of %s", event, name)
 

@@ -50,8 +50,9 @@ class StoreAlertSource:
     def divergence(self) -> dict[str, int]:
         if self._derived is None:
             raise RuntimeError("store divergence needs the derived stores, which are not open")
-        return {d.store: len(d.missing) + len(d.extra) for d in check(self._metadata,
-                                                                       self._derived)}
+        return {
+            d.store: len(d.missing) + len(d.extra) for d in check(self._metadata, self._derived)
+        }
 
     def metric(self, name: str, labels: Mapping[str, str]) -> float | None:
         if self._registry is None:

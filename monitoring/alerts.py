@@ -226,8 +226,15 @@ class AlertEvaluator:
             if breached:
                 return [
                     Alert(
-                        rule.name, rule.severity, value, rule.threshold, message, subject,
-                        rule.action, rule.fix, detail or {},
+                        rule.name,
+                        rule.severity,
+                        value,
+                        rule.threshold,
+                        message,
+                        subject,
+                        rule.action,
+                        rule.fix,
+                        detail or {},
                     )
                 ]
             return []
@@ -281,8 +288,9 @@ class AlertEvaluator:
                 return [
                     a
                     for store, n in sorted(source.divergence().items())
-                    for a in fire(n, f"the {store} store differs from the truth by {n} chunks",
-                                  store)
+                    for a in fire(
+                        n, f"the {store} store differs from the truth by {n} chunks", store
+                    )
                 ]
             case "metric":
                 value = source.metric(rule.metric, dict(rule.labels))
@@ -322,7 +330,8 @@ class AlertEvaluator:
             case "citation_completeness":
                 logged = once(f"queries:{rule.window_s}", lambda: source.queries(since))
                 llm = [
-                    q for q in logged
+                    q
+                    for q in logged
                     if q.payload.get("mode") == "llm" and q.payload.get("sentences")
                 ]
                 if len(llm) < max(rule.min_queries, 1):

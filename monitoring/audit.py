@@ -189,7 +189,15 @@ PASSAGE_COLUMNS: tuple[str, ...] = (
     "pii_rules",
 )
 ALERT_COLUMNS: tuple[str, ...] = (
-    "at", "alert", "subject", "event", "severity", "value", "threshold", "message", "detail",
+    "at",
+    "alert",
+    "subject",
+    "event",
+    "severity",
+    "value",
+    "threshold",
+    "message",
+    "detail",
 )
 
 
@@ -226,7 +234,8 @@ class _VersionFacts:
         lineage = self._source.version_lineage(doc_id, version)
         staged = self._source.version_times(doc_id).get(version, (None, None))[0]
         uploads = [
-            j for j in self._source.jobs(doc_id=doc_id, limit=1000)
+            j
+            for j in self._source.jobs(doc_id=doc_id, limit=1000)
             if j.kind == "ingest" and j.version == version
         ]
         embedder = lineage.get("embedder") or {}
@@ -315,8 +324,17 @@ def alert_row(e: AlertEventRecord) -> dict[str, object]:
 
 
 GATEWAY_COLUMNS = (
-    "trace_id", "at", "principal", "source_id", "kind", "template", "params", "row_count",
-    "duration_ms", "status", "error",
+    "trace_id",
+    "at",
+    "principal",
+    "source_id",
+    "kind",
+    "template",
+    "params",
+    "row_count",
+    "duration_ms",
+    "status",
+    "error",
 )
 
 
@@ -371,7 +389,8 @@ def export_gateway(
     kept = [
         r
         for r in records
-        if (lo is None or r.at >= lo) and (hi is None or r.at < hi)
+        if (lo is None or r.at >= lo)
+        and (hi is None or r.at < hi)
         and (user is None or r.principal == user)
     ]
     rows = (

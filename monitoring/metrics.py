@@ -58,7 +58,8 @@ class _StateCollector(Collector):
             jobs.add_metric([name], state.jobs.get(name, 0))
         yield jobs
         yield GaugeMetricFamily(
-            "ragline_queue_depth", "Jobs waiting to be picked up (state queued)",
+            "ragline_queue_depth",
+            "Jobs waiting to be picked up (state queued)",
             value=state.jobs.get("queued", 0),
         )
         yield GaugeMetricFamily(
@@ -98,36 +99,52 @@ class Metrics:
             "ragline_queries", "Questions answered", ["kind", "covered"], registry=self.registry
         )
         self.query_seconds = Histogram(
-            "ragline_query_seconds", "End-to-end query latency", ["kind"],
-            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10), registry=self.registry,
+            "ragline_query_seconds",
+            "End-to-end query latency",
+            ["kind"],
+            buckets=(0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10),
+            registry=self.registry,
         )
         self.source_failures = Counter(
-            "ragline_source_failures", "Retrieval sources that failed, timed out or were open",
-            ["source", "status"], registry=self.registry,
+            "ragline_source_failures",
+            "Retrieval sources that failed, timed out or were open",
+            ["source", "status"],
+            registry=self.registry,
         )
         self.files = Counter(
-            "ragline_ingested_files", "Files processed by ingestion", ["status"],
+            "ragline_ingested_files",
+            "Files processed by ingestion",
+            ["status"],
             registry=self.registry,
         )
         self.removed_citations = Counter(
-            "ragline_removed_citations", "LLM citations removed as not retrieved",
+            "ragline_removed_citations",
+            "LLM citations removed as not retrieved",
             registry=self.registry,
         )
         self.refused = Counter(
-            "ragline_requests_refused", "Requests refused with 429 (backpressure, rate limits)",
-            ["reason"], registry=self.registry,
+            "ragline_requests_refused",
+            "Requests refused with 429 (backpressure, rate limits)",
+            ["reason"],
+            registry=self.registry,
         )
         self.gateway_calls = Counter(
-            "ragline_gateway_calls", "Knowledge gateway calls by kind, source and outcome",
-            ["kind", "source", "status"], registry=self.registry,
+            "ragline_gateway_calls",
+            "Knowledge gateway calls by kind, source and outcome",
+            ["kind", "source", "status"],
+            registry=self.registry,
         )
         self.gateway_answers = Counter(
-            "ragline_gateway_answers", "Answers by the kind of source that answered",
-            ["answered_by"], registry=self.registry,
+            "ragline_gateway_answers",
+            "Answers by the kind of source that answered",
+            ["answered_by"],
+            registry=self.registry,
         )
         self.model_choices = Counter(
-            "ragline_llm_model_choices", "Answers per model routing tier (small/large/none)",
-            ["tier", "model"], registry=self.registry,
+            "ragline_llm_model_choices",
+            "Answers per model routing tier (small/large/none)",
+            ["tier", "model"],
+            registry=self.registry,
         )
         # Known label values exist from the start (at 0), so a dashboard shows "none yet"
         # rather than "no data".
@@ -138,57 +155,79 @@ class Metrics:
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.retrieval_seconds = Histogram(
-            "ragline_retrieval_seconds", "Search latency from routing to rerank",
-            buckets=_LATENCY_BUCKETS, registry=self.registry,
+            "ragline_retrieval_seconds",
+            "Search latency from routing to rerank",
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.stage_seconds = Histogram(
             "ragline_stage_seconds",
             "Latency per stage: route, source_<name>, fuse, rerank, generate",
-            ["stage"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+            ["stage"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.http_requests = Counter(
-            "ragline_http_requests", "HTTP requests by endpoint (route template) and status",
-            ["endpoint", "method", "status"], registry=self.registry,
+            "ragline_http_requests",
+            "HTTP requests by endpoint (route template) and status",
+            ["endpoint", "method", "status"],
+            registry=self.registry,
         )
         self.http_seconds = Histogram(
-            "ragline_http_request_seconds", "HTTP request latency by endpoint",
-            ["endpoint"], buckets=_LATENCY_BUCKETS, registry=self.registry,
+            "ragline_http_request_seconds",
+            "HTTP request latency by endpoint",
+            ["endpoint"],
+            buckets=_LATENCY_BUCKETS,
+            registry=self.registry,
         )
         self.answer_sentences = Counter(
-            "ragline_answer_sentences", "Sentences of covered answers", ["mode"],
+            "ragline_answer_sentences",
+            "Sentences of covered answers",
+            ["mode"],
             registry=self.registry,
         )
         self.answer_sentences_verified = Counter(
             "ragline_answer_sentences_verified",
-            "Sentences of covered answers carrying a verified citation label", ["mode"],
+            "Sentences of covered answers carrying a verified citation label",
+            ["mode"],
             registry=self.registry,
         )
         self.knowledge_gaps = Counter(
             "ragline_knowledge_gaps",
-            "Questions the documents did not cover, by detected intent", ["intent"],
+            "Questions the documents did not cover, by detected intent",
+            ["intent"],
             registry=self.registry,
         )
         self.acl_denials = Counter(
             "ragline_acl_denials",
             "Requests refused or narrowed by permissions (403, or a document hidden as 404)",
-            ["endpoint", "reason"], registry=self.registry,
+            ["endpoint", "reason"],
+            registry=self.registry,
         )
         self.ingested_chunks = Counter(
-            "ragline_ingested_chunks", "Chunks staged by ingestion", registry=self.registry,
+            "ragline_ingested_chunks",
+            "Chunks staged by ingestion",
+            registry=self.registry,
         )
         self.ingested_pages = Counter(
-            "ragline_ingested_pages", "Pages (or sheets/sections) staged by ingestion",
+            "ragline_ingested_pages",
+            "Pages (or sheets/sections) staged by ingestion",
             registry=self.registry,
         )
         # multiprocess_mode (ignored in one process): the highest value of the live workers.
         self.alerts_firing = Gauge(
-            "ragline_alerts_firing", "Alerts firing now, per rule (monitoring/alert_rules.toml)",
-            ["alert", "severity"], registry=self.registry, multiprocess_mode="livemax",
+            "ragline_alerts_firing",
+            "Alerts firing now, per rule (monitoring/alert_rules.toml)",
+            ["alert", "severity"],
+            registry=self.registry,
+            multiprocess_mode="livemax",
         )
         self.actions_active = Gauge(
             "ragline_alert_action_active",
             "Automatic alert actions in effect (1) or not (0): degrade_routing, pause_llm, ...",
-            ["action"], registry=self.registry, multiprocess_mode="livemax",
+            ["action"],
+            registry=self.registry,
+            multiprocess_mode="livemax",
         )
 
     def observe_answer(

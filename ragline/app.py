@@ -221,9 +221,7 @@ class Ragline:
             return None
         return self.ingestor.ingest(path, source=source, **write)
 
-    def _drop_vanished(
-        self, folders: list[Path], principal: Principal | None
-    ) -> list[FileOutcome]:
+    def _drop_vanished(self, folders: list[Path], principal: Principal | None) -> list[FileOutcome]:
         out = []
         prefixes = [f.resolve().as_uri().rstrip("/") + "/" for f in folders]
         for doc in self.stores.metadata.documents():
@@ -320,8 +318,12 @@ class Ragline:
                     **({"fallback": fallback_warnings} if fallback_warnings else {}),
                 },
             )
-        trace.add("answer", kind=answer.knowledge.get("answered_by"), covered=answer.covered,
-                  labels=[b.label for b in answer.blocks][:20])
+        trace.add(
+            "answer",
+            kind=answer.knowledge.get("answered_by"),
+            covered=answer.covered,
+            labels=[b.label for b in answer.blocks][:20],
+        )
         await asyncio.to_thread(self._finish_ask, principal, question, answer, trace, started)
         return answer
 
@@ -361,8 +363,10 @@ class Ragline:
                 knowledge=knowledge,
             ), []
         if result.status not in ("ok", "empty") or not result.blocks:
-            why = f"{decision.kind} source {result.source_id or decision.source_id}: " \
+            why = (
+                f"{decision.kind} source {result.source_id or decision.source_id}: "
                 f"{result.status} ({result.message})"
+            )
             trace.add("fallback_documents", reason=why)
             return None, [why]
         block = result.blocks[0]
@@ -402,31 +406,39 @@ class Ragline:
         trace: Trace,
     ) -> Answer:
         result = await self.asearch(question, principal, where, task, top_k)
-        trace.add("documents", hits=len(result.hits), covered=result.covered,
-                  rule=result.route.rule,
-                  timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
-                  warnings=result.warnings)
+        trace.add(
+            "documents",
+            hits=len(result.hits),
+            covered=result.covered,
+            rule=result.route.rule,
+            timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
+            warnings=result.warnings,
+        )
         choice = self.models.choose(question, task, result.route.intent)
         # The citation-completeness alert pauses LLM generation: extractive until it recovers.
         paused = choice.tier != "none" and self.llm_paused.on
         if paused:
             choice = ModelUse("none", "", f"LLM paused by an alert ({self.llm_paused.reason})")
         answer = await self._answerers[choice.tier].aanswer(
-            question, result.hits, result.covered, result.route, result.timings_ms,
+            question,
+            result.hits,
+            result.covered,
+            result.route,
+            result.timings_ms,
             trace.trace_id,
         )
         answer = replace(answer, model=choice)
         warnings = list(result.warnings)  # why a source failed or the material did not cover
         if paused:
-            warnings.append(f"LLM generation is paused by an alert ({self.llm_paused.reason}); "
-                            "showing the extractive answer")
+            warnings.append(
+                f"LLM generation is paused by an alert ({self.llm_paused.reason}); "
+                "showing the extractive answer"
+            )
         if warnings:
             answer = replace(answer, warnings=(*warnings, *answer.warnings))
         self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
-        blocks = tuple(
-            self.document_block(h) for h in result.hits if h.chunk.content_id in cited
-        )
+        blocks = tuple(self.document_block(h) for h in result.hits if h.chunk.content_id in cited)
         stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
         # (source failures were counted by the search itself)
         return replace(answer, blocks=blocks, warnings=(*answer.warnings, *stale))
@@ -444,8 +456,12 @@ class Ragline:
             trace.trace_id, principal.user, question, json.dumps(payload, default=str)
         )
         self.records.save_trace(trace)
-        log.info("ask [trace %s] %s answered by %s", trace.trace_id, principal.user,
-                 answer.knowledge.get("answered_by"))
+        log.info(
+            "ask [trace %s] %s answered by %s",
+            trace.trace_id,
+            principal.user,
+            answer.knowledge.get("answered_by"),
+        )
 
     # -- knowledge gateway: the four operations agents call ---------------------------------
     def _new_trace(self, principal: Principal, operation: str, question: str = "") -> Trace:
@@ -491,13 +507,22 @@ class Ragline:
         trace = trace or self._new_trace(principal, "query_text", question)
         result = await self.asearch(question, principal, where, "qa", top_k)
         blocks = tuple(self.document_block(h) for h in result.hits)
-        trace.add("documents", hits=len(blocks), covered=result.covered, rule=result.route.rule,
-                  timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()})
+        trace.add(
+            "documents",
+            hits=len(blocks),
+            covered=result.covered,
+            rule=result.route.rule,
+            timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
+        )
         if own:
             await asyncio.to_thread(self.records.save_trace, trace)
         return GatewayResult(
-            trace.trace_id, "query_text", "ok" if blocks else "empty", blocks,
-            "; ".join(result.warnings), "documents",
+            trace.trace_id,
+            "query_text",
+            "ok" if blocks else "empty",
+            blocks,
+            "; ".join(result.warnings),
+            "documents",
             {"covered": result.covered, "route": asdict(result.route)},
         )
 
@@ -521,12 +546,17 @@ class Ragline:
                 for m in match_templates(question, self.gateway.config, principal)
                 if not m.missing
             ]
-            trace.add("template_match", candidates=[
-                {"template": m.template.name, "score": round(m.score, 2)} for m in matches[:5]
-            ])
+            trace.add(
+                "template_match",
+                candidates=[
+                    {"template": m.template.name, "score": round(m.score, 2)} for m in matches[:5]
+                ],
+            )
             if not matches:
                 result = GatewayResult(
-                    trace.trace_id, "query_rows", "no_match",
+                    trace.trace_id,
+                    "query_rows",
+                    "no_match",
                     message="no template matches the question; templates: "
                     + ", ".join(sorted(self.gateway.config.templates())),
                 )
@@ -560,7 +590,9 @@ class Ragline:
             found = match_status(question, self.gateway.config)
             if not found:
                 result = GatewayResult(
-                    trace.trace_id, "lookup_status", "no_match",
+                    trace.trace_id,
+                    "lookup_status",
+                    "no_match",
                     message="the question names no identifier a status source knows",
                 )
                 if own:
@@ -586,14 +618,16 @@ class Ragline:
         versions = []
         for v in meta.versions(doc_id):
             staged, promoted = times.get(v.version, (None, None))
-            versions.append({
-                "version": v.version,
-                "status": v.status,
-                "chunks": v.chunk_count,
-                "pages": v.page_count,
-                "staged_at": staged.isoformat() if staged else None,
-                "searchable_at": promoted.isoformat() if promoted else None,
-            })
+            versions.append(
+                {
+                    "version": v.version,
+                    "status": v.status,
+                    "chunks": v.chunk_count,
+                    "pages": v.page_count,
+                    "staged_at": staged.isoformat() if staged else None,
+                    "searchable_at": promoted.isoformat() if promoted else None,
+                }
+            )
         current = next((v for v in versions if v["status"] == "current"), None)
         return {
             "doc_id": doc.doc_id,
@@ -639,8 +673,12 @@ class Ragline:
                 label="",
                 title=f"{m.kind}{': ' + m.key if m.key else ''} (memory, not a source)",
                 authoritative=False,
-                locator={"id": m.id, "kind": m.kind, "key": m.key,
-                         "created_at": m.created_at.isoformat()},
+                locator={
+                    "id": m.id,
+                    "kind": m.kind,
+                    "key": m.key,
+                    "created_at": m.created_at.isoformat(),
+                },
             )
             for m in self.records.recall(principal.user, limit)
         ]

@@ -144,7 +144,10 @@ def ingest(
         table = Table("file", "status", "chunks", "tables", "pages", "s", "reason")
         for o in outcomes:
             colour = {
-                "failed": "red", "indexed": "green", "updated": "cyan", "deleted": "yellow"
+                "failed": "red",
+                "indexed": "green",
+                "updated": "cyan",
+                "deleted": "yellow",
             }.get(o.status, "")
             if o.status == "indexed" and o.warnings:
                 colour = "yellow"

@@ -90,9 +90,11 @@ def rows(
         raise typer.BadParameter("give a TEMPLATE or --question")
     rag = _open(data_dir)
     try:
-        result = asyncio.run(rag.query_rows(
-            _principal(user, role, attr), template, _pairs(param, "--param"), question=question
-        ))
+        result = asyncio.run(
+            rag.query_rows(
+                _principal(user, role, attr), template, _pairs(param, "--param"), question=question
+            )
+        )
         _print(gateway_view(result), as_json)
     finally:
         rag.close()
@@ -114,9 +116,11 @@ def status(
         raise typer.BadParameter("give a SOURCE or --question")
     rag = _open(data_dir)
     try:
-        result = asyncio.run(rag.lookup_status(
-            _principal(user, role, None), source, _pairs(param, "--param"), question=question
-        ))
+        result = asyncio.run(
+            rag.lookup_status(
+                _principal(user, role, None), source, _pairs(param, "--param"), question=question
+            )
+        )
         _print(gateway_view(result), as_json)
     finally:
         rag.close()
@@ -144,8 +148,11 @@ def trace(
             err.print(f"no trace {trace_id}", markup=False)
             raise typer.Exit(1)
         audit = [asdict(a) for a in reversed(rag.records.audit_log(trace_id))]
-        typer.echo(json.dumps({**asdict(record), "audit": audit}, default=str, indent=2,
-                              ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                {**asdict(record), "audit": audit}, default=str, indent=2, ensure_ascii=False
+            )
+        )
     finally:
         rag.close()
 
@@ -213,8 +220,11 @@ def sources_cmd(
     """The templates and status sources a principal may use."""
     rag = _open(data_dir)
     try:
-        typer.echo(json.dumps(rag.gateway_catalogue(_principal(user, role, attr)), indent=2,
-                              ensure_ascii=False))
+        typer.echo(
+            json.dumps(
+                rag.gateway_catalogue(_principal(user, role, attr)), indent=2, ensure_ascii=False
+            )
+        )
     finally:
         rag.close()
 

@@ -79,12 +79,14 @@ class EmbeddingTooSlow(RaglineError):
 def no_chunks_reason(parsed: ParsedDocument, fmt: str, size: int) -> str:
     """Why a non-empty file produced nothing to index: never reported as success."""
     if parsed.blocks:
-        what = (f"its {len(parsed.blocks)} extracted block(s) held no indexable text")
+        what = f"its {len(parsed.blocks)} extracted block(s) held no indexable text"
     else:
         what = "the parser found no text in it"
     said = f"; parser warnings: {'; '.join(parsed.warnings)}" if parsed.warnings else ""
-    return (f"nothing to index: {fmt} file of {size} bytes, but {what} (an image-only, "
-            f"empty or damaged file?){said}")
+    return (
+        f"nothing to index: {fmt} file of {size} bytes, but {what} (an image-only, "
+        f"empty or damaged file?){said}"
+    )
 
 
 def headings_only_warning(parsed: ParsedDocument, size: int) -> str | None:
@@ -101,9 +103,11 @@ def headings_only_warning(parsed: ParsedDocument, size: int) -> str | None:
 def chunk_limit_warning(kept: Sequence[ChunkDraft], total: int) -> str:
     last = kept[-1]
     where = f"page {last.page_end}" if last.page_end > 1 else f"line {last.line_end}"
-    return (f"only the first {len(kept)} of {total} chunks were indexed (limit "
-            f"RAGLINE_INGEST_LIMITS__MAX_CHUNKS_PER_FILE): text after {where} is not "
-            "searchable")
+    return (
+        f"only the first {len(kept)} of {total} chunks were indexed (limit "
+        f"RAGLINE_INGEST_LIMITS__MAX_CHUNKS_PER_FILE): text after {where} is not "
+        "searchable"
+    )
 
 
 def walk(paths: Iterable[Path], extensions: Iterable[str]) -> Iterator[tuple[Path, bool]]:
@@ -183,8 +187,9 @@ class DocumentIngestor:
         self._meta = metadata
         self._embedder = embedder
         self._stores = tuple(store_names)
-        self._masker = masker or PiiMasker(settings.ingest.pii_rules or None,
-                                           settings.ingest.pii_salt)
+        self._masker = masker or PiiMasker(
+            settings.ingest.pii_rules or None, settings.ingest.pii_salt
+        )
         self._parser = parser or ParserPool()
         self._summarize = summarizer
         self._options = ParseOptions.from_settings(settings.ingest, settings.ingest_limits)
@@ -436,9 +441,7 @@ class DocumentIngestor:
         document = self._document(
             path, existing.source, existing.doc_id, doc_format, wanted, existing, title
         )
-        changed = [
-            f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)
-        ]
+        changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
         if not changed:
             return FileOutcome(str(path), "unchanged", "", existing.doc_id, version)
         if not self._meta.update_document(document, self._stores):

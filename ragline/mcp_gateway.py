@@ -125,7 +125,10 @@ def register_gateway_tools(server: "MCPServer", rag: "Ragline", principal: Princ
         except NotAllowed as e:
             raise ToolError(str(e)) from e
         return Remembered(
-            id=item.id, kind=item.kind, key=item.key, text=item.text,
+            id=item.id,
+            kind=item.kind,
+            key=item.key,
+            text=item.text,
             message=f"remembered {item.kind} #{item.id}: {item.text!r} (memory, never cited)",
         )
 

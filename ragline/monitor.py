@@ -48,11 +48,14 @@ def alert_actions(settings: Settings, rag: Ragline, submit: Submit) -> dict[str,
     fast_name = "keyword-only" if fast == "keyword" else "vector-only"
     actions: list[AlertAction] = [
         SwitchAction(
-            "degrade_routing", rag.fast_path,
-            f"routing degraded to the fast path ({fast_name})", "routing restored",
+            "degrade_routing",
+            rag.fast_path,
+            f"routing degraded to the fast path ({fast_name})",
+            "routing restored",
         ),
         SwitchAction(
-            "pause_llm", rag.llm_paused,
+            "pause_llm",
+            rag.llm_paused,
             "LLM generation paused: answers are extractive"
             + ("" if rag.llm is not None else " (no LLM is configured here anyway)"),
             "LLM generation resumed",

@@ -64,9 +64,12 @@ def export(
     ] = None,
     log: Annotated[
         Literal["passages", "queries", "ingest", "alerts", "gateway"],
-        typer.Option("--log", help="passages: one row per cited passage per answer; queries: "
-                     "one per answer; ingest: file outcomes; alerts: firings, actions, "
-                     "recoveries; gateway: SQL/status executions."),
+        typer.Option(
+            "--log",
+            help="passages: one row per cited passage per answer; queries: "
+            "one per answer; ingest: file outcomes; alerts: firings, actions, "
+            "recoveries; gateway: SQL/status executions.",
+        ),
     ] = "passages",
     doc: Annotated[
         str | None, typer.Option("--doc", help="passages: only this document (doc_id).")

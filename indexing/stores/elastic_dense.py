@@ -104,7 +104,9 @@ class ElasticDenseIndex:
         try:
             if isinstance(body, str):
                 resp = self._http.request(
-                    method, path, content=body.encode("utf-8"),
+                    method,
+                    path,
+                    content=body.encode("utf-8"),
                     headers={"content-type": "application/x-ndjson"},
                 )
             else:
@@ -120,13 +122,9 @@ class ElasticDenseIndex:
     def _ensure(self, settings: dict[str, Any], mappings: dict[str, Any]) -> None:
         """Create the index if missing (idempotent: several processes may open it at once),
         then check it was built for this embedder."""
-        self._call(
-            "PUT", f"/{self.index}", {"settings": settings, "mappings": mappings}, ok=(400,)
-        )
+        self._call("PUT", f"/{self.index}", {"settings": settings, "mappings": mappings}, ok=(400,))
         found = self._call("GET", f"/{self.index}/_mapping")
-        meta = next(iter(v for k, v in found.items() if k != "status"))["mappings"].get(
-            "_meta", {}
-        )
+        meta = next(iter(v for k, v in found.items() if k != "status"))["mappings"].get("_meta", {})
         if meta.get("model") != self.model or int(meta.get("dim", -1)) != self.dim:
             raise EmbedderMismatch(
                 f"Elasticsearch dense index {self.index!r} was built with model "
@@ -215,10 +213,12 @@ class ElasticDenseIndex:
     def delete(self, content_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(content_ids))
         for start in range(0, len(ids), _BULK_DOCS):
-            self._bulk([
-                json.dumps({"delete": {"_index": self.index, "_id": c}})
-                for c in ids[start : start + _BULK_DOCS]
-            ])
+            self._bulk(
+                [
+                    json.dumps({"delete": {"_index": self.index, "_id": c}})
+                    for c in ids[start : start + _BULK_DOCS]
+                ]
+            )
 
     def refresh(self) -> bool:
         """Make acknowledged writes visible to searches. (The API calls `refresh()` before

@@ -476,9 +476,7 @@ class SqlMetadataStore:
                 )
             ).all()
             s.add_all(
-                OutboxRow(
-                    store=st, op="meta", doc_id=document.doc_id, version=v, created_at=now
-                )
+                OutboxRow(store=st, op="meta", doc_id=document.doc_id, version=v, created_at=now)
                 for v in live
                 for st in stores
             )
@@ -705,8 +703,15 @@ class SqlMetadataStore:
         with self._session() as s:
             return [
                 AlertEventRecord(
-                    r.alert, r.event, r.at, r.subject, r.severity, r.value, r.threshold,
-                    r.message, _payload(r.detail),
+                    r.alert,
+                    r.event,
+                    r.at,
+                    r.subject,
+                    r.severity,
+                    r.value,
+                    r.threshold,
+                    r.message,
+                    _payload(r.detail),
                 )
                 for r in s.scalars(query)
             ]

@@ -46,8 +46,12 @@ def drop_cjk_spaces(text: str) -> str:
 
 
 def is_cjk(ch: str) -> bool:
-    return bool(ch) and ("\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
-                         or "\u3000" <= ch <= "\u303f" or "\uff00" <= ch <= "\uffef")
+    return bool(ch) and (
+        "\u3400" <= ch <= "\u9fff"
+        or "\uf900" <= ch <= "\ufaff"
+        or "\u3000" <= ch <= "\u303f"
+        or "\uff00" <= ch <= "\uffef"
+    )
 
 
 def join_lines(lines: Sequence[str]) -> str:
@@ -113,9 +117,15 @@ def render_table(rows: Sequence[Sequence[str]]) -> str:
 def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...], ...]:
     """Clean cells, drop empty rows and columns (and columns repeating their left
     neighbour in every row), pad to a rectangle."""
-    cleaned = [[clean_text(c or "") if "\n" not in (c or "") else
-                "\n".join(clean_text(p) for p in (c or "").split("\n")).strip()
-                for c in r] for r in rows]
+    cleaned = [
+        [
+            clean_text(c or "")
+            if "\n" not in (c or "")
+            else "\n".join(clean_text(p) for p in (c or "").split("\n")).strip()
+            for c in r
+        ]
+        for r in rows
+    ]
     cleaned = [r for r in cleaned if any(r)]
     if not cleaned:
         return ()
@@ -125,8 +135,7 @@ def normalise_rows(rows: Sequence[Sequence[str | None]]) -> tuple[tuple[str, ...
     keep = [j for j in range(width) if any(r[j] for r in cleaned)]
     # A column equal to its left neighbour in every row is one merged cell drawn over a
     # finer grid (forms), not data of its own.
-    keep = [j for k, j in enumerate(keep)
-            if k == 0 or any(r[j] != r[keep[k - 1]] for r in cleaned)]
+    keep = [j for k, j in enumerate(keep) if k == 0 or any(r[j] != r[keep[k - 1]] for r in cleaned)]
     return tuple(tuple(r[j] for j in keep) for r in cleaned)
 
 
@@ -150,8 +159,7 @@ _KEY_SHAPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9&/.\-]{0,15}$")
 def _code_like(cell: str) -> bool:
     """An acronym or code ("API", "DoS", "G2B", "A0200"): no spaces, two capitals or
     digits at least. A column label ("Acronym", "Term", "Name") is not."""
-    return bool(_KEY_SHAPE.match(cell)) and sum(ch.isupper() or ch.isdigit()
-                                                 for ch in cell) >= 2
+    return bool(_KEY_SHAPE.match(cell)) and sum(ch.isupper() or ch.isdigit() for ch in cell) >= 2
 
 
 def headerless(rows: Sequence[Sequence[str]]) -> bool:
@@ -184,13 +192,17 @@ def header_rows(rows: Sequence[Sequence[str]]) -> int:
     while n < min(MAX_HEADER_ROWS, len(rows) - 1):
         above, row = rows[n - 1], rows[n]
         spans = _spans(above)
-        split = any(row[j] and row[j + 1] and row[j] != row[j + 1] for j in spans
-                    if j + 1 < len(row))
+        split = any(
+            row[j] and row[j + 1] and row[j] != row[j + 1] for j in spans if j + 1 < len(row)
+        )
         under = {k for j in spans for k in (j, j + 1)}
         # Outside the split group cells, a header row repeats the cell above (merged
         # downwards) or is empty; a data row has values of its own there.
-        merged_down = all(not row[j] or row[j] == above[j]
-                          for j in range(min(len(row), len(above))) if j not in under)
+        merged_down = all(
+            not row[j] or row[j] == above[j]
+            for j in range(min(len(row), len(above)))
+            if j not in under
+        )
         filled = [c for c in row if c]
         numeric = sum(1 for c in filled if _numeric(c))
         if not split or not merged_down or not filled or numeric * 2 > len(filled):
@@ -226,8 +238,9 @@ def resolve_header(head: Sequence[Sequence[str]]) -> tuple[str, ...]:
     return tuple(join_labels([r[j] if j < len(r) else "" for r in head]) for j in range(width))
 
 
-def collapse_header(rows: Sequence[Sequence[str]],
-                    n_header: int | None = None) -> tuple[tuple[str, ...], ...]:
+def collapse_header(
+    rows: Sequence[Sequence[str]], n_header: int | None = None
+) -> tuple[tuple[str, ...], ...]:
     """Rows with their header rows (given, or found by `header_rows`) resolved into one
     header row, so `rows[0]` names every column on its own. A table without a header
     gets an empty first row: `rows[0]` is always the header, possibly blank."""
@@ -262,9 +275,12 @@ def meta_title_ok(title: str) -> bool:
     title = title.strip()
     if len(title) < 3 or generic_title(title):
         return False
-    return not re.search(r"\.(docx?|xlsx?|pptx?|pdf|tex|dvi|indd|rtf|odt)$|^untitled|"
-                         r"^(slide|page|sheet)\s*\d+$|^microsoft (word|excel)",
-                         title, re.IGNORECASE)
+    return not re.search(
+        r"\.(docx?|xlsx?|pptx?|pdf|tex|dvi|indd|rtf|odt)$|^untitled|"
+        r"^(slide|page|sheet)\s*\d+$|^microsoft (word|excel)",
+        title,
+        re.IGNORECASE,
+    )
 
 
 def document_title(meta: str, blocks: Sequence[Block], name: str) -> str:
@@ -291,29 +307,45 @@ class BlockBuilder:
     def path(self) -> tuple[str, ...]:
         return tuple(t for _, t in self._stack)
 
-    def heading(self, text: str, level: int, page: int = 1, line_start: int = 1,
-                line_end: int | None = None) -> None:
+    def heading(
+        self, text: str, level: int, page: int = 1, line_start: int = 1, line_end: int | None = None
+    ) -> None:
         text = clean_text(text)
         if not text:
             return
         level = max(1, min(6, level))
         while self._stack and self._stack[-1][0] >= level:
             self._stack.pop()
-        self.blocks.append(Block("heading", text, page, line_start, line_end or line_start,
-                                 level, self.path))
+        self.blocks.append(
+            Block("heading", text, page, line_start, line_end or line_start, level, self.path)
+        )
         self._stack.append((level, text))
 
-    def add(self, kind: BlockKind, text: str, page: int = 1, line_start: int = 1,
-            line_end: int | None = None, rows: tuple[tuple[str, ...], ...] = ()) -> None:
+    def add(
+        self,
+        kind: BlockKind,
+        text: str,
+        page: int = 1,
+        line_start: int = 1,
+        line_end: int | None = None,
+        rows: tuple[tuple[str, ...], ...] = (),
+    ) -> None:
         if kind != "code":
             text = text.strip()
         if not text.strip():
             return
-        self.blocks.append(Block(kind, text, page, line_start, line_end or line_start, 0,
-                                 self.path, rows))
+        self.blocks.append(
+            Block(kind, text, page, line_start, line_end or line_start, 0, self.path, rows)
+        )
 
-    def table(self, rows: Sequence[Sequence[str | None]], page: int = 1, line_start: int = 1,
-              line_end: int | None = None, n_header: int | None = None) -> None:
+    def table(
+        self,
+        rows: Sequence[Sequence[str | None]],
+        page: int = 1,
+        line_start: int = 1,
+        line_end: int | None = None,
+        n_header: int | None = None,
+    ) -> None:
         """A table block; `rows` may start with several header rows (`n_header` when the
         format says how many, else they are detected): they become one resolved row."""
         norm = normalise_rows(rows)
@@ -332,8 +364,7 @@ class BlockBuilder:
         self._stack.clear()
 
     def first_heading(self, level: int = 1) -> str:
-        return next((b.text for b in self.blocks if b.kind == "heading" and b.level == level),
-                    "")
+        return next((b.text for b in self.blocks if b.kind == "heading" and b.level == level), "")
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -342,9 +373,13 @@ def decode(data: bytes) -> tuple[str, str]:
     BOM first (UTF-8/16/32), then strict UTF-8, then charset-normalizer. Chinese guesses
     are widened to GB18030 (a superset of GBK/GB2312 that never fails on rare characters).
     """
-    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                     (codecs.BOM_UTF8, "utf-8-sig"), (codecs.BOM_UTF16_LE, "utf-16"),
-                     (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, enc in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             return data.decode(enc, errors="replace"), enc
     try:

@@ -19,8 +19,10 @@ _STRICT = b"http://purl.oclc.org/ooxml/"
 # purl.oclc.org/ooxml/<area>/<name> -> schemas.openxmlformats.org/<area>/2006/<name>
 _NAME = re.compile(rb"http://purl\.oclc\.org/ooxml/([A-Za-z]+)/([A-Za-z]+)")
 # Strict camel-cases the names Transitional hyphenates.
-_RENAMED = {b"extendedProperties": b"extended-properties",
-            b"customProperties": b"custom-properties"}
+_RENAMED = {
+    b"extendedProperties": b"extended-properties",
+    b"customProperties": b"custom-properties",
+}
 _PARTS = (".xml", ".rels", ".vml")
 
 
@@ -46,8 +48,10 @@ def to_transitional(data: bytes) -> bytes:
     if not is_strict(data):
         return data
     out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, \
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as src,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst,
+    ):
         for info in src.infolist():
             body = src.read(info)
             if info.filename.lower().endswith(_PARTS) and _STRICT in body:

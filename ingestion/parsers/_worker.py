@@ -10,6 +10,8 @@ from multiprocessing.connection import Connection
 if __name__ == "__main__":
     from ingestion.parse import worker_loop
 
-    worker_loop(Connection(int(sys.argv[1]), writable=False),
-                Connection(int(sys.argv[2]), readable=False),
-                int(sys.argv[3]) if len(sys.argv) > 3 else 0)
+    worker_loop(
+        Connection(int(sys.argv[1]), writable=False),
+        Connection(int(sys.argv[2]), readable=False),
+        int(sys.argv[3]) if len(sys.argv) > 3 else 0,
+    )

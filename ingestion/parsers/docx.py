@@ -131,8 +131,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         size = _font_size(p)
         bigger = bool(body_size and size and size >= body_size * 1.15)
         if bigger or _all_bold(p):
-            return level or (1 if bigger and size and body_size and size >= body_size * 1.5
-                             else 2)
+            return level or (1 if bigger and size and body_size and size >= body_size * 1.5 else 2)
         return level if level is not None and level <= 2 else None
 
     b = BlockBuilder()

@@ -39,8 +39,9 @@ def _body(msg: EmailMessage, name: str) -> ParsedDocument | None:
     return text.parse(payload, name + ".txt")
 
 
-def parse(data: bytes, name: str, depth: int = 0,
-          options: ParseOptions | None = None) -> ParsedDocument:
+def parse(
+    data: bytes, name: str, depth: int = 0, options: ParseOptions | None = None
+) -> ParsedDocument:
     """`options` reach the attachments: a .doc attachment goes to Tika when one is set."""
     from ingestion.parse import parse_bytes  # attachments dispatch by format; avoids a cycle
 
@@ -62,17 +63,21 @@ def parse(data: bytes, name: str, depth: int = 0,
         try:
             if depth >= _MAX_DEPTH:
                 raise ParseError("attachments nested too deeply")
-            sub = (parse(payload, filename, depth + 1, options)
-                   if filename.lower().endswith(".eml")
-                   else parse_bytes(payload, Path(filename), options))
+            sub = (
+                parse(payload, filename, depth + 1, options)
+                if filename.lower().endswith(".eml")
+                else parse_bytes(payload, Path(filename), options)
+            )
         except ParseError as exc:
             warnings.append(f"attachment {filename!r} skipped: {exc}")
             continue
-        blocks.extend(dataclasses.replace(b, section_path=(filename, *b.section_path))
-                      for b in sub.blocks)
+        blocks.extend(
+            dataclasses.replace(b, section_path=(filename, *b.section_path)) for b in sub.blocks
+        )
         warnings.extend(f"{filename}: {w}" for w in sub.warnings)
-    return ParsedDocument(tuple(blocks), 1, subject or PurePath(name).stem, PARSER,
-                          warnings=tuple(warnings))
+    return ParsedDocument(
+        tuple(blocks), 1, subject or PurePath(name).stem, PARSER, warnings=tuple(warnings)
+    )
 
 
 def _payload(part: Message) -> bytes:

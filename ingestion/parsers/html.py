@@ -30,9 +30,31 @@ _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-]+
 # Characters an XML tree cannot hold: C0 controls but tab/newline/CR, DEL, lone
 # surrogates, and the two non-characters U+FFFE/U+FFFF.
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff\ufffe\uffff]")
-_DROP_TAGS = {"script", "style", "noscript", "nav", "header", "footer", "aside", "form",
-              "iframe", "svg", "button", "select", "template", "object", "embed", "input",
-              "textarea", "label", "map", "canvas", "audio", "video", "head"}
+_DROP_TAGS = {
+    "script",
+    "style",
+    "noscript",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "iframe",
+    "svg",
+    "button",
+    "select",
+    "template",
+    "object",
+    "embed",
+    "input",
+    "textarea",
+    "label",
+    "map",
+    "canvas",
+    "audio",
+    "video",
+    "head",
+}
 # class/id words that mark boilerplate (navigation, ads, comments, reference lists).
 _JUNK = re.compile(
     r"(^|[\s_\-])(nav|navbox|navbar|vertical-navbox|sidebar|menu|footer|breadcrumbs?|"
@@ -44,20 +66,71 @@ _JUNK = re.compile(
     re.IGNORECASE,
 )
 _JUNK_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu"}
-_MAIN_XPATH = ("//article", "//*[@role='main']", "//*[@id='mw-content-text']",
-               "//*[@id='content']", "//main")
-_BLOCK = {"p", "div", "section", "article", "main", "ul", "ol", "dl", "table", "pre",
-          "blockquote", "h1", "h2", "h3", "h4", "h5", "h6", "figure", "figcaption", "center",
-          "dt", "dd", "hr", "br", "address", "details", "summary", "li", "tbody", "thead",
-          "tr", "td", "th"}
+_MAIN_XPATH = (
+    "//article",
+    "//*[@role='main']",
+    "//*[@id='mw-content-text']",
+    "//*[@id='content']",
+    "//main",
+)
+_BLOCK = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "ul",
+    "ol",
+    "dl",
+    "table",
+    "pre",
+    "blockquote",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "figure",
+    "figcaption",
+    "center",
+    "dt",
+    "dd",
+    "hr",
+    "br",
+    "address",
+    "details",
+    "summary",
+    "li",
+    "tbody",
+    "thead",
+    "tr",
+    "td",
+    "th",
+}
 # Blocks that are containers: their children are walked like the page's.
-_CONTAINERS = _BLOCK - {"p", "ul", "ol", "dl", "pre", "table", "br", "hr", "h1", "h2", "h3",
-                        "h4", "h5", "h6"}
+_CONTAINERS = _BLOCK - {
+    "p",
+    "ul",
+    "ol",
+    "dl",
+    "pre",
+    "table",
+    "br",
+    "hr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+}
 _HEADINGS = {f"h{i}": i for i in range(1, 7)}
 _LINE_BREAKS = {"li", "p", "div", "tr", "dt", "dd"}
 _BODY = re.compile(r"<body[^>]*>(.*)", re.IGNORECASE | re.DOTALL)
-_DROP_RE = re.compile(r"<(script|style|noscript|template|svg)\b.*?</\1\s*>|<!--.*?-->",
-                      re.IGNORECASE | re.DOTALL)
+_DROP_RE = re.compile(
+    r"<(script|style|noscript|template|svg)\b.*?</\1\s*>|<!--.*?-->", re.IGNORECASE | re.DOTALL
+)
 _TAGS = re.compile(r"<[^>]*>")
 _MAX_SPAN = 50  # colspan/rowspan cap: a hostile "rowspan=1000000" must not blow up
 # "Duck - Wikipedia", "标题 _频道 _光明网": the site name after a separator.
@@ -214,8 +287,7 @@ class _Walker:
                     self.push_inline(_inline(el), line)
                 self.push_inline(el.tail, line)
 
-    def block(self, el: etree._Element, tag: str,
-              stack: list[tuple[str, etree._Element]]) -> None:
+    def block(self, el: etree._Element, tag: str, stack: list[tuple[str, etree._Element]]) -> None:
         line = el.sourceline or 1
         end = _last_line(el)
         if tag in _HEADINGS:
@@ -231,8 +303,9 @@ class _Walker:
         elif tag == "table":
             self.table(el, line, end, stack)
 
-    def table(self, el: etree._Element, line: int, end: int,
-              stack: list[tuple[str, etree._Element]]) -> None:
+    def table(
+        self, el: etree._Element, line: int, end: int, stack: list[tuple[str, etree._Element]]
+    ) -> None:
         rows, n_header = _table_rows(el)
         nested = any(True for t in el.iter("table") if t is not el)
         width = max((len(r) for r in rows), default=0)
@@ -269,8 +342,11 @@ def _list_text(root: etree._Element) -> str:
             marker = f"{n}." if el.tag == "ol" else "-"
             if own:
                 entries.append((None, "  " * depth + f"{marker} {own}"))
-            entries.extend((c, depth + 1) for c in li.iter("ul", "ol")
-                           if c is not li and _nearest(c, "li") is li)
+            entries.extend(
+                (c, depth + 1)
+                for c in li.iter("ul", "ol")
+                if c is not li and _nearest(c, "li") is li
+            )
         stack.extend(reversed(entries))
     return "\n".join(out)
 
@@ -369,8 +445,11 @@ def _ancestor_table(el: etree._Element) -> etree._Element | None:
 
 
 def _meta_titles(doc: etree._Element) -> Iterator[str]:
-    for xp in ("//meta[@property='og:title']/@content", "//meta[@name='title']/@content",
-               "//title"):
+    for xp in (
+        "//meta[@property='og:title']/@content",
+        "//meta[@name='title']/@content",
+        "//title",
+    ):
         for found in doc.xpath(xp):
             text = clean_text(found if isinstance(found, str) else found.text_content())
             if text:
@@ -430,5 +509,7 @@ def _flat_fallback(b: BlockBuilder, text: str) -> tuple[str, ...]:
             kept += 1
     if not kept:
         return ()
-    return ("HTML structure could not be read (nesting too deep or markup broken); "
-            "kept the text without structure",)
+    return (
+        "HTML structure could not be read (nesting too deep or markup broken); "
+        "kept the text without structure",
+    )

@@ -56,7 +56,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         if m:
             title = m.group(1).strip("'\"")
         offset = fm.group(0).count("\n")
-        text = text[fm.end():]
+        text = text[fm.end() :]
     tokens = _md().parse(text)
     b = BlockBuilder()
     i = 0
@@ -64,8 +64,9 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         tok = tokens[i]
         start, end = _lines(tok, offset)
         if tok.type == "heading_open":
-            b.heading(_inline_text(tokens[i + 1]).replace("\n", " "), int(tok.tag[1]), 1,
-                      start, end)
+            b.heading(
+                _inline_text(tokens[i + 1]).replace("\n", " "), int(tok.tag[1]), 1, start, end
+            )
             i += 3
             continue
         if tok.type == "paragraph_open":

@@ -46,10 +46,14 @@ _PAGE_NO = re.compile(
     re.IGNORECASE,
 )
 _CN = "\\d一二三四五六七八九十百"
-_CHAPTER_ONLY = re.compile(rf"^(第\s*[{_CN}]+\s*[章篇部]|chapter\s+\d+|附录\s*[A-Z])$",
-                           re.IGNORECASE)
-_NUM_PREFIX = re.compile(rf"^(第\s*[{_CN}]+\s*[章节篇部条]|chapter\s*\d+|附录\s*[A-Z]?"
-                         r"|[A-Z]?\d+(\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s*", re.IGNORECASE)
+_CHAPTER_ONLY = re.compile(
+    rf"^(第\s*[{_CN}]+\s*[章篇部]|chapter\s+\d+|附录\s*[A-Z])$", re.IGNORECASE
+)
+_NUM_PREFIX = re.compile(
+    rf"^(第\s*[{_CN}]+\s*[章节篇部条]|chapter\s*\d+|附录\s*[A-Z]?"
+    r"|[A-Z]?\d+(\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s*",
+    re.IGNORECASE,
+)
 _SENT_END = ".。!！?？:："
 _EDGE_NO = re.compile(r"^(\d{1,4})\s|\s(\d{1,4})$")
 _MONO = ("mono", "courier", "consol", "code", "typewriter", "cmtt", "sftt", "menlo")
@@ -126,12 +130,22 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
             size = sizes.most_common(1)[0][0] if sizes else box[3] - box[2]
             probes = {idx[0], idx[len(idx) // 2], idx[-1]}
             fonts = [_font(tp, i, buf, flags) for i in probes]
-            ln = _Line(drop_cjk_spaces(clean_text(line)), box[0], box[1], box[3], box[2],
-                       size, len(out) + 1, all(b for b, _ in fonts), all(m for _, m in fonts))
+            ln = _Line(
+                drop_cjk_spaces(clean_text(line)),
+                box[0],
+                box[1],
+                box[3],
+                box[2],
+                size,
+                len(out) + 1,
+                all(b for b, _ in fonts),
+                all(m for _, m in fonts),
+            )
             if gaps:
                 cuts = [0, *(g for g, _ in gaps), len(line)]
-                pieces = [drop_cjk_spaces(clean_text(line[a:b]))
-                          for a, b in itertools.pairwise(cuts)]
+                pieces = [
+                    drop_cjk_spaces(clean_text(line[a:b])) for a, b in itertools.pairwise(cuts)
+                ]
                 xs = [box[0], *(x for _, x in gaps)]
                 ln.parts = [(x, t) for x, t in zip(xs, pieces, strict=True) if t]
             if in_table:
@@ -161,8 +175,18 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
             continue
         raw.FPDFText_GetCharBox(tp, i, left, right, bottom, top)
         cx, cy = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-        hit = next((k for k, (x0, y0, x1, y1) in enumerate(rects)
-                    if x0 <= cx <= x1 and y0 <= cy <= y1), -1) if rects else -1
+        hit = (
+            next(
+                (
+                    k
+                    for k, (x0, y0, x1, y1) in enumerate(rects)
+                    if x0 <= cx <= x1 and y0 <= cy <= y1
+                ),
+                -1,
+            )
+            if rects
+            else -1
+        )
         if hit >= 0:
             in_table[hit] += 1
             idx.append(i)  # keeps the line (and its number) but not its text
@@ -203,8 +227,9 @@ def _furniture(pages: list[_Page]) -> None:
     keys: Counter[str] = Counter()
     edges: dict[int, list[_Line]] = {}
     for p in pages:
-        live = sorted((ln for ln in p.lines if not ln.dropped and ln.table < 0),
-                      key=lambda ln: -ln.top)
+        live = sorted(
+            (ln for ln in p.lines if not ln.dropped and ln.table < 0), key=lambda ln: -ln.top
+        )
         edge = live[:2] + live[-2:] if len(live) > 4 else live[:1] + live[-1:]
         edges[p.number] = edge
         for k in {_key(ln.text) for ln in edge}:
@@ -249,8 +274,9 @@ def _drop_numbered_edges(pages: list[_Page]) -> None:
         live = [ln for ln in p.lines if not ln.dropped and ln.table < 0]
         if len(live) < 2:
             continue
-        for ln in {id(x): x for x in (max(live, key=lambda x: x.top),
-                                      min(live, key=lambda x: x.top))}.values():
+        for ln in {
+            id(x): x for x in (max(live, key=lambda x: x.top), min(live, key=lambda x: x.top))
+        }.values():
             m = _EDGE_NO.search(ln.text)
             if m and len(ln.text) < 120:
                 found.append((ln, p.number - int(m.group(1) or m.group(2))))
@@ -269,8 +295,9 @@ def _drop_bands(pages: list[_Page], top: bool) -> None:
     at the same height on most pages, set apart from the body by a wider gap."""
     cands: dict[int, list[tuple[_Line, float]]] = defaultdict(list)
     for p in pages:
-        live = sorted((ln for ln in p.lines if not ln.dropped and ln.table < 0),
-                      key=lambda ln: -ln.top)
+        live = sorted(
+            (ln for ln in p.lines if not ln.dropped and ln.table < 0), key=lambda ln: -ln.top
+        )
         if len(live) < 4:
             continue
         pitches = [a.bottom - b.top for a, b in itertools.pairwise(live)]
@@ -335,9 +362,11 @@ def _match(lines: list[_Line], title: str, y: float | None) -> _Line | None:
         ok = have in (want, bare) or _norm(_NUM_PREFIX.sub("", ln.text)) in (want, bare)
         if not ok and merged in (want, bare) and len(have) >= 2:
             ok = True
-            ln.text = clean_text(ln.text + " " + lines[k + 1].text) \
-                if not _is_cjk_pair(ln.text, lines[k + 1].text) \
+            ln.text = (
+                clean_text(ln.text + " " + lines[k + 1].text)
+                if not _is_cjk_pair(ln.text, lines[k + 1].text)
                 else ln.text + lines[k + 1].text
+            )
             lines[k + 1].dropped = True
         if not ok:
             continue
@@ -373,14 +402,22 @@ def _font_headings(pages: list[_Page], body: float) -> None:
             nxt = live[k + 1] if k + 1 < len(live) else None
             # A heading is a line of its own: the next line is not a wrapped continuation
             # in the same font (which would make this the first line of a paragraph).
-            alone = nxt is None or nxt.size != ln.size or nxt.bold != ln.bold \
+            alone = (
+                nxt is None
+                or nxt.size != ln.size
+                or nxt.bold != ln.bold
                 or (ln.bottom - nxt.top) > ln.height * 0.6
+            )
             if not alone:
                 continue
             styled = bigger or (ln.bold and (level is not None or len(ln.text) <= 60))
             # Numbering alone (body font) only for chapter-like or dotted "3.2" numbers.
-            numbered = level is not None and len(ln.text) <= 40 and not _BULLET.match(ln.text) \
+            numbered = (
+                level is not None
+                and len(ln.text) <= 40
+                and not _BULLET.match(ln.text)
                 and (level == 1 or bool(re.match(r"^\d+\.\d", ln.text)))
+            )
             if styled or numbered:
                 cands.append((ln, level))
     sizes = sorted({ln.size for ln, _ in cands if ln.size >= body * 1.15}, reverse=True)
@@ -417,8 +454,11 @@ def _term_runs(lines: list[_Line]) -> dict[int, tuple[_Pairs, int]]:
             cur = lines[j]
             if cur.dropped or cur.table >= 0:
                 break
-            if _term_line(cur) and abs(cur.parts[0][0] - term_x) <= 4 \
-                    and abs(cur.parts[1][0] - def_x) <= 4:
+            if (
+                _term_line(cur)
+                and abs(cur.parts[0][0] - term_x) <= 4
+                and abs(cur.parts[1][0] - def_x) <= 4
+            ):
                 pairs.append((cur.parts[0][1], cur.parts[1][1], cur))
             elif pairs and not cur.parts and abs(cur.x0 - def_x) <= 4:
                 term, definition, first = pairs[-1]
@@ -454,8 +494,7 @@ def _assemble(pages: list[_Page]) -> BlockBuilder:
             if pos in runs:
                 mode = _flush(b, p.number, group, mode)
                 pairs, last = runs[pos]
-                b.add("list", "\n".join(f"{t}: {d}" for t, d, _ in pairs), p.number,
-                      ln.no, last)
+                b.add("list", "\n".join(f"{t}: {d}" for t, d, _ in pairs), p.number, ln.no, last)
                 continue
             if ln.table >= 0:
                 if ln.table not in placed:
@@ -490,8 +529,9 @@ def _flush(b: BlockBuilder, page: int, group: list[_Line], mode: str) -> str:
         elif mode == "list":
             b.add("list", _list_text(group), page, group[0].no, group[-1].no)
         else:
-            b.add("paragraph", join_lines([ln.text for ln in group]), page, group[0].no,
-                  group[-1].no)
+            b.add(
+                "paragraph", join_lines([ln.text for ln in group]), page, group[0].no, group[-1].no
+            )
         group.clear()
     return ""
 
@@ -512,8 +552,9 @@ def _breaks(group: list[_Line], ln: _Line, mode: str, kind: str) -> bool:
         return mode != kind or (prev.bottom - ln.top) > prev.height * 1.5
     if kind == "list" and mode == "list":
         return (prev.bottom - ln.top) > prev.height * 1.5
-    if kind == "list" or (mode == "list" and ln.x0 < group[0].x0 + 2
-                          and prev.text[-1:] in _SENT_END):
+    if kind == "list" or (
+        mode == "list" and ln.x0 < group[0].x0 + 2 and prev.text[-1:] in _SENT_END
+    ):
         return True
     if ln.top > prev.top + 2:  # moved up: next column or a new region
         return True
@@ -539,7 +580,7 @@ def _list_text(group: list[_Line]) -> str:
         text = join_lines(parts)
         m = _BULLET.match(text)
         if m and not re.match(r"\(?\d|[①-⑳]|\(", m.group(1)):
-            text = "- " + text[m.end():]
+            text = "- " + text[m.end() :]
         out.append(text)
     return "\n".join(out)
 
@@ -580,14 +621,19 @@ def _title_block(page: _Page, body: float) -> str:
     groups: list[list[_Line]] = []
     for ln in live:
         prev = groups[-1][-1] if groups else None
-        if (prev is not None and prev.size == ln.size and prev.bold == ln.bold
-                and 0 <= prev.bottom - ln.top <= ln.size * 0.8):
+        if (
+            prev is not None
+            and prev.size == ln.size
+            and prev.bold == ln.bold
+            and 0 <= prev.bottom - ln.top <= ln.size * 0.8
+        ):
             groups[-1].append(ln)
         else:
             groups.append([ln])
     # Bold marks a title only where most text is not bold.
-    bold_share = sum(len(ln.text) for ln in live if ln.bold) / max(1, sum(len(ln.text)
-                                                                          for ln in live))
+    bold_share = sum(len(ln.text) for ln in live if ln.bold) / max(
+        1, sum(len(ln.text) for ln in live)
+    )
     best: tuple[float, int, str] | None = None
     for group in groups:
         size, bold = group[0].size, group[0].bold
@@ -622,8 +668,9 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         pdf = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         if "password" in str(exc).lower():
-            raise ParseError("PDF is encrypted with a password; provide an unprotected "
-                             "copy") from exc
+            raise ParseError(
+                "PDF is encrypted with a password; provide an unprotected copy"
+            ) from exc
         raise ParseError(f"PDF is damaged or not a PDF ({exc})") from exc
     try:
         return _parse(pdf, data, name)
@@ -659,11 +706,12 @@ def _parse(pdf: Any, data: bytes, name: str) -> ParsedDocument:
             plumber.close()
     chars = sum(p.chars for p in pages)
     if len(pdf) and chars < 16 * len(pdf):
-        raise NeedsOCR(f"PDF has no usable text layer ({chars} characters on {len(pdf)} "
-                       "pages: scanned images?) - needs OCR")
+        raise NeedsOCR(
+            f"PDF has no usable text layer ({chars} characters on {len(pdf)} "
+            "pages: scanned images?) - needs OCR"
+        )
     if sum(p.garbage for p in pages) > 0.3 * chars:
-        raise NeedsOCR("PDF text decodes to garbage (fonts without a Unicode map) - "
-                       "needs OCR")
+        raise NeedsOCR("PDF text decodes to garbage (fonts without a Unicode map) - needs OCR")
     empty = [p.number for p in pages if p.chars < 5]
     if empty:
         shown = ", ".join(map(str, empty[:20])) + (" ..." if len(empty) > 20 else "")

@@ -151,16 +151,21 @@ def _word_clusters(words: list[dict[str, Any]]) -> list[list[tuple[float, float,
     return out
 
 
-def _split_spanning(cell: tuple[float, float, float, float],
-                    cols: list[tuple[int, float, float]],
-                    words: list[dict[str, Any]]) -> dict[int, str] | None:
+def _split_spanning(
+    cell: tuple[float, float, float, float],
+    cols: list[tuple[int, float, float]],
+    words: list[dict[str, Any]],
+) -> dict[int, str] | None:
     """Per-column text of a cell spanning several columns whose labels were set without
     rules between them ("Permit Handgun Long Gun" in one box, or a group title over
     sub-titles): each label goes to the column under it, a single centred label to all.
     None when the cell holds one label only (a real merged cell)."""
     x0, top, x1, bottom = cell
-    inside = [w for w in words if x0 <= (w["x0"] + w["x1"]) / 2 <= x1
-              and top <= (w["top"] + w["bottom"]) / 2 <= bottom]
+    inside = [
+        w
+        for w in words
+        if x0 <= (w["x0"] + w["x1"]) / 2 <= x1 and top <= (w["top"] + w["bottom"]) / 2 <= bottom
+    ]
     lines = _word_clusters(inside)
     if not any(len(line) > 1 for line in lines):
         return None
@@ -172,21 +177,31 @@ def _split_spanning(cell: tuple[float, float, float, float],
             continue
         for cx0, cx1, text in line:
             centre = (cx0 + cx1) / 2
-            j = min(cols, key=lambda c: 0 if c[1] <= centre <= c[2]
-                    else min(abs(centre - c[1]), abs(centre - c[2])))[0]
+            j = min(
+                cols,
+                key=lambda c: (
+                    0 if c[1] <= centre <= c[2] else min(abs(centre - c[1]), abs(centre - c[2]))
+                ),
+            )[0]
             labels[j].append(text)
     return {j: "\n".join(v) for j, v in labels.items()}
 
 
-def _split_header_cells(pl_page: Any, cells: list[Any],
-                        xs: list[tuple[float, float] | None], grid_row: list[str | None],
-                        words: list[dict[str, Any]]) -> None:
+def _split_header_cells(
+    pl_page: Any,
+    cells: list[Any],
+    xs: list[tuple[float, float] | None],
+    grid_row: list[str | None],
+    words: list[dict[str, Any]],
+) -> None:
     for j, cell in enumerate(cells):
         if cell is None:
             continue
-        cols = [(k, span[0], span[1]) for k, span in enumerate(xs)
-                if k >= j and span is not None and cell[0] - 1 <= (span[0] + span[1]) / 2
-                <= cell[2] + 1]
+        cols = [
+            (k, span[0], span[1])
+            for k, span in enumerate(xs)
+            if k >= j and span is not None and cell[0] - 1 <= (span[0] + span[1]) / 2 <= cell[2] + 1
+        ]
         if len(cols) < 2:
             continue
         split = _split_spanning(cell, cols, words)
@@ -198,13 +213,22 @@ def _split_header_cells(pl_page: Any, cells: list[Any],
 
 
 def _inside(a: tuple[float, ...], b: tuple[float, ...], tol: float = 1.0) -> bool:
-    return (a != b and b[0] - tol <= a[0] and a[2] <= b[2] + tol and b[1] - tol <= a[1]
-            and a[3] <= b[3] + tol)
+    return (
+        a != b
+        and b[0] - tol <= a[0]
+        and a[2] <= b[2] + tol
+        and b[1] - tol <= a[1]
+        and a[3] <= b[3] + tol
+    )
 
 
 def _cell_text(words: list[dict[str, Any]], box: tuple[float, ...]) -> str:
-    inside = [w for w in words if box[0] <= (w["x0"] + w["x1"]) / 2 <= box[2]
-              and box[1] <= (w["top"] + w["bottom"]) / 2 <= box[3]]
+    inside = [
+        w
+        for w in words
+        if box[0] <= (w["x0"] + w["x1"]) / 2 <= box[2]
+        and box[1] <= (w["top"] + w["bottom"]) / 2 <= box[3]
+    ]
     return "\n".join(" ".join(t for _, _, t in line) for line in _word_clusters(inside))
 
 
@@ -265,8 +289,12 @@ def extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[PdfTable
         # pdfplumber gives None for grid positions covered by a merged cell: repeat the
         # merged cell's value there (found via the cell whose box covers the position).
         # Row/column extents come from the cells anchored there that do not span further.
-        cells = [(c, grid[i][j]) for i, row in enumerate(tb.rows)
-                 for j, c in enumerate(row.cells) if c is not None and j < len(grid[i])]
+        cells = [
+            (c, grid[i][j])
+            for i, row in enumerate(tb.rows)
+            for j, c in enumerate(row.cells)
+            if c is not None and j < len(grid[i])
+        ]
         width = max(len(r.cells) for r in tb.rows)
         xs: list[tuple[float, float] | None] = [None] * width
         for row in tb.rows:
@@ -283,15 +311,19 @@ def extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[PdfTable
                 span = xs[j]
                 if cell is None and j < len(grid[i]) and span is not None:
                     cx = (span[0] + span[1]) / 2
-                    grid[i][j] = next((t for (x0, t0, x1, b0), t in cells
-                                       if x0 <= cx <= x1 and t0 <= cy <= b0), "")
+                    grid[i][j] = next(
+                        (t for (x0, t0, x1, b0), t in cells if x0 <= cx <= x1 and t0 <= cy <= b0),
+                        "",
+                    )
             if i < 4:  # header rows: labels set side by side inside one merged box
                 _split_header_cells(pl_page, row.cells, xs, grid[i], words)
         out.extend(_finish_table(tb, grid, mb_top, mb_left))
     return out
 
-def _finish_table(tb: Any, grid: list[list[str | None]], mb_top: float,
-                  mb_left: float) -> list[PdfTable]:
+
+def _finish_table(
+    tb: Any, grid: list[list[str | None]], mb_top: float, mb_left: float
+) -> list[PdfTable]:
     """Cell texts to a table: bands split, title and footnote rows taken out, header
     rows resolved, position converted to PDF user space."""
     text_rows = [[(c or "").strip() for c in r] for r in grid]
@@ -313,5 +345,6 @@ def _finish_table(tb: Any, grid: list[list[str | None]], mb_top: float,
     if len(norm) < 2 or len(norm[0]) < 2:
         return []  # a framed paragraph, not a table: leave its text as text
     x0, top, x1, bottom = tb.bbox
-    return [PdfTable((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top),
-                      norm, captions, notes)]
+    return [
+        PdfTable((x0 + mb_left, mb_top - bottom, x1 + mb_left, mb_top - top), norm, captions, notes)
+    ]

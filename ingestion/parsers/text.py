@@ -33,8 +33,13 @@ def parse(data: bytes, name: str) -> ParsedDocument:
 
     def flush(end: int) -> None:
         if para:
-            b.add("paragraph", join_lines(para) if len(para) > 1 else clean_text(para[0]),
-                  1, start, end)
+            b.add(
+                "paragraph",
+                join_lines(para) if len(para) > 1 else clean_text(para[0]),
+                1,
+                start,
+                end,
+            )
             para.clear()
 
     for i, raw in enumerate(lines, start=1):
@@ -57,8 +62,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
 
 def _parse_csv(text: str, stem: str, encoding: str) -> ParsedDocument:
     try:
-        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(text[:4096],
-                                                                       ",;\t|")
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff(text[:4096], ",;\t|")
     except csv.Error:
         dialect = csv.excel
     rows = list(csv.reader(io.StringIO(text), dialect))

@@ -56,8 +56,9 @@ def _grid(ws: Any) -> list[list[str]]:
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     try:
-        wb = openpyxl.load_workbook(io.BytesIO(to_transitional(data)), read_only=False,
-                                    data_only=True)
+        wb = openpyxl.load_workbook(
+            io.BytesIO(to_transitional(data)), read_only=False, data_only=True
+        )
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ParseError(f"XLSX is damaged or not an Excel workbook: {exc}") from exc
     b = BlockBuilder()
@@ -82,5 +83,6 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     wb.close()
     title = wb.properties.title or ""
     title = clean_text(title) if meta_title_ok(title) else PurePath(name).stem
-    return ParsedDocument(tuple(b.blocks), len(wb.worksheets), title, PARSER,
-                          warnings=tuple(warnings))
+    return ParsedDocument(
+        tuple(b.blocks), len(wb.worksheets), title, PARSER, warnings=tuple(warnings)
+    )

@@ -19,9 +19,7 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    op.add_column(
-        "chunks", sa.Column("table_json", sa.Text(), nullable=False, server_default="")
-    )
+    op.add_column("chunks", sa.Column("table_json", sa.Text(), nullable=False, server_default=""))
 
 
 def downgrade() -> None:

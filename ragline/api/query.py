@@ -60,8 +60,12 @@ def _audit_cached(
     for c in cited_views:
         chunk = chunks.get(c["content_id"])
         extra = (
-            {"doc_id": chunk.doc_id, "version": chunk.version,
-             "section_path": list(chunk.section_path), "kind": chunk.kind}
+            {
+                "doc_id": chunk.doc_id,
+                "version": chunk.version,
+                "section_path": list(chunk.section_path),
+                "kind": chunk.kind,
+            }
             if chunk is not None
             else {}
         )

@@ -47,9 +47,7 @@ async def alerts(
     limit: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> dict[str, Any]:
     scheduler = getattr(request.app.state, "alerts", None)
-    events = await asyncio.to_thread(
-        ctx.rag.stores.metadata.alert_events, since, None, limit
-    )
+    events = await asyncio.to_thread(ctx.rag.stores.metadata.alert_events, since, None, limit)
     return {
         "scheduler": scheduler is not None,
         "interval_s": ctx.settings.monitoring.interval_s,
@@ -58,8 +56,13 @@ async def alerts(
         "switches": [ctx.rag.fast_path.view(), ctx.rag.llm_paused.view()],
         "rules": [
             {
-                "name": r.name, "kind": r.kind, "threshold": r.threshold, "below": r.below,
-                "severity": r.severity, "action": r.action, "description": r.description,
+                "name": r.name,
+                "kind": r.kind,
+                "threshold": r.threshold,
+                "below": r.below,
+                "severity": r.severity,
+                "action": r.action,
+                "description": r.description,
             }
             for r in (scheduler.rules if scheduler else [])
         ],
@@ -71,7 +74,8 @@ class ReindexRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: str = Field(
-        default="", max_length=4096,
+        default="",
+        max_length=4096,
         description="A document's source key or file/folder; empty = repair every store.",
     )
 

@@ -89,7 +89,8 @@ async def lineage(doc_id: str, principal: Caller, ctx: Ctx) -> dict[str, Any]:
         doc = _doc(ctx, principal, doc_id)
         times = meta.version_times(doc_id)
         uploads = {
-            j.version: j.owner for j in reversed(meta.jobs(doc_id=doc_id, limit=1000))
+            j.version: j.owner
+            for j in reversed(meta.jobs(doc_id=doc_id, limit=1000))
             if j.kind == "ingest"
         }
         versions = []

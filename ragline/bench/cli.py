@@ -115,8 +115,12 @@ def docs(
     docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
     questions: Annotated[
         list[Path],
-        typer.Option("--questions", exists=True, dir_okay=False,
-                     help="Question file (JSON lines); repeat for more. The first is `pipeline`."),
+        typer.Option(
+            "--questions",
+            exists=True,
+            dir_okay=False,
+            help="Question file (JSON lines); repeat for more. The first is `pipeline`.",
+        ),
     ],
     json_out: JsonOut = None,
     data_dir: Work = None,
@@ -170,8 +174,12 @@ def load(
     docs_dir: Annotated[Path, typer.Option("--docs", exists=True, file_okay=False)],
     questions: Annotated[
         Path,
-        typer.Option("--questions", exists=True, dir_okay=False,
-                     help="JSONL with `question`, SQuAD JSON, or one question per line."),
+        typer.Option(
+            "--questions",
+            exists=True,
+            dir_okay=False,
+            help="JSONL with `question`, SQuAD JSON, or one question per line.",
+        ),
     ],
     scenario: Annotated[
         Literal["search", "ask", "mixed", "open"], typer.Option("--scenario")
@@ -200,9 +208,10 @@ def load(
     counts = [int(u) for u in users.split(",") if u.strip()]
     candidate = ServerConfig("candidate", workers or os.cpu_count() or 1, max_in_flight)
     base = ServerConfig("baseline", 1, 0) if baseline else None
-    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp, _settings(
-        Path(tmp), profile
-    ) as settings:
+    with (
+        tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp,
+        _settings(Path(tmp), profile) as settings,
+    ):
         result = run_load(
             settings, docs_dir, questions, scenario, counts, duration, candidate, base, period
         )

@@ -26,8 +26,13 @@ from ragline.bench.common import OPERATOR, contains_answer, percentile
 from ragline.bench.support import sentence_support
 
 NEGATIVE_KINDS = frozenset({"negative", "near_miss"})
-KEYS = ("hit@5", "answer_contains", "citation_page_accuracy", "negatives_refused",
-        "citation_support")
+KEYS = (
+    "hit@5",
+    "answer_contains",
+    "citation_page_accuracy",
+    "negatives_refused",
+    "citation_support",
+)
 
 
 def _rel(chunk_source: str, root: Path) -> str:
@@ -137,8 +142,11 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
     asyncio.run(run_all())
 
     main = files_in[0].name
-    main_rows = [s for name, q, s, _, _ in per_q
-                 if name == main and q["kind"] not in ("near_miss", "near_miss_twin")]
+    main_rows = [
+        s
+        for name, q, s, _, _ in per_q
+        if name == main and q["kind"] not in ("near_miss", "near_miss_twin")
+    ]
     pipeline: dict[str, Any] = _metrics(main_rows)
     main_ms = [ms for name, *_, ms in per_q if name == main]
     pipeline.update(
@@ -161,17 +169,23 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
     sets = {name: _metrics(rows) | {"n": len(rows)} for name, rows in by_set_rows.items()}
     negatives = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss"]
     twins = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss_twin"]
-    near_miss = {
-        "negatives": len(negatives),
-        "refused": _mean(negatives, "negatives_refused"),
-        "twins": len(twins),
-        "twins_answer_contains": _mean(twins, "answer_contains"),
-        "twins_citation_page_accuracy": _mean(twins, "citation_page_accuracy"),
-    } if negatives or twins else {}
-    calibration = _calibration([
-        (a.confidence, bool(s.get("negatives_refused", s.get("answer_contains", 0.0))))
-        for _, _, s, a, _ in per_q
-    ])
+    near_miss = (
+        {
+            "negatives": len(negatives),
+            "refused": _mean(negatives, "negatives_refused"),
+            "twins": len(twins),
+            "twins_answer_contains": _mean(twins, "answer_contains"),
+            "twins_citation_page_accuracy": _mean(twins, "citation_page_accuracy"),
+        }
+        if negatives or twins
+        else {}
+    )
+    calibration = _calibration(
+        [
+            (a.confidence, bool(s.get("negatives_refused", s.get("answer_contains", 0.0))))
+            for _, _, s, a, _ in per_q
+        ]
+    )
     files = {
         _rel(Path(o.path).resolve().as_uri(), docs) or o.path: {
             "status": o.status,
@@ -184,12 +198,21 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
         for o in outcomes
     }
     details = [
-        {"set": name, "id": q["id"], "kind": q["kind"],
-         **{k: v for k, v in s.items() if not k.startswith("_")},
-         "covered": a.covered, "confidence": a.confidence, "reason": a.reason,
-         **({"sentences_supported": f"{int(s['_supported'])}/{int(s['_sentences'])}"}
-            if "_sentences" in s else {}),
-         "answer": a.text[:300]}
+        {
+            "set": name,
+            "id": q["id"],
+            "kind": q["kind"],
+            **{k: v for k, v in s.items() if not k.startswith("_")},
+            "covered": a.covered,
+            "confidence": a.confidence,
+            "reason": a.reason,
+            **(
+                {"sentences_supported": f"{int(s['_supported'])}/{int(s['_sentences'])}"}
+                if "_sentences" in s
+                else {}
+            ),
+            "answer": a.text[:300],
+        }
         for name, q, s, a, _ in per_q
     ]
     return {

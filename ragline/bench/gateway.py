@@ -86,11 +86,29 @@ def _jobs(rag: Ragline) -> dict[str, str]:
     now = datetime.now(UTC)
     ok, failed = uuid.uuid4().hex, uuid.uuid4().hex
     meta = rag.stores.metadata
-    meta.create_job(JobRecord(ok, "ingest", SEARCHABLE, owner="bench", source="upload:a.md",
-                              created_at=now, updated_at=now))
-    meta.create_job(JobRecord(failed, "ingest", FAILED, owner="bench", source="upload:b.pdf",
-                              reason="not a PDF: the file starts with '<html>'",
-                              created_at=now, updated_at=now))
+    meta.create_job(
+        JobRecord(
+            ok,
+            "ingest",
+            SEARCHABLE,
+            owner="bench",
+            source="upload:a.md",
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    meta.create_job(
+        JobRecord(
+            failed,
+            "ingest",
+            FAILED,
+            owner="bench",
+            source="upload:b.pdf",
+            reason="not a PDF: the file starts with '<html>'",
+            created_at=now,
+            updated_at=now,
+        )
+    )
     return {"job_ok": ok, "job_failed": failed}
 
 

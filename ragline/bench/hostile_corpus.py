@@ -167,16 +167,27 @@ def pdf_surrogate_font() -> bytes:
     """A font whose ToUnicode map sends glyphs to a lone surrogate (U+DC43) and to NUL:
     what flipped bytes in a real font map do, and what once ended a whole file with
     `UnicodeEncodeError: surrogates not allowed` in the embedder."""
-    cmap = (b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def\n"
-            b"1 begincodespacerange <00> <FF> endcodespacerange\n"
-            b"2 beginbfchar <41> <DC43> <42> <0000> endbfchar endcmap\n"
-            b"CMapName currentdict /CMap defineresource pop end end")
+    cmap = (
+        b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CMapName /X def\n"
+        b"1 begincodespacerange <00> <FF> endcodespacerange\n"
+        b"2 beginbfchar <41> <DC43> <42> <0000> endbfchar endcmap\n"
+        b"CMapName currentdict /CMap defineresource pop end end"
+    )
     font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /ToUnicode 6 0 R >>"
-    text = (b"BT /F1 12 Tf 72 720 Td (Damaged font maps AAB here; the rest of this sentence "
-            b"about the retention of wombat invoices is fine text.) Tj ET")
-    return pdf_bytes([b"<< /Type /Catalog /Pages 2 0 R >>",
-                      b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-                      _page(2, 4, 5), _stream(text), font, _stream(cmap)])
+    text = (
+        b"BT /F1 12 Tf 72 720 Td (Damaged font maps AAB here; the rest of this sentence "
+        b"about the retention of wombat invoices is fine text.) Tj ET"
+    )
+    return pdf_bytes(
+        [
+            b"<< /Type /Catalog /Pages 2 0 R >>",
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+            _page(2, 4, 5),
+            _stream(text),
+            font,
+            _stream(cmap),
+        ]
+    )
 
 
 def pdf_flate_bomb(inflated_mb: int) -> bytes:

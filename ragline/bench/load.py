@@ -58,9 +58,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 
 @contextmanager
-def running_server(
-    config: ServerConfig, base_env: dict[str, str], log: Path
-) -> Iterator[str]:
+def running_server(config: ServerConfig, base_env: dict[str, str], log: Path) -> Iterator[str]:
     port = _free_port()
     env = {
         **os.environ,
@@ -72,9 +70,22 @@ def running_server(
     }
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from ragline.cli import app; app()", "serve",
-             "--workers", str(config.workers), "--port", str(port), "--log-level", "warning"],
-            env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-c",
+                "from ragline.cli import app; app()",
+                "serve",
+                "--workers",
+                str(config.workers),
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -108,7 +119,9 @@ def _warm_up(base: str, workers: int) -> None:
 
     def one(i: int) -> None:
         httpx.post(
-            f"{base}/v1/search", headers={"X-API-Key": _KEY}, timeout=300,
+            f"{base}/v1/search",
+            headers={"X-API-Key": _KEY},
+            timeout=300,
             json={"question": f"warm-up question {i}"},
         )
 
@@ -153,7 +166,12 @@ def summarise(stats_csv: Path) -> dict[str, Any]:
 
 
 def run_locust(
-    base: str, users: int, duration_s: int, scenario: str, questions: Path, out: Path,
+    base: str,
+    users: int,
+    duration_s: int,
+    scenario: str,
+    questions: Path,
+    out: Path,
     period_s: float,
 ) -> dict[str, Any]:
     prefix = out / f"{scenario}-{users}"
@@ -165,10 +183,27 @@ def run_locust(
         "RAGLINE_LOAD_PERIOD_S": str(period_s),
     }
     cmd = [
-        sys.executable, "-m", "locust", "-f", str(LOCUSTFILE), "--headless",
-        "-u", str(users), "-r", str(max(1, users)), "-t", f"{duration_s}s",
-        "--host", base, "--csv", str(prefix), "--only-summary", "--stop-timeout", "10",
-        "--loglevel", "WARNING",
+        sys.executable,
+        "-m",
+        "locust",
+        "-f",
+        str(LOCUSTFILE),
+        "--headless",
+        "-u",
+        str(users),
+        "-r",
+        str(max(1, users)),
+        "-t",
+        f"{duration_s}s",
+        "--host",
+        base,
+        "--csv",
+        str(prefix),
+        "--only-summary",
+        "--stop-timeout",
+        "10",
+        "--loglevel",
+        "WARNING",
     ]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=duration_s + 120)
     stats = Path(f"{prefix}_stats.csv")
@@ -221,8 +256,11 @@ def run_load(
             runs[config.name] = {"workers": config.workers, "max_in_flight": config.max_in_flight}
             with running_server(config, settings_env(settings), out / f"{config.name}.log") as base:
                 for u in users:
-                    print(f"load: {config.name} {scenario} {u} clients for {duration_s} s",
-                          file=sys.stderr, flush=True)
+                    print(
+                        f"load: {config.name} {scenario} {u} clients for {duration_s} s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
                     runs[config.name][str(u)] = run_locust(
                         base, u, duration_s, scenario, qfile, out, period_s
                     )
@@ -233,7 +271,8 @@ def run_load(
             ratios[str(u)] = {
                 "served_req_per_s": (
                     round(c["served_req_per_s"] / b["served_req_per_s"], 2)
-                    if b["served_req_per_s"] else None
+                    if b["served_req_per_s"]
+                    else None
                 ),
                 "p95_ms": (
                     round(c["p95_ms"] / b["p95_ms"], 2) if b["p95_ms"] and c["p95_ms"] else None

@@ -74,7 +74,9 @@ class Agent(HttpUser):
     def _upload(self) -> None:
         body = f"# Load note {uuid.uuid4().hex}\n\nA short note written by the load test.\n"
         with self.client.post(
-            "/v1/documents", name="upload", catch_response=True,
+            "/v1/documents",
+            name="upload",
+            catch_response=True,
             files={"file": (f"load-{uuid.uuid4().hex[:8]}.md", body.encode())},
         ) as r:
             if r.status_code == 429:

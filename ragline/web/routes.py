@@ -71,9 +71,10 @@ class BrowserWriteGuard(BaseHTTPMiddleware):
             if (origin and origin != own) or (site and site not in ("same-origin", "none")):
                 return error_response(403, "cross-site write refused")
             ctx = getattr(request.app.state, "ctx", None)
-            presented = request.headers.get("x-api-key") or request.headers.get(
-                "authorization", ""
-            ).removeprefix("Bearer ").strip()
+            presented = (
+                request.headers.get("x-api-key")
+                or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+            )
             principal = ctx.keys.principal(presented) if ctx is not None and presented else None
             token = request.headers.get("x-csrf-token", "")
             if principal is not None and not hmac.compare_digest(

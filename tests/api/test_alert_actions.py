@@ -88,8 +88,10 @@ def _rules(path: Path, body: str) -> str:
 def _settings(tmp_path: Path, rules: str, hooks: Receiver | None = None, **extra: Any) -> Settings:
     base = api_settings(tmp_path / "data")
     webhooks = (
-        [Webhook(url=f"{hooks.url}/{fmt}", format=fmt) for fmt in ("generic", "wecom", "feishu",
-                                                                 "slack")]
+        [
+            Webhook(url=f"{hooks.url}/{fmt}", format=fmt)
+            for fmt in ("generic", "wecom", "feishu", "slack")
+        ]
         if hooks
         else []
     )
@@ -195,8 +197,18 @@ fix = "/v1/alerts"
         r = client.post("/v1/search", json={"question": "zephyrine March"}, headers=ALICE)
         assert "dense" in _sources(r.json()) and len(dense_calls) == 4
         assert _events(client, "retrieval_latency_p95") == [
-            "firing", "action", "notified", "notified", "notified", "notified",
-            "action_reverted", "recovered", "notified", "notified", "notified", "notified",
+            "firing",
+            "action",
+            "notified",
+            "notified",
+            "notified",
+            "notified",
+            "action_reverted",
+            "recovered",
+            "notified",
+            "notified",
+            "notified",
+            "notified",
         ]
         resolved = dict(hooks.drain())["/generic"]["alerts"][0]
         assert (resolved["status"], resolved["action_taken"]) == ("resolved", "routing restored")
@@ -246,10 +258,14 @@ fix = "/v1/ops/reindex"
         assert len([j for j in meta.jobs(limit=100) if j.kind == "reindex"]) == 1
 
         covered = [
-            "zephyrine merger budget in yuan", "who approved the zephyrine merger",
-            "when was the zephyrine merger approved", "zephyrine plant Harbin engineers",
-            "how many engineers at the zephyrine plant", "zephyrine board approval March",
-            "zephyrine merger budget million", "rain in Harbin July",
+            "zephyrine merger budget in yuan",
+            "who approved the zephyrine merger",
+            "when was the zephyrine merger approved",
+            "zephyrine plant Harbin engineers",
+            "how many engineers at the zephyrine plant",
+            "zephyrine board approval March",
+            "zephyrine merger budget million",
+            "rain in Harbin July",
         ]
         for q in covered:
             a = client.post("/v1/ask", json={"question": q}, headers=ALICE).json()
@@ -321,7 +337,10 @@ action = "pause_llm"
             a = client.post("/v1/ask", json={"question": "zephyrine merger yuan"}, headers=ALICE)
             assert a.json()["mode"] == "llm" and llm.calls == calls + 1
             assert _events(client, "citation_completeness") == [
-                "firing", "action", "action_reverted", "recovered",
+                "firing",
+                "action",
+                "action_reverted",
+                "recovered",
             ]
     finally:
         llm.receiver.close()
@@ -357,5 +376,8 @@ fix = "/v1/ops/sync"
         sync_jobs = [j for j in rag.stores.metadata.jobs(limit=50) if j.kind == "sync"]
         assert [(j.owner, j.state) for j in sync_jobs] == [("alert:index_freshness", "done")]
         assert _events(client, "index_freshness") == [
-            "firing", "action", "action_reverted", "recovered",
+            "firing",
+            "action",
+            "action_reverted",
+            "recovered",
         ]

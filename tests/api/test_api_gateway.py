@@ -45,12 +45,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     mp.setenv("RAGLINE_SELF_API_KEY", "ops-key")
     settings = Settings(
         data_dir=data,
-        api=ApiSettings(keys=[
-            ApiKey(key="ops-key", user="olga", roles=["operator"], can_write=True),
-            ApiKey(key="west-key", user="wes", roles=["sales"], attributes={"region": "West"}),
-            ApiKey(key="intern-key", user="ivy", roles=["intern"]),
-            ApiKey(key="support-key", user="sue", roles=["support"]),
-        ]),
+        api=ApiSettings(
+            keys=[
+                ApiKey(key="ops-key", user="olga", roles=["operator"], can_write=True),
+                ApiKey(key="west-key", user="wes", roles=["sales"], attributes={"region": "West"}),
+                ApiKey(key="intern-key", user="ivy", roles=["intern"]),
+                ApiKey(key="support-key", user="sue", roles=["support"]),
+            ]
+        ),
         gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE)),
         monitoring=MonitoringSettings(interval_s=0),
     )
@@ -81,8 +83,16 @@ def test_ask_answers_from_rows_with_inline_labels_and_a_complete_trace(server: s
     assert body["knowledge"]["template"] == "checks_for_state"
     assert "264,140 [DB_checks_for_state_1]" in body["answer"]
     (block,) = body["blocks"]
-    assert set(block) >= {"source_id", "source_kind", "content", "confidence",
-                          "permission_tags", "accessed_at", "freshness", "label"}
+    assert set(block) >= {
+        "source_id",
+        "source_kind",
+        "content",
+        "confidence",
+        "permission_tags",
+        "accessed_at",
+        "freshness",
+        "label",
+    }
     assert block["content"]["columns"] == ["state", "region", "measure", "checks"]
     assert block["freshness"]["stale"] is False
     trace = httpx.get(f"{server}/v1/trace/{body['trace_id']}", headers=OPS).json()
@@ -111,11 +121,19 @@ def test_rows_endpoint_binds_region_and_refuses_roles_and_values(server: str) ->
     assert len(rows) == 13 and {row[1] for row in rows} == {"West"}
     r = post(server, "/v1/rows", INTERN, {"template": "top_states"})
     assert r.status_code == 403 and r.json()["error"]["details"]["trace_id"]
-    r = post(server, "/v1/rows", WEST, {"template": "cash_flow_line",
-                                        "params": {"line_item": "sold", "fiscal_year": 2009}})
+    r = post(
+        server,
+        "/v1/rows",
+        WEST,
+        {"template": "cash_flow_line", "params": {"line_item": "sold", "fiscal_year": 2009}},
+    )
     assert r.status_code == 403
-    r = post(server, "/v1/rows", OPS, {"template": "checks_for_state",
-                                       "params": {"state": "Ohio' OR 1=1; --"}})
+    r = post(
+        server,
+        "/v1/rows",
+        OPS,
+        {"template": "checks_for_state", "params": {"state": "Ohio' OR 1=1; --"}},
+    )
     assert r.status_code == 422 and "not one of" in r.json()["error"]["message"]
     r = post(server, "/v1/rows", OPS, {"question": "How many tickets were opened in June 2023?"})
     assert r.json()["blocks"][0]["content"]["rows"] == [["2023-06", 31]]
@@ -124,7 +142,8 @@ def test_rows_endpoint_binds_region_and_refuses_roles_and_values(server: str) ->
 
 def test_lookup_status_of_an_ingestion_job_through_the_jobs_api(server: str) -> None:
     up = httpx.post(
-        f"{server}/v1/documents", headers=OPS,
+        f"{server}/v1/documents",
+        headers=OPS,
         files={"file": ("gw-note.md", b"# Gateway\n\nThe gateway answers from rows.\n")},
         timeout=60,
     )
@@ -137,15 +156,20 @@ def test_lookup_status_of_an_ingestion_job_through_the_jobs_api(server: str) -> 
     assert block["content"]["state"] in {"queued", "parsing", "indexing", "searchable"}
     r = post(server, "/v1/ask", OPS, {"question": f"What state is job {job_id} in?"})
     assert r.json()["knowledge"]["source_id"] == "jobs"
-    assert post(server, "/v1/status", INTERN, {"source": "jobs",
-                                               "params": {"job_id": job_id}}).status_code == 403
+    assert (
+        post(
+            server, "/v1/status", INTERN, {"source": "jobs", "params": {"job_id": job_id}}
+        ).status_code
+        == 403
+    )
 
 
 def test_memory_is_written_by_writers_only_and_never_cited(server: str) -> None:
     r = post(server, "/v1/memory", SUPPORT, {"text": "prefers answers in German"})
     assert r.status_code == 403
-    r = post(server, "/v1/memory", OPS, {"text": "prefers tables", "kind": "preference",
-                                         "key": "format"})
+    r = post(
+        server, "/v1/memory", OPS, {"text": "prefers tables", "kind": "preference", "key": "format"}
+    )
     assert r.status_code == 200 and r.json()["stored"]["text"] == "prefers tables"
     assert "remembered preference" in r.json()["message"]
     mem = httpx.get(f"{server}/v1/memory", headers=OPS).json()
@@ -165,7 +189,8 @@ def test_catalogue_lists_only_what_the_key_may_use(server: str) -> None:
     top = next(t for t in west["templates"] if t["name"] == "top_states")
     assert top["params"]["region"]["bound_to"] == "region"
     assert httpx.get(f"{server}/v1/gateway/catalogue", headers=INTERN).json() == {
-        "templates": [], "status_sources": []
+        "templates": [],
+        "status_sources": [],
     }
 
 

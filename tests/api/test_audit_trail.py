@@ -53,9 +53,9 @@ def test_audit_rows_reproduce_the_answer_citations(tmp_path: Path) -> None:
         assert answer["covered"] and answer["citations"], answer
         expected = [_citation_key(c) for c in answer["citations"]]
 
-        rows = client.get(
-            "/v1/audit", params={"trace_id": answer["trace_id"]}, headers=FIN
-        ).json()["rows"]
+        rows = client.get("/v1/audit", params={"trace_id": answer["trace_id"]}, headers=FIN).json()[
+            "rows"
+        ]
         assert [_row_key(r) for r in rows] == expected  # one row per citation, same order
         for r in rows:
             assert (r["principal"], r["question"]) == ("fred", question)
@@ -81,18 +81,25 @@ def test_audit_rows_reproduce_the_answer_citations(tmp_path: Path) -> None:
         # CSV, filtered by user, document and time.
         text = client.get(
             "/v1/audit",
-            params={"format": "csv", "user": "fred", "doc_id": up["doc_id"],
-                    "since": started.isoformat()},
+            params={
+                "format": "csv",
+                "user": "fred",
+                "doc_id": up["doc_id"],
+                "since": started.isoformat(),
+            },
             headers=AUDITOR,
         ).text
         csv_rows = list(csv.DictReader(io.StringIO(text)))
         assert [_row_key(r) for r in csv_rows] == expected * 2
-        assert client.get(
-            "/v1/audit", params={"doc_id": "nope"}, headers=AUDITOR
-        ).json()["rows"] == []
-        assert client.get(
-            "/v1/audit", params={"until": started.isoformat()}, headers=AUDITOR
-        ).json()["rows"] == []
+        assert (
+            client.get("/v1/audit", params={"doc_id": "nope"}, headers=AUDITOR).json()["rows"] == []
+        )
+        assert (
+            client.get("/v1/audit", params={"until": started.isoformat()}, headers=AUDITOR).json()[
+                "rows"
+            ]
+            == []
+        )
 
         # Alice neither sees Fred's questions nor the finance document's passages.
         assert client.get("/v1/audit", params={"user": "fred"}, headers=ALICE).json()["rows"] == []
@@ -101,8 +108,18 @@ def test_audit_rows_reproduce_the_answer_citations(tmp_path: Path) -> None:
     out = tmp_path / "audit.csv"
     result = CliRunner().invoke(
         cli,
-        ["audit", "export", "--since", started.isoformat(), "--user", "fred", "--csv", str(out),
-         "--data-dir", str(settings.data_dir)],
+        [
+            "audit",
+            "export",
+            "--since",
+            started.isoformat(),
+            "--user",
+            "fred",
+            "--csv",
+            str(out),
+            "--data-dir",
+            str(settings.data_dir),
+        ],
     )
     assert result.exit_code == 0, result.output
     cli_rows = list(csv.DictReader(out.open(newline="", encoding="utf-8")))

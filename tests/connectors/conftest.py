@@ -43,4 +43,3 @@ def gateway(
     gw = Gateway(sample_config, sample_dir, records, breaker_failures=2, breaker_cooldown_s=0.5)
     yield gw
     gw.close()
-

@@ -32,8 +32,20 @@ def test_export_has_every_execution_with_its_trace(
 def test_export_filters_by_time_and_user(records: GatewayRecords) -> None:
     now = datetime.now(UTC)
     for who, ago in (("ann", 3), ("bob", 2), ("ann", 1)):
-        records.audit(AuditRecord("t" * 32, now - timedelta(hours=ago), who, "business",
-                                  "rows", "top_states", {}, 1, 1.0, "ok"))
+        records.audit(
+            AuditRecord(
+                "t" * 32,
+                now - timedelta(hours=ago),
+                who,
+                "business",
+                "rows",
+                "top_states",
+                {},
+                1,
+                1.0,
+                "ok",
+            )
+        )
     out = io.StringIO()
     n = export_gateway(records.audit_log(), out, since=now - timedelta(hours=2.5), user="ann")
     assert n == 1

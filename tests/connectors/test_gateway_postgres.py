@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 def _pg_url() -> str:
     url = os.environ.get("RAGLINE_TEST_PG_URL", "")
     if not url:
-        pytest.skip("RAGLINE_TEST_PG_URL is not set (eval \"$(deploy/local/env.sh)\")")
+        pytest.skip('RAGLINE_TEST_PG_URL is not set (eval "$(deploy/local/env.sh)")')
     try:
         create_engine(url).connect().close()
     except Exception as e:  # server down: skip with the reason
@@ -58,7 +58,10 @@ def _queries() -> list[tuple[str, dict[str, object]]]:
 
 
 def test_every_template_answers_the_same_on_postgres_and_sqlite(
-    pg_sample: str, sample_dir: Path, sample_config: GatewayConfig, records: GatewayRecords,
+    pg_sample: str,
+    sample_dir: Path,
+    sample_config: GatewayConfig,
+    records: GatewayRecords,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     lite = Gateway(sample_config, sample_dir, records)
@@ -74,8 +77,14 @@ def test_every_template_answers_the_same_on_postgres_and_sqlite(
             assert ra.columns == rb.columns
             assert [tuple(map(str, r)) for r in ra.rows] == [tuple(map(str, r)) for r in rb.rows]
             assert not b.blocks[0].freshness.stale and b.blocks[0].freshness.age_s is not None
-        assert pg.query_rows(ANALYST, "checks_for_state", {"state": "Kentucky", "metric":
-                             "permit"}, trace()).blocks[0].content.rows[0][3] == 264140  # type: ignore[union-attr]
+        assert (
+            pg.query_rows(
+                ANALYST, "checks_for_state", {"state": "Kentucky", "metric": "permit"}, trace()
+            )
+            .blocks[0]
+            .content.rows[0][3]
+            == 264140
+        )  # type: ignore[union-attr]
     finally:
         lite.close()
         pg.close()
@@ -115,12 +124,18 @@ def test_the_reader_role_cannot_write_even_when_it_asks_to(pg_sample: str) -> No
 
 def test_statement_timeout_cancels_a_slow_query(pg_sample: str, records: GatewayRecords) -> None:
     slow = SqlSource(
-        id="slow_pg", url=pg_sample, roles=["analyst"], timeout_s=0.5,
-        templates=[Template(
-            name="slow_count", description="a deliberately slow query",
-            sql="SELECT COUNT(*) AS n FROM generate_series(1, :upto) AS g",
-            params={"upto": Param(type="int", min=1, max=2_000_000_000)},
-        )],
+        id="slow_pg",
+        url=pg_sample,
+        roles=["analyst"],
+        timeout_s=0.5,
+        templates=[
+            Template(
+                name="slow_count",
+                description="a deliberately slow query",
+                sql="SELECT COUNT(*) AS n FROM generate_series(1, :upto) AS g",
+                params={"upto": Param(type="int", min=1, max=2_000_000_000)},
+            )
+        ],
     )
     gw = Gateway(GatewayConfig(sql=[slow]), Path("."), records)
     try:
@@ -139,8 +154,20 @@ def test_audit_and_trace_tables_come_from_the_migration() -> None:
         try:
             upgrade(engine)
             records = GatewayRecords(engine)
-            records.audit(AuditRecord("t" * 32, datetime.now(UTC), "ann", "business", "rows",
-                                      "top_states", {"n": 3}, 3, 1.5, "ok"))
+            records.audit(
+                AuditRecord(
+                    "t" * 32,
+                    datetime.now(UTC),
+                    "ann",
+                    "business",
+                    "rows",
+                    "top_states",
+                    {"n": 3},
+                    3,
+                    1.5,
+                    "ok",
+                )
+            )
             (row,) = records.audit_log("t" * 32)
             assert row.params == {"n": 3} and row.row_count == 3
             item = records.remember("ann", "note", "", "remember me")

@@ -56,8 +56,7 @@ def _counts(sample_dir: Path) -> dict[str, int]:
             for t in ("nics_checks", "cash_flows", "tickets", "sample_meta")
         }
         out["open_tickets"] = int(
-            conn.execute(text("SELECT COUNT(*) FROM tickets WHERE state != 'closed'")).scalar()
-            or 0
+            conn.execute(text("SELECT COUNT(*) FROM tickets WHERE state != 'closed'")).scalar() or 0
         )
     engine.dispose()
     return out
@@ -68,7 +67,11 @@ def test_injection_through_every_parameter_of_every_template(
 ) -> None:
     before = _counts(sample_dir)
     assert before == {
-        "nics_checks": 55, "cash_flows": 15, "tickets": 172, "sample_meta": 1, "open_tickets": 0
+        "nics_checks": 55,
+        "cash_flows": 15,
+        "tickets": 172,
+        "sample_meta": 1,
+        "open_tickets": 0,
     }
     attempts = 0
     for source in sample_config.sql:
@@ -95,12 +98,17 @@ def test_a_bound_value_is_data_never_sql(tmp_path: Path, records: GatewayRecords
     db = tmp_path / "sample.db"
     load_sample(f"sqlite:///{db}")
     source = SqlSource(
-        id="loose", url=f"sqlite:///{db}", roles=["analyst"],
-        templates=[Template(
-            name="by_title", description="tickets by exact title",
-            sql="SELECT COUNT(*) AS n FROM tickets WHERE title = :t",
-            params={"t": Param(type="str", max_length=200)},
-        )],
+        id="loose",
+        url=f"sqlite:///{db}",
+        roles=["analyst"],
+        templates=[
+            Template(
+                name="by_title",
+                description="tickets by exact title",
+                sql="SELECT COUNT(*) AS n FROM tickets WHERE title = :t",
+                params={"t": Param(type="str", max_length=200)},
+            )
+        ],
     )
     gw = Gateway(GatewayConfig(sql=[source]), tmp_path, records)
     try:
@@ -153,8 +161,9 @@ def test_a_role_lacking_the_template_is_denied_before_any_connector_call(
     gw = Gateway(sample_config, sample_dir, records, rows={"business": spy})
     try:
         t = trace(SALES_WEST)
-        r = gw.query_rows(SALES_WEST, "cash_flow_line",
-                          {"line_item": "repayments", "fiscal_year": 2010}, t)
+        r = gw.query_rows(
+            SALES_WEST, "cash_flow_line", {"line_item": "repayments", "fiscal_year": 2010}, t
+        )
         assert r.status == "denied" and "cash_flow_line" in r.message
         r2 = gw.query_rows(NOBODY, "checks_for_state", {"state": "Ohio"}, trace(NOBODY))
         assert r2.status == "denied"
@@ -194,19 +203,26 @@ def test_rows_are_filtered_by_the_principals_department(
     engine = create_engine(f"sqlite:///{db}")
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE budget (department TEXT, item TEXT, amount INT)"))
-        conn.execute(text(
-            "INSERT INTO budget VALUES ('finance', 'audit', 10), ('finance', 'tax', 20),"
-            " ('hr', 'hiring', 30), ('hr', 'training', 40), ('it', 'servers', 50)"
-        ))
+        conn.execute(
+            text(
+                "INSERT INTO budget VALUES ('finance', 'audit', 10), ('finance', 'tax', 20),"
+                " ('hr', 'hiring', 30), ('hr', 'training', 40), ('it', 'servers', 50)"
+            )
+        )
     engine.dispose()
     source = SqlSource(
-        id="budgets", url=f"sqlite:///{db}", roles=["staff"],
-        templates=[Template(
-            name="budget_lines", description="budget lines of a department",
-            sql="SELECT department, item, amount FROM budget WHERE department = :dept "
+        id="budgets",
+        url=f"sqlite:///{db}",
+        roles=["staff"],
+        templates=[
+            Template(
+                name="budget_lines",
+                description="budget lines of a department",
+                sql="SELECT department, item, amount FROM budget WHERE department = :dept "
                 "ORDER BY item",
-            params={"dept": Param(type="str", bind="department")},
-        )],
+                params={"dept": Param(type="str", bind="department")},
+            )
+        ],
     )
     gw = Gateway(GatewayConfig(sql=[source]), tmp_path, records)
     fin = Principal("fay", roles=frozenset({"staff"}), attributes=(("department", "finance"),))
@@ -245,15 +261,22 @@ def test_forced_limit_truncates_and_says_so(gateway: Gateway) -> None:
 
 def _slow_gateway(tmp_path: Path, records: GatewayRecords, db: Path) -> Gateway:
     slow = SqlSource(
-        id="slow", url=f"sqlite:///{db}", roles=["analyst"], timeout_s=0.3,
-        templates=[Template(
-            name="count_forever", description="a deliberately slow query",
-            sql="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
+        id="slow",
+        url=f"sqlite:///{db}",
+        roles=["analyst"],
+        timeout_s=0.3,
+        templates=[
+            Template(
+                name="count_forever",
+                description="a deliberately slow query",
+                sql="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
                 "WHERE x < 1000000000) SELECT COUNT(*) AS n FROM c",
-        )],
+            )
+        ],
     )
-    return Gateway(GatewayConfig(sql=[slow]), tmp_path, records, breaker_failures=2,
-                   breaker_cooldown_s=0.6)
+    return Gateway(
+        GatewayConfig(sql=[slow]), tmp_path, records, breaker_failures=2, breaker_cooldown_s=0.6
+    )
 
 
 def test_a_slow_source_times_out_trips_the_breaker_and_half_opens(
@@ -283,10 +306,12 @@ def test_a_slow_source_times_out_trips_the_breaker_and_half_opens(
         gw.close()
 
 
-def test_stale_data_is_flagged(tmp_path: Path, sample_config: GatewayConfig,
-                               records: GatewayRecords) -> None:
-    load_sample(f"sqlite:///{tmp_path / 'sample.db'}",
-                loaded_at=datetime.now(UTC) - timedelta(days=30))
+def test_stale_data_is_flagged(
+    tmp_path: Path, sample_config: GatewayConfig, records: GatewayRecords
+) -> None:
+    load_sample(
+        f"sqlite:///{tmp_path / 'sample.db'}", loaded_at=datetime.now(UTC) - timedelta(days=30)
+    )
     gw = Gateway(sample_config, tmp_path, records)
     try:
         r = gw.query_rows(ANALYST, "checks_for_state", {"state": "Ohio"}, trace())

@@ -69,8 +69,11 @@ def test_lookup_maps_fields_and_cites_the_block(
         r = gw.lookup_status(SUPPORT, "tickets", {"ticket_id": "645"}, t)
         assert r.status == "ok", r.message
         (block,) = r.blocks
-        assert block.content == {"state": "closed", "title": "KeyError: 3224",
-                                 "opened": "2023-06-16"}
+        assert block.content == {
+            "state": "closed",
+            "title": "KeyError: 3224",
+            "opened": "2023-06-16",
+        }
         assert block.label == "[API_tickets_1]" and block.source_kind == "status"
         assert not block.freshness.stale and block.freshness.window_s == 60.0
         assert "s3cret" not in str(block.locator)  # the credential never leaves
@@ -118,8 +121,9 @@ def test_unknown_ids_and_bad_parameters(
 ) -> None:
     gw = _gateway(records, _source(service))
     try:
-        assert gw.lookup_status(SUPPORT, "tickets", {"ticket_id": "99999"}, trace()).status \
-            == "empty"
+        assert (
+            gw.lookup_status(SUPPORT, "tickets", {"ticket_id": "99999"}, trace()).status == "empty"
+        )
         for bad in ("1/../../admin", "1?x=1", "abc", "", "1" * 7):
             r = gw.lookup_status(SUPPORT, "tickets", {"ticket_id": bad}, trace())
             assert r.status == "invalid", bad
@@ -158,8 +162,12 @@ def test_server_errors_are_retried_on_get_then_reported(
 def test_a_slow_service_trips_the_breaker_and_degrades_at_once(
     env: None, service: StatusService, records: GatewayRecords
 ) -> None:
-    gw = _gateway(records, _source(service, timeout_s=0.3, retries=0),
-                  breaker_failures=2, breaker_cooldown_s=60)
+    gw = _gateway(
+        records,
+        _source(service, timeout_s=0.3, retries=0),
+        breaker_failures=2,
+        breaker_cooldown_s=60,
+    )
     try:
         service.delay_s = 1.0
         for _ in range(2):

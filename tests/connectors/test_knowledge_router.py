@@ -14,17 +14,37 @@ from connectors.router import KnowledgeRouter
 @pytest.mark.parametrize(
     ("question", "kind", "template", "params"),
     [
-        ("How many handgun checks did Nevada have?", "rows", "checks_for_state",
-         {"state": "Nevada", "metric": "handgun"}),
-        ("How many checks were done in West Virginia?", "rows", "checks_for_state",
-         {"state": "West Virginia"}),  # the longer name wins over "Virginia"
+        (
+            "How many handgun checks did Nevada have?",
+            "rows",
+            "checks_for_state",
+            {"state": "Nevada", "metric": "handgun"},
+        ),
+        (
+            "How many checks were done in West Virginia?",
+            "rows",
+            "checks_for_state",
+            {"state": "West Virginia"},
+        ),  # the longer name wins over "Virginia"
         ("top 4 states by permit checks", "rows", "top_states", {"n": "4", "metric": "permit"}),
-        ("How many states had more than 1,000 long gun checks?", "rows", "states_above",
-         {"threshold": "1,000", "metric": "long_gun"}),
-        ("What were IDA principal repayments in 2010?", "rows", "cash_flow_line",
-         {"line_item": "Development Credits - Principal repayments", "fiscal_year": "2010"}),
-        ("How many tickets were opened in March 2023?", "rows", "tickets_opened",
-         {"month": "2023-03"}),
+        (
+            "How many states had more than 1,000 long gun checks?",
+            "rows",
+            "states_above",
+            {"threshold": "1,000", "metric": "long_gun"},
+        ),
+        (
+            "What were IDA principal repayments in 2010?",
+            "rows",
+            "cash_flow_line",
+            {"line_item": "Development Credits - Principal repayments", "fiscal_year": "2010"},
+        ),
+        (
+            "How many tickets were opened in March 2023?",
+            "rows",
+            "tickets_opened",
+            {"month": "2023-03"},
+        ),
         ("status of ticket #17", "status", "", {"ticket_id": "17"}),
         ("工单 号 88 处理完了吗", "status", "", {"ticket_id": "88"}),
         ("What is a background check?", "documents", "", {}),  # no figure asked
@@ -76,8 +96,13 @@ def test_the_llm_is_asked_only_when_rules_say_documents_and_its_pick_is_checked(
 
 @pytest.mark.parametrize(
     ("text", "month"),
-    [("April 2023", "2023-04"), ("in sept. 2022", "2022-09"), ("2023年6月", "2023-06"),
-     ("2023-13", None), ("may I ask", None)],
+    [
+        ("April 2023", "2023-04"),
+        ("in sept. 2022", "2022-09"),
+        ("2023年6月", "2023-06"),
+        ("2023-13", None),
+        ("may I ask", None),
+    ],
 )
 def test_months(text: str, month: str | None) -> None:
     assert parse_month(text) == month
@@ -94,4 +119,3 @@ def test_a_bound_parameter_counts_only_when_the_principal_has_the_attribute(
     assert router.decide(q, west).template == "region_totals"
     analyst = Principal("a", roles=frozenset({"analyst"}))  # no region: must name one
     assert router.decide(q, analyst).template != "region_totals"
-

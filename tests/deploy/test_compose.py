@@ -85,8 +85,11 @@ def test_debian_service_images_match_the_installed_packages() -> None:
     """PostgreSQL, Redis and Prometheus come from Debian's packages here: the compose
     images carry the same versions (checked where the package is installed)."""
     checked = 0
-    pg = sorted(p.name for p in Path("/usr/lib/postgresql").glob("*")) if Path(
-        "/usr/lib/postgresql").is_dir() else []
+    pg = (
+        sorted(p.name for p in Path("/usr/lib/postgresql").glob("*"))
+        if Path("/usr/lib/postgresql").is_dir()
+        else []
+    )
     if pg:
         assert _image("postgres").split(":")[1] == pg[-1]
         checked += 1

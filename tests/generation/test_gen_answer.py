@@ -23,11 +23,18 @@ def hits() -> list[Hit]:
     return make_hits(
         make_chunk(
             "Logging policy\nAudit logs are retained for 90 days. Logs are stored in Frankfurt.",
-            doc_id="ab12cd" + "0" * 10, page_start=3, title="Security Policy", ordinal=1,
+            doc_id="ab12cd" + "0" * 10,
+            page_start=3,
+            title="Security Policy",
+            ordinal=1,
         ),
         make_chunk(
             "Backups run nightly and are kept for 35 days.",
-            doc_id="ef3456" + "0" * 10, page_start=1, page_end=2, title="Ops Guide", ordinal=2,
+            doc_id="ef3456" + "0" * 10,
+            page_start=1,
+            page_end=2,
+            title="Ops Guide",
+            ordinal=2,
         ),
     )
 
@@ -41,8 +48,14 @@ def generator(server: FakeLLMServer | None, timeout_s: float = 5.0) -> AnswerGen
     return AnswerGenerator(llm=llm, max_sentences=2)
 
 
-def ask(gen: AnswerGenerator, hits: list[Hit], route: Route, *, covered: bool = True,
-        question: str = QUESTION) -> Answer:
+def ask(
+    gen: AnswerGenerator,
+    hits: list[Hit],
+    route: Route,
+    *,
+    covered: bool = True,
+    question: str = QUESTION,
+) -> Answer:
     return gen.answer(question, hits, covered, route, {"retrieve": 12.5}, "trace-1")
 
 

@@ -39,15 +39,18 @@ def _nics() -> list[Hit]:
     table = make_chunk(
         "| State | Permit | Handgun |\n|---|---|---|\n| Kansas | 1,000 | 5,000 |\n"
         "| Kentucky | 264,140 | 12,155 |",
-        doc_id=NICS, kind="table", ordinal=1,
+        doc_id=NICS,
+        kind="table",
+        ordinal=1,
     )
     return make_hits(table, title)
 
 
 def _verdict(question: str, hits: list[Hit]) -> Verdict:
     ex = extract(question, hits)
-    return judge(question, "general", [q.text for q in ex.quotes], ex.chosen,
-                 [h.chunk for h in hits])
+    return judge(
+        question, "general", [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
+    )
 
 
 def test_constraints_are_pulled_out_in_both_languages() -> None:
@@ -82,10 +85,12 @@ def test_answers_carry_confidence_and_reason(route: Route) -> None:
     hits = _nics()
     for h in hits:
         h.signals["coverage"] = 0.8
-    good = gen.answer("How many permit checks did Kentucky have in November 2015?", hits,
-                      True, route, {}, "t")
-    bad = gen.answer("How many permit checks did Kentucky have in December 2015?", hits,
-                     True, route, {}, "t")
+    good = gen.answer(
+        "How many permit checks did Kentucky have in November 2015?", hits, True, route, {}, "t"
+    )
+    bad = gen.answer(
+        "How many permit checks did Kentucky have in December 2015?", hits, True, route, {}, "t"
+    )
     assert good.covered and 0.5 < good.confidence <= 1 and good.reason == ""
     assert good.sentences and good.sentences[0].labels
     assert not bad.covered and bad.reason and 0 < bad.confidence <= 1

@@ -101,9 +101,7 @@ def test_a_plain_label_is_attached_to_the_passage_that_supports_the_sentence() -
         "Processors must keep decisions transparent [Doc0e22e7_p1.1]. "
         "Individuals may refuse automated decisions [Doc0e22e7_p1.2]."
     )
-    assert [c.content_id for c in check.citations] == [
-        first.content_id, second.content_id
-    ]
+    assert [c.content_id for c in check.citations] == [first.content_id, second.content_id]
     assert all(s.supported for s in check.sentences) and check.unsupported == []
 
 
@@ -112,8 +110,11 @@ def test_numbered_prompt_labels_resolve_exactly_and_unsupported_sentences_are_fl
     first = make_chunk("Processors must keep decisions transparent.", doc_id=law, ordinal=1)
     second = make_chunk("Individuals may refuse automated decisions.", doc_id=law, ordinal=2)
     hits = make_hits(first, second)
-    check = check_citations("Individuals may refuse automated decisions [Doc0e22e7_p1.2]. "
-                            "The moon is made of cheese [Doc0e22e7_p1.1].", hits)
+    check = check_citations(
+        "Individuals may refuse automated decisions [Doc0e22e7_p1.2]. "
+        "The moon is made of cheese [Doc0e22e7_p1.1].",
+        hits,
+    )
     assert check.citations[0].content_id == second.content_id
     assert check.unsupported == ["The moon is made of cheese"]
     assert [s.supported for s in check.sentences] == [True, False]

@@ -45,7 +45,9 @@ def test_two_passages_of_one_page_get_numbered_labels_and_two_citations() -> Non
     assert all(parse_label(label) == ("0e22e7", 1) for label in labels)
     assert [label_part(label) for label in labels] == [1, 2, 3]
     assert [(c.content_id, c.line_start, c.line_end) for c in citations] == [
-        (a.content_id, 107, 107), (b.content_id, 231, 231), (c.content_id, 113, 113)
+        (a.content_id, 107, 107),
+        (b.content_id, 231, 231),
+        (c.content_id, 113, 113),
     ]
     assert citations[1].chunk_line_start == 231
     for sentence, (label,) in ((s, ls) for s, ls in answer_sentences(text)):
@@ -58,18 +60,26 @@ def test_two_passages_of_one_page_get_numbered_labels_and_two_citations() -> Non
 
 def test_one_passage_of_a_page_keeps_the_plain_label() -> None:
     a = _law_chunk(0, 10, ["Alpha holds.", "Beta holds too."])
-    text, citations, _ = assemble([
-        Quote("Alpha holds.", (Source(a, 1, 1),)),
-        Quote("Beta holds too.", (Source(a, 2, 2),)),
-    ])
+    text, citations, _ = assemble(
+        [
+            Quote("Alpha holds.", (Source(a, 1, 1),)),
+            Quote("Beta holds too.", (Source(a, 2, 2),)),
+        ]
+    )
     assert text == "Alpha holds. [Doc0e22e7_p1] Beta holds too. [Doc0e22e7_p1]"
     (citation,) = citations
     assert (citation.line_start, citation.line_end) == (10, 12)  # both sentences, nothing more
 
 
 def test_extractive_answer_cites_each_sentence_at_its_lines() -> None:
-    a = _law_chunk(0, 107, ["Processors using automated decision-making shall ensure transparency.",
-                            "Unrelated sentence about storage."])
+    a = _law_chunk(
+        0,
+        107,
+        [
+            "Processors using automated decision-making shall ensure transparency.",
+            "Unrelated sentence about storage.",
+        ],
+    )
     b = _law_chunk(1, 231, ["Individuals may refuse decisions made only by automation."])
     text, citations = extractive_answer(
         "What must processors ensure in automated decision-making?", make_hits(a, b)
@@ -85,7 +95,8 @@ def test_table_row_quote_is_supported_by_its_row() -> None:
     table = make_chunk(
         "| State | Permit | Handgun |\n|---|---|---|\n| Kansas | 1,000 | 5,000 |\n"
         "| Kentucky | 264,140 | 12,155 |",
-        kind="table", line_map=((1, 3, 3), (1, 3, 3), (1, 4, 4), (1, 5, 5)),
+        kind="table",
+        line_map=((1, 3, 3), (1, 3, 3), (1, 4, 4), (1, 5, 5)),
         table_header=("State", "Permit / checks", "Handgun"),
         table_rows=(("Kansas", "1,000", "5,000"), ("Kentucky", "264,140", "12,155")),
     )

@@ -23,13 +23,17 @@ def test_english_number_sentence_beats_heading_that_repeats_the_question() -> No
     heading = make_chunk(
         "Flight Control Computer Operational Program Version\n"
         "The FAA proposes to require certain actions for the airplanes.",
-        doc_id=FAA, page_start=5, ordinal=1,
+        doc_id=FAA,
+        page_start=5,
+        ordinal=1,
     )
     body = make_chunk(
         "Required Actions\n"
         "For airplanes with an original airworthiness certificate, install FCC OPS software\n"
         "version P12.1.2 on FCC A and FCC B, or a later approved version.",
-        doc_id=FAA, page_start=6, ordinal=2,
+        doc_id=FAA,
+        page_start=6,
+        ordinal=2,
     )
     ducks = make_chunk("Ducks swim in ponds. A male is called a drake.", doc_id="ef3456" + "0" * 10)
     hits = make_hits(heading, body, ducks)
@@ -56,7 +60,9 @@ def test_chinese_answer_sentence_and_label() -> None:
         "第一章 TeX 的历史\n"
         "TeX 是高德纳编写的排版软件。TeX 的版本号不断趋近于 π，现在为 3.141592。\n"
         "它的稳定性非常好。",
-        doc_id=TEX, page_start=17, ordinal=2,
+        doc_id=TEX,
+        page_start=17,
+        ordinal=2,
     )
     hits = make_hits(title_line, body)
 
@@ -75,7 +81,8 @@ def test_wrapped_pdf_lines_are_rejoined_into_one_sentence() -> None:
         "A contextual trust algorithm keeps a history of each subject. For example, an\n"
         "HR employee who normally looks up 20 records a day would raise an alert if access\n"
         "requests suddenly exceed 100 records in a day.",
-        doc_id=FAA, page_start=29,
+        doc_id=FAA,
+        page_start=29,
     )
     text, _ = extractive_answer(
         "In the HR-department example, what daily volume of record lookups would make a "
@@ -104,7 +111,9 @@ def test_multi_page_chunk_is_cited_by_the_page_holding_the_sentence() -> None:
     chunk = make_chunk(
         "The operator keeps a log of every change.\f"
         "Backups are retained for 35 days before deletion.",
-        doc_id=FAA, page_start=8, page_end=9,
+        doc_id=FAA,
+        page_start=8,
+        page_end=9,
     )
     text, citations = extractive_answer(
         "How many days are backups retained?", make_hits(chunk), max_sentences=1
@@ -121,7 +130,9 @@ def test_table_row_keeps_its_header_names() -> None:
         "Kansas | 1,000 | 0 | 5,000 | 6,000\n"
         "Kentucky | 264,140 | 0 | 12,155 | 14,847\n"
         "Louisiana | 1,500 | 0 | 15,000 | 18,000",
-        doc_id=NICS, kind="table", ordinal=2,
+        doc_id=NICS,
+        kind="table",
+        ordinal=2,
     )
     heading = make_chunk("NICS Firearm Checks: Month/Year by State\nNovember 2015", doc_id=NICS)
     text, citations = extractive_answer(
@@ -143,7 +154,8 @@ def test_markdown_table_in_chinese_picks_the_matching_row() -> None:
         "| TiDB | 4000 | 应用及 DBA 工具访问通信端口 |\n"
         "| PD | 2379 | 提供 TiDB 和 PD 通信端口 |\n"
         "| PD | 2380 | PD 集群节点间通信端口 |",
-        doc_id=TIDB, kind="table",
+        doc_id=TIDB,
+        kind="table",
     )
     text, _ = extractive_answer(
         "TiDB 集群中 PD 各节点之间相互通信，默认占用哪个端口？", make_hits(table)

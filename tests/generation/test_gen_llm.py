@@ -15,8 +15,12 @@ from generation.llm import LLMError, LLMTimeout, OpenAICompatibleClient
 
 def client_for(server: FakeLLMServer, **overrides: object) -> OpenAICompatibleClient:
     settings = LLMSettings(
-        base_url=server.url + "/", model="tiny-chat", api_key="sekrit", timeout_s=5.0,
-        max_tokens=77, temperature=0.1,
+        base_url=server.url + "/",
+        model="tiny-chat",
+        api_key="sekrit",
+        timeout_s=5.0,
+        max_tokens=77,
+        temperature=0.1,
     )
     return OpenAICompatibleClient(settings.model_copy(update=overrides))
 

@@ -11,8 +11,13 @@ from generation.prompt import build_messages, format_sources
 def test_sources_in_rank_order_with_label_title_and_page() -> None:
     hits = make_hits(
         make_chunk("Second page text.", doc_id="ab12cd" + "0" * 10, page_start=2, title="Guide"),
-        make_chunk("Pages text.\fMore.", doc_id="ef3456" + "0" * 10, page_start=4, page_end=5,
-                   title="Manual"),
+        make_chunk(
+            "Pages text.\fMore.",
+            doc_id="ef3456" + "0" * 10,
+            page_start=4,
+            page_end=5,
+            title="Manual",
+        ),
     )
     text = format_sources(hits)
     assert text == (

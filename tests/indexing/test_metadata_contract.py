@@ -249,8 +249,16 @@ def test_freshness_lineage_job_counts_and_alert_events(meta: MetadataStore) -> N
 
     t0 = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
     meta.record_alert_event(
-        AlertEventRecord("hit_rate", "firing", t0, severity="warning", value=0.5,
-                         threshold=0.75, message="low", detail={"content_ids": ["c1"]})
+        AlertEventRecord(
+            "hit_rate",
+            "firing",
+            t0,
+            severity="warning",
+            value=0.5,
+            threshold=0.75,
+            message="low",
+            detail={"content_ids": ["c1"]},
+        )
     )
     meta.record_alert_event(AlertEventRecord("hit_rate", "recovered", t0 + timedelta(seconds=5)))
     events = meta.alert_events()

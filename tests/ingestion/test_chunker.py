@@ -114,7 +114,9 @@ def test_a_new_parser_section_without_heading_starts_a_new_chunk() -> None:
     blocks = [para("body one", ("a.pdf",)), para("body two", ("b.pdf",))]
     drafts = chunk_blocks(blocks, settings(), words)
     assert [(d.text, d.section_path) for d in drafts] == [
-        ("a.pdf\nbody one", ("a.pdf",)), ("b.pdf\nbody two", ("b.pdf",))]
+        ("a.pdf\nbody one", ("a.pdf",)),
+        ("b.pdf\nbody two", ("b.pdf",)),
+    ]
 
 
 def test_long_breadcrumb_is_shortened_from_the_outside() -> None:
@@ -132,8 +134,9 @@ def test_long_breadcrumb_is_shortened_from_the_outside() -> None:
 
 def test_unit_over_budget_splits_at_block_boundaries() -> None:
     paras = [sentence(8, i) for i in range(6)]
-    blocks = [heading("Big", 1, line=1)] + [para(p, ("Big",), line=2 + i) for i, p in
-                                            enumerate(paras)]
+    blocks = [heading("Big", 1, line=1)] + [
+        para(p, ("Big",), line=2 + i) for i, p in enumerate(paras)
+    ]
     drafts = chunk_blocks(blocks, settings(max_tokens=30), words)
     assert len(drafts) > 1
     for d in drafts:
@@ -184,8 +187,10 @@ def test_hard_split_prefers_spaces() -> None:
 
 def test_code_block_over_budget_splits_at_lines_keeping_indentation() -> None:
     code = "\n".join(f"def f{i}():\n    return {i}" for i in range(30))
-    blocks = [heading("Code", 1), blk("code", code, line=2, end=2 + code.count("\n"),
-                                       path=("Code",))]
+    blocks = [
+        heading("Code", 1),
+        blk("code", code, line=2, end=2 + code.count("\n"), path=("Code",)),
+    ]
     drafts = chunk_blocks(blocks, settings(max_tokens=40))
     assert len(drafts) > 1
     joined = "\n".join(d.text.split("\n", 1)[1] for d in drafts)
@@ -199,8 +204,10 @@ def test_code_block_over_budget_splits_at_lines_keeping_indentation() -> None:
 def test_small_unit_merges_with_next_sibling() -> None:
     blocks = [
         heading("Guide", 1),
-        heading("Install", 2, GUIDE), para("Short.", INSTALL),
-        heading("Configure", 2, GUIDE), para("Also short.", ("Guide", "Configure")),
+        heading("Install", 2, GUIDE),
+        para("Short.", INSTALL),
+        heading("Configure", 2, GUIDE),
+        para("Also short.", ("Guide", "Configure")),
     ]
     drafts = chunk_blocks(blocks, settings(min_tokens=10), words)
     assert [d.text for d in drafts] == ["Guide > Install\nShort.\nConfigure\nAlso short."]
@@ -209,9 +216,14 @@ def test_small_unit_merges_with_next_sibling() -> None:
 
 def test_small_unit_does_not_merge_into_another_parent_section() -> None:
     blocks = [
-        heading("A", 1), heading("A1", 2, ("A",)), para(sentence(12, 1), ("A", "A1")),
-        heading("A2", 2, ("A",)), para("tiny", ("A", "A2")),
-        heading("B", 1), heading("B1", 2, ("B",)), para(sentence(12, 2), ("B", "B1")),
+        heading("A", 1),
+        heading("A1", 2, ("A",)),
+        para(sentence(12, 1), ("A", "A1")),
+        heading("A2", 2, ("A",)),
+        para("tiny", ("A", "A2")),
+        heading("B", 1),
+        heading("B1", 2, ("B",)),
+        para(sentence(12, 2), ("B", "B1")),
     ]
     drafts = chunk_blocks(blocks, settings(min_tokens=10), words)
     # A2 is small and last in A: it joins A1 before it, never B1 after it.
@@ -222,8 +234,10 @@ def test_small_unit_does_not_merge_into_another_parent_section() -> None:
 
 def test_no_merge_when_the_result_would_exceed_the_budget() -> None:
     blocks = [
-        heading("A", 2), para("tiny", ("A",)),
-        heading("B", 2), para(sentence(28, 1), ("B",)),
+        heading("A", 2),
+        para("tiny", ("A",)),
+        heading("B", 2),
+        para(sentence(28, 1), ("B",)),
     ]
     drafts = chunk_blocks(blocks, settings(max_tokens=30, min_tokens=10), words)
     assert [d.text for d in drafts] == ["A\ntiny", "B\n" + sentence(28, 1)]
@@ -262,8 +276,9 @@ def test_paged_split_pieces_do_not_overlap() -> None:
 
 def test_overlap_falls_back_to_a_tail_when_sentences_are_long() -> None:
     sentences = [sentence(20, i) for i in range(6)]
-    drafts = chunk_blocks([para(" ".join(sentences))], settings(max_tokens=45, overlap=5),
-                          words, has_pages=False)
+    drafts = chunk_blocks(
+        [para(" ".join(sentences))], settings(max_tokens=45, overlap=5), words, has_pages=False
+    )
     assert len(drafts) > 1
     tail = " ".join(drafts[0].text.split()[-4:])
     assert drafts[1].text.startswith(tail)
@@ -304,8 +319,9 @@ def test_table_is_one_chunk_never_mixed_with_text() -> None:
     assert all(d.table_id == "" for d in drafts if d.kind == "text")
 
 
-@pytest.mark.parametrize("caption", ["表 3 各地区销售额", "Table 3: Sales by region",
-                                     "续表 3-1", "Tab. IV results"])
+@pytest.mark.parametrize(
+    "caption", ["表 3 各地区销售额", "Table 3: Sales by region", "续表 3-1", "Tab. IV results"]
+)
 def test_caption_moves_into_the_table_chunk(caption: str) -> None:
     blocks = [
         heading("Sales", 2),
@@ -367,7 +383,7 @@ def test_big_table_is_split_by_rows_repeating_the_header() -> None:
     drafts = chunk_blocks(blocks, settings(max_tokens=60), words)
     parts = [d for d in drafts if d.table_id == "t1"]
     assert len(parts) > 2
-    assert [d.table_id for d in drafts[len(parts):]] == ["t2"]
+    assert [d.table_id for d in drafts[len(parts) :]] == ["t2"]
     md = MarkdownIt("commonmark").enable("table")
     seen: list[str] = []
     for d in parts:
@@ -384,7 +400,8 @@ def test_big_table_is_split_by_rows_repeating_the_header() -> None:
         # Row i sits on source line 3 + 2 + i.
         assert (d.line_start, d.line_end) == (
             3 if d is parts[0] else 5 + int(body[0][2:].split(" ")[0]),
-            5 + int(body[-1][2:].split(" ")[0]))
+            5 + int(body[-1][2:].split(" ")[0]),
+        )
     assert seen == [str(i) for i in range(40)]
 
 
@@ -431,7 +448,8 @@ def test_pieces_of_a_split_block_get_their_own_lines() -> None:
 
 def test_continuation_chunks_start_at_their_first_block() -> None:
     blocks = [heading("H", 1, line=1)] + [
-        para(sentence(9, i), ("H",), line=3 + 2 * i) for i in range(4)]
+        para(sentence(9, i), ("H",), line=3 + 2 * i) for i in range(4)
+    ]
     drafts = chunk_blocks(blocks, settings(max_tokens=21), words)
     assert [(d.line_start, d.line_end) for d in drafts] == [(1, 5), (7, 9)]
 
@@ -499,26 +517,28 @@ def random_document(seed: int) -> list[Block]:
             path = (*parent, title)
         elif kind == "table":
             width = rnd.randint(1, 4)
-            rows = tuple(tuple(f"c{r}{c}" + "字" * rnd.randint(0, 30) for c in range(width))
-                         for r in range(rnd.randint(1, 25)))
+            rows = tuple(
+                tuple(f"c{r}{c}" + "字" * rnd.randint(0, 30) for c in range(width))
+                for r in range(rnd.randint(1, 25))
+            )
             text = "\n".join(" | ".join(r) for r in rows)
-            blocks.append(Block("table", text, 1 + i // 10, line, line + len(rows), 0, path,
-                                rows))
+            blocks.append(Block("table", text, 1 + i // 10, line, line + len(rows), 0, path, rows))
         else:
             sentences = []
             for _ in range(rnd.randint(1, 30)):
                 if rnd.random() < 0.5:
-                    sentences.append("".join(rnd.choice(HAN) for _ in range(rnd.randint(3, 90)))
-                                     + "。")
+                    sentences.append(
+                        "".join(rnd.choice(HAN) for _ in range(rnd.randint(3, 90))) + "。"
+                    )
                 else:
-                    sentences.append(" ".join(f"w{rnd.randint(0, 999)}"
-                                              for _ in range(rnd.randint(1, 60))) + ".")
+                    sentences.append(
+                        " ".join(f"w{rnd.randint(0, 999)}" for _ in range(rnd.randint(1, 60))) + "."
+                    )
             sep = "\n" if kind in ("code", "list") else rnd.choice(["", " ", "\n"])
             text = sep.join(sentences)
             if rnd.random() < 0.1:
                 text += "x" * rnd.randint(100, 900)  # an overlong run with no boundary
-            blocks.append(Block(kind, text, 1 + i // 10, line, line + text.count("\n"), 0,
-                                path))
+            blocks.append(Block(kind, text, 1 + i // 10, line, line + text.count("\n"), 0, path))
         line += blocks[-1].line_end - blocks[-1].line_start + 2
     return blocks
 
@@ -540,7 +560,10 @@ def test_summaries_keep_one_sentence_and_survive_failures() -> None:
         return f"  Summary of {text.split(chr(10))[0]}.  Extra sentence. "
 
     assert summarize_units(drafts, fake_llm) == [
-        "Summary of Guide.", "Summary of Guide > Install.", ""]
+        "Summary of Guide.",
+        "Summary of Guide > Install.",
+        "",
+    ]
 
 
 # ------------------------------------------------------------------------ line map

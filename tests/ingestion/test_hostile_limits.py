@@ -32,7 +32,9 @@ def test_sanitize_document_cleans_every_string_and_says_so() -> None:
             Block("paragraph", "\udcff\x01", section_path=("Ti\x00tle",)),
             Block("table", "| a\udc80 |", rows=(("a\udc80",),), section_path=("Title",)),
         ),
-        page_count=1, title="T\x00", parser="test",
+        page_count=1,
+        title="T\x00",
+        parser="test",
     )
     out = sanitize_document(doc)
     assert [b.text for b in out.blocks] == ["Title", "| a |"]  # the all-invalid block goes

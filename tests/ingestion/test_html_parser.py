@@ -12,8 +12,12 @@ from core.settings import ChunkSettings
 from ingestion.chunker import chunk_blocks
 from ingestion.parsers import html
 
-DOCS = Path(os.environ.get("RAGLINE_SHARED_DOCS",
-                           Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs"))
+DOCS = Path(
+    os.environ.get(
+        "RAGLINE_SHARED_DOCS",
+        Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs",
+    )
+)
 
 
 def texts(data: bytes) -> list[str]:
@@ -21,11 +25,13 @@ def texts(data: bytes) -> list[str]:
 
 
 def test_inline_elements_keep_reading_order() -> None:
-    page = (b"<html><body><p><i><a href='/g'>The Guardian</a></i> said it "
-            b"<a href='/x'>damages the health</a> of ducks.<sup>[1]</sup></p>"
-            b"<p>Old English <span><i>d\xc5\xabce</i></span> 'diver', from "
-            b"<span>*<i>d\xc5\xabcan</i></span>; see <b><a>dabbling <em>duck</em></a></b>"
-            b" group. Area 5 m<sup>2</sup>, H<sub>2</sub>O.</p></body></html>")
+    page = (
+        b"<html><body><p><i><a href='/g'>The Guardian</a></i> said it "
+        b"<a href='/x'>damages the health</a> of ducks.<sup>[1]</sup></p>"
+        b"<p>Old English <span><i>d\xc5\xabce</i></span> 'diver', from "
+        b"<span>*<i>d\xc5\xabcan</i></span>; see <b><a>dabbling <em>duck</em></a></b>"
+        b" group. Area 5 m<sup>2</sup>, H<sub>2</sub>O.</p></body></html>"
+    )
     assert texts(page) == [
         "The Guardian said it damages the health of ducks.[1]",
         "Old English dūce 'diver', from *dūcan; see dabbling duck group. Area 5 m2, H2O.",
@@ -38,26 +44,34 @@ def test_wikipedia_duck_sentences_are_faithful() -> None:
         pytest.skip("shared documents not present")
     doc = html.parse(path.read_bytes(), path.name)
     body = "\n".join(b.text for b in doc.blocks)
-    assert ("comes from Old English dūce 'diver', a derivative of the verb *dūcan 'to duck"
-            in body)
+    assert "comes from Old English dūce 'diver', a derivative of the verb *dūcan 'to duck" in body
     assert "many species in the dabbling duck group feed by upending" in body
     assert "compare with Dutch duiken and German tauchen 'to dive'" in body
-    assert ("The Guardian published an article advising that ducks should not be fed with "
-            "bread because it damages the health of the ducks") in body
+    assert (
+        "The Guardian published an article advising that ducks should not be fed with "
+        "bread because it damages the health of the ducks"
+    ) in body
     assert "dūcandabbling" not in body and "The Guardiandamages" not in body
     assert doc.title == "Duck"  # the <h1>, not "Duck - Wikipedia"
 
 
 def test_list_items_with_inline_markup_and_nesting() -> None:
-    page = (b"<html><body><ul><li><b>Fast</b> start</li><li>Two <a>levels</a>"
-            b"<ol><li>inner <i>one</i></li><li>inner two</li></ol> tail</li></ul></body></html>")
+    page = (
+        b"<html><body><ul><li><b>Fast</b> start</li><li>Two <a>levels</a>"
+        b"<ol><li>inner <i>one</i></li><li>inner two</li></ol> tail</li></ul></body></html>"
+    )
     assert texts(page) == ["- Fast start\n- Two levels tail\n  1. inner one\n  2. inner two"]
 
 
 @pytest.mark.parametrize("depth", [300, 3000])
 def test_deep_nesting_keeps_the_paragraph(depth: int) -> None:
-    page = (b"<html><body>" + b"<div>" * depth + b"<p>Deep paragraph survives.</p>"
-            + b"</div>" * depth + b"</body></html>")
+    page = (
+        b"<html><body>"
+        + b"<div>" * depth
+        + b"<p>Deep paragraph survives.</p>"
+        + b"</div>" * depth
+        + b"</body></html>"
+    )
     doc = html.parse(page, "deep.html")
     assert [b.text for b in doc.blocks] == ["Deep paragraph survives."]
 
@@ -87,34 +101,49 @@ def test_rowspan_and_colspan_fill_every_position_and_thead_sets_the_header() -> 
       <tr><td rowspan=2>Ohio</td><td>1</td><td>2</td><td>3</td></tr>
       <tr><td>4</td><td>5</td><td>9</td></tr></table></body></html>"""
     [table] = [b for b in html.parse(page, "t.html").blocks if b.kind == "table"]
-    assert table.rows == (("State", "Handgun New", "Handgun Used", "Total"),
-                          ("Ohio", "1", "2", "3"), ("Ohio", "4", "5", "9"))
+    assert table.rows == (
+        ("State", "Handgun New", "Handgun Used", "Total"),
+        ("Ohio", "1", "2", "3"),
+        ("Ohio", "4", "5", "9"),
+    )
 
 
 def test_title_prefers_h1_inside_title_else_title_without_site_name() -> None:
-    page = (b"<html><head><title>Duck - Wikipedia</title></head><body><h1>Duck</h1>"
-            b"<p>text</p></body></html>")
+    page = (
+        b"<html><head><title>Duck - Wikipedia</title></head><body><h1>Duck</h1>"
+        b"<p>text</p></body></html>"
+    )
     assert html.parse(page, "x.html").title == "Duck"
-    page = (b"<html><head><meta property='og:title' content='Quarterly report | ACME'>"
-            b"<title>ACME</title></head><body><p>text</p></body></html>")
+    page = (
+        b"<html><head><meta property='og:title' content='Quarterly report | ACME'>"
+        b"<title>ACME</title></head><body><p>text</p></body></html>"
+    )
     assert html.parse(page, "x.html").title == "Quarterly report"
     assert html.parse(b"<html><body><p>text</p></body></html>", "notes.html").title == "notes"
 
 
 def test_key_value_table_with_row_headers_has_no_header_row() -> None:
-    page = (b"<html><body><table><tr><th>Industry</th><td>Software</td></tr>"
-            b"<tr><th>Founded</th><td>1998</td></tr><tr><th>Website</th><td>mozilla.org</td>"
-            b"</tr></table></body></html>")
+    page = (
+        b"<html><body><table><tr><th>Industry</th><td>Software</td></tr>"
+        b"<tr><th>Founded</th><td>1998</td></tr><tr><th>Website</th><td>mozilla.org</td>"
+        b"</tr></table></body></html>"
+    )
     [table] = [b for b in html.parse(page, "t.html").blocks if b.kind == "table"]
-    assert table.rows == (("", ""), ("Industry", "Software"), ("Founded", "1998"),
-                          ("Website", "mozilla.org"))
-    assert table.text.split("\n") == ["Industry: Software", "Founded: 1998",
-                                       "Website: mozilla.org"]
+    assert table.rows == (
+        ("", ""),
+        ("Industry", "Software"),
+        ("Founded", "1998"),
+        ("Website", "mozilla.org"),
+    )
+    assert table.text.split("\n") == ["Industry: Software", "Founded: 1998", "Website: mozilla.org"]
 
 
 def test_definition_list_keeps_term_definition_pairs() -> None:
-    page = (b"<html><body><dl><dt><abbr>PDP</abbr></dt><dd>Policy <b>Decision</b> Point</dd>"
-            b"<dt>PE</dt><dt>Policy Engine</dt><dd>Decides access</dd><dd>Part of the PDP</dd>"
-            b"</dl></body></html>")
-    assert texts(page) == ["PDP: Policy Decision Point\n"
-                           "PE / Policy Engine: Decides access; Part of the PDP"]
+    page = (
+        b"<html><body><dl><dt><abbr>PDP</abbr></dt><dd>Policy <b>Decision</b> Point</dd>"
+        b"<dt>PE</dt><dt>Policy Engine</dt><dd>Decides access</dd><dd>Part of the PDP</dd>"
+        b"</dl></body></html>"
+    )
+    assert texts(page) == [
+        "PDP: Policy Decision Point\nPE / Policy Engine: Decides access; Part of the PDP"
+    ]

@@ -16,8 +16,11 @@ from ingestion.parse import ParseOptions, ParserPool, parse_bytes, parse_file
 MB = 2**20
 # shared/data/docs beside the checkout or an ancestor of it (worktrees sit one level deeper).
 SHARED_DOCS = next(
-    (p / "shared" / "data" / "docs" for p in Path(__file__).resolve().parents
-     if (p / "shared" / "data" / "docs").is_dir()),
+    (
+        p / "shared" / "data" / "docs"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared" / "data" / "docs").is_dir()
+    ),
     Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs",
 )
 LINES = (

@@ -20,8 +20,7 @@ from ingestion.parse import parse_bytes
 from ingestion.parsers._ooxml import is_strict, to_transitional
 
 _TRANSITIONAL = re.compile(rb"http://schemas\.openxmlformats\.org/([A-Za-z]+)/2006/([A-Za-z\-]+)")
-_CAMEL = {b"extended-properties": b"extendedProperties",
-          b"custom-properties": b"customProperties"}
+_CAMEL = {b"extended-properties": b"extendedProperties", b"custom-properties": b"customProperties"}
 
 
 def to_strict(data: bytes) -> bytes:
@@ -35,8 +34,10 @@ def to_strict(data: bytes) -> bytes:
         return b"http://purl.oclc.org/ooxml/%s/%s" % (area, _CAMEL.get(name, name))
 
     out = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(data)) as src, \
-            zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+    with (
+        zipfile.ZipFile(io.BytesIO(data)) as src,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst,
+    ):
         for info in src.infolist():
             body = src.read(info)
             if info.filename.endswith((".xml", ".rels")):
@@ -104,13 +105,22 @@ def test_transitional_packages_pass_through_untouched() -> None:
     assert to_transitional(b"not a zip") == b"not a zip"
 
 
-_DOCS = Path(__import__("os").environ.get(
-    "RAGLINE_SHARED_DOCS", Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs"))
+_DOCS = Path(
+    __import__("os").environ.get(
+        "RAGLINE_SHARED_DOCS",
+        Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs",
+    )
+)
 
 
-@pytest.mark.parametrize("rel", ["docx/zhen-mineru-docx_01.docx",
-                                 "docx/zh-需求规格说明书-cylong1016.docx",
-                                 "xlsx/mixed-mineru-xlsx_01.xlsx"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "docx/zhen-mineru-docx_01.docx",
+        "docx/zh-需求规格说明书-cylong1016.docx",
+        "xlsx/mixed-mineru-xlsx_01.xlsx",
+    ],
+)
 def test_real_documents_saved_as_strict_parse_the_same(rel: str) -> None:
     path = _DOCS / rel
     if not path.is_file():
@@ -119,5 +129,6 @@ def test_real_documents_saved_as_strict_parse_the_same(rel: str) -> None:
     strict = parse_bytes(to_strict(data), path)
     plain = parse_bytes(data, path)
     assert strict.title == plain.title
-    assert [(b.kind, b.text, b.rows) for b in strict.blocks] == \
-        [(b.kind, b.text, b.rows) for b in plain.blocks]
+    assert [(b.kind, b.text, b.rows) for b in strict.blocks] == [
+        (b.kind, b.text, b.rows) for b in plain.blocks
+    ]

@@ -45,12 +45,18 @@ def _pdf(objs: list[bytes], trailer_extra: bytes = b"") -> bytes:
     for off in offsets:
         out += b"%010d 00000 n \n" % off
     out += b"trailer\n<< /Size %d /Root 1 0 R %s >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objs) + 1, trailer_extra, xref)
+        len(objs) + 1,
+        trailer_extra,
+        xref,
+    )
     return bytes(out)
 
 
-PAGE_OBJS = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-             b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>"]
+PAGE_OBJS = [
+    b"<< /Type /Catalog /Pages 2 0 R >>",
+    b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+    b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+]
 
 
 def test_zero_byte_file(tmp_path: Path) -> None:
@@ -67,8 +73,9 @@ def test_corrupt_pdf(tmp_path: Path) -> None:
 
 
 def test_encrypted_pdf() -> None:
-    enc = (b"<< /Filter /Standard /V 1 /R 2 /O <" + b"11" * 32 + b"> /U <" + b"22" * 32
-           + b"> /P -4 >>")
+    enc = (
+        b"<< /Filter /Standard /V 1 /R 2 /O <" + b"11" * 32 + b"> /U <" + b"22" * 32 + b"> /P -4 >>"
+    )
     data = _pdf([*PAGE_OBJS, enc], b"/Encrypt 4 0 R /ID [<%s><%s>]" % (b"ab" * 16, b"ab" * 16))
     with pytest.raises(ParseError, match="encrypted"):
         parse_bytes(data, Path("secret.pdf"))
@@ -81,9 +88,11 @@ def test_pdf_without_text_needs_ocr() -> None:
 
 def test_pdf_that_is_really_html(tmp_path: Path) -> None:
     path = tmp_path / "report.pdf"
-    path.write_bytes(b"<!DOCTYPE html><html><head><title>T</title></head><body>"
-                     b"<nav>Home | About</nav><h1>Quarterly report</h1>"
-                     b"<p>Revenue grew by 12 percent in the third quarter.</p></body></html>")
+    path.write_bytes(
+        b"<!DOCTYPE html><html><head><title>T</title></head><body>"
+        b"<nav>Home | About</nav><h1>Quarterly report</h1>"
+        b"<p>Revenue grew by 12 percent in the third quarter.</p></body></html>"
+    )
     doc = parse_file(path, max_bytes=MB, timeout_s=30, isolate=False)
     assert doc.parser.startswith("lxml/")
     assert [b.kind for b in doc.blocks] == ["heading", "paragraph"]
@@ -125,16 +134,20 @@ def test_oversize_file_checked_before_reading(tmp_path: Path, pool: ParserPool) 
     with pytest.raises(ParseError) as info:
         parse_file(path, max_bytes=200 * MB, timeout_s=30, pool=pool)
     assert str(info.value) == (
-        "file is 250.0 MB, over the 200 MB limit (RAGLINE_INGEST__MAX_FILE_MB)")
+        "file is 250.0 MB, over the 200 MB limit (RAGLINE_INGEST__MAX_FILE_MB)"
+    )
 
 
-@pytest.mark.parametrize(("data", "expected"), [
-    (ZH.encode("gbk"), "为了保护个人信息权益"),
-    (ZH.encode("gb18030"), "为了保护个人信息权益"),
-    (ZH_TW.encode("big5"), "為了保護個人資訊權益"),
-    (ZH.encode("utf-16"), "为了保护个人信息权益"),
-    (ZH.encode("utf-8-sig"), "为了保护个人信息权益"),
-])
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (ZH.encode("gbk"), "为了保护个人信息权益"),
+        (ZH.encode("gb18030"), "为了保护个人信息权益"),
+        (ZH_TW.encode("big5"), "為了保護個人資訊權益"),
+        (ZH.encode("utf-16"), "为了保护个人信息权益"),
+        (ZH.encode("utf-8-sig"), "为了保护个人信息权益"),
+    ],
+)
 def test_text_encodings(data: bytes, expected: str) -> None:
     doc = parse_bytes(data, Path("notes.txt"))
     assert doc.blocks[0].kind == "heading" and doc.blocks[0].text.startswith("第一章")
@@ -146,18 +159,28 @@ def test_text_encodings(data: bytes, expected: str) -> None:
 def test_csv_is_one_table() -> None:
     doc = parse_bytes("城市,人口\n北京,2189\n上海,2487\n".encode("gbk"), Path("cities.csv"))
     (table,) = doc.blocks
-    assert table.kind == "table" and table.rows == (("城市", "人口"), ("北京", "2189"),
-                                                    ("上海", "2487"))
+    assert table.kind == "table" and table.rows == (
+        ("城市", "人口"),
+        ("北京", "2189"),
+        ("上海", "2487"),
+    )
 
 
 def test_markdown_code_fence_and_setext() -> None:
-    md = (b"---\ntitle: Guide\n---\nIntro\n=====\n\nText.\n\n```bash\n# not a heading\n```\n\n"
-          b"Sub\n---\n\n| a | b |\n|---|---|\n| 1 | 2 |\n")
+    md = (
+        b"---\ntitle: Guide\n---\nIntro\n=====\n\nText.\n\n```bash\n# not a heading\n```\n\n"
+        b"Sub\n---\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    )
     doc = parse_bytes(md, Path("guide.md"))
     assert doc.title == "Guide"
     kinds = [(b.kind, b.text.splitlines()[0]) for b in doc.blocks]
-    assert kinds == [("heading", "Intro"), ("paragraph", "Text."), ("code", "# not a heading"),
-                     ("heading", "Sub"), ("table", "| a | b |")]
+    assert kinds == [
+        ("heading", "Intro"),
+        ("paragraph", "Text."),
+        ("code", "# not a heading"),
+        ("heading", "Sub"),
+        ("table", "| a | b |"),
+    ]
     assert doc.blocks[0].line_start == 4 and doc.blocks[3].level == 2
 
 
@@ -173,7 +196,11 @@ def test_docx_headings_inferred_without_styles() -> None:
     d.save(buf)
     doc = parse_bytes(buf.getvalue(), Path("policy.docx"))
     assert [(b.kind, b.level) for b in doc.blocks] == [
-        ("heading", 1), ("paragraph", 0), ("heading", 2), ("paragraph", 0)]
+        ("heading", 1),
+        ("paragraph", 0),
+        ("heading", 2),
+        ("paragraph", 0),
+    ]
 
 
 def test_eml_with_attachment() -> None:
@@ -183,8 +210,9 @@ def test_eml_with_attachment() -> None:
     msg["Subject"] = "Quarterly numbers"
     msg["Date"] = "Mon, 02 Mar 2026 10:00:00 +0000"
     msg.set_content("Hi Bob,\n\nnumbers attached.\n")
-    msg.add_attachment(b"region,revenue\nnorth,10\nsouth,20\n", maintype="text",
-                       subtype="csv", filename="q3.csv")
+    msg.add_attachment(
+        b"region,revenue\nnorth,10\nsouth,20\n", maintype="text", subtype="csv", filename="q3.csv"
+    )
     doc = parse_bytes(bytes(msg), Path("mail.eml"))
     assert doc.title == "Quarterly numbers"
     assert doc.blocks[0].text.startswith("From: alice@example.com")
@@ -202,15 +230,19 @@ def test_isolated_parse_matches_in_process(tmp_path: Path, pool: ParserPool) -> 
 def test_timeout_kills_worker_and_next_file_still_parses(tmp_path: Path, pool: ParserPool) -> None:
     slow = tmp_path / "slow.txt"
     # ~8 MB of short numbered lines: well over a second of parsing.
-    slow.write_text("".join(f"{i}.1 Heading {i}\nbody line {i}.\n\n" for i in range(300_000)),
-                    encoding="utf-8")
+    slow.write_text(
+        "".join(f"{i}.1 Heading {i}\nbody line {i}.\n\n" for i in range(300_000)), encoding="utf-8"
+    )
     ok = tmp_path / "ok.txt"
     ok.write_text("hello world\n", encoding="utf-8")
     # Warm a worker first: the timeout measures parse time only.
     parse_file(ok, max_bytes=MB, timeout_s=60, pool=pool)
     started = time.monotonic()
-    with pytest.raises(ParseError, match=r"parse took longer than 0.2s "
-                                         r"\(RAGLINE_INGEST__PARSE_TIMEOUT_S\)"):
+    with pytest.raises(
+        ParseError,
+        match=r"parse took longer than 0.2s "
+        r"\(RAGLINE_INGEST__PARSE_TIMEOUT_S\)",
+    ):
         parse_file(slow, max_bytes=100 * MB, timeout_s=0.2, pool=pool)
     assert time.monotonic() - started < 5
     assert parse_file(ok, max_bytes=MB, timeout_s=60, pool=pool).blocks[0].text == "hello world"

@@ -117,8 +117,7 @@ def test_pdf_p3c_tables_and_no_han_spaces() -> None:
 
 def test_docx_sample_headings_lists_and_table() -> None:
     doc = parsed("docx/en-docling-word_sample.docx")
-    assert [b.text for b in headings(doc)] == [
-        "Swimming in the lake", "Let’s swim!", "Let’s eat"]
+    assert [b.text for b in headings(doc)] == ["Swimming in the lake", "Let’s swim!", "Let’s eat"]
     eat = headings(doc)[2]
     assert eat.level == 2 and eat.section_path == ("Let’s swim!",)
     (table,) = tables(doc)
@@ -160,8 +159,12 @@ def test_xlsx_merged_title_row_becomes_caption() -> None:
     doc = parsed("xlsx/en-IDA_Statement_Of_Cash_Flows__FY2011.xlsx")
     (table,) = tables(doc)
     assert table.rows[0] == ("Source", "Line Item", "Fiscal Year", "Amount (US$, Millions)")
-    assert ("Cash flows from investment activities", "Development Credits - Disbursements",
-            "2011", "-8021") in table.rows
+    assert (
+        "Cash flows from investment activities",
+        "Development Credits - Disbursements",
+        "2011",
+        "-8021",
+    ) in table.rows
     assert table.line_start == 2
 
 
@@ -176,12 +179,22 @@ def test_xlsx_chinese_issues_sheet() -> None:
 # --------------------------------------------------------------------------- HTML
 
 
-WIKI_JUNK = ("Jump to", "Main page", "Random article", "Donate", "Retrieved from",
-             "Privacy policy", "Personal tools", "[edit]", "Navigation menu")
+WIKI_JUNK = (
+    "Jump to",
+    "Main page",
+    "Random article",
+    "Donate",
+    "Retrieved from",
+    "Privacy policy",
+    "Personal tools",
+    "[edit]",
+    "Navigation menu",
+)
 
 
-@pytest.mark.parametrize("rel", ["html/en-wikipedia-duck-docling.html",
-                                 "html/en-wikipedia-mozilla.html"])
+@pytest.mark.parametrize(
+    "rel", ["html/en-wikipedia-duck-docling.html", "html/en-wikipedia-mozilla.html"]
+)
 def test_html_wikipedia_main_content_only(rel: str) -> None:
     doc = parsed(rel)
     text = "\n".join(b.text for b in doc.blocks)

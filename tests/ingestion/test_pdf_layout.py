@@ -14,8 +14,12 @@ from core.types import ParsedDocument
 from ingestion.parse import parse_bytes
 from ingestion.parsers import pdf
 
-DOCS = Path(os.environ.get("RAGLINE_SHARED_DOCS",
-                           Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs"))
+DOCS = Path(
+    os.environ.get(
+        "RAGLINE_SHARED_DOCS",
+        Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs",
+    )
+)
 
 
 @cache
@@ -34,14 +38,15 @@ def make_pdf(items: list[tuple[float, float, str, float]], title: str = "") -> b
         ops.append(f"BT /F1 {size} Tf 1 0 0 1 {x} {y} Tm ({escaped}) Tj ET")
     stream = "\n".join(ops).encode("latin-1")
     info = f"<< /Title ({title}) >>".encode("latin-1")
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
-            b"/Resources << /Font << /F1 5 0 R >> >> >>",
-            b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica "
-            b"/Encoding /WinAnsiEncoding >>",
-            info]
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
+        info,
+    ]
     out = b"%PDF-1.4\n"
     offsets = []
     for i, obj in enumerate(objs, 1):
@@ -50,18 +55,24 @@ def make_pdf(items: list[tuple[float, float, str, float]], title: str = "") -> b
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += (b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n"
-            % (len(objs) + 1, xref))
+    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objs) + 1,
+        xref,
+    )
     return out
 
 
 def glossary_page(title: str = "") -> bytes:
-    items = [(72, 760, "Glossary of Terms", 16),
-             (72, 730, "The following terms are used throughout this guide to describe it.",
-              10)]
-    pairs = [("API", "Application Programming Interface"), ("PDP", "Policy Decision Point"),
-             ("PEP", "Policy Enforcement Point"),
-             ("ZTA", "Zero Trust Architecture, a long definition that wraps")]
+    items = [
+        (72, 760, "Glossary of Terms", 16),
+        (72, 730, "The following terms are used throughout this guide to describe it.", 10),
+    ]
+    pairs = [
+        ("API", "Application Programming Interface"),
+        ("PDP", "Policy Decision Point"),
+        ("PEP", "Policy Enforcement Point"),
+        ("ZTA", "Zero Trust Architecture, a long definition that wraps"),
+    ]
     y = 700
     for term, definition in pairs:
         items += [(72, y, term, 10), (180, y, definition, 10)]
@@ -91,21 +102,33 @@ def test_two_column_glossary_without_rules_stays_pairs() -> None:
 
 
 def test_title_from_metadata_else_title_block_never_generic() -> None:
-    assert pdf.parse(glossary_page("Access Control Handbook"), "g.pdf").title == \
-        "Access Control Handbook"
+    assert (
+        pdf.parse(glossary_page("Access Control Handbook"), "g.pdf").title
+        == "Access Control Handbook"
+    )
     assert pdf.parse(glossary_page("Untitled"), "g.pdf").title == "Glossary of Terms"
-    preface = make_pdf([(72, 760, "Preface", 20), (72, 730, "Body text of the preface.", 10),
-                        (72, 716, "More body text follows here.", 10)])
+    preface = make_pdf(
+        [
+            (72, 760, "Preface", 20),
+            (72, 730, "Body text of the preface.", 10),
+            (72, 716, "More body text follows here.", 10),
+        ]
+    )
     assert pdf.parse(preface, "field-guide.pdf").title == "field-guide"
 
 
-@pytest.mark.parametrize(("rel", "title"), [
-    ("pdf/en-federal-register-2020-17221.pdf",
-     "Airworthiness Directives; The Boeing Company Airplanes"),
-    ("pdf/zh-p3c-Java开发手册-黄山版.pdf", "zh-p3c-Java开发手册-黄山版"),
-    ("pdf/en-NIST.SP.800-207-ZeroTrust.pdf", "Zero Trust Architecture"),
-    ("pdf/zh-lshort-zh-cn.pdf", "一份不太简短的 LATEX 2ε 介绍"),
-])
+@pytest.mark.parametrize(
+    ("rel", "title"),
+    [
+        (
+            "pdf/en-federal-register-2020-17221.pdf",
+            "Airworthiness Directives; The Boeing Company Airplanes",
+        ),
+        ("pdf/zh-p3c-Java开发手册-黄山版.pdf", "zh-p3c-Java开发手册-黄山版"),
+        ("pdf/en-NIST.SP.800-207-ZeroTrust.pdf", "Zero Trust Architecture"),
+        ("pdf/zh-lshort-zh-cn.pdf", "一份不太简短的 LATEX 2ε 介绍"),
+    ],
+)
 def test_real_pdf_titles(rel: str, title: str) -> None:
     assert parsed(rel).title == title
 
@@ -115,5 +138,6 @@ def test_nist_reference_list_keeps_key_entry_pairs() -> None:
     [refs] = [b for b in doc.blocks if b.kind == "list" and b.page == 51]
     lines = refs.text.split("\n")
     assert lines[0].startswith("[ACT-IAC]: American Council for Technology")
-    assert any(x.startswith("[Gilman]: Gilman E, Barth D (2017) Zero Trust Networks")
-               for x in lines)
+    assert any(
+        x.startswith("[Gilman]: Gilman E, Barth D (2017) Zero Trust Networks") for x in lines
+    )

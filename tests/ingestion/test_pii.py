@@ -80,27 +80,33 @@ def test_luhn() -> None:
 # ------------------------------------------------------------------ true positives
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("电话13812345678。", "电话138****5678。"),
-    ("tel: 138-1234-5678", "tel: 138-****-5678"),
-    ("手机 138 1234 5678 联系", "手机 138 **** 5678 联系"),
-    ("+86 13912345678", "+86 139****5678"),
-    ("+8613912345678", "+86139****5678"),
-    ("0086-15912345678", "0086-159****5678"),
-    ("(19912345678)", "(199****5678)"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("电话13812345678。", "电话138****5678。"),
+        ("tel: 138-1234-5678", "tel: 138-****-5678"),
+        ("手机 138 1234 5678 联系", "手机 138 **** 5678 联系"),
+        ("+86 13912345678", "+86 139****5678"),
+        ("+8613912345678", "+86139****5678"),
+        ("0086-15912345678", "0086-159****5678"),
+        ("(19912345678)", "(199****5678)"),
+    ],
+)
 def test_mobile_numbers(masker: PiiMasker, text: str, expected: str) -> None:
     out, counts = masker.mask_text(text)
     assert out == expected
     assert counts == {"cn_mobile": 1}
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("座机 010-62345678", "座机 ***-****5678"),
-    ("0755-8765432 转 8", "****-***5432 转 8"),
-    ("(021)52345678", "(***)****5678"),
-    ("02152345678", "*******5678"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("座机 010-62345678", "座机 ***-****5678"),
+        ("0755-8765432 转 8", "****-***5432 转 8"),
+        ("(021)52345678", "(***)****5678"),
+        ("02152345678", "*******5678"),
+    ],
+)
 def test_landlines(masker: PiiMasker, text: str, expected: str) -> None:
     out, counts = masker.mask_text(text)
     assert out == expected
@@ -114,8 +120,9 @@ def test_resident_id(masker: PiiMasker) -> None:
     assert masked(masker, "11010519491231002x") == "110***********002x"
 
 
-@pytest.mark.parametrize("written", [CARD, " ".join(re.findall(".{1,4}", CARD)),
-                                     "-".join(re.findall(".{1,4}", CARD))])
+@pytest.mark.parametrize(
+    "written", [CARD, " ".join(re.findall(".{1,4}", CARD)), "-".join(re.findall(".{1,4}", CARD))]
+)
 def test_bank_card(masker: PiiMasker, written: str) -> None:
     out, counts = masker.mask_text(f"卡号 {written} 。")
     sep = written[4] if not written[4].isdigit() else ""
@@ -127,11 +134,17 @@ def test_19_digit_card(masker: PiiMasker) -> None:
     assert masked(masker, CARD19) == CARD19[:4] + "*" * 11 + CARD19[-4:]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("mail alice.smith@example.com.", "mail a***@example.com."),
-    ("联系邮箱zhang_san+hr@mail.corp.example.cn，谢谢", "联系邮箱z***@mail.corp.example.cn，谢谢"),
-    ("<Bob@Example.ORG>", "<B***@Example.ORG>"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("mail alice.smith@example.com.", "mail a***@example.com."),
+        (
+            "联系邮箱zhang_san+hr@mail.corp.example.cn，谢谢",
+            "联系邮箱z***@mail.corp.example.cn，谢谢",
+        ),
+        ("<Bob@Example.ORG>", "<B***@Example.ORG>"),
+    ],
+)
 def test_email(masker: PiiMasker, text: str, expected: str) -> None:
     out, counts = masker.mask_text(text)
     assert out == expected
@@ -151,25 +164,28 @@ def test_counts_per_rule(masker: PiiMasker) -> None:
 LUHN_VALID_ORDER_ID = make_card("202301011234567")  # passes Luhn, but starts with 2
 
 
-@pytest.mark.parametrize("text", [
-    "日期 20230101 和 2023-01-01、2023/01/01、2023.01.01",
-    "价格 ¥1,234,567.89，或 12345678.90 元，或 13812345678.50 元",
-    "订单号 2023013812345678 已发货",  # a phone inside a longer digit run
-    "流水 861381234567890",  # country code + phone + more digits
-    f"订单 {LUHN_VALID_ORDER_ID}",
-    f"零件号 {bad_check(CARD)}",  # 16 digits failing Luhn
-    f"编号 {bad_check(ID)}",  # 18 digits failing the ID checksum
-    f"编号 {ID}7",  # an ID inside a longer run
-    "版本 v1.13812345678 与 13812345678.1.2 与 2.0.13812345678",
-    "零件 PN-138-1234-5678-01 与 AB13812345678 与 13812345678X",
-    "ISBN 978-7-111-12345-6、9787111123456、7-111-12345-X",
-    "年份 1990 2000 2023 2024 2025，邮编 100081",
-    "时间戳 1700000000 1700000000000 20230101123045",
-    "IP 192.168.100.200，UUID 550e8400-e29b-41d4-a716-446655440000",
-    "小数 0.13812345678 与 3.1415926535897932",
-    "区号样式但非号码 010-1234567（以 1 开头）与 0123456789",
-    "npm @scope/pkg、版本 pkg@1.2.3、user@localhost",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "日期 20230101 和 2023-01-01、2023/01/01、2023.01.01",
+        "价格 ¥1,234,567.89，或 12345678.90 元，或 13812345678.50 元",
+        "订单号 2023013812345678 已发货",  # a phone inside a longer digit run
+        "流水 861381234567890",  # country code + phone + more digits
+        f"订单 {LUHN_VALID_ORDER_ID}",
+        f"零件号 {bad_check(CARD)}",  # 16 digits failing Luhn
+        f"编号 {bad_check(ID)}",  # 18 digits failing the ID checksum
+        f"编号 {ID}7",  # an ID inside a longer run
+        "版本 v1.13812345678 与 13812345678.1.2 与 2.0.13812345678",
+        "零件 PN-138-1234-5678-01 与 AB13812345678 与 13812345678X",
+        "ISBN 978-7-111-12345-6、9787111123456、7-111-12345-X",
+        "年份 1990 2000 2023 2024 2025，邮编 100081",
+        "时间戳 1700000000 1700000000000 20230101123045",
+        "IP 192.168.100.200，UUID 550e8400-e29b-41d4-a716-446655440000",
+        "小数 0.13812345678 与 3.1415926535897932",
+        "区号样式但非号码 010-1234567（以 1 开头）与 0123456789",
+        "npm @scope/pkg、版本 pkg@1.2.3、user@localhost",
+    ],
+)
 def test_ordinary_numbers_are_left_alone(masker: PiiMasker, text: str) -> None:
     out, counts = masker.mask_text(text)
     assert out == text
@@ -239,7 +255,13 @@ def test_custom_rules_extend_the_defaults(tmp_path: Path) -> None:
     )
     m = PiiMasker(rules)
     assert [r.name for r in m.rules] == [
-        "cn_id", "bank_card", "email", "cn_mobile", "cn_landline", "employee_id"]
+        "cn_id",
+        "bank_card",
+        "email",
+        "cn_mobile",
+        "cn_landline",
+        "employee_id",
+    ]
     out, counts = m.mask_text("EMP-123456 a@b.com 13812345678")
     assert out == "[EMP] a@b.com 138****5678"
     assert counts == {"employee_id": 1, "cn_mobile": 1}
@@ -254,8 +276,9 @@ def test_custom_rules_replace_the_defaults_by_default(tmp_path: Path) -> None:
 
 def test_prefilter_skips_a_rule_whose_trigger_is_absent(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
-    rules.write_text("[[rules]]\nname = \"x\"\npattern = 'abc'\nprefilter = '#'\n",
-                     encoding="utf-8")
+    rules.write_text(
+        "[[rules]]\nname = \"x\"\npattern = 'abc'\nprefilter = '#'\n", encoding="utf-8"
+    )
     m = PiiMasker(rules)
     assert masked(m, "abc") == "abc"
     assert masked(m, "abc #") == "[X] #"
@@ -265,24 +288,32 @@ def test_partial_mask_falls_back_to_a_label_when_it_would_hide_too_little(
     tmp_path: Path,
 ) -> None:
     rules = tmp_path / "rules.toml"
-    rules.write_text("[[rules]]\nname = \"k\"\npattern = 'K[0-9]+'\nmask = \"partial\"\n"
-                     "keep_head = 3\nkeep_tail = 4\n", encoding="utf-8")
+    rules.write_text(
+        '[[rules]]\nname = "k"\npattern = \'K[0-9]+\'\nmask = "partial"\n'
+        "keep_head = 3\nkeep_tail = 4\n",
+        encoding="utf-8",
+    )
     m = PiiMasker(rules)
     assert masked(m, "K12345678") == "[K]"  # 9 characters: only 2 would be hidden
     assert masked(m, "K1234567890") == "K12****7890"
 
 
-@pytest.mark.parametrize(("body", "why"), [
-    ("[[rules]]\nname = \"x\"\npattern = '('\n", "x"),
-    ("[[rules]]\nname = \"x\"\npattern = 'a'\npolicy = \"drop\"\n", "policy"),
-    ("[[rules]]\nname = \"x\"\npattern = 'a'\nvalidator = \"md5\"\n", "validator"),
-    ("[[rules]]\nname = \"x\"\npattern = 'a'\npatern = 'b'\n", "unknown keys"),
-    ("[[rules]]\nname = \"x\"\n", "missing"),
-    ("[[rules]]\nname = \"x\"\npattern = 'a'\n[[rules]]\nname = \"x\"\npattern = 'b'\n",
-     "twice"),
-    ("[[rules]]\npattern = 'a'\n", "name"),
-    ("rules = [", "rules.toml"),
-])
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ("[[rules]]\nname = \"x\"\npattern = '('\n", "x"),
+        ('[[rules]]\nname = "x"\npattern = \'a\'\npolicy = "drop"\n', "policy"),
+        ('[[rules]]\nname = "x"\npattern = \'a\'\nvalidator = "md5"\n', "validator"),
+        ("[[rules]]\nname = \"x\"\npattern = 'a'\npatern = 'b'\n", "unknown keys"),
+        ('[[rules]]\nname = "x"\n', "missing"),
+        (
+            "[[rules]]\nname = \"x\"\npattern = 'a'\n[[rules]]\nname = \"x\"\npattern = 'b'\n",
+            "twice",
+        ),
+        ("[[rules]]\npattern = 'a'\n", "name"),
+        ("rules = [", "rules.toml"),
+    ],
+)
 def test_bad_rules_files_say_what_is_wrong(tmp_path: Path, body: str, why: str) -> None:
     rules = tmp_path / "rules.toml"
     rules.write_text(body, encoding="utf-8")
@@ -299,8 +330,12 @@ def test_mask_blocks_masks_text_cells_and_paths(masker: PiiMasker) -> None:
     blocks = [
         plain,
         Block("heading", "Contact 13987654321", level=2),
-        Block("table", "| name | phone |\n|---|---|\n| Zhang | 13812345678 |", rows=rows,
-              section_path=("Contact 13987654321",)),
+        Block(
+            "table",
+            "| name | phone |\n|---|---|\n| Zhang | 13812345678 |",
+            rows=rows,
+            section_path=("Contact 13987654321",),
+        ),
     ]
     out, counts = masker.mask_blocks(blocks, "file:///x.md")
     assert out[0] is plain  # untouched blocks are not copied
@@ -315,14 +350,17 @@ def test_mask_blocks_masks_text_cells_and_paths(masker: PiiMasker) -> None:
 # ------------------------------------------------------------------ speed
 
 
-@pytest.mark.parametrize("text", [
-    "1" * 200_000,
-    "6666 " * 40_000,
-    "a" * 200_000 + "@",
-    "x@" + "a-" * 100_000,
-    "1-" * 100_000,
-    "普通的中文段落，没有任何数字。" * 10_000,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1" * 200_000,
+        "6666 " * 40_000,
+        "a" * 200_000 + "@",
+        "x@" + "a-" * 100_000,
+        "1-" * 100_000,
+        "普通的中文段落，没有任何数字。" * 10_000,
+    ],
+)
 def test_pathological_inputs_stay_linear(masker: PiiMasker, text: str) -> None:
     start = time.perf_counter()
     masker.mask_text(text)

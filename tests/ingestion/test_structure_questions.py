@@ -49,8 +49,11 @@ def source_text(rel: str, page: int) -> str:
 
 
 def load() -> list[dict[str, object]]:
-    return [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    return [
+        json.loads(line)
+        for line in QUESTIONS.read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
 
 
 def test_question_set_shape() -> None:

@@ -23,8 +23,12 @@ from ingestion.parsers._common import (
     resolve_header,
 )
 
-DOCS = Path(os.environ.get("RAGLINE_SHARED_DOCS",
-                           Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs"))
+DOCS = Path(
+    os.environ.get(
+        "RAGLINE_SHARED_DOCS",
+        Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "docs",
+    )
+)
 
 
 @cache
@@ -39,20 +43,27 @@ def parsed(rel: str) -> ParsedDocument:
 
 
 def test_group_title_over_sub_titles_resolves_per_column() -> None:
-    rows = [("State", "Pre-Pawn", "Pre-Pawn", "Totals"),
-            ("State", "Handgun", "Long Gun", "Totals"),
-            ("Ohio", "14", "15", "29")]
+    rows = [
+        ("State", "Pre-Pawn", "Pre-Pawn", "Totals"),
+        ("State", "Handgun", "Long Gun", "Totals"),
+        ("Ohio", "14", "15", "29"),
+    ]
     assert header_rows(rows) == 2
-    assert collapse_header(rows) == (("State", "Pre-Pawn Handgun", "Pre-Pawn Long Gun",
-                                      "Totals"), ("Ohio", "14", "15", "29"))
+    assert collapse_header(rows) == (
+        ("State", "Pre-Pawn Handgun", "Pre-Pawn Long Gun", "Totals"),
+        ("Ohio", "14", "15", "29"),
+    )
 
 
 def test_a_data_row_under_a_merged_cell_is_not_taken_for_a_header() -> None:
     rows = [("Region", "Sales", "Sales"), ("North", "12", "14"), ("South", "9", "11")]
     assert header_rows(rows) == 1
     # A header cell spanning two columns over plain text rows: the rows are data.
-    address = [("Name", "Address", "Address"), ("Ann", "Main St", "Springfield"),
-               ("Bo", "Elm St", "Shelbyville")]
+    address = [
+        ("Name", "Address", "Address"),
+        ("Ann", "Main St", "Springfield"),
+        ("Bo", "Elm St", "Shelbyville"),
+    ]
     assert header_rows(address) == 1
     single = [("Name", "Role"), ("Ann", "Lead"), ("Bo", "Dev")]
     assert header_rows(single) == 1 and collapse_header(single)[0] == ("Name", "Role")
@@ -65,12 +76,18 @@ def test_resolve_header_joins_stacked_labels_once_and_cjk_without_spaces() -> No
 
 
 def test_glossary_and_numbered_references_are_headerless() -> None:
-    gloss = [("API", "Application Programming Interface"), ("BYOD", "Bring Your Own Device"),
-             ("CDM", "Continuous Diagnostics and Mitigation"), ("PDP", "Policy Decision Point")]
+    gloss = [
+        ("API", "Application Programming Interface"),
+        ("BYOD", "Bring Your Own Device"),
+        ("CDM", "Continuous Diagnostics and Mitigation"),
+        ("PDP", "Policy Decision Point"),
+    ]
     assert headerless(gloss)
     assert collapse_header(gloss)[0] == ("", "")
     assert render_table(collapse_header(gloss)).split("\n")[:2] == [
-        "API: Application Programming Interface", "BYOD: Bring Your Own Device"]
+        "API: Application Programming Interface",
+        "BYOD: Bring Your Own Device",
+    ]
     refs = [("[1]", "A"), ("[2]", "B"), ("[3]", "C"), ("[10]", "D")]
     assert headerless(refs)
     # A real header breaks the shape ("Acronym") or the order ("ID" after "A0200").
@@ -85,12 +102,22 @@ def test_nics_pdf_multi_row_header_is_resolved_per_column() -> None:
     doc = parsed("pdf/en-nics-background-checks-2015-11.pdf")
     [table] = [b for b in doc.blocks if b.kind == "table"]
     header = table.rows[0]
-    assert header[:7] == ("State / Territory", "Permit", "Handgun", "Long Gun", "*Other",
-                          "**Multiple", "Admin")
+    assert header[:7] == (
+        "State / Territory",
+        "Permit",
+        "Handgun",
+        "Long Gun",
+        "*Other",
+        "**Multiple",
+        "Admin",
+    )
     assert header[7:10] == ("Pre-Pawn Handgun", "Pre-Pawn Long Gun", "Pre-Pawn *Other")
-    assert header[-4:] == ("Return to Seller - Private Sale Handgun",
-                           "Return to Seller - Private Sale Long Gun",
-                           "Return to Seller - Private Sale *Other", "Totals")
+    assert header[-4:] == (
+        "Return to Seller - Private Sale Handgun",
+        "Return to Seller - Private Sale Long Gun",
+        "Return to Seller - Private Sale *Other",
+        "Totals",
+    )
     assert len(set(header)) == len(header)  # every column named on its own
     kentucky = next(r for r in table.rows if r[0] == "Kentucky")
     row = dict(zip(header, kentucky, strict=True))
@@ -111,8 +138,11 @@ def test_nist_acronyms_table_is_term_definition_pairs() -> None:
     assert table.rows[0] == ("", "")
     assert ("API", "Application Programming Interface") in table.rows
     assert ("PDP", "Policy Decision Point") in table.rows
-    [draft] = [d for d in chunk_blocks(doc.blocks, ChunkSettings())
-               if d.kind == "table" and d.page_start == 54]
+    [draft] = [
+        d
+        for d in chunk_blocks(doc.blocks, ChunkSettings())
+        if d.kind == "table" and d.page_start == 54
+    ]
     assert draft.table_header == ()
     assert "API: Application Programming Interface\n" in draft.text
     assert "PDP: Policy Decision Point\n" in draft.text
@@ -122,8 +152,11 @@ def test_nist_table_drawn_with_boxes_inside_cells_keeps_three_columns() -> None:
     doc = parsed("pdf/en-NIST.SP.800-207-ZeroTrust.pdf")
     [table] = [b for b in doc.blocks if b.kind == "table" and b.page == 55]
     assert table.rows[0] == ("Category", "Example Questions", "Identified Gaps")
-    assert [r[0] for r in table.rows[1:]] == ["Immediate deployment", "Systemic",
-                                              "Areas needing more research"]
+    assert [r[0] for r in table.rows[1:]] == [
+        "Immediate deployment",
+        "Systemic",
+        "Areas needing more research",
+    ]
     assert table.rows[2][2] == "• Too much reliance on vendor APIs"
 
 
@@ -146,8 +179,11 @@ def test_docx_merged_group_header_resolves_per_column() -> None:
     d.save(buf)
     doc = parse_bytes(buf.getvalue(), Path("report.docx"))
     [table] = [b for b in doc.blocks if b.kind == "table"]
-    assert table.rows == (("Site", "Failures Valves", "Failures Pumps"),
-                          ("Plant A", "2", "0"), ("Plant B", "1", "3"))
+    assert table.rows == (
+        ("Site", "Failures Valves", "Failures Pumps"),
+        ("Plant A", "2", "0"),
+        ("Plant B", "1", "3"),
+    )
 
 
 def test_markdown_and_csv_headers_are_unchanged() -> None:
@@ -161,8 +197,11 @@ def test_markdown_and_csv_headers_are_unchanged() -> None:
     # ... and a blank header row means no header.
     md = b"| | |\n|---|---|\n| API | Application Programming Interface |\n| PE | Policy Engine |\n"
     [table] = [b for b in parse_bytes(md, Path("t.md")).blocks if b.kind == "table"]
-    assert table.rows == (("", ""), ("API", "Application Programming Interface"),
-                          ("PE", "Policy Engine"))
+    assert table.rows == (
+        ("", ""),
+        ("API", "Application Programming Interface"),
+        ("PE", "Policy Engine"),
+    )
     csv = b"Name,Qty\nbolt,4\nnut,9\n"
     [table] = [b for b in parse_bytes(csv, Path("t.csv")).blocks if b.kind == "table"]
     assert table.rows[0] == ("Name", "Qty")

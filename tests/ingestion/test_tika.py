@@ -268,8 +268,7 @@ def tika_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
         def parse(self, data: bytes, name: str) -> ParsedDocument:
             calls.append(name)
-            return xhtml_to_document("<html><body><p>from tika</p></body></html>", name,
-                                     "tika/x")
+            return xhtml_to_document("<html><body><p>from tika</p></body></html>", name, "tika/x")
 
     monkeypatch.setattr(tika, "TikaClient", FakeTika)
     return calls

@@ -71,7 +71,9 @@ def test_promtool_accepts_the_shipped_rules_and_config(tmp_path: Path) -> None:
     promtool = _tool("promtool")
     rules = subprocess.run(
         [promtool, "check", "rules", str(PROM_DIR / "ragline-alerts.yml")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert rules.returncode == 0, rules.stdout + rules.stderr
     # The config names a targets file that deploy/local/prometheus.sh writes beside it.
@@ -80,13 +82,22 @@ def test_promtool_accepts_the_shipped_rules_and_config(tmp_path: Path) -> None:
     (tmp_path / "targets.json").write_text('[{"targets": ["127.0.0.1:8080"]}]')
     config = subprocess.run(
         [promtool, "check", "config", str(tmp_path / "prometheus.yml")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert config.returncode == 0, config.stdout + config.stderr
     docker = subprocess.run(
-        [promtool, "check", "config", "--syntax-only",
-         str(ROOT / "deploy" / "docker" / "prometheus.yml")],
-        capture_output=True, text=True, check=False,
+        [
+            promtool,
+            "check",
+            "config",
+            "--syntax-only",
+            str(ROOT / "deploy" / "docker" / "prometheus.yml"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert docker.returncode == 0, docker.stdout + docker.stderr
 
@@ -148,9 +159,22 @@ def ragline_url(tmp_path_factory: pytest.TempPathFactory, llm_url: str) -> Itera
         proc = subprocess.Popen(
             # One process: breaker states are per process (a scrape shows the breakers of
             # the worker that answers it); counters are shared across workers anyway.
-            [sys.executable, "-c", "from ragline.cli import app; app()", "serve",
-             "--workers", "1", "--port", str(port), "--log-level", "warning"],
-            env=env, stdout=out, stderr=subprocess.STDOUT, cwd=root,
+            [
+                sys.executable,
+                "-c",
+                "from ragline.cli import app; app()",
+                "serve",
+                "--workers",
+                "1",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=root,
         )
     try:
         _wait(f"http://127.0.0.1:{port}/healthz", 120, proc, log)
@@ -165,9 +189,11 @@ def prometheus(ragline_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
     binary = _tool("prometheus")
     root = tmp_path_factory.mktemp("prometheus")
     shipped = (PROM_DIR / "prometheus.yml").read_text(encoding="utf-8")
-    fast = shipped.replace("scrape_interval: 15s", "scrape_interval: 1s").replace(
-        "evaluation_interval: 15s", "evaluation_interval: 1s"
-    ).replace("refresh_interval: 30s", "refresh_interval: 1s")
+    fast = (
+        shipped.replace("scrape_interval: 15s", "scrape_interval: 1s")
+        .replace("evaluation_interval: 15s", "evaluation_interval: 1s")
+        .replace("refresh_interval: 30s", "refresh_interval: 1s")
+    )
     assert fast.count(": 1s") == 3
     (root / "prometheus.yml").write_text(fast, encoding="utf-8")
     shutil.copy(PROM_DIR / "ragline-alerts.yml", root / "ragline-alerts.yml")
@@ -177,10 +203,14 @@ def prometheus(ragline_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
     log = root / "prometheus.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [binary, f"--config.file={root / 'prometheus.yml'}",
-             f"--storage.tsdb.path={root / 'data'}",
-             f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=out, stderr=subprocess.STDOUT,
+            [
+                binary,
+                f"--config.file={root / 'prometheus.yml'}",
+                f"--storage.tsdb.path={root / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
         )
     try:
         _wait(f"http://127.0.0.1:{port}/-/ready", 60, proc, log)
@@ -199,11 +229,14 @@ def _traffic(api: str, round_: int) -> None:
         up = c.post("/v1/documents", headers=WRITER, files={"file": (f"r{round_}.md", doc)})
         assert up.status_code == 202, up.text
         secret = c.post(
-            "/v1/documents", headers=WRITER, files={"file": (f"s{round_}.md", "# Ops\n\nops only")},
+            "/v1/documents",
+            headers=WRITER,
+            files={"file": (f"s{round_}.md", "# Ops\n\nops only")},
             data={"acl_tags": "ops"},
         ).json()
         broken = c.post(
-            "/v1/documents", headers=WRITER,
+            "/v1/documents",
+            headers=WRITER,
             files={"file": (f"broken{round_}.pdf", b"%PDF-1.7 this is not a pdf")},
         )
         assert broken.status_code == 202

@@ -18,8 +18,15 @@ from connectors.sample.database import load_sample
 from connectors.sample.status_service import StatusService
 
 REPO = Path(__file__).resolve().parents[2]
-KEYS = [{"key": "west-key", "user": "wes", "roles": ["sales", "support"],
-         "attributes": {"region": "West"}, "can_write": True}]
+KEYS = [
+    {
+        "key": "west-key",
+        "user": "wes",
+        "roles": ["sales", "support"],
+        "attributes": {"region": "West"},
+        "can_write": True,
+    }
+]
 
 
 async def _call(session: ClientSession, tool: str, **args: Any) -> tuple[bool, dict[str, Any]]:
@@ -43,8 +50,9 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "RAGLINE_CONFIG_FILE": str(root / "absent.toml"),
         "PYTHONPATH": str(REPO),
     }
-    params = StdioServerParameters(command=sys.executable, args=["-m", "ragline.mcp_server"],
-                                   env=env, cwd=str(root))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ragline.mcp_server"], env=env, cwd=str(root)
+    )
 
     async def main() -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -56,15 +64,24 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                 await session.initialize()
                 with anyio.fail_after(90):
                     out["sources"] = await _call(session, "list_sources")
-                    out["rows"] = await _call(session, "query_rows", template="top_states",
-                                              params={"n": 20, "region": "South"})
+                    out["rows"] = await _call(
+                        session,
+                        "query_rows",
+                        template="top_states",
+                        params={"n": 20, "region": "South"},
+                    )
                     out["rows_q"] = await _call(
                         session, "query_rows", question="How many tickets mention windows?"
                     )
-                    out["denied"] = await _call(session, "query_rows", template="cash_flow_line",
-                                                params={"line_item": "sold", "fiscal_year": 2009})
-                    out["status"] = await _call(session, "lookup_status", source="tickets",
-                                                params={"ticket_id": "645"})
+                    out["denied"] = await _call(
+                        session,
+                        "query_rows",
+                        template="cash_flow_line",
+                        params={"line_item": "sold", "fiscal_year": 2009},
+                    )
+                    out["status"] = await _call(
+                        session, "lookup_status", source="tickets", params={"ticket_id": "645"}
+                    )
                     out["remember"] = await _call(session, "remember", text="likes short answers")
                     out["recall"] = await _call(session, "recall")
         return out

@@ -185,9 +185,16 @@ def doc_ids(outcome: Outcome) -> set[str]:
 def test_lists_the_tools_with_descriptions(fred: dict[str, Any]) -> None:
     tools = {t.name: t for t in fred["tools"]}
     assert set(tools) == {
-        "search", "ask", "get_document_meta", "list_documents",
+        "search",
+        "ask",
+        "get_document_meta",
+        "list_documents",
         # the knowledge gateway (ragline/mcp_gateway.py)
-        "query_rows", "lookup_status", "list_sources", "remember", "recall",
+        "query_rows",
+        "lookup_status",
+        "list_sources",
+        "remember",
+        "recall",
     }
     for tool in tools.values():
         assert tool.description and len(tool.description) > 80, tool.name

@@ -25,13 +25,23 @@ def ago(**kw: float) -> datetime:
 
 
 def add_outbox(
-    store: SqlMetadataStore, name: str, *, attempts: int = 0, done: bool = False,
+    store: SqlMetadataStore,
+    name: str,
+    *,
+    attempts: int = 0,
+    done: bool = False,
     error: str = "",
 ) -> int:
     with Session(store.engine) as s, s.begin():
         row = OutboxRow(
-            store=name, op="upsert", doc_id=uuid.uuid4().hex, version="v1", done=done,
-            attempts=0, last_error="", created_at=now(),
+            store=name,
+            op="upsert",
+            doc_id=uuid.uuid4().hex,
+            version="v1",
+            done=done,
+            attempts=0,
+            last_error="",
+            created_at=now(),
         )
         s.add(row)
         s.flush()
@@ -77,8 +87,11 @@ def add_query(
     with Session(store.engine) as s, s.begin():
         s.add(
             QueryLogRow(
-                trace_id=trace_id, user=user, question=question,
-                payload=json.dumps(payload), at=at or now(),
+                trace_id=trace_id,
+                user=user,
+                question=question,
+                payload=json.dumps(payload),
+                at=at or now(),
             )
         )
     return trace_id

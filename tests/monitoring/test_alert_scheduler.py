@@ -88,7 +88,10 @@ def test_firing_then_resolved_reach_the_webhook_and_the_gauge(
         assert fired["source"] == "ragline"
         ((alert),) = fired["alerts"]
         assert (alert["status"], alert["name"], alert["subject"], alert["value"]) == (
-            "firing", "outbox_failures", "keyword", 1,
+            "firing",
+            "outbox_failures",
+            "keyword",
+            1,
         )
         assert _gauge(metrics, "outbox_failures", "critical") == 1
         assert _gauge(metrics, "failed_ingestion", "warning") == 0
@@ -122,8 +125,11 @@ def test_a_broken_webhook_or_store_never_raises(
     try:
         for url in (f"http://127.0.0.1:{_closed_port()}/", failing_hook.url):
             scheduler = AlertScheduler(
-                AlertEvaluator(RULES), StoreAlertSource(store, ["dense"]), interval_s=60,
-                webhook_url=url, webhook_timeout_s=1.0,
+                AlertEvaluator(RULES),
+                StoreAlertSource(store, ["dense"]),
+                interval_s=60,
+                webhook_url=url,
+                webhook_timeout_s=1.0,
             )
             with caplog.at_level(logging.WARNING, logger="ragline.alerts"):
                 assert [a.name for a in scheduler.tick()] == ["outbox_failures"]

@@ -19,7 +19,12 @@ STORES = ("dense", "keyword", "graph")
 
 def _rules(**overrides: float) -> list[AlertRule]:
     t = {
-        "backlog": 2, "failures": 0, "jobs": 1, "ratio": 0.5, "removed": 2, "metric": 1,
+        "backlog": 2,
+        "failures": 0,
+        "jobs": 1,
+        "ratio": 0.5,
+        "removed": 2,
+        "metric": 1,
         **overrides,
     }
     return [
@@ -28,8 +33,13 @@ def _rules(**overrides: float) -> list[AlertRule]:
         AlertRule("jobs", "failed_jobs", t["jobs"], window_s=3600),
         AlertRule("not_covered", "not_covered_ratio", t["ratio"], window_s=3600, min_queries=4),
         AlertRule("removed", "removed_citations", t["removed"], window_s=3600),
-        AlertRule("dense_failures", "metric", t["metric"], metric="ragline_source_failures_total",
-                  labels=(("source", "dense"),)),
+        AlertRule(
+            "dense_failures",
+            "metric",
+            t["metric"],
+            metric="ragline_source_failures_total",
+            labels=(("source", "dense"),),
+        ),
         # Off: if it were read, the missing derived stores would make it fire.
         AlertRule("divergence", "store_divergence", 0, enabled=False),
     ]
@@ -121,9 +131,16 @@ def test_divergence_and_unreadable_rules(store: SqlMetadataStore) -> None:
 def test_packaged_rules_load() -> None:
     rules = {r.name: r for r in load_rules()}
     assert set(rules) == {
-        "outbox_backlog", "outbox_failures", "failed_ingestion", "not_covered_ratio",
-        "removed_citations", "store_divergence", "retrieval_latency_p95", "hit_rate",
-        "citation_completeness", "index_freshness",
+        "outbox_backlog",
+        "outbox_failures",
+        "failed_ingestion",
+        "not_covered_ratio",
+        "removed_citations",
+        "store_divergence",
+        "retrieval_latency_p95",
+        "hit_rate",
+        "citation_completeness",
+        "index_freshness",
     }
     # The four golden signals at the thresholds of the issue, each with its action.
     golden = {
@@ -136,7 +153,8 @@ def test_packaged_rules_load() -> None:
         "citation_completeness": (0.95, True, 900, "pause_llm"),
     }
     assert (rules["index_freshness"].threshold, rules["index_freshness"].action) == (
-        300, "incremental_sync",
+        300,
+        "incremental_sync",
     )
     assert not rules["store_divergence"].enabled  # heavier: off by default
     assert not AlertEvaluator(list(rules.values())).needs_derived_stores
@@ -149,8 +167,10 @@ def test_packaged_rules_load() -> None:
         ('[[rule]]\nname = "a"\nkind = "failed_jobs"\nthreshold = 1\nwindow = 5\n', "unknown"),
         ('[[rule]]\nname = "a"\nkind = "failed_jobs"\n', "missing ['threshold']"),
         ('[[rule]]\nname = "a"\nkind = "metric"\nthreshold = 1\n', "needs `metric`"),
-        ('[[rule]]\nname = "a"\nkind = "failed_jobs"\nthreshold = 1\nseverity = "page"\n',
-         "severity"),
+        (
+            '[[rule]]\nname = "a"\nkind = "failed_jobs"\nthreshold = 1\nseverity = "page"\n',
+            "severity",
+        ),
         ('[[rule]]\nname = "a"\nkind = "failed_jobs"\nthreshold = 1\n' * 2, "unique"),
         ("[[rule]\n", "alert rules"),
     ],

@@ -46,13 +46,23 @@ def test_query_log_bounds_are_inclusive_then_exclusive_and_zone_aware(
 
 def test_export_columns_values_and_order(store: SqlMetadataStore) -> None:
     first = add_query(
-        store, at=ago(hours=2), user="amy", question="retention?", covered=True,
+        store,
+        at=ago(hours=2),
+        user="amy",
+        question="retention?",
+        covered=True,
         citations=("c1", "c2"),
         timings={"route": 1.5, "retrieve": 10.0, "source_dense": 9.0, "generate": 3.25},
     )
     second = add_query(
-        store, at=ago(hours=1), user="bob", question="salary of the CEO?", covered=False,
-        citations=(), removed=("[Docabc_p3]", "[Docdef_p1]"), extra={"mode": "llm"},
+        store,
+        at=ago(hours=1),
+        user="bob",
+        question="salary of the CEO?",
+        covered=False,
+        citations=(),
+        removed=("[Docabc_p3]", "[Docdef_p1]"),
+        extra={"mode": "llm"},
     )
     out = io.StringIO()
     assert export_queries(store, out) == 2
@@ -62,7 +72,10 @@ def test_export_columns_values_and_order(store: SqlMetadataStore) -> None:
     assert [r["trace_id"] for r in rows] == [first, second]  # oldest first
     a, b = rows
     assert (a["user"], a["question"], a["covered"], a["route_rule"]) == (
-        "amy", "retention?", "true", "default",
+        "amy",
+        "retention?",
+        "true",
+        "default",
     )
     assert a["citations"] == "c1;c2"
     # Sources run in parallel inside "retrieve": only the sequential stages add up.
@@ -85,7 +98,7 @@ def test_export_range_and_user(store: SqlMetadataStore) -> None:
 
 def test_cells_that_start_a_formula_are_quoted(store: SqlMetadataStore) -> None:
     evil = {
-        "=HYPERLINK(\"http://x\",\"y\")": "'=HYPERLINK(\"http://x\",\"y\")",
+        '=HYPERLINK("http://x","y")': '\'=HYPERLINK("http://x","y")',
         "+1+2": "'+1+2",
         "-2+3": "'-2+3",
         "@SUM(A1)": "'@SUM(A1)",

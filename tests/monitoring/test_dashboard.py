@@ -81,9 +81,20 @@ def test_checked_in_json_is_what_the_code_generates() -> None:
 def test_dashboard_has_a_panel_for_each_operational_question() -> None:
     dash = json.loads(DASHBOARD.read_text(encoding="utf-8"))
     titles = " | ".join(p["title"] for p in dash["panels"]).lower()
-    for topic in ("requests by endpoint", "errors by endpoint", "p50 / p95 / p99", "hit rate",
-                  "citation completeness", "breaker", "queue depth", "jobs by state",
-                  "ingest throughput", "index freshness", "knowledge gaps", "acl denials"):
+    for topic in (
+        "requests by endpoint",
+        "errors by endpoint",
+        "p50 / p95 / p99",
+        "hit rate",
+        "citation completeness",
+        "breaker",
+        "queue depth",
+        "jobs by state",
+        "ingest throughput",
+        "index freshness",
+        "knowledge gaps",
+        "acl denials",
+    ):
         assert topic in titles, topic
     stages = " ".join(dashboard_exprs())
     assert "ragline_stage_seconds_bucket" in stages

@@ -44,7 +44,8 @@ def test_alerts_check_exit_codes(data_dir: Path, tmp_path: Path) -> None:
     bad = tmp_path / "rules.toml"
     bad.write_text('[[rule]]\nname = "x"\nkind = "nope"\nthreshold = 1\n')
     broken = runner.invoke(
-        cli, ["alerts", "check", "--data-dir", str(data_dir)],
+        cli,
+        ["alerts", "check", "--data-dir", str(data_dir)],
         env={"RAGLINE_MONITORING__ALERT_RULES": str(bad)},
     )
     assert broken.exit_code == 2
@@ -52,7 +53,8 @@ def test_alerts_check_exit_codes(data_dir: Path, tmp_path: Path) -> None:
     calm = tmp_path / "calm.toml"
     calm.write_text('[[rule]]\nname = "jobs"\nkind = "failed_jobs"\nthreshold = 0\n')
     quiet = runner.invoke(
-        cli, ["alerts", "check", "--data-dir", str(data_dir)],
+        cli,
+        ["alerts", "check", "--data-dir", str(data_dir)],
         env={"RAGLINE_MONITORING__ALERT_RULES": str(calm)},
     )
     assert quiet.exit_code == 0, quiet.output
@@ -68,8 +70,20 @@ def test_audit_export_to_file_and_stdout(data_dir: Path, tmp_path: Path) -> None
     out = tmp_path / "audit.csv"
     result = CliRunner().invoke(
         cli,
-        ["audit", "export", "--log", "queries", "--since", since, "--user", "amy", "--out",
-         str(out), "--data-dir", str(data_dir)],
+        [
+            "audit",
+            "export",
+            "--log",
+            "queries",
+            "--since",
+            since,
+            "--user",
+            "amy",
+            "--out",
+            str(out),
+            "--data-dir",
+            str(data_dir),
+        ],
     )
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(out.open(newline="", encoding="utf-8")))

@@ -15,8 +15,15 @@ import pytest
 from monitoring.alerts import Alert
 from monitoring.notify import Notifier, Transition, render
 
-ALERT = Alert("hit_rate", "warning", 0.5, 0.75, "hit rate 50% <b>x</b>", action="reindex_misses",
-              fix="/v1/ops/reindex")
+ALERT = Alert(
+    "hit_rate",
+    "warning",
+    0.5,
+    0.75,
+    "hit rate 50% <b>x</b>",
+    action="reindex_misses",
+    fix="/v1/ops/reindex",
+)
 AT = datetime(2026, 12, 1, 3, 0, 0)
 
 
@@ -27,8 +34,11 @@ def receiver() -> Iterator[tuple[str, queue.Queue[tuple[str, Any]]]]:
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             got.put((self.path, json.loads(self.rfile.read(int(self.headers["Content-Length"])))))
-            body = b'{"errcode": 93000, "errmsg": "invalid webhook url"}' if "bad" in self.path \
+            body = (
+                b'{"errcode": 93000, "errmsg": "invalid webhook url"}'
+                if "bad" in self.path
                 else b'{"errcode": 0}'
+            )
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

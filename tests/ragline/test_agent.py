@@ -279,8 +279,6 @@ def test_document_meta_tool_takes_a_label_or_a_name(rag: Ragline, llm: ScriptedL
     metas = [t for t in reply.trace if t["tool"] == "get_document_meta"]
     assert [m["result_items"] for m in metas] == [1, 1, 0]
     assert "no document" in metas[2]["error"]
-    results = [
-        json.loads(m["content"]) for m in llm.requests[2]["messages"] if m["role"] == "tool"
-    ]
+    results = [json.loads(m["content"]) for m in llm.requests[2]["messages"] if m["role"] == "tool"]
     assert results[2]["documents"][0]["title"] == "Incident Log 2024"
     assert results[2]["documents"][0]["current_version"]

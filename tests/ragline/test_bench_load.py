@@ -25,13 +25,16 @@ _HEADER = (
 def test_summarise_separates_served_refused_and_failed(tmp_path: Path) -> None:
     stats = tmp_path / "s_stats.csv"
     stats.write_text(
-        "\n".join([
-            _HEADER,
-            "POST,search,900,3,40,50,5,900,100,90.0,0.3,40,45,50,55,70,120,200,300,800,900,900",
-            "POST,search 429,100,0,2,2,1,9,80,10.0,0,2,2,2,2,3,4,6,8,9,9,9",
-            "POST,ask,50,0,90,95,20,400,300,5.0,0,90,95,99,100,150,300,350,380,400,400,400",
-            ",Aggregated,1050,3,30,40,1,900,100,105.0,0.3,30,40,45,50,60,110,190,290,800,900,900",
-        ]) + "\n",
+        "\n".join(
+            [
+                _HEADER,
+                "POST,search,900,3,40,50,5,900,100,90.0,0.3,40,45,50,55,70,120,200,300,800,900,900",
+                "POST,search 429,100,0,2,2,1,9,80,10.0,0,2,2,2,2,3,4,6,8,9,9,9",
+                "POST,ask,50,0,90,95,20,400,300,5.0,0,90,95,99,100,150,300,350,380,400,400,400",
+                ",Aggregated,1050,3,30,40,1,900,100,105.0,0.3,30,40,45,50,60,110,190,290,800,900,900",
+            ]
+        )
+        + "\n",
         encoding="utf-8",
     )
     s = summarise(stats)
@@ -66,12 +69,33 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path) -
     questions.write_text("When are receipts filed?\nHow do employees travel?\n")
     out = tmp_path / "load.json"
     run = subprocess.run(
-        [sys.executable, "-c", "from ragline.cli import app; app()", "bench", "load",
-         "--docs", str(docs), "--questions", str(questions), "--scenario", "mixed",
-         "--users", "4", "--duration", "6", "--workers", "1", "--no-baseline",
-         "--json", str(out)],
-        cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True, text=True, timeout=280,
+        [
+            sys.executable,
+            "-c",
+            "from ragline.cli import app; app()",
+            "bench",
+            "load",
+            "--docs",
+            str(docs),
+            "--questions",
+            str(questions),
+            "--scenario",
+            "mixed",
+            "--users",
+            "4",
+            "--duration",
+            "6",
+            "--workers",
+            "1",
+            "--no-baseline",
+            "--json",
+            str(out),
+        ],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=280,
     )
     assert run.returncode == 0, run.stderr[-3000:]
     point = json.loads(out.read_text())["load"]["runs"]["candidate"]["4"]

@@ -22,8 +22,10 @@ QUESTION = "How many permit checks did Kentucky have?"
 
 
 def _rag(root: Path, loaded_days_ago: float) -> Ragline:
-    load_sample(f"sqlite:///{root / 'sample.db'}",
-                loaded_at=datetime.now(UTC) - timedelta(days=loaded_days_ago))
+    load_sample(
+        f"sqlite:///{root / 'sample.db'}",
+        loaded_at=datetime.now(UTC) - timedelta(days=loaded_days_ago),
+    )
     return Ragline(Settings(data_dir=root, gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE))))
 
 

@@ -49,8 +49,7 @@ def result(tmp_path_factory: pytest.TempPathFactory) -> dict:
     rag = Ragline(settings)
     try:
         sources = [DOCS / s for s in SOURCES]
-        return run_hostile(rag, root, sources, [DOCS / g for g in GOOD], 12, seed=14,
-                           scale=0.05)
+        return run_hostile(rag, root, sources, [DOCS / g for g in GOOD], 12, seed=14, scale=0.05)
     finally:
         rag.close()
 

@@ -89,8 +89,15 @@ def _crash_after_staging(data_dir: Path, doc: Path) -> None:
         os._exit(9)
     """)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, timeout=240,
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=env,
+        timeout=240,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 9, done.stderr[-2000:]
 
 
@@ -120,13 +127,13 @@ def test_crash_between_staging_and_applying_resumes_without_duplicates(
         else:
             report = rag.sync()
         assert [(v.doc_id, v.version) for v in report.promoted] == [
-            (document.doc_id, staged.version)]
+            (document.doc_id, staged.version)
+        ]
         assert not report.errors
         assert meta.current_version(document.doc_id) == staged.version
         for name, store in rag.stores.derived.items():
             assert store.content_ids() == expected, name
-        assert _rows_per_store(rag) == dict.fromkeys(("dense", "keyword", "graph"),
-                                                     len(expected))
+        assert _rows_per_store(rag) == dict.fromkeys(("dense", "keyword", "graph"), len(expected))
         assert all(d.ok for d in rag.check())
         hits = rag.search("wombatine invoice retention", OPERATOR).hits
         assert hits and "seven years" in hits[0].chunk.text
@@ -160,8 +167,7 @@ def test_single_file_ingested_then_deleted_leaves_every_store(tmp_path: Path) ->
     try:
         assert "numbatine" in rag.search("numbatine invoice retention", OPERATOR).hits[0].chunk.text
         doomed = set(rag.stores.metadata.version_content_ids(doc_id, files[0]["version"]))
-        kept = set(rag.stores.metadata.version_content_ids(files[1]["doc_id"],
-                                                           files[1]["version"]))
+        kept = set(rag.stores.metadata.version_content_ids(files[1]["doc_id"], files[1]["version"]))
     finally:
         rag.close()
     assert doomed and kept
@@ -222,16 +228,29 @@ def _llm(fail_on: str) -> tuple[OpenAICompatibleClient, list[str]]:
         if fail_on in text:
             return httpx.Response(500, text="model crashed")
         words = " ".join(text.split()[-4:]).rstrip(".")
-        return httpx.Response(200, json={"choices": [{"message": {
-            "content": f"Summary: {words}. A second sentence the client drops."}}]})
+        return httpx.Response(
+            200,
+            json={
+                "choices": [
+                    {
+                        "message": {
+                            "content": f"Summary: {words}. A second sentence the client drops."
+                        }
+                    }
+                ]
+            },
+        )
 
     settings = Settings(llm={"base_url": "http://llm.test/v1"}).llm
     return OpenAICompatibleClient(settings, transport=httpx.MockTransport(handle)), seen
 
 
 def test_summaries_are_stored_and_a_failing_chunk_only_loses_its_own(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path / "data", ingest={"summarize": True},
-                        llm={"base_url": "http://llm.test/v1"})
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        ingest={"summarize": True},
+        llm={"base_url": "http://llm.test/v1"},
+    )
     doc = tmp_path / "policy.md"
     doc.write_text(POLICY, "utf-8")
     rag = Ragline(settings)
@@ -253,11 +272,18 @@ def test_summaries_are_stored_and_a_failing_chunk_only_loses_its_own(tmp_path: P
 
 
 def test_summarizer_down_is_skipped_after_three_failures(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path / "data", ingest={"summarize": True},
-                        llm={"base_url": "http://llm.test/v1"})
+    settings = Settings(
+        data_dir=tmp_path / "data",
+        ingest={"summarize": True},
+        llm={"base_url": "http://llm.test/v1"},
+    )
     doc = tmp_path / "long.md"
-    doc.write_text("\n\n".join(f"# Part {i}\n\n" + f"Section {i} says the number is {i * 7}. "
-                               * 12 for i in range(8)), "utf-8")
+    doc.write_text(
+        "\n\n".join(
+            f"# Part {i}\n\n" + f"Section {i} says the number is {i * 7}. " * 12 for i in range(8)
+        ),
+        "utf-8",
+    )
     rag = Ragline(settings)
     try:
         rag.llm, seen = _llm(fail_on="")  # every call fails
@@ -298,7 +324,8 @@ def test_tika_formats_in_a_folder_are_indexed_with_a_server(tmp_path: Path) -> N
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "memo.rtf").write_bytes(
-        rb"{\rtf1\ansi The quokkaline budget is forty two million.\par}")
+        rb"{\rtf1\ansi The quokkaline budget is forty two million.\par}"
+    )
     rag = Ragline(Settings(data_dir=tmp_path / "data", ingest={"tika_url": url}))
     try:
         [outcome], report = rag.ingest([folder])

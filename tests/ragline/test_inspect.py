@@ -82,7 +82,9 @@ def test_cli_inspect_fails_with_the_reason(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["inspect", str(rtf), "--json"])
     assert result.exit_code == 1
     assert json.loads(result.stdout) == {
-        "file": str(rtf), "error": ".rtf (RTF) needs a Tika server: set RAGLINE_INGEST__TIKA_URL"}
+        "file": str(rtf),
+        "error": ".rtf (RTF) needs a Tika server: set RAGLINE_INGEST__TIKA_URL",
+    }
 
 
 def test_render_shows_every_section() -> None:
@@ -105,8 +107,9 @@ def test_bench_ingest_reports_rates_per_format(tmp_path: Path) -> None:
     pdf = result["per_format"]["pdf"]
     assert (pdf["files"], pdf["pages"]) == (1, 1)
     assert pdf["chunks"] > 0 and pdf["pages_per_s"] > 0 and pdf["chunks_per_s"] > 0
-    assert pdf["seconds"] == pytest.approx(pdf["parse_s"] + pdf["mask_s"] + pdf["chunk_s"],
-                                           abs=0.01)
+    assert pdf["seconds"] == pytest.approx(
+        pdf["parse_s"] + pdf["mask_s"] + pdf["chunk_s"], abs=0.01
+    )
     total = result["total"]
     assert total["files"] == 3
     assert total["chunks"] == sum(f["chunks"] for f in result["per_format"].values())
@@ -121,8 +124,7 @@ def test_cli_bench_ingest_writes_json(tmp_path: Path) -> None:
     docs.mkdir()
     shutil.copy(DOCX, docs / DOCX.name)
     out = tmp_path / "bench.json"
-    result = CliRunner().invoke(cli, ["bench", "ingest", "--docs", str(docs), "--json",
-                                      str(out)])
+    result = CliRunner().invoke(cli, ["bench", "ingest", "--docs", str(docs), "--json", str(out)])
     assert result.exit_code == 0, result.output
     written = json.loads(out.read_text("utf-8"))
     assert written["per_format"]["docx"]["chunks"] == 4

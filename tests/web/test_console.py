@@ -27,8 +27,13 @@ ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / ".artifacts" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 KEY = "console-writer-key-7f3a"
 PDF = ROOT / "examples" / "en-nics-background-checks-2015-11.pdf"
@@ -92,9 +97,7 @@ def _wait_state(page: Any, file_name: str, state: str, timeout_ms: int = 90_000)
     playwright_api.expect(row.locator("td").nth(3)).to_have_text(state, timeout=timeout_ms)
 
 
-def test_upload_search_ask_and_land_on_the_highlighted_passage(
-    base_url: str, browser: Any
-) -> None:
+def test_upload_search_ask_and_land_on_the_highlighted_passage(base_url: str, browser: Any) -> None:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     urls: list[str] = []
@@ -165,8 +168,10 @@ def test_upload_search_ask_and_land_on_the_highlighted_passage(
     assert canvas is not None and canvas["width"] > 300
     highlight = page.locator("#pdf-highlights .pdf-hl").first.bounding_box()
     assert highlight is not None
-    inside = (canvas["x"] <= highlight["x"] <= canvas["x"] + canvas["width"]
-              and canvas["y"] <= highlight["y"] <= canvas["y"] + canvas["height"])
+    inside = (
+        canvas["x"] <= highlight["x"] <= canvas["x"] + canvas["width"]
+        and canvas["y"] <= highlight["y"] <= canvas["y"] + canvas["height"]
+    )
     assert inside, (canvas, highlight)
     _shot(page, "4-cited-passage-pdf")
     page.locator("#pdf-wrap").screenshot(path=str(SHOTS / "4b-pdf-page-highlighted.png"))

@@ -79,9 +79,23 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-c", "from ragline.cli import app; app()", "serve",
-             "--workers", "2", "--port", str(port), "--log-level", "warning"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            [
+                sys.executable,
+                "-c",
+                "from ragline.cli import app; app()",
+                "serve",
+                "--workers",
+                "2",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         _wait_ready(base, proc, log)
@@ -89,7 +103,9 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
 
         def ask(i: int) -> tuple[int, str, str]:
             r = httpx.post(
-                f"{base}/v1/search", headers=KEY, timeout=60,
+                f"{base}/v1/search",
+                headers=KEY,
+                timeout=60,
                 json={"question": f"what does clause {i} of the handbook require"},
             )
             return r.status_code, r.headers.get("retry-after", ""), r.text
