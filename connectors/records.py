@@ -1,6 +1,6 @@
 """Where the gateway writes what it did: the audit of every execution, the trace of every
 request, and the agent memory. Tables live in the metadata store's database (SQLite file
-or PostgreSQL) and change through Alembic (migrations/versions/0003_gateway.py)."""
+or PostgreSQL) and change through Alembic (migrations/versions/0004_gateway.py)."""
 
 from __future__ import annotations
 

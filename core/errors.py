@@ -31,3 +31,7 @@ class StoreError(RaglineError):
 
 class EmbedderMismatch(StoreError):
     """An index was built with another embedder: a reindex is needed."""
+
+
+class InvalidRequest(RaglineError):
+    """A request (task context, filter) that cannot be understood; the message says why."""

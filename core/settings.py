@@ -112,6 +112,94 @@ class RetrievalSettings(BaseModel):
     breaker_cooldown_s: float = 30.0
 
 
+class SourceClass(BaseModel):
+    """A kind of source and how far it is trusted (0..1); `decays` False for material whose
+    age does not make it less valid (statutes, standards in force)."""
+
+    trust: float = Field(default=1.0, ge=0.0, le=1.0)
+    decays: bool = True
+
+
+class TrustRule(BaseModel):
+    """Documents whose source (path or upload key) matches `glob` (fnmatch) belong to
+    `source_class`; `trust`, when given, overrides that class's trust for them."""
+
+    glob: str
+    source_class: str
+    trust: float | None = Field(default=None, ge=0.0, le=1.0)
+
+
+def _default_classes() -> dict[str, SourceClass]:
+    return {
+        "default": SourceClass(trust=1.0),
+        "internal_sop": SourceClass(trust=1.0),
+        "statute": SourceClass(trust=1.0, decays=False),
+        "external_standard": SourceClass(trust=0.7, decays=False),
+        "news": SourceClass(trust=0.3),
+        "personal_notes": SourceClass(trust=0.3),
+    }
+
+
+class FusionSettings(BaseModel):
+    """L4 business signals. The rerank formula (documented in README):
+    final = relevance x (base + timeliness_weight*timeliness + trust_weight*trust
+    + coverage_weight*coverage); relevance is the cross-encoder score when a reranker is
+    configured, the fused signal score otherwise. A switched-off signal counts as 1.0."""
+
+    base: float = 0.5
+    timeliness_weight: float = 0.3
+    trust_weight: float = 0.15
+    coverage_weight: float = 0.05
+    use_timeliness: bool = True
+    use_trust: bool = True
+    # Share of a document's weighted-RRF score that its trust scales: (1-a) + a*trust.
+    rrf_trust_share: float = Field(default=0.2, ge=0.0, le=1.0)
+    half_life_days: float = Field(default=180.0, gt=0.0)
+    # Age is counted from "newest": the newest dated candidate of the request (so two old
+    # versions of one text still differ by their distance), or from "today".
+    timeliness_reference: Literal["newest", "today"] = "today"
+    # Two passages of different documents this similar (character-bigram Jaccard) are
+    # versions of one text: the newer (then more authoritative) one is ranked first.
+    version_similarity: float = Field(default=0.7, ge=0.0, le=1.0)
+    order_versions: bool = True
+    source_classes: dict[str, SourceClass] = Field(default_factory=_default_classes)
+    trust_rules: list[TrustRule] = Field(default_factory=list)
+    # Conflicts between top passages (different values for the same parameter/clause).
+    detect_conflicts: bool = True
+    # Authority order for the preferred side of a conflict, most authoritative first;
+    # classes not listed rank after those listed, then by trust and date.
+    authority: list[str] = Field(
+        default_factory=lambda: ["statute", "internal_sop", "external_standard", "default"]
+    )
+
+
+class SynonymSettings(BaseModel):
+    """Domain synonyms (TOML: [global] and [department.NAME] tables of term = [synonyms]),
+    reloaded when the file changes; empty path = the packaged routing/synonyms.toml."""
+
+    path: str = ""
+    enabled: bool = True
+    max_expansions: int = 8  # synonyms added per query, at most
+
+
+class InstructionSettings(BaseModel):
+    """Task context -> retrieval instruction: rules always, an LLM when one is configured
+    and `use_llm` is on (rules are the fallback and the cache keeps repeated contexts cheap)."""
+
+    use_llm: bool = False
+    cache_size: int = 512
+    llm_timeout_s: float = 3.0
+
+
+class GapSettings(BaseModel):
+    """Knowledge gaps: questions answered "not covered" or with low coverage."""
+
+    enabled: bool = True
+    low_coverage: float = 0.5  # covered answers whose best coverage is below this count too
+    near_misses: int = 3  # best near-miss documents kept per gap
+    recheck_limit: int = 200  # open gaps re-asked after an ingest, most asked first
+
+
 class ApiKey(BaseModel):
     """An API key or bearer token and the principal it stands for."""
 
@@ -286,6 +374,10 @@ class Settings(BaseSettings):
     models: ModelRoutingSettings = Field(default_factory=ModelRoutingSettings)
     agent: AgentSettings = Field(default_factory=AgentSettings)
     grpc: GrpcSettings = Field(default_factory=GrpcSettings)
+    fusion: FusionSettings = Field(default_factory=FusionSettings)
+    synonyms: SynonymSettings = Field(default_factory=SynonymSettings)
+    instruction: InstructionSettings = Field(default_factory=InstructionSettings)
+    gaps: GapSettings = Field(default_factory=GapSettings)
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

@@ -96,3 +96,61 @@ def approx_tokens(text: str) -> int:
     one per 4 Latin characters (BPE-like), so budgets mean the same in both scripts."""
     han = len(_HAN.findall(text))
     return han + (len(text) - han) // 4 + 1
+
+
+# ---- keyword analysis (both keyword backends: SQLite FTS5 and Elasticsearch) -------------
+# English gets what a search engine's English analyzer does: possessives dropped
+# ("operator's" -> "operator"), hyphenated words indexed as parts and joined
+# ("multi-factor" -> "multi", "factor", "multifactor"), a fuller stop-word list, and
+# Porter2 (Snowball English) stems. Chinese goes through jieba as before. The backends
+# store these tokens space-joined, so both rank on exactly the same terms.
+_POSSESSIVE = re.compile(r"(?<=[a-z])['’]s?\b")
+_HYPHENATED = re.compile(r"\b[a-z]+(?:-[a-z]+)+\b")
+_EN_STOP_EXTRA = """
+    if but such no will would can could should shall may might must about after before all
+    any each both more most other some so only own same too very just over under again
+    further once here out up down off above below between through during until while because
+    against nor also am has have had having doing s t ll re ve d m o y
+"""
+# Modal and negation words stay searchable in the documents (they are indexed); only a
+# query drops them, like every other stop word.
+KEYWORD_STOPWORDS = STOPWORDS | frozenset(_EN_STOP_EXTRA.split())
+
+
+@lru_cache(maxsize=1)
+def _stemmer() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """The Porter2 stem of a lower-case Latin word; other tokens unchanged."""
+    if not word.isascii() or not word.isalpha() or len(word) < 3:
+        return word
+    return str(_stemmer().stemWord(word))
+
+
+def _keyword_analyse(text: str, query: bool) -> list[str]:
+    lowered = _POSSESSIVE.sub("", text.lower())
+    out: list[str] = list(_IDENT.findall(lowered))
+    out.extend(h.replace("-", "") for h in _HYPHENATED.findall(lowered))
+    for piece in _TOKEN.findall(lowered):
+        if has_han(piece):
+            out.extend(w for w in _jieba().lcut_for_search(piece) if w.strip())
+        elif not (query and piece in KEYWORD_STOPWORDS):
+            out.append(stem(piece))
+    if query:
+        out = [t for t in out if t not in KEYWORD_STOPWORDS]
+    return out
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """Tokens a keyword index stores for a passage."""
+    return _keyword_analyse(text, query=False)
+
+
+def keyword_query_terms(text: str) -> list[str]:
+    """Distinct terms a keyword index is queried with, stop words removed."""
+    return list(dict.fromkeys(_keyword_analyse(text, query=True)))

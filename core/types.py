@@ -173,6 +173,32 @@ class QueryFilter:
         tokens = None if principal.superuser else principal.access_tokens
         return cls(access_tokens=tokens, **kwargs)  # type: ignore[arg-type]
 
+    def narrowed(
+        self,
+        doc_types: frozenset[str] = frozenset(),
+        departments: frozenset[str] = frozenset(),
+        modified_from: date | None = None,
+        modified_to: date | None = None,
+    ) -> QueryFilter:
+        """This filter further restricted (never widened): sets intersect, dates tighten.
+        An empty intersection stays impossible rather than falling back to "any"."""
+
+        def meet(have: frozenset[str], want: frozenset[str]) -> frozenset[str]:
+            if not have or not want:
+                return have or want
+            return (have & want) or frozenset({"\x00none"})
+
+        lo = max((d for d in (self.modified_from, modified_from) if d), default=None)
+        hi = min((d for d in (self.modified_to, modified_to) if d), default=None)
+        return QueryFilter(
+            access_tokens=self.access_tokens,
+            doc_types=meet(self.doc_types, doc_types),
+            doc_ids=self.doc_ids,
+            departments=meet(self.departments, departments),
+            modified_from=lo,
+            modified_to=hi,
+        )
+
     def admits(self, chunk: Chunk) -> bool:
         """Reference semantics every store implements in its own query language."""
         if (
@@ -209,9 +235,19 @@ class SourceSpec:
     timeout_s: float
     top_k: int
 
+    @property
+    def timeout_ms(self) -> float:
+        return round(self.timeout_s * 1000, 3)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True)
 class Route:
+    """The routing decision for one request, as returned in every response.
+
+    The first fields are the rule's; the rest are filled in by the pipeline: the retrieval
+    instruction's filters and boosts, the synonyms that expanded the query, and what the
+    request fell back to when a source failed."""
+
     strategy: str
     sources: tuple[SourceSpec, ...]
     rule: str
@@ -219,6 +255,15 @@ class Route:
     top_k: int = 8
     min_coverage: float = 0.5
     intent: str = "general"
+    task: str = "qa"
+    language: str = ""
+    budget_ms: float | None = None  # the rule's time budget; every source's timeout fits in it
+    query: str = ""  # the query the sources ran (instruction + synonyms), when it differs
+    instruction: str = ""  # who built the retrieval instruction: "rules" | "llm"
+    filters: dict[str, Any] = field(default_factory=dict, hash=False)
+    boost_fields: dict[str, list[str]] = field(default_factory=dict, hash=False)
+    synonyms_applied: dict[str, list[str]] = field(default_factory=dict, hash=False)
+    fallback: str = ""  # e.g. "dense: timeout after 300 ms; answered from keyword, graph"
 
 
 @dataclass(slots=True)
@@ -227,6 +272,7 @@ class Hit:
     score: float
     ranks: dict[str, int] = field(default_factory=dict)
     signals: dict[str, float] = field(default_factory=dict)
+    source_class: str = ""  # fusion.trust's class of the hit's source, once reranked
 
 
 @dataclass(frozen=True, slots=True)
@@ -309,3 +355,6 @@ class Answer:
     blocks: tuple[ContentBlock, ...] = ()
     knowledge: dict[str, Any] = field(default_factory=dict)
     model: ModelUse | None = None
+    # Passages that state different values for the same thing (fusion.conflicts), as
+    # plain data: {"subject", "values": [{"value", "label", "content_id", ...}], "preferred"}.
+    conflicts: tuple[dict[str, Any], ...] = ()

@@ -1,5 +1,6 @@
-"""One search request, top to bottom: route -> parallel retrieval -> weighted RRF ->
-serve-check against the truth -> rerank -> coverage decision."""
+"""One search request, top to bottom: retrieval instruction -> route -> synonyms ->
+parallel retrieval -> weighted RRF (trust-weighted) -> serve-check against the truth ->
+rerank -> coverage decision."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ from core.switches import Switch
 from core.text import query_terms
 from core.types import Chunk, Hit, Principal, QueryFilter, Route, ScoredId, SourceSpec
 from fusion.breaker import CircuitBreaker
-from fusion.rerank import SignalReranker
+from fusion.rerank import SignalReranker, synonym_alternatives
 from fusion.retrieve import Retriever, SourceOutcome, retrieve_all
-from fusion.rrf import weighted_rrf
+from fusion.rrf import trust_weighted, weighted_rrf
+from routing.instruction import InstructionBuilder, RetrievalInstruction, TaskContext
 from routing.intent import Intent
 from routing.router import Router
+from routing.synonyms import Expansion, SynonymDictionary
 
 
 @dataclass
@@ -29,11 +32,27 @@ class SearchResult:
     outcomes: list[SourceOutcome]
     timings_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    instruction: RetrievalInstruction | None = None
 
 
-# What the pipeline needs per source: given the question, the filter and the intent,
+# What the pipeline needs per source: given the query, the filter and the intent,
 # a retriever for this one request.
 RetrieverFactory = Callable[[str, QueryFilter, Intent], Retriever]
+
+
+def _fallback(outcomes: Sequence[SourceOutcome], route: Route) -> str:
+    """What the request fell back to when a source failed, in words."""
+    failed = [o for o in outcomes if o.status != "ok"]
+    if not failed:
+        return ""
+    used = [o.name for o in outcomes if o.status == "ok"]
+    spec = {s.name: s for s in route.sources}
+    why = "; ".join(
+        f"{o.name}: {o.status}"
+        + (f" after {spec[o.name].timeout_ms:g} ms" if o.status == "timeout" else "")
+        for o in failed
+    )
+    return f"{why}; answered from {', '.join(used)}" if used else f"{why}; no source answered"
 
 
 class SearchPipeline:
@@ -48,6 +67,8 @@ class SearchPipeline:
         breaker_cooldown_s: float = 30.0,
         fast_path: Switch | None = None,
         fast_source: str = "keyword",
+        instructions: InstructionBuilder | None = None,
+        synonyms: SynonymDictionary | None = None,
     ) -> None:
         self._fast_path = fast_path  # on: every route narrowed to `fast_source` alone
         self._fast_source = fast_source
@@ -56,10 +77,18 @@ class SearchPipeline:
         self._serving = serving
         self._reranker = reranker
         self._executor = executor
+        self._instructions = instructions or InstructionBuilder()
+        self._synonyms = synonyms
         self.breakers = {
             name: CircuitBreaker(breaker_failures, breaker_cooldown_s)
             for name in ("keyword", "dense", "graph")
         }
+
+    def _expand(self, query: str, where: QueryFilter, principal: Principal) -> Expansion:
+        if self._synonyms is None:
+            return Expansion(query)
+        # Department dictionaries apply to the departments searched and the asker's roles.
+        return self._synonyms.expand(query, sorted(where.departments | principal.roles))
 
     async def search(
         self,
@@ -68,16 +97,37 @@ class SearchPipeline:
         where: QueryFilter | None = None,
         task: str = "qa",
         top_k: int | None = None,
+        context: TaskContext | None = None,
     ) -> SearchResult:
         t0 = time.perf_counter()
-        where = where or QueryFilter.for_principal(principal)
+        context = context or TaskContext(task=task)
+        task = context.task
+        instruction = await self._instructions.build(question, context)
+        question = question.strip() or instruction.query  # a context alone is a question
+        where = instruction.apply(where or QueryFilter.for_principal(principal))
         route, intent = self._router.decide(
-            question, principal, task, available=frozenset(self._sources)
+            instruction.query, principal, task, available=frozenset(self._sources)
+        )
+        rule = self._router.rule(route.rule)
+        expansion = self._expand(instruction.query, where, principal)
+        run_query = expansion.query
+        if rule.query_terms:
+            run_query = f"{run_query} {' '.join(rule.query_terms)}"
+        boost_terms = tuple(dict.fromkeys((*instruction.boost_terms, *intent.entities)))
+        route = replace(
+            route,
+            query=run_query if run_query != question else "",
+            instruction=instruction.source,
+            filters=instruction.filters_view(),
+            boost_fields={f: list(boost_terms) for f in rule.boost_fields} if boost_terms else {},
+            synonyms_applied=expansion.applied,
         )
         degraded = self._fast_path is not None and self._fast_path.on
         if degraded:
             route = self._degrade(route)
-        retrievers = {s.name: self._sources[s.name](question, where, intent) for s in route.sources}
+        retrievers = {
+            s.name: self._sources[s.name](run_query, where, intent) for s in route.sources
+        }
         t1 = time.perf_counter()
         outcomes = await retrieve_all(route, retrievers, self.breakers, self._executor)
         t2 = time.perf_counter()
@@ -85,6 +135,7 @@ class SearchPipeline:
         weights = {s.name: s.weight for s in route.sources}
         fused = weighted_rrf(rankings, weights, route.rrf_k)
         served = self._serving([f.content_id for f in fused])
+        fused = trust_weighted(fused, served, self._reranker)
         # Defence in depth: stores pre-filter, and the truth is checked again here.
         hits = [
             Hit(served[f.content_id], f.score, dict(f.ranks))
@@ -93,10 +144,18 @@ class SearchPipeline:
         ]
         t3 = time.perf_counter()
         fused_max = sum(w / (route.rrf_k + 1) for w in weights.values())
-        hits = self._reranker.rerank(question, hits, fused_max)
+        hits = self._reranker.rerank(
+            question,
+            hits,
+            fused_max,
+            boost_terms=boost_terms,
+            boost_fields=rule.boost_fields,
+            alternatives=synonym_alternatives(expansion.applied),
+        )
         k = top_k or route.top_k
         covered, why = self._covered(question, hits[: max(k, 20)], route.min_coverage)
         t4 = time.perf_counter()
+        route = replace(route, fallback=_fallback(outcomes, route))
         warnings = [f"{o.name}: {o.status} ({o.error})" for o in outcomes if o.status != "ok"]
         if why:
             warnings.append(why)
@@ -109,7 +168,9 @@ class SearchPipeline:
             "rerank": (t4 - t3) * 1000,
             **{f"source_{o.name}": o.ms for o in outcomes},
         }
-        return SearchResult(question, route, intent, hits[:k], covered, outcomes, timings, warnings)
+        return SearchResult(
+            question, route, intent, hits[:k], covered, outcomes, timings, warnings, instruction
+        )
 
     def _degrade(self, route: Route) -> Route:
         """The fast path: only one source, keeping the route's own settings for it when it

@@ -1,9 +1,14 @@
-"""Reranking: an optional cross-encoder, then cheap signals every deployment has —
-query coverage, character-bigram overlap, timeliness and source trust.
+"""Reranking: relevance from an optional cross-encoder and cheap signals every deployment
+has (fused rank, query coverage, character-bigram overlap), then the business formula
+
+    final = relevance x (base + w_t*timeliness + w_s*trust + w_c*coverage)
+
+with base 0.5, w_t 0.3, w_s 0.15, w_c 0.05 by default (settings.fusion). Timeliness and
+trust come from fusion.trust; a switched-off signal counts as 1.0, so it cannot reorder.
 
 Runs with no model at all; with one (bge-reranker-v2-m3 via FlagEmbedding in production)
-its score is blended in. The signal weights were measured against BM25 alone in the same
-benchmark run (bench/RESULTS.md); change them only with a new measurement.
+its score is blended into relevance. The relevance weights were measured against BM25 alone
+in the same benchmark run (bench/RESULTS.md); change them only with a new measurement.
 """
 
 from __future__ import annotations
@@ -16,8 +21,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ModelMissing
+from core.settings import FusionSettings
 from core.text import char_bigrams, query_terms
 from core.types import Chunk, Hit
+from fusion.trust import TrustPolicy
 
 
 class CrossEncoder(Protocol):
@@ -31,21 +38,51 @@ class SignalWeights:
     bigrams: float = 0.40
     bigrams_idf: float = 1.60
     cross_encoder: float = 0.5
-    timeliness: float = 0.02
-    trust: float = 0.05
+    boost: float = 0.3  # share of the request's entities found in the route's boost_fields
 
 
 def searchable_text(chunk: Chunk) -> str:
     return f"{chunk.title}\n{' '.join(chunk.section_path)}\n{chunk.text}".lower()
 
 
-def coverage(terms: Sequence[str], text: str) -> float:
+def coverage(
+    terms: Sequence[str], text: str, alternatives: dict[str, list[str]] | None = None
+) -> float:
     """Share of the query's content terms that occur in the text (longer terms weigh more,
-    since jieba's search mode also emits their sub-words)."""
+    since jieba's search mode also emits their sub-words). A term also counts as present
+    when one of its domain synonyms (`alternatives`) occurs."""
     if not terms:
         return 0.0
+    alts = alternatives or {}
     total = sum(len(t) for t in terms)
-    return sum(len(t) for t in terms if t in text) / total
+    return (
+        sum(len(t) for t in terms if t in text or any(a in text for a in alts.get(t, ()))) / total
+    )
+
+
+def synonym_alternatives(applied: dict[str, list[str]]) -> dict[str, list[str]]:
+    """{query term: synonyms}, from the expansion's {phrase found: synonyms added}: every
+    content term of the phrase is satisfied by any of its synonyms."""
+    out: dict[str, list[str]] = {}
+    for found, added in applied.items():
+        lowered = [a.lower() for a in added]
+        for term in query_terms(found):
+            out.setdefault(term, []).extend(lowered)
+    return out
+
+
+def field_boost(chunk: Chunk, terms: Sequence[str], fields: Sequence[str]) -> float:
+    """Share of `terms` (entities of the request) found in the chunk's `fields`."""
+    if not terms or not fields:
+        return 0.0
+    values = {
+        "title": chunk.title,
+        "section": " ".join(chunk.section_path),
+        "text": chunk.text,
+        "table": " ".join(chunk.table_header) if chunk.kind == "table" else "",
+    }
+    hay = " ".join(values.get(f, "") for f in fields).lower()
+    return sum(t.lower() in hay for t in terms) / len(terms)
 
 
 def bigram_overlap(query_grams: set[str], text_grams: set[str]) -> float:
@@ -66,57 +103,111 @@ def rare_bigram_overlap(query_grams: set[str], candidates: Sequence[set[str]]) -
     return [sum(w for g, w in weight.items() if g in c) / total for c in candidates]
 
 
-def timeliness(modified: date | None, today: date) -> float:
-    """1.0 for today, 0.5 after a year, towards 0 for old material; 0.5 when unknown."""
-    if modified is None:
-        return 0.5
-    age_years = max((today - modified).days, 0) / 365.0
-    return 1.0 / (1.0 + age_years)
-
-
 class SignalReranker:
     def __init__(
         self,
         weights: SignalWeights | None = None,
         cross_encoder: CrossEncoder | None = None,
         today: date | None = None,
+        fusion: FusionSettings | None = None,
     ) -> None:
         self.weights = weights or SignalWeights()
         self._ce = cross_encoder
         self._today = today
+        self.fusion = fusion or FusionSettings()
+        self.policy = TrustPolicy(self.fusion)
 
-    def rerank(self, question: str, hits: Sequence[Hit], fused_max: float) -> list[Hit]:
+    def rerank(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        fused_max: float,
+        *,
+        boost_terms: Sequence[str] = (),
+        boost_fields: Sequence[str] = (),
+        alternatives: dict[str, list[str]] | None = None,
+    ) -> list[Hit]:
         w = self.weights
+        f = self.fusion
         terms = query_terms(question)
         grams = char_bigrams(question)
         today = self._today or date.today()
         ce_scores = (
             self._ce.score(question, [h.chunk.text for h in hits]) if self._ce and hits else None
         )
+        standings = [self.policy.standing(h.chunk) for h in hits]
+        if f.timeliness_reference == "newest":
+            dated = [h.chunk.modified for h, st in zip(hits, standings, strict=True) if st.decays]
+            newest = max((d for d in dated if d is not None), default=None)
+            if newest is not None and newest < today:
+                today = newest
         texts = [searchable_text(h.chunk) for h in hits]
         text_grams = [char_bigrams(t) for t in texts]
         rare = rare_bigram_overlap(grams, text_grams)
         for i, hit in enumerate(hits):
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
-            s["coverage"] = coverage(terms, texts[i])
+            s["coverage"] = coverage(terms, texts[i], alternatives)
             s["bigrams"] = bigram_overlap(grams, text_grams[i])
             s["bigrams_idf"] = rare[i]
-            s["timeliness"] = timeliness(hit.chunk.modified, today)
-            s["trust"] = hit.chunk.source_trust
-            score = (
+            relevance = (
                 w.fused * s["fused"]
                 + w.coverage * s["coverage"]
                 + w.bigrams * s["bigrams"]
                 + w.bigrams_idf * s["bigrams_idf"]
-                + w.timeliness * s["timeliness"]
-                + w.trust * (s["trust"] - 1.0)
             )
+            if boost_terms and boost_fields:
+                s["boost"] = field_boost(hit.chunk, boost_terms, boost_fields)
+                relevance += w.boost * s["boost"]
             if ce_scores is not None:
                 s["cross_encoder"] = ce_scores[i]
-                score += w.cross_encoder * ce_scores[i]
-            hit.score = score
+                relevance += w.cross_encoder * ce_scores[i]
+            standing = standings[i]
+            hit.source_class = standing.source_class
+            s["trust"] = standing.trust if f.use_trust else 1.0
+            s["timeliness"] = (
+                self.policy.timeliness(hit.chunk, standing.decays, today)
+                if f.use_timeliness
+                else 1.0
+            )
+            s["relevance"] = relevance
+            hit.score = relevance * (
+                f.base
+                + f.timeliness_weight * s["timeliness"]
+                + f.trust_weight * s["trust"]
+                + f.coverage_weight * s["coverage"]
+            )
+        if f.order_versions:
+            self._order_versions(hits, text_grams)
         return sorted(hits, key=lambda h: (-h.score, h.chunk.content_id))
+
+    def _order_versions(self, hits: Sequence[Hit], grams: Sequence[set[str]]) -> None:
+        """Near-identical passages of different documents are versions (or copies) of one
+        text: the newer one, then the more authoritative, must not rank under the other.
+        Where it does, the two swap scores. Only the first 20 hits are compared."""
+        top = min(len(hits), 20)
+        policy = self.policy
+        for i in range(top):
+            for j in range(i + 1, top):
+                a, b = hits[i], hits[j]
+                if a.chunk.doc_id == b.chunk.doc_id:
+                    continue
+                inter = len(grams[i] & grams[j])
+                union = len(grams[i] | grams[j]) or 1
+                if inter / union < self.fusion.version_similarity:
+                    continue
+                ka, kb = (_version_key(policy, h.chunk) for h in (a, b))
+                better, worse = (a, b) if ka < kb else (b, a)
+                if ka != kb and better.score < worse.score:
+                    better.score, worse.score = worse.score, better.score
+                    better.signals["version_first"] = 1.0
+
+
+def _version_key(policy: TrustPolicy, chunk: Chunk) -> tuple[int, int]:
+    """Smaller is preferred: newer first, then the more authoritative source class."""
+    standing = policy.standing(chunk)
+    newer = -(chunk.modified.toordinal() if chunk.modified else 0)
+    return (newer, policy.authority_rank(standing.source_class))
 
 
 class FlagCrossEncoder:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from core.types import ScoredId
+from core.settings import FusionSettings
+from core.types import Chunk, ScoredId
+from fusion.trust import TrustPolicy
 
 
 @dataclass(slots=True)
@@ -33,3 +36,23 @@ def weighted_rrf(
             f.score += w / (k + rank)
             f.ranks[source] = rank
     return sorted(fused.values(), key=lambda f: (-f.score, f.content_id))
+
+
+class _Trust(Protocol):
+    fusion: FusionSettings
+    policy: TrustPolicy
+
+
+def trust_weighted(
+    fused: list[Fused], served: Mapping[str, Chunk], reranker: _Trust
+) -> list[Fused]:
+    """Scale each document's fused score by its source's trust: (1 - a) + a * trust, with
+    a = settings.fusion.rrf_trust_share; a no-op when trust is switched off."""
+    share = reranker.fusion.rrf_trust_share
+    if not reranker.fusion.use_trust or share <= 0:
+        return fused
+    for f in fused:
+        chunk = served.get(f.content_id)
+        if chunk is not None:
+            f.score *= (1 - share) + share * reranker.policy.standing(chunk).trust
+    return sorted(fused, key=lambda f: (-f.score, f.content_id))

@@ -205,3 +205,23 @@ class AlertEventRow(Base):
     threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
     message: Mapped[str] = mapped_column(Text, default="")
     detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON
+class KnowledgeGapRow(Base):
+    """A question the documents did not answer (or only weakly), deduplicated by its
+    normalised form: what knowledge administrators should write or upload next."""
+
+    __tablename__ = "knowledge_gaps"
+    __table_args__ = (Index("ix_gaps_status_last", "status", "last_at"),)
+
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)  # hash of `normalised`
+    normalised: Mapped[str] = mapped_column(Text)
+    question: Mapped[str] = mapped_column(Text)  # the latest phrasing asked
+    count: Mapped[int] = mapped_column(Integer, default=1)
+    first_at: Mapped[datetime] = mapped_column(DateTime)
+    last_at: Mapped[datetime] = mapped_column(DateTime)
+    roles: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of asking roles
+    near_misses: Mapped[str] = mapped_column(Text, default="[]")  # JSON: best documents
+    reason: Mapped[str] = mapped_column(Text, default="")
+    best_coverage: Mapped[float] = mapped_column(Float, default=0.0)
+    status: Mapped[str] = mapped_column(String(16), default="open")  # open | closed
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    closed_by: Mapped[str] = mapped_column(Text, default="")  # doc_id that answered it

@@ -154,6 +154,25 @@ class AlertEventRecord:
     detail: dict[str, Any] = field(default_factory=dict, hash=False)
 
 
+@dataclass(frozen=True, slots=True)
+class GapRecord:
+    """A knowledge gap: one normalised question the documents did not (well) answer."""
+
+    key: str
+    normalised: str
+    question: str
+    count: int
+    first_at: datetime
+    last_at: datetime
+    roles: tuple[str, ...]
+    near_misses: tuple[dict[str, Any], ...] = field(hash=False)
+    reason: str
+    best_coverage: float
+    status: str  # open | closed
+    closed_at: datetime | None = None
+    closed_by: str = ""
+
+
 @runtime_checkable
 class MetadataStore(Protocol):
     """Documents, versions, chunks (with vectors), outbox, ingest log and query audit."""
@@ -244,6 +263,28 @@ class MetadataStore(Protocol):
         """Logged queries with `since <= at < until` (either bound optional; aware times
         are converted to UTC), of one user when given; newest first, at most `limit`."""
         ...
+
+    def record_gap(
+        self,
+        key: str,
+        normalised: str,
+        question: str,
+        roles: Sequence[str],
+        near_misses: Sequence[dict[str, Any]],
+        reason: str,
+        best_coverage: float,
+    ) -> GapRecord:
+        """Count one more asking of a gap (created if new, reopened if it was closed):
+        roles accumulate, the latest phrasing, near misses and reason replace the old."""
+        ...
+
+    def gaps(
+        self, since: datetime | None = None, status: str | None = None, limit: int = 1000
+    ) -> list[GapRecord]:
+        """Gaps last asked at or after `since`, most asked first."""
+        ...
+
+    def close_gap(self, key: str, closed_by: str) -> None: ...
 
     def create_job(self, job: JobRecord) -> JobRecord:
         """Insert a job; an existing job_id is left as it is and returned (idempotent)."""

@@ -152,6 +152,17 @@ class Metrics:
             self.refused.labels(reason=reason)
         for kind in ("documents", "rows", "status"):
             self.gateway_answers.labels(answered_by=kind)
+        self.knowledge_gaps = Counter(
+            "ragline_knowledge_gaps",
+            "Questions recorded as knowledge gaps (not covered or low coverage)",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.gaps_closed = Counter(
+            "ragline_knowledge_gaps_closed",
+            "Knowledge gaps closed because a later ingest made them answerable",
+            registry=self.registry,
+        )
         # Set (not counted up) by the alert scheduler on every evaluation, so a resolved
         # alert drops back to 0.
         self.retrieval_seconds = Histogram(

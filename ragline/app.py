@@ -27,6 +27,7 @@ from core.ids import doc_id_for, path_from_uri
 from core.settings import Settings
 from core.switches import Switch
 from core.types import Answer, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
+from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
 from fusion.rerank import SignalReranker
 from fusion.retrieve import Retriever
@@ -43,13 +44,16 @@ from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, rep
 from ingestion.parse import TIKA_EXTENSIONS
 from ingestion.pii import PiiMasker
 from monitoring.completeness import completeness
+from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
 from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
 from ragline.writes import WriteDenied, authorize_write
+from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
 from routing.router import Router
+from routing.synonyms import SynonymDictionary
 
 log = logging.getLogger("ragline")
 MEMORY_KINDS = ("note", "preference")
@@ -75,7 +79,21 @@ class Ragline:
         self.router = Router(Path(rules) if rules else None)
         # Store calls block; a small pool lets the sources of one request run together.
         self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieve")
-        self.reranker = SignalReranker()
+        self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
+        syn = settings.synonyms
+        self.synonyms = (
+            SynonymDictionary(Path(syn.path) if syn.path else None, syn.max_expansions)
+            if syn.enabled
+            else None
+        )
+        ins = settings.instruction
+        self.instructions = InstructionBuilder(
+            self._llm_complete if self.llm is not None and ins.use_llm else None,
+            ins.cache_size,
+            ins.llm_timeout_s,
+        )
+        self.reranker = SignalReranker(fusion=settings.fusion)
+        self.conflicts = ConflictDetector(self.reranker.policy)
         # Operational switches the alert actions flip and the query path reads.
         self.fast_path = Switch("degrade_routing")
         self.llm_paused = Switch("pause_llm")
@@ -90,8 +108,9 @@ class Ragline:
             settings.retrieval.breaker_cooldown_s,
             fast_path=self.fast_path,
             fast_source=settings.monitoring.fast_path,
+            instructions=self.instructions,
+            synonyms=self.synonyms,
         )
-        self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         self.metrics = Metrics()
         self.metrics.watch_state(self.ops_state)
         self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
@@ -118,6 +137,10 @@ class Ragline:
             breaker_cooldown_s=gw.breaker_cooldown_s,
             llm=(lambda messages: llm.chat(messages)) if llm is not None else None,
         )
+
+    async def _llm_complete(self, prompt: str) -> str:
+        assert self.llm is not None
+        return await self.llm.achat([{"role": "user", "content": prompt}], max_tokens=256)
 
     # -- retrievers: one closure per request ----------------------------------------
     def _keyword(self, question: str, where: QueryFilter, intent: Intent) -> Retriever:
@@ -249,7 +272,66 @@ class Ragline:
         into.relabelled.update(more.relabelled)
 
     def sync(self) -> SyncReport:
-        return self.applier.run()
+        report = self.applier.run()
+        if report.promoted and self.settings.gaps.enabled:
+            self.recheck_gaps({v.doc_id for v in report.promoted})
+        return report
+
+    # -- knowledge gaps ---------------------------------------------------------------
+    def _record_gap(self, question: str, principal: Principal, answer: Answer) -> None:
+        cfg = self.settings.gaps
+        coverage = best_coverage(answer.hits)
+        if answer.covered and coverage >= cfg.low_coverage:
+            return
+        kind = "not_covered" if not answer.covered else "low_coverage"
+        reason = (
+            "not covered"
+            if not answer.covered
+            else f"low coverage ({coverage:.2f} < {cfg.low_coverage:.2f})"
+        )
+        norm = normalise(question)
+        self.stores.metadata.record_gap(
+            gap_key(norm),
+            norm,
+            question,
+            sorted(principal.roles),
+            near_misses(answer.hits, cfg.near_misses),
+            reason,
+            coverage,
+        )
+        self.metrics.knowledge_gaps.labels(reason=kind).inc()
+
+    def recheck_gaps(self, new_docs: set[str]) -> list[str]:
+        """Re-ask open gaps after an ingest; close those now answered, with a citation or
+        top passage from one of `new_docs`. Returns the closed keys."""
+        cfg = self.settings.gaps
+        operator = Principal(user="ragline-gaps", superuser=True)
+
+        async def run() -> list[str]:
+            closed = []
+            for gap in self.stores.metadata.gaps(status="open", limit=cfg.recheck_limit):
+                result = await self.pipeline.search(gap.question, operator)
+                if not result.covered or best_coverage(result.hits) < cfg.low_coverage:
+                    continue
+                answer = await self.answerer.aanswer(
+                    gap.question, result.hits, result.covered, result.route, {}, "gap-recheck"
+                )
+                cited = {c.content_id for c in answer.citations}
+                docs = [h.chunk.doc_id for h in result.hits if h.chunk.content_id in cited]
+                docs = docs or [h.chunk.doc_id for h in result.hits[:1]]
+                answered_by = next((d for d in docs if d in new_docs), None)
+                if answer.covered and answered_by:
+                    self.stores.metadata.close_gap(gap.key, answered_by)
+                    self.metrics.gaps_closed.inc()
+                    closed.append(gap.key)
+            return closed
+
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(run())
+        with ThreadPoolExecutor(1) as pool:  # called from inside an event loop
+            return pool.submit(asyncio.run, run()).result()
 
     def delete(self, doc_id: str, principal: Principal | None = None) -> bool:
         """Remove a document everywhere. With a principal, a document it may not see is
@@ -279,8 +361,9 @@ class Ragline:
         where: QueryFilter | None = None,
         task: str = "qa",
         top_k: int | None = None,
+        context: TaskContext | None = None,
     ) -> SearchResult:
-        result = await self.pipeline.search(question, principal, where, task, top_k)
+        result = await self.pipeline.search(question, principal, where, task, top_k, context)
         took = retrieval_ms(result.timings_ms)
         self.latencies.observe(took)
         self.metrics.observe_search(result.timings_ms, took)
@@ -294,6 +377,7 @@ class Ragline:
         where: QueryFilter | None = None,
         task: str = "qa",
         top_k: int | None = None,
+        context: TaskContext | None = None,
     ) -> Answer:
         """A cited answer from the kind of source the question needs: rows, live status or
         documents (routing by knowledge type; the decision is in `answer.knowledge`)."""
@@ -308,7 +392,9 @@ class Ragline:
                 question, principal, decision, trace, where, task, top_k
             )
         if answer is None:
-            answer = await self._ask_documents(question, principal, where, task, top_k, trace)
+            answer = await self._ask_documents(
+                question, principal, where, task, top_k, trace, context
+            )
             answer = replace(
                 answer,
                 warnings=(*fallback_warnings, *answer.warnings),
@@ -404,8 +490,10 @@ class Ragline:
         task: str,
         top_k: int | None,
         trace: Trace,
+        context: TaskContext | None = None,
     ) -> Answer:
-        result = await self.asearch(question, principal, where, task, top_k)
+        result = await self.asearch(question, principal, where, task, top_k, context)
+        question = result.question  # a task context may have supplied or rewritten it
         trace.add(
             "documents",
             hits=len(result.hits),
@@ -436,6 +524,10 @@ class Ragline:
             )
         if warnings:
             answer = replace(answer, warnings=(*warnings, *answer.warnings))
+        if self.settings.fusion.detect_conflicts and answer.covered:
+            answer = with_conflicts(answer, self.conflicts.detect(question, result.hits))
+        if self.settings.gaps.enabled:
+            await asyncio.to_thread(self._record_gap, question, principal, answer)
         self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(self.document_block(h) for h in result.hits if h.chunk.content_id in cited)
@@ -762,6 +854,7 @@ class Ragline:
             "citations": [c.content_id for c in answer.citations],
             "cited": cited,
             "removed_labels": list(answer.removed_labels),
+            "conflicts": len(answer.conflicts),
             "timings_ms": answer.timings_ms,
             "sentences": sentences,
             "verified_sentences": verified,

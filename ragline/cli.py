@@ -15,7 +15,7 @@ from rich.progress import Progress
 from rich.table import Table
 from rich.text import Text
 
-from core.errors import RaglineError
+from core.errors import InvalidRequest, RaglineError
 from core.ids import path_from_uri
 from core.settings import Settings
 from core.types import Principal, QueryFilter
@@ -27,6 +27,7 @@ from ragline.monitoring_cli import register as register_monitoring_commands
 from ragline.render import answer_view, search_view
 from ragline.worker.commands import register as register_service_commands
 from ragline.writes import WriteDenied
+from routing.instruction import parse_filter_args
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(bench_app, name="bench")
@@ -56,6 +57,21 @@ Tags = Annotated[list[str] | None, typer.Option("--tag", help="An access tag (re
 AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 TopK = Annotated[int | None, typer.Option("--top-k", min=1, max=100)]
 DocTypes = Annotated[list[str] | None, typer.Option("--doc-type", help="Only these formats.")]
+Task = Annotated[
+    str,
+    typer.Option(
+        "--task",
+        help="Task type for routing: qa, compliance_review, troubleshooting, lookup, analysis.",
+    ),
+]
+Filters = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--filter",
+        help="KEY=VALUE (repeatable): doc_type, department, date_from, date_to, "
+        "date_range=FROM..TO, entities, region.",
+    ),
+]
 
 
 def _settings(data_dir: Path | None) -> Settings:
@@ -182,14 +198,28 @@ def _query(
     doc_type: list[str] | None,
     top_k: int | None,
     ask: bool,
+    task: str = "qa",
+    filters: list[str] | None = None,
 ) -> dict[str, Any]:
+    try:
+        context = parse_filter_args(filters or (), task)
+    except InvalidRequest as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from exc
     rag = _open(data_dir)
     try:
         principal = _principal(user, role, tag)
         where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_type or ()))
         if ask:
-            return answer_view(rag.ask(question, principal, where=where, top_k=top_k))
-        return search_view(rag.search(question, principal, where=where, top_k=top_k))
+            return answer_view(
+                rag.ask(question, principal, where=where, top_k=top_k, context=context)
+            )
+        return search_view(
+            rag.search(question, principal, where=where, top_k=top_k, context=context)
+        )
+    except InvalidRequest as exc:
+        err.print(f"error: {exc}", markup=False)
+        raise typer.Exit(2) from exc
     finally:
         rag.close()
 
@@ -204,9 +234,11 @@ def search(
     top_k: TopK = None,
     data_dir: DataDir = None,
     as_json: AsJson = False,
+    task: Task = "qa",
+    filters: Filters = None,
 ) -> None:
     """Ranked passages for a question, with the route taken and per-source timings."""
-    view = _query(question, data_dir, user, role, tag, doc_type, top_k, ask=False)
+    view = _query(question, data_dir, user, role, tag, doc_type, top_k, False, task, filters)
     if as_json:
         print(json.dumps(view, ensure_ascii=False, indent=2))
         return
@@ -231,10 +263,12 @@ def ask(
     top_k: TopK = None,
     data_dir: DataDir = None,
     as_json: AsJson = False,
+    task: Task = "qa",
+    filters: Filters = None,
 ) -> None:
     """An answer built only from retrieved text, every sentence cited as [DocX_pY] (or
     [DocX_pY.N] when several passages of one page are cited), with a confidence."""
-    view = _query(question, data_dir, user, role, tag, doc_type, top_k, ask=True)
+    view = _query(question, data_dir, user, role, tag, doc_type, top_k, True, task, filters)
     if as_json:
         print(json.dumps(view, ensure_ascii=False, indent=2, default=str))
         return
@@ -272,7 +306,16 @@ def ask(
                 markup=False,
             )
     for w in view["warnings"]:
-        err.print(f"[yellow]note:[/] {w}", markup=False)
+        err.print(f"note: {w}", markup=False)
+    route = view["route"]
+    line = f"route: {route['rule']} ({route['strategy']})"
+    if route["synonyms_applied"]:
+        line += "; synonyms: " + ", ".join(
+            f"{k} -> {' / '.join(v)}" for k, v in route["synonyms_applied"].items()
+        )
+    if route["fallback"]:
+        line += f"; fallback: {route['fallback']}"
+    err.print(line, markup=False)
 
 
 @app.command()

@@ -28,6 +28,7 @@ from indexing.embedders import Embedder
 from indexing.entities import extract_entities
 from indexing.protocols import IngestRecord, MetadataStore
 from ingestion.chunker import ChunkDraft, chunk_blocks, summarize_units
+from ingestion.dates import effective_date
 from ingestion.parse import (
     ParseOptions,
     ParserPool,
@@ -344,6 +345,11 @@ class DocumentIngestor:
         title = wanted.title or parsed_title or Path(wanted.name).stem
         document = self._document(path, source, doc_id, doc_format, wanted, existing, title)
         department, source_trust = document.department, document.source_trust
+        if wanted.modified is None:
+            # The date the text says it takes effect (or was published), else the file's.
+            stated = effective_date(b.text for b in blocks)
+            if stated is not None:
+                document = replace(document, modified=stated)
         summaries = summarize_units(
             drafts, _give_up_after(self._summarize, 3) if self._summarize else None
         )

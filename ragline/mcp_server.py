@@ -19,7 +19,7 @@ import ipaddress
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import Field
@@ -87,6 +87,17 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     Question = Annotated[str, Field(description="The question, in natural language.")]
     TopK = Annotated[int, Field(ge=1, description="How many passages to retrieve.")]
+    Task = Annotated[
+        str,
+        Field(description="Task type: qa, compliance_review, troubleshooting, lookup, analysis."),
+    ]
+    Context = Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="Task context: entities, region, date_from, date_to or date_range "
+            "('FROM..TO'), doc_types, departments; filters apply inside every store."
+        ),
+    ]
 
     @server.tool(description=t.SEARCH_DESCRIPTION, annotations=read_only)
     async def search(
@@ -96,12 +107,16 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
             list[str] | None,
             Field(description='Only these formats, e.g. ["pdf", "markdown"]; none = all.'),
         ] = None,
+        task: Task = "qa",
+        context: Context = None,
     ) -> t.SearchResult:
-        return await tools.search(question, top_k, doc_types or [])
+        return await tools.search(question, top_k, doc_types or [], task, context)
 
     @server.tool(description=t.ASK_DESCRIPTION, annotations=read_only)
-    async def ask(question: Question, top_k: TopK = 8) -> t.CitedAnswer:
-        return await tools.ask(question, top_k)
+    async def ask(
+        question: Question, top_k: TopK = 8, task: Task = "qa", context: Context = None
+    ) -> t.CitedAnswer:
+        return await tools.ask(question, top_k, task, context)
 
     @server.tool(description=t.META_DESCRIPTION, annotations=read_only)
     async def get_document_meta(

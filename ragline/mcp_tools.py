@@ -14,13 +14,15 @@ from typing import Any
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from core.errors import InvalidRequest
 from core.ids import path_from_uri
 from core.types import Chunk, Citation, Document, Principal, QueryFilter
 from ingestion.parse import FORMATS
 from ragline.api.errors import ApiError
 from ragline.api.limits import check_question, check_top_k
 from ragline.app import Ragline
-from ragline.render import block_view
+from ragline.render import block_view, route_view
+from routing.instruction import TaskContext
 
 log = logging.getLogger("ragline.mcp")
 
@@ -81,6 +83,11 @@ class SearchResult(BaseModel):
     covered: bool = Field(description="False: the passages do not cover the question.")
     hits: list[Passage]
     warnings: list[str]
+    route: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Routing decision: rule, strategy, sources (name, weight, timeout_ms), "
+        "filters, synonyms_applied, fallback.",
+    )
 
 
 class CitedSource(BaseModel):
@@ -125,6 +132,12 @@ class CitedAnswer(BaseModel):
         default_factory=list,
         description="The cited content blocks ([DocX_pY], [DB_<template>_<n>], "
         "[API_<source>_<n>]) with source_kind, content, freshness and permission_tags.",
+    )
+    route: dict[str, Any] = Field(default_factory=dict, description="Routing decision.")
+    conflicts: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Passages that state different values for the same thing, with the "
+        "preferred one (newer, more authoritative source).",
     )
 
 
@@ -237,23 +250,50 @@ class RaglineTools:
             except Exception:  # a half-written index is retried on the next call
                 log.exception("dense index refresh failed")
 
-    async def search(self, question: str, top_k: int, doc_types: list[str]) -> SearchResult:
+    @staticmethod
+    def _context(task: str, context: dict[str, Any] | None) -> TaskContext:
+        try:
+            return TaskContext.parse(context or {}, task)
+        except InvalidRequest as exc:
+            raise ToolError(str(exc)) from exc
+
+    async def search(
+        self,
+        question: str,
+        top_k: int,
+        doc_types: list[str],
+        task: str = "qa",
+        context: dict[str, Any] | None = None,
+    ) -> SearchResult:
         question, top_k = self._checked(question, top_k)
+        task_context = self._context(task, context)
         await self._refresh()
         where = QueryFilter.for_principal(self.principal, doc_types=frozenset(doc_types))
-        result = await self.rag.asearch(question, self.principal, where=where, top_k=top_k)
+        result = await self.rag.asearch(
+            question, self.principal, where=where, top_k=top_k, context=task_context
+        )
         return SearchResult(
             question=result.question,
             covered=result.covered,
             hits=[_passage(h.chunk, h.score) for h in result.hits],
             warnings=list(result.warnings),
+            route=route_view(result.route),
         )
 
-    async def ask(self, question: str, top_k: int) -> CitedAnswer:
+    async def ask(
+        self,
+        question: str,
+        top_k: int,
+        task: str = "qa",
+        context: dict[str, Any] | None = None,
+    ) -> CitedAnswer:
         question, top_k = self._checked(question, top_k)
+        task_context = self._context(task, context)
         await self._refresh()
         where = QueryFilter.for_principal(self.principal)
-        answer = await self.rag.aask(question, self.principal, where=where, top_k=top_k)
+        answer = await self.rag.aask(
+            question, self.principal, where=where, top_k=top_k, context=task_context
+        )
         # Citations are drawn from the hits; their chunks know the doc_id a citation lacks.
         doc_ids = {h.chunk.content_id: h.chunk.doc_id for h in answer.hits}
         return CitedAnswer(
@@ -273,6 +313,8 @@ class RaglineTools:
             trace_id=answer.trace_id,
             answered_by=answer.knowledge.get("answered_by", "documents"),
             blocks=[block_view(b) for b in answer.blocks],
+            route=route_view(answer.route),
+            conflicts=list(answer.conflicts),
         )
 
     def _visible(self, doc_id: str) -> Document:

@@ -27,6 +27,7 @@ from monitoring.audit import (
     naive_utc,
     write_csv,
 )
+from monitoring.gaps import gap_view, gaps_csv
 
 audit_app = typer.Typer(no_args_is_help=True, help="Export the audit logs as CSV.")
 alerts_app = typer.Typer(no_args_is_help=True, help="Evaluate the alert rules.")
@@ -158,6 +159,46 @@ def check(
         raise typer.Exit(1)
 
 
+def gaps(
+    since: Annotated[
+        str | None, typer.Option("--since", help="Last asked at or after (ISO).")
+    ] = None,
+    status: Annotated[
+        Literal["open", "closed", "all"], typer.Option("--status", help="Which gaps.")
+    ] = "open",
+    as_csv: Annotated[bool, typer.Option("--csv", help="CSV for spreadsheets.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    limit: Annotated[int, typer.Option("--limit", min=1)] = 1000,
+    data_dir: DataDir = None,
+) -> None:
+    """Knowledge gaps: questions answered "not covered" or with low coverage, deduplicated,
+    most asked first, with who asked and the nearest documents. A gap closes by itself
+    when a later ingest makes its question answerable."""
+    lo = _when(since, "--since")
+    metadata = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
+    try:
+        rows = metadata.gaps(since=lo, status=None if status == "all" else status, limit=limit)
+    finally:
+        metadata.close()
+    if as_csv:
+        sys.stdout.write(gaps_csv(rows))
+        return
+    if as_json:
+        print(json.dumps([gap_view(g) for g in rows], ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        print(f"no {status if status != 'all' else ''} knowledge gaps".replace("  ", " "))
+        return
+    for g in rows:
+        roles = ", ".join(g.roles) or "-"
+        near = "; ".join(m["title"] or m["source"] for m in g.near_misses) or "-"
+        print(
+            f"{g.count:>4}x  {g.question}  [{g.status}; {g.reason}; roles: {roles}; "
+            f"first {g.first_at:%Y-%m-%d %H:%M}, last {g.last_at:%Y-%m-%d %H:%M}; near: {near}]"
+        )
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(audit_app, name="audit")
     app.add_typer(alerts_app, name="alerts")
+    app.command("gaps")(gaps)

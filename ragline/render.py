@@ -6,8 +6,19 @@ from dataclasses import asdict
 from typing import Any
 
 from core.blocks import ContentBlock, GatewayResult, RowSet
-from core.types import Answer, Hit
+from core.types import Answer, Hit, Route
 from fusion.pipeline import SearchResult
+
+
+def route_view(route: Route) -> dict[str, Any]:
+    """The routing decision as returned in every response: rule, strategy, each source with
+    its weight and timeout in ms, filters, boosts, synonyms applied and any fallback."""
+    view = asdict(route)
+    view["sources"] = [
+        {"name": s.name, "weight": s.weight, "timeout_ms": s.timeout_ms, "top_k": s.top_k}
+        for s in route.sources
+    ]
+    return view
 
 
 def hit_view(hit: Hit) -> dict[str, Any]:
@@ -28,6 +39,9 @@ def hit_view(hit: Hit) -> dict[str, Any]:
         "text": c.text,
         "ranks": hit.ranks,
         "signals": {k: round(v, 4) for k, v in hit.signals.items()},
+        "source_class": hit.source_class,
+        "trust": round(hit.signals.get("trust", c.source_trust), 4),
+        "modified": c.modified.isoformat() if c.modified else None,
     }
 
 
@@ -35,7 +49,7 @@ def search_view(result: SearchResult) -> dict[str, Any]:
     return {
         "question": result.question,
         "covered": result.covered,
-        "route": asdict(result.route),
+        "route": route_view(result.route),
         "intent": asdict(result.intent),
         "hits": [hit_view(h) for h in result.hits],
         "sources": [
@@ -65,13 +79,14 @@ def answer_view(answer: Answer) -> dict[str, Any]:
         "sentences": [asdict(s) for s in answer.sentences],
         "removed_labels": list(answer.removed_labels),
         "hits": [hit_view(h) for h in answer.hits],
-        "route": asdict(answer.route),
+        "route": route_view(answer.route),
         "timings_ms": {k: round(v, 2) for k, v in answer.timings_ms.items()},
         "trace_id": answer.trace_id,
         "warnings": list(answer.warnings),
         "knowledge": answer.knowledge,
         "blocks": [block_view(b) for b in answer.blocks],
         "model": asdict(answer.model) if answer.model else None,
+        "conflicts": list(answer.conflicts),
     }
 
 

@@ -1,6 +1,6 @@
 """Keyword index on Elasticsearch (production), over its REST API with httpx.
 
-Text is tokenised in Python exactly as for the embedded index (core.text.index_tokens:
+Text is tokenised in Python exactly as for the embedded index (core.text.keyword_tokens:
 jieba for Chinese, identifiers kept whole) and stored space-joined in fields analysed by the
 built-in `whitespace` analyzer, so both backends see the same terms and BM25 ranks alike.
 Raw and keyword fields (title, section path, doc type, department, acl tags, dates) serve
@@ -26,7 +26,7 @@ from typing import Any
 import httpx
 
 from core.errors import StoreError
-from core.text import index_tokens, query_terms
+from core.text import keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 
@@ -181,7 +181,7 @@ class ElasticKeywordIndex:
     def _meta_fields(chunk: Chunk) -> dict[str, Any]:
         """The document-level fields: what a metadata update rewrites."""
         return {
-            "title": " ".join(index_tokens(chunk.title)),
+            "title": " ".join(keyword_tokens(chunk.title)),
             "title_raw": chunk.title,
             "doc_type": chunk.doc_type,
             "department": chunk.department,
@@ -197,8 +197,8 @@ class ElasticKeywordIndex:
             "content_id": chunk.content_id,
             "doc_id": chunk.doc_id,
             "version": chunk.version,
-            "text": " ".join(index_tokens(chunk.text)),
-            "section": " ".join(index_tokens(" ".join(chunk.section_path))),
+            "text": " ".join(keyword_tokens(chunk.text)),
+            "section": " ".join(keyword_tokens(" ".join(chunk.section_path))),
             "section_path": list(chunk.section_path),
             "ordinal": chunk.ordinal,
             **cls._meta_fields(chunk),
@@ -321,7 +321,7 @@ class ElasticKeywordIndex:
         return out
 
     def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
-        terms = query_terms(query)
+        terms = keyword_query_terms(query)
         if not terms or k <= 0:
             return []
         idents = [t for t in terms if _IDENTIFIER.fullmatch(t)]

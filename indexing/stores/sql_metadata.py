@@ -21,12 +21,14 @@ from indexing.models import (
     DocumentRow,
     IngestLogRow,
     JobRow,
+    KnowledgeGapRow,
     OutboxRow,
     QueryLogRow,
     VersionRow,
 )
 from indexing.protocols import (
     AlertEventRecord,
+    GapRecord,
     IndexedChunk,
     IngestRecord,
     JobRecord,
@@ -575,6 +577,90 @@ class SqlMetadataStore:
                 QueryLogRecord(r.trace_id, r.user, r.question, r.at, _payload(r.payload))
                 for r in s.scalars(query)
             ]
+
+    # -- knowledge gaps ---------------------------------------------------------------
+    @staticmethod
+    def _gap(r: KnowledgeGapRow) -> GapRecord:
+        return GapRecord(
+            key=r.key,
+            normalised=r.normalised,
+            question=r.question,
+            count=r.count,
+            first_at=r.first_at,
+            last_at=r.last_at,
+            roles=tuple(json.loads(r.roles or "[]")),
+            near_misses=tuple(json.loads(r.near_misses or "[]")),
+            reason=r.reason,
+            best_coverage=r.best_coverage,
+            status=r.status,
+            closed_at=r.closed_at,
+            closed_by=r.closed_by,
+        )
+
+    def record_gap(
+        self,
+        key: str,
+        normalised: str,
+        question: str,
+        roles: Sequence[str],
+        near_misses: Sequence[dict[str, Any]],
+        reason: str,
+        best_coverage: float,
+    ) -> GapRecord:
+        now = _now()
+        misses = json.dumps(list(near_misses), ensure_ascii=False, default=str)
+        with self._session.begin() as s:
+            row = s.get(KnowledgeGapRow, key, with_for_update=True)
+            if row is None:
+                row = KnowledgeGapRow(
+                    key=key,
+                    normalised=normalised,
+                    question=question,
+                    count=1,
+                    first_at=now,
+                    last_at=now,
+                    roles=json.dumps(sorted(set(roles))),
+                    near_misses=misses,
+                    reason=reason,
+                    best_coverage=best_coverage,
+                    status="open",
+                    closed_at=None,
+                    closed_by="",
+                )
+                s.add(row)
+            else:
+                row.count += 1
+                row.last_at = now
+                row.question = question
+                row.roles = json.dumps(sorted(set(json.loads(row.roles or "[]")) | set(roles)))
+                row.near_misses = misses
+                row.reason = reason
+                row.best_coverage = best_coverage
+                row.status, row.closed_at, row.closed_by = "open", None, ""
+            s.flush()
+            return self._gap(row)
+
+    def gaps(
+        self, since: datetime | None = None, status: str | None = None, limit: int = 1000
+    ) -> list[GapRecord]:
+        query = select(KnowledgeGapRow)
+        if since is not None:
+            query = query.where(KnowledgeGapRow.last_at >= _naive_utc(since))
+        if status is not None:
+            query = query.where(KnowledgeGapRow.status == status)
+        query = query.order_by(
+            KnowledgeGapRow.count.desc(), KnowledgeGapRow.last_at.desc(), KnowledgeGapRow.key
+        ).limit(limit)
+        with self._session() as s:
+            return [self._gap(r) for r in s.scalars(query)]
+
+    def close_gap(self, key: str, closed_by: str) -> None:
+        with self._session.begin() as s:
+            s.execute(
+                update(KnowledgeGapRow)
+                .where(KnowledgeGapRow.key == key, KnowledgeGapRow.status == "open")
+                .values(status="closed", closed_at=_now(), closed_by=closed_by)
+            )
 
     # -- jobs -------------------------------------------------------------------------
     def create_job(self, job: JobRecord) -> JobRecord:

@@ -1,6 +1,6 @@
 """Keyword index on SQLite FTS5, in the same database file as the metadata and graph tables.
 
-Text is tokenised in Python (core.text.index_tokens: jieba for Chinese, identifiers kept
+Text is tokenised in Python (core.text.keyword_tokens: jieba for Chinese, identifiers kept
 whole) and stored space-joined, so FTS5's tokenizer only splits on spaces; `tokenchars`
 keeps `p12.1.2` or `max_connections` one token on both the index and the query side.
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from core.errors import StoreError
-from core.text import index_tokens, query_terms
+from core.text import keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 from indexing.stores.sqlite_conn import open_sqlite
@@ -102,7 +102,7 @@ class SqliteKeywordIndex:
         return (
             chunk.department,
             chunk.modified.isoformat() if chunk.modified else None,
-            " ".join(index_tokens(chunk.title)),
+            " ".join(keyword_tokens(chunk.title)),
             acl,
             type_token(chunk.doc_type),
         )
@@ -121,9 +121,9 @@ class SqliteKeywordIndex:
                 chunk.modified.isoformat() if chunk.modified else None,
             ),
             fts=(
-                " ".join(index_tokens(chunk.text)),
-                " ".join(index_tokens(chunk.title)),
-                " ".join(index_tokens(" ".join(chunk.section_path))),
+                " ".join(keyword_tokens(chunk.text)),
+                " ".join(keyword_tokens(chunk.title)),
+                " ".join(keyword_tokens(" ".join(chunk.section_path))),
                 acl,
                 type_token(chunk.doc_type),
             ),
@@ -195,7 +195,7 @@ class SqliteKeywordIndex:
             return {r[0] for r in self._conn.execute("SELECT content_id FROM kw_chunks")}
 
     def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
-        terms = query_terms(query)
+        terms = keyword_query_terms(query)
         if not terms or k <= 0:
             return []
         match = "{text title section} : (" + " OR ".join(_quote(t) for t in terms) + ")"

@@ -23,6 +23,7 @@ from ragline.api import (
     routes_alerts,
     routes_audit,
     routes_documents,
+    routes_gaps,
     routes_gateway,
     routes_health,
     routes_jobs,
@@ -217,6 +218,7 @@ def create_app(
         routes_jobs,
         routes_openai,
         routes_gateway,
+        routes_gaps,
     ):
         app.include_router(module.router)
     for module in (routes_alerts, routes_audit, routes_viewer):

@@ -8,11 +8,14 @@ import json
 import uuid
 from typing import Any
 
+from core.errors import InvalidRequest
 from core.types import Principal, QueryFilter
 from ragline.api.cache import cache_key
 from ragline.api.context import ApiContext
+from ragline.api.errors import ApiError
 from ragline.api.limits import check_question, check_top_k
 from ragline.render import answer_view, search_view
+from routing.instruction import TaskContext
 
 
 async def run_query(
@@ -24,12 +27,21 @@ async def run_query(
     doc_types: list[str],
     task: str,
     ask: bool,
+    context: dict[str, Any] | None = None,
+    filters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     api = ctx.settings.api
-    question = check_question(question, api)
+    task_context = task_context_of(task, context, filters)
+    if question.strip() or not task_context.entities:
+        question = check_question(question, api)
     top_k = check_top_k(top_k, api)
     await ctx.before_query()
-    options = {"top_k": top_k, "doc_types": sorted(set(doc_types)), "task": task}
+    options = {
+        "top_k": top_k,
+        "doc_types": sorted(set(doc_types)),
+        "task": task,
+        "context": repr(task_context),
+    }
     key = cache_key(principal, "ask" if ask else "search", question, options)
     if (cached := ctx.cache.get(key)) is not None:
         if ask:  # every answer served is audited, cached or not
@@ -38,15 +50,33 @@ async def run_query(
     generation = ctx.cache.generation
     # The principal alone decides the ACL filter; the request only narrows further.
     where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_types))
-    if ask:
-        answer = await ctx.rag.aask(question, principal, where=where, task=task, top_k=top_k)
-        view = answer_view(answer)
-    else:
-        result = await ctx.rag.asearch(question, principal, where=where, task=task, top_k=top_k)
-        view = search_view(result)
+    try:
+        if ask:
+            answer = await ctx.rag.aask(
+                question, principal, where=where, top_k=top_k, context=task_context
+            )
+            view = answer_view(answer)
+        else:
+            result = await ctx.rag.asearch(
+                question, principal, where=where, top_k=top_k, context=task_context
+            )
+            view = search_view(result)
+    except InvalidRequest as exc:
+        raise ApiError(422, str(exc)) from exc
     if view.get("knowledge", {}).get("answered_by") != "status":  # live: never cached
         ctx.cache.put(key, view, generation)
     return {**view, "cached": False}
+
+
+def task_context_of(
+    task: str, context: dict[str, Any] | None, filters: dict[str, Any] | None
+) -> TaskContext:
+    """The request's task, context and filters as one checked TaskContext (422 if bad)."""
+    data = {**(context or {}), **(filters or {})}
+    try:
+        return TaskContext.parse(data, task)
+    except InvalidRequest as exc:
+        raise ApiError(422, str(exc)) from exc
 
 
 def _audit_cached(

@@ -36,6 +36,8 @@ async def search(
         doc_types=req.doc_types,
         task=req.task,
         ask=False,
+        context=req.context,
+        filters=req.filters,
     )
 
 
@@ -68,6 +70,8 @@ async def _ask(req: QueryRequest, principal: Principal, ctx: ApiContext) -> dict
         doc_types=req.doc_types,
         task=req.task,
         ask=True,
+        context=req.context,
+        filters=req.filters,
     )
 
 

@@ -7,14 +7,31 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+CONTEXT_DESCRIPTION = (
+    "Task context, beside or instead of a question: entities (list), region, date_from, "
+    "date_to or date_range ('FROM..TO'), doc_types, departments. It becomes the retrieval "
+    "instruction returned in `route` (filters applied inside every store, entities boosted)."
+)
+
 
 class QueryRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    question: str = Field(min_length=1, description="What to search for or ask.")
+    question: str = Field(
+        default="", description="What to search for or ask (may be empty with a context)."
+    )
     top_k: int | None = Field(default=None, ge=1, description="Hits to return (1..max_top_k).")
     doc_types: list[str] = Field(default_factory=list, description="Only these formats.")
-    task: str = Field(default="qa", max_length=64, description="Routing task, e.g. qa.")
+    task: str = Field(
+        default="qa",
+        max_length=64,
+        description="Task type: qa, compliance_review, troubleshooting, lookup, analysis.",
+    )
+    context: dict[str, Any] | None = Field(default=None, description=CONTEXT_DESCRIPTION)
+    filters: dict[str, Any] | None = Field(
+        default=None,
+        description="Filters: doc_type, department, date_range ('FROM..TO'), date_from, date_to.",
+    )
 
 
 class QueryStreamRequest(QueryRequest):

@@ -173,3 +173,21 @@ def test_update_metadata_moves_filters_and_title_without_touching_text(
     for where in wheres:
         expected = {c.chunk.content_id for c in after.all() if where.admits(c.chunk)}
         assert set(ids(store.search(q, 100, where))) == expected, where
+def test_english_analysis_stems_possessives_and_hyphens(keyword_store: OpenKeyword) -> None:
+    store = keyword_store()
+    docs = {
+        "a": "The operator's policies require multi-factor authentication for administrators.",
+        "b": "Running the nightly backups is the responsibility of the storage team.",
+        "c": "Quarterly reports list every payment processed by the finance office.",
+    }
+    chunks = {k: make_chunk(k, v) for k, v in docs.items()}
+    store.upsert([IndexedChunk(c, unit(np.ones(DIM))) for c in chunks.values()])
+    cid = {k: c.content_id for k, c in chunks.items()}
+    # Inflections meet their stems: policy/policies, administrator(s), run/running, backup(s).
+    assert ids(store.search("policy for an administrator", 3, ALL))[0] == cid["a"]
+    assert ids(store.search("who runs a nightly backup", 3, ALL))[0] == cid["b"]
+    # Possessive and hyphenation: "operators" and "multifactor" match "operator's multi-factor".
+    assert ids(store.search("operators multifactor", 3, ALL))[0] == cid["a"]
+    assert ids(store.search("multi-factor", 3, ALL))[0] == cid["a"]
+    # Stop words alone match nothing.
+    assert store.search("which of the were", 3, ALL) == []

@@ -202,8 +202,14 @@ def test_lists_the_tools_with_descriptions(fred: dict[str, Any]) -> None:
     # An agent must learn what "covered" means and that labels resolve to sources.
     assert "covered" in tools["ask"].description and "does not cover" in tools["ask"].description
     assert "[Doc" in tools["search"].description and "covered" in tools["search"].description
-    assert set(tools["search"].input_schema["properties"]) == {"question", "top_k", "doc_types"}
-    assert set(tools["ask"].input_schema["properties"]) == {"question", "top_k"}
+    assert set(tools["search"].input_schema["properties"]) == {
+        "question",
+        "top_k",
+        "doc_types",
+        "task",
+        "context",
+    }
+    assert set(tools["ask"].input_schema["properties"]) == {"question", "top_k", "task", "context"}
     assert tools["ask"].input_schema["required"] == ["question"]
 
 

@@ -1,7 +1,7 @@
 """knowledge gateway: audit of SQL/status executions, request traces, agent memory
 
-Revision ID: 0003_gateway
-Revises: 0002_table_structure
+Revision ID: 0004_gateway
+Revises: 0003_line_map
 Create Date: 2026-12-01
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_gateway"
+revision: str = "0004_gateway"
 down_revision: str | Sequence[str] | None = "0003_line_map"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None

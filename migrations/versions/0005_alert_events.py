@@ -1,7 +1,7 @@
 """alert events: every firing, automatic action, recovery and notification, audited
 
-Revision ID: 0003_alert_events
-Revises: 0002_table_structure
+Revision ID: 0005_alert_events
+Revises: 0004_gateway
 Create Date: 2026-12-01
 """
 
@@ -12,8 +12,8 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-revision: str = "0003_alert_events"
-down_revision: str | Sequence[str] | None = "0003_gateway"
+revision: str = "0005_alert_events"
+down_revision: str | Sequence[str] | None = "0004_gateway"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

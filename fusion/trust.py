@@ -1,0 +1,71 @@
+"""Source trust and timeliness: how far a passage's source is trusted and how fresh it is.
+
+Trust comes from configuration (settings.fusion): glob rules over the document's source put
+it in a source class (internal_sop 1.0, external_standard 0.7, news 0.3, ...); a document no
+rule matches keeps the trust it was ingested with (the upload's `source_trust` field, 1.0
+by default) in the `default` class. Resolved at query time, so a changed rule applies to
+every document at once, without re-ingesting.
+
+Timeliness is an exponential decay by the document's date (the effective date found in its
+text at ingest, else the file's modification time): 0.5 ** (age / half_life). Classes with
+`decays = false` (statutes, standards in force) are always 1.0.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass
+from datetime import date
+
+from core.ids import path_from_uri
+from core.settings import FusionSettings, SourceClass
+from core.types import Chunk
+
+UNKNOWN_DATE_TIMELINESS = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SourceStanding:
+    source_class: str
+    trust: float
+    decays: bool
+
+
+def _candidates(source: str) -> tuple[str, ...]:
+    path = path_from_uri(source)
+    return (source, str(path)) if path is not None else (source,)
+
+
+class TrustPolicy:
+    def __init__(self, settings: FusionSettings) -> None:
+        self.settings = settings
+        self._classes = dict(settings.source_classes)
+        self._classes.setdefault("default", SourceClass())
+
+    def standing(self, chunk: Chunk) -> SourceStanding:
+        names = _candidates(chunk.source)
+        for rule in self.settings.trust_rules:
+            if any(fnmatch.fnmatch(n, rule.glob) for n in names):
+                cls = self._classes.get(rule.source_class, self._classes["default"])
+                trust = cls.trust if rule.trust is None else rule.trust
+                return SourceStanding(rule.source_class, trust, cls.decays)
+        default = self._classes["default"]
+        return SourceStanding("default", chunk.source_trust, default.decays)
+
+    def timeliness(self, chunk: Chunk, decays: bool, today: date) -> float:
+        if not decays:
+            return 1.0
+        return decay(chunk.modified, today, self.settings.half_life_days)
+
+    def authority_rank(self, source_class: str) -> int:
+        order = self.settings.authority
+        return order.index(source_class) if source_class in order else len(order)
+
+
+def decay(when: date | None, today: date, half_life_days: float) -> float:
+    """1.0 today, 0.5 after one half-life, 0.25 after two; 0.5 when the date is unknown.
+    A date in the future (an effective date not reached yet) counts as today."""
+    if when is None:
+        return UNKNOWN_DATE_TIMELINESS
+    age = max((today - when).days, 0)
+    return float(0.5 ** (age / half_life_days))

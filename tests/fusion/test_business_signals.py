@@ -1,0 +1,184 @@
+"""Trust, timeliness, the rerank formula, route budgets and fallbacks in the pipeline."""
+
+import asyncio
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import date, timedelta
+
+from core.settings import FusionSettings, TrustRule
+from core.types import Chunk, Hit, Principal, QueryFilter, ScoredId
+from fusion.pipeline import SearchPipeline
+from fusion.rerank import SignalReranker
+from fusion.trust import TrustPolicy, decay
+from routing.instruction import TaskContext
+from routing.intent import Intent
+from routing.router import Router
+from routing.synonyms import SynonymDictionary
+
+TODAY = date(2026, 6, 1)
+POOL = ThreadPoolExecutor(4)
+
+
+def _chunk(cid: str, text: str, **kw: object) -> Chunk:
+    base = Chunk(
+        content_id=cid,
+        doc_id=f"doc-{cid}",
+        version="v1",
+        ordinal=0,
+        kind="text",
+        text=text,
+        page_start=1,
+        page_end=1,
+        line_start=1,
+        line_end=1,
+        source=f"file:///srv/docs/{cid}.md",
+        title=cid,
+        doc_type="markdown",
+    )
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_decay_half_life() -> None:
+    assert decay(TODAY, TODAY, 180) == 1.0
+    assert abs(decay(TODAY - timedelta(days=180), TODAY, 180) - 0.5) < 1e-9
+    assert abs(decay(TODAY - timedelta(days=360), TODAY, 180) - 0.25) < 1e-9
+    assert decay(None, TODAY, 180) == 0.5
+    assert decay(TODAY + timedelta(days=30), TODAY, 180) == 1.0
+
+
+def test_trust_rules_classes_and_upload_field() -> None:
+    fusion = FusionSettings(
+        trust_rules=[
+            TrustRule(glob="*/news/*", source_class="news"),
+            TrustRule(glob="*/laws/*", source_class="statute"),
+            TrustRule(glob="*/vendor/*", source_class="external_standard", trust=0.6),
+        ]
+    )
+    policy = TrustPolicy(fusion)
+    news = policy.standing(_chunk("a", "x", source="file:///srv/news/a.html"))
+    assert (news.source_class, news.trust, news.decays) == ("news", 0.3, True)
+    law = policy.standing(_chunk("b", "x", source="file:///srv/laws/b.md"))
+    assert (law.source_class, law.trust, law.decays) == ("statute", 1.0, False)
+    assert policy.standing(_chunk("c", "x", source="file:///srv/vendor/c.pdf")).trust == 0.6
+    upload = policy.standing(_chunk("d", "x", source="upload://k", source_trust=0.4))
+    assert (upload.source_class, upload.trust) == ("default", 0.4)
+    old = _chunk("e", "x", modified=TODAY - timedelta(days=3650), source="file:///srv/laws/e")
+    assert policy.timeliness(old, law.decays, TODAY) == 1.0  # statutes do not decay
+
+
+def _hits(*chunks: Chunk) -> list[Hit]:
+    return [Hit(c, 1.0) for c in chunks]
+
+
+def test_rerank_formula_prefers_newer_and_trusted_when_relevance_ties() -> None:
+    text = "The maximum session timeout is 30 minutes."
+    old = _chunk("old", text, modified=TODAY - timedelta(days=720))
+    new = _chunk("new", text, modified=TODAY - timedelta(days=10))
+    reranker = SignalReranker(today=TODAY)
+    ranked = reranker.rerank("maximum session timeout", _hits(old, new), 1.0)
+    assert [h.chunk.content_id for h in ranked] == ["new", "old"]
+    s = ranked[0].signals
+    expected = s["relevance"] * (
+        0.5 + 0.3 * s["timeliness"] + 0.15 * s["trust"] + 0.05 * s["coverage"]
+    )
+    assert abs(ranked[0].score - expected) < 1e-9
+    # Switched off, age cannot reorder: equal scores, ties broken by content_id.
+    off = SignalReranker(today=TODAY, fusion=FusionSettings(use_timeliness=False))
+    ranked = off.rerank("maximum session timeout", _hits(old, new), 1.0)
+    assert ranked[0].score == ranked[1].score
+    # Trust: a news copy of the same text ranks under the SOP.
+    fusion = FusionSettings(trust_rules=[TrustRule(glob="*/news/*", source_class="news")])
+    sop = _chunk("sop", text, modified=TODAY)
+    news = _chunk("blog", text, modified=TODAY, source="file:///srv/news/blog.html")
+    ranked = SignalReranker(today=TODAY, fusion=fusion).rerank(
+        "session timeout", _hits(news, sop), 1.0
+    )
+    assert [h.chunk.content_id for h in ranked] == ["sop", "blog"]
+    assert ranked[1].source_class == "news" and ranked[1].signals["trust"] == 0.3
+
+
+def test_relevance_still_dominates_age() -> None:
+    """Decay reorders near-ties; it does not bury the passage that answers the question."""
+    answer = _chunk(
+        "ans", "The maximum session timeout is 30 minutes.", modified=TODAY - timedelta(days=400)
+    )
+    other = _chunk("oth", "Lunch menus are published weekly.", modified=TODAY)
+    ranked = SignalReranker(today=TODAY).rerank(
+        "maximum session timeout", _hits(other, answer), 1.0
+    )
+    assert ranked[0].chunk.content_id == "ans"
+
+
+class _Stores:
+    def __init__(self, chunks: Sequence[Chunk], delay_s: float = 0.0) -> None:
+        self.chunks = {c.content_id: c for c in chunks}
+        self.delay_s = delay_s
+        self.seen: list[tuple[str, str, QueryFilter]] = []
+
+    def factory(self, name: str):  # type: ignore[no-untyped-def]
+        def make(query: str, where: QueryFilter, intent: Intent):  # type: ignore[no-untyped-def]
+            self.seen.append((name, query, where))
+
+            def run(k: int) -> list[ScoredId]:
+                if name == "dense" and self.delay_s:
+                    time.sleep(self.delay_s)
+                return [ScoredId(c, 1.0) for c, ch in self.chunks.items() if where.admits(ch)][:k]
+
+            return run
+
+        return make
+
+    def serving(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        return {i: self.chunks[i] for i in ids if i in self.chunks}
+
+
+def _pipeline(stores: _Stores, synonyms: SynonymDictionary | None = None) -> SearchPipeline:
+    return SearchPipeline(
+        Router(),
+        {n: stores.factory(n) for n in ("keyword", "dense", "graph")},
+        stores.serving,
+        SignalReranker(today=TODAY),
+        POOL,  # the app's own pool: asyncio.run must not wait on it
+        synonyms=synonyms,
+    )
+
+
+def test_route_object_filters_and_synonyms_reach_every_source() -> None:
+    stores = _Stores(
+        [
+            _chunk("a", "服务器温度过高时风扇全速运转", department="it", modified=TODAY),
+            _chunk("b", "财务报销流程", department="finance", modified=TODAY),
+        ]
+    )
+    ctx = TaskContext(task="troubleshooting", departments=("it",), entities=("风扇",))
+    result = asyncio.run(
+        _pipeline(stores, SynonymDictionary()).search("服务器过热", Principal(), context=ctx)
+    )
+    route = result.route
+    assert route.rule == "troubleshooting" and route.budget_ms == 800
+    assert route.filters == {"department": ["it"]}
+    assert route.synonyms_applied == {"过热": ["温度过高", "发热异常", "散热不良"]}
+    assert "温度过高" in route.query and "风扇" in route.query
+    assert [h.chunk.content_id for h in result.hits] == ["a"]
+    # Every source got the narrowed filter and the expanded query.
+    assert {name for name, _, _ in stores.seen} == {"keyword", "dense"}
+    assert all(w.departments == {"it"} and "温度过高" in q for _, q, w in stores.seen)
+    # The synonym counts for coverage: the question is judged covered.
+    assert result.covered
+
+
+def test_budget_is_enforced_and_fallback_reported() -> None:
+    stores = _Stores([_chunk("a", "第十三条 个人信息处理者", modified=TODAY)], delay_s=0.2)
+    result = asyncio.run(_pipeline(stores).search("个人信息处理者", Principal()))
+    assert result.route.rule == "default-hybrid"
+    assert result.route.fallback == ""  # a slowish source within its budget still answers
+    stores.delay_s = 3.0
+    pipe = _pipeline(stores)
+    start = time.perf_counter()
+    result = asyncio.run(pipe.search("个人信息处理者", Principal(), task="troubleshooting"))
+    assert time.perf_counter() - start < 1.5  # 800 ms budget, not the source's 3 s
+    assert result.route.fallback == "dense: timeout after 800 ms; answered from keyword"
+    assert any(w.startswith("dense: timeout") for w in result.warnings)
+    assert [h.chunk.content_id for h in result.hits] == ["a"]

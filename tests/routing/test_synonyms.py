@@ -1,0 +1,60 @@
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from core.errors import ConfigError
+from routing.synonyms import SynonymDictionary
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    # Make sure the modification time moves even on coarse-grained file systems.
+    stamp = time.time() + (os.stat(path).st_mtime_ns % 7) + 2
+    os.utime(path, (stamp, stamp))
+
+
+def test_expands_groups_both_ways_and_per_department(tmp_path: Path) -> None:
+    path = tmp_path / "syn.toml"
+    _write(
+        path,
+        '[global]\n"过热" = ["温度过高", "发热异常", "散热不良"]\n'
+        '"MFA" = ["multi-factor authentication"]\n'
+        '[department.it]\n"宕机" = ["故障"]\n',
+    )
+    syn = SynonymDictionary(path)
+    out = syn.expand("服务器过热怎么办")
+    assert out.applied == {"过热": ["温度过高", "发热异常", "散热不良"]}
+    assert out.query == "服务器过热怎么办 温度过高 发热异常 散热不良"
+    # Any member of a group expands to the others.
+    assert syn.expand("CPU 温度过高").applied == {"温度过高": ["过热", "发热异常", "散热不良"]}
+    # Latin terms match as whole words only.
+    assert syn.expand("Is MFA required?").applied == {"MFA": ["multi-factor authentication"]}
+    assert not syn.expand("the MFAX token").applied
+    assert not syn.expand("数据库宕机").applied
+    assert syn.expand("数据库宕机", ["it"]).applied == {"宕机": ["故障"]}
+
+
+def test_hot_reload_keeps_last_good(tmp_path: Path) -> None:
+    path = tmp_path / "syn.toml"
+    _write(path, '[global]\n"a1" = ["b1"]\n')
+    syn = SynonymDictionary(path)
+    assert syn.expand("a1").applied == {"a1": ["b1"]}
+    _write(path, '[global]\n"a1" = ["c1"]\n')
+    assert syn.expand("a1").applied == {"a1": ["c1"]}
+    _write(path, "[global\nbroken")
+    assert syn.expand("a1").applied == {"a1": ["c1"]}  # last good dictionary
+    assert "synonyms" in syn.error
+
+
+def test_bad_file_fails_at_start(tmp_path: Path) -> None:
+    path = tmp_path / "syn.toml"
+    _write(path, '[global]\n"a" = [1]\n')
+    with pytest.raises(ConfigError, match="SYNONYMS__PATH"):
+        SynonymDictionary(path)
+
+
+def test_packaged_dictionary_loads() -> None:
+    syn = SynonymDictionary()
+    assert syn.expand("服务器过热").applied["过热"] == ["温度过高", "发热异常", "散热不良"]
