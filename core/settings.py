@@ -268,6 +268,10 @@ class BackendSettings(BaseModel):
     # Every node carries this namespace: deployments, benches and tests share one database.
     neo4j_namespace: str = "ragline"
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
+    # English stems, possessives, hyphenation and stop words in both keyword backends
+    # (core.text.keyword_tokens); false = the plain tokens. Changing it needs
+    # `ragline repair --rebuild keyword`.
+    english_analysis: bool = True
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).
     dense_mmap: bool = True

@@ -146,11 +146,13 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
     return out
 
 
-def keyword_tokens(text: str) -> list[str]:
-    """Tokens a keyword index stores for a passage."""
-    return _keyword_analyse(text, query=False)
+def keyword_tokens(text: str, english: bool = True) -> list[str]:
+    """Tokens a keyword index stores for a passage (`english=False`: plain tokens)."""
+    return _keyword_analyse(text, query=False) if english else index_tokens(text)
 
 
-def keyword_query_terms(text: str) -> list[str]:
+def keyword_query_terms(text: str, english: bool = True) -> list[str]:
     """Distinct terms a keyword index is queried with, stop words removed."""
+    if not english:
+        return query_terms(text)
     return list(dict.fromkeys(_keyword_analyse(text, query=True)))

@@ -42,10 +42,10 @@ def _keyword(settings: Settings) -> KeywordIndex:
         # Imported here so an embedded deployment never loads server clients (and vice versa).
         from indexing.stores.elastic_keyword import ElasticKeywordIndex
 
-        return ElasticKeywordIndex(b.es_url, b.es_index)
+        return ElasticKeywordIndex(b.es_url, b.es_index, english_analysis=b.english_analysis)
     from indexing.stores.sqlite_keyword import SqliteKeywordIndex
 
-    return SqliteKeywordIndex(settings.sqlite_path)
+    return SqliteKeywordIndex(settings.sqlite_path, english_analysis=b.english_analysis)
 
 
 def _graph(settings: Settings) -> GraphStore:

@@ -205,6 +205,8 @@ class AlertEventRow(Base):
     threshold: Mapped[float | None] = mapped_column(Float, nullable=True)
     message: Mapped[str] = mapped_column(Text, default="")
     detail: Mapped[str] = mapped_column(Text, default="{}")  # JSON
+
+
 class KnowledgeGapRow(Base):
     """A question the documents did not answer (or only weakly), deduplicated by its
     normalised form: what knowledge administrators should write or upload next."""

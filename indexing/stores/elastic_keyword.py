@@ -83,12 +83,14 @@ class ElasticKeywordIndex:
         title_weight: float = 2.0,
         section_weight: float = 1.5,
         timeout_s: float = 30.0,
+        english_analysis: bool = True,
         shards: int = 1,
         replicas: int = 0,
     ) -> None:
         if not re.fullmatch(r"[a-z0-9][a-z0-9_.-]*", alias):
             raise StoreError(f"invalid Elasticsearch index name {alias!r}")
         self.alias = alias
+        self._english = english_analysis
         self._fields = [f"text^{text_weight}", f"title^{title_weight}", f"section^{section_weight}"]
         self._http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
         self._settings = {"number_of_shards": shards, "number_of_replicas": replicas}
@@ -178,10 +180,10 @@ class ElasticKeywordIndex:
     # ---- writes ------------------------------------------------------------------------
 
     @staticmethod
-    def _meta_fields(chunk: Chunk) -> dict[str, Any]:
+    def _meta_fields(chunk: Chunk, english: bool = True) -> dict[str, Any]:
         """The document-level fields: what a metadata update rewrites."""
         return {
-            "title": " ".join(keyword_tokens(chunk.title)),
+            "title": " ".join(keyword_tokens(chunk.title, english)),
             "title_raw": chunk.title,
             "doc_type": chunk.doc_type,
             "department": chunk.department,
@@ -192,16 +194,16 @@ class ElasticKeywordIndex:
         }
 
     @classmethod
-    def _doc(cls, chunk: Chunk) -> dict[str, Any]:
+    def _doc(cls, chunk: Chunk, english: bool = True) -> dict[str, Any]:
         return {
             "content_id": chunk.content_id,
             "doc_id": chunk.doc_id,
             "version": chunk.version,
-            "text": " ".join(keyword_tokens(chunk.text)),
-            "section": " ".join(keyword_tokens(" ".join(chunk.section_path))),
+            "text": " ".join(keyword_tokens(chunk.text, english)),
+            "section": " ".join(keyword_tokens(" ".join(chunk.section_path), english)),
             "section_path": list(chunk.section_path),
             "ordinal": chunk.ordinal,
-            **cls._meta_fields(chunk),
+            **cls._meta_fields(chunk, english),
         }
 
     def _bulk(self, lines: list[str]) -> None:
@@ -222,7 +224,7 @@ class ElasticKeywordIndex:
         lines: list[str] = []
         for chunk in chunks:
             lines.append(json.dumps({"index": {"_index": index, "_id": chunk.content_id}}))
-            lines.append(json.dumps(self._doc(chunk), ensure_ascii=False))
+            lines.append(json.dumps(self._doc(chunk, self._english), ensure_ascii=False))
         self._bulk(lines)
 
     def upsert(self, items: Sequence[IndexedChunk]) -> None:
@@ -251,7 +253,9 @@ class ElasticKeywordIndex:
             for chunk in latest[i : i + _BULK_DOCS]:
                 action = {"update": {"_index": self.alias, "_id": chunk.content_id}}
                 lines.append(json.dumps(action))
-                lines.append(json.dumps({"doc": self._meta_fields(chunk)}, ensure_ascii=False))
+                lines.append(
+                    json.dumps({"doc": self._meta_fields(chunk, self._english)}, ensure_ascii=False)
+                )
             self._bulk(lines)
             self._dirty = True
 
@@ -321,7 +325,7 @@ class ElasticKeywordIndex:
         return out
 
     def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
-        terms = keyword_query_terms(query)
+        terms = keyword_query_terms(query, self._english)
         if not terms or k <= 0:
             return []
         idents = [t for t in terms if _IDENTIFIER.fullmatch(t)]

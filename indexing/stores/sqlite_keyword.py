@@ -79,7 +79,9 @@ class SqliteKeywordIndex:
         title_weight: float = 2.0,
         section_weight: float = 1.5,
         busy_timeout_s: float = 30.0,
+        english_analysis: bool = True,
     ) -> None:
+        self._english = english_analysis
         self._lock = threading.Lock()
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
         # acl and doc_type get weight 0: they are filters and must not move the score.
@@ -96,19 +98,19 @@ class SqliteKeywordIndex:
         self._conn.executemany("DELETE FROM kw_chunks WHERE id = ?", rows)
 
     @staticmethod
-    def _meta_row(chunk: Chunk) -> tuple[str, str | None, str, str, str]:
+    def _meta_row(chunk: Chunk, english: bool = True) -> tuple[str, str | None, str, str, str]:
         """department, modified, title tokens, acl tokens, doc_type token."""
         acl = " ".join(sorted(acl_token(t) for t in chunk.acl_tags)) if chunk.acl_tags else PUBLIC
         return (
             chunk.department,
             chunk.modified.isoformat() if chunk.modified else None,
-            " ".join(keyword_tokens(chunk.title)),
+            " ".join(keyword_tokens(chunk.title, english)),
             acl,
             type_token(chunk.doc_type),
         )
 
     @staticmethod
-    def _row(chunk: Chunk) -> _Row:
+    def _row(chunk: Chunk, english: bool = True) -> _Row:
         """Everything to insert for a chunk, tokenised before any lock or transaction is
         taken: jieba is the slow part, and the database's write lock is shared with the
         metadata store."""
@@ -121,9 +123,9 @@ class SqliteKeywordIndex:
                 chunk.modified.isoformat() if chunk.modified else None,
             ),
             fts=(
-                " ".join(keyword_tokens(chunk.text)),
-                " ".join(keyword_tokens(chunk.title)),
-                " ".join(keyword_tokens(" ".join(chunk.section_path))),
+                " ".join(keyword_tokens(chunk.text, english)),
+                " ".join(keyword_tokens(chunk.title, english)),
+                " ".join(keyword_tokens(" ".join(chunk.section_path), english)),
                 acl,
                 type_token(chunk.doc_type),
             ),
@@ -153,7 +155,7 @@ class SqliteKeywordIndex:
     def upsert(self, items: Sequence[IndexedChunk]) -> None:
         latest = {item.chunk.content_id: item.chunk for item in items}
         if latest:
-            rows = [self._row(chunk) for chunk in latest.values()]
+            rows = [self._row(chunk, self._english) for chunk in latest.values()]
             # Delete-then-insert in one transaction: applying the same items twice is a no-op.
             self._write(list(latest), rows)
 
@@ -163,7 +165,7 @@ class SqliteKeywordIndex:
 
     def update_metadata(self, chunks: Sequence[Chunk]) -> None:
         # Only the document-level columns: the text (the slow part to tokenise) stays.
-        latest = {c.content_id: self._meta_row(c) for c in chunks}
+        latest = {c.content_id: self._meta_row(c, self._english) for c in chunks}
         if not latest:
             return
         with self._lock:
@@ -195,7 +197,7 @@ class SqliteKeywordIndex:
             return {r[0] for r in self._conn.execute("SELECT content_id FROM kw_chunks")}
 
     def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
-        terms = keyword_query_terms(query)
+        terms = keyword_query_terms(query, self._english)
         if not terms or k <= 0:
             return []
         match = "{text title section} : (" + " OR ".join(_quote(t) for t in terms) + ")"

@@ -173,6 +173,8 @@ def test_update_metadata_moves_filters_and_title_without_touching_text(
     for where in wheres:
         expected = {c.chunk.content_id for c in after.all() if where.admits(c.chunk)}
         assert set(ids(store.search(q, 100, where))) == expected, where
+
+
 def test_english_analysis_stems_possessives_and_hyphens(keyword_store: OpenKeyword) -> None:
     store = keyword_store()
     docs = {
