@@ -91,8 +91,9 @@ def test_agent_loop_through_a_real_model_keeps_the_guarantees(rag: Ragline) -> N
     reply = asyncio.run(rag.aagent([Turn("user", "What does error E102 mean?")], USER))
     assert reply.answer.mode in ("agent", "extractive")
     assert_guarantees(reply.answer)
-    # Every round's request was one the real server accepts (it once refused a null
-    # assistant content next to tool_calls).
-    assert not any("LLM call failed" in w for w in reply.answer.warnings), reply.answer.warnings
+    # Every round's request was one the real server accepts (it once answered HTTP 500 to
+    # a null assistant content next to tool_calls). A timeout on a loaded CPU is allowed:
+    # the fallback then stands in, and the guarantees above still hold.
+    assert not any("answered HTTP" in w for w in reply.answer.warnings), reply.answer.warnings
     for step in reply.trace:  # whatever the model sent as arguments, the loop coped
         assert step["parse_mode"] in ("strict", "repaired", "key_value", "raw", "empty")
