@@ -116,8 +116,11 @@ ROWS: tuple[tuple[str, tuple[Panel, ...]], ...] = (
                 "percentunit",
             ),
             Panel(
-                "Knowledge gaps (questions not covered, by intent, 1 h)",
-                (("sum by (intent) (increase(ragline_knowledge_gaps_total[1h]))", "{{intent}}"),),
+                "Knowledge gaps recorded (by reason) and closed by later ingests, 1 h",
+                (
+                    ("sum by (reason) (increase(ragline_knowledge_gaps_total[1h]))", "{{reason}}"),
+                    ("sum(increase(ragline_knowledge_gaps_closed_total[1h]))", "closed by ingests"),
+                ),
             ),
             Panel(
                 "Answers by mode and coverage; removed LLM citations",

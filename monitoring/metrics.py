@@ -203,12 +203,6 @@ class Metrics:
             ["mode"],
             registry=self.registry,
         )
-        self.knowledge_gaps = Counter(
-            "ragline_knowledge_gaps",
-            "Questions the documents did not cover, by detected intent",
-            ["intent"],
-            registry=self.registry,
-        )
         self.acl_denials = Counter(
             "ragline_acl_denials",
             "Requests refused or narrowed by permissions (403, or a document hidden as 404)",
@@ -284,8 +278,6 @@ class Metrics:
         if answer.covered:
             self.answer_sentences.labels(mode=answer.mode).inc(sentences)
             self.answer_sentences_verified.labels(mode=answer.mode).inc(verified)
-        else:
-            self.knowledge_gaps.labels(intent=intent or "general").inc()
 
     def watch_state(self, read: Callable[[], OpsState]) -> None:
         """Expose jobs, queue depth, freshness and breakers, read at each scrape."""
