@@ -233,12 +233,17 @@ def hostile(
         Path | None,
         typer.Option("--docs", exists=True, file_okay=False, help="Default: shared/data/docs."),
     ] = None,
+    parse_only: Annotated[
+        bool,
+        typer.Option("--parse-only", help="Only parse the corpus: worker peak memory, times."),
+    ] = False,
     json_out: JsonOut = None,
     data_dir: Work = None,
 ) -> None:
     """Hostile corpus: every file failed with a reason or indexed with chunks, no crash or
     hang, workers under the memory cap, stores in agreement, good documents still answer.
     Exits 1 when any of that does not hold."""
+    from ragline.bench.hostile import parse_only as run_parse_only
     from ragline.bench.hostile import run_hostile
     from ragline.bench.hostile_corpus import find_shared_docs, source_documents
 
@@ -246,9 +251,15 @@ def hostile(
     if found is None:
         raise typer.BadParameter("no shared/data/docs found: pass --docs")
     sources = source_documents(found)
-    result = _run_in(
-        data_dir, lambda rag, root: run_hostile(rag, root, sources, sources, files, seed, scale)
-    )
+    if parse_only:
+        result = _run_in(
+            data_dir, lambda rag, root: run_parse_only(rag, root, sources, files, seed, scale)
+        )
+    else:
+        result = _run_in(
+            data_dir,
+            lambda rag, root: run_hostile(rag, root, sources, sources, files, seed, scale),
+        )
     detail = result.pop("files_detail")
     write_json(None, result)
     if json_out is not None:

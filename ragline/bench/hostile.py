@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from core.errors import RaglineError
 from core.text import split_sentences
 from core.types import Principal, QueryFilter
 from ragline.app import Ragline
@@ -149,6 +150,44 @@ def run_hostile(
         and (cap <= 0 or peak <= cap)
         and probes["found_top5"] == probes["asked"]
         and probes["cited"] == probes["asked"],
+        "files_detail": rows,
+    }
+
+
+def parse_only(rag: Ragline, root: Path, sources: Sequence[Path], mutated: int,
+               seed: int = 14, scale: float = 1.0) -> dict[str, Any]:
+    """Only the parse step of the same corpus, through one worker pool under the configured
+    limits: the workers' true peak memory and the slowest parses, without embedding."""
+    from ingestion.parse import MB, ParseOptions, ParserPool, parse_file
+
+    files = generate(sources, root / "hostile", mutated, seed, scale)
+    settings = rag.settings
+    options = ParseOptions.from_settings(settings.ingest, settings.ingest_limits)
+    rows: list[dict[str, Any]] = []
+    outcomes: Counter[str] = Counter()
+    with ParserPool() as pool:
+        for f in files:
+            start = time.perf_counter()
+            try:
+                parse_file(f.path, max_bytes=int(settings.ingest.max_file_mb * MB),
+                           timeout_s=settings.ingest.parse_timeout_s, pool=pool,
+                           options=options)
+                outcome = "parsed"
+            except RaglineError as exc:
+                outcome = type(exc).__name__
+            outcomes[outcome] += 1
+            rows.append({"file": f.path.name, "outcome": outcome,
+                         "seconds": round(time.perf_counter() - start, 2)})
+        peak = pool.peak_rss_mb
+    cap = settings.ingest_limits.worker_memory_mb
+    return {
+        "files": len(files),
+        "outcomes": dict(sorted(outcomes.items())),
+        "worker_peak_rss_mb": round(peak, 1),
+        "worker_memory_cap_mb": cap,
+        "under_memory_cap": cap <= 0 or peak <= cap,
+        "slowest": sorted(rows, key=lambda r: -r["seconds"])[:5],
+        "ok": cap <= 0 or peak <= cap,
         "files_detail": rows,
     }
 
