@@ -154,8 +154,14 @@ def run_hostile(
     }
 
 
-def parse_only(rag: Ragline, root: Path, sources: Sequence[Path], mutated: int,
-               seed: int = 14, scale: float = 1.0) -> dict[str, Any]:
+def parse_only(
+    rag: Ragline,
+    root: Path,
+    sources: Sequence[Path],
+    mutated: int,
+    seed: int = 14,
+    scale: float = 1.0,
+) -> dict[str, Any]:
     """Only the parse step of the same corpus, through one worker pool under the configured
     limits: the workers' true peak memory and the slowest parses, without embedding."""
     from ingestion.parse import MB, ParseOptions, ParserPool, parse_file
@@ -169,15 +175,24 @@ def parse_only(rag: Ragline, root: Path, sources: Sequence[Path], mutated: int,
         for f in files:
             start = time.perf_counter()
             try:
-                parse_file(f.path, max_bytes=int(settings.ingest.max_file_mb * MB),
-                           timeout_s=settings.ingest.parse_timeout_s, pool=pool,
-                           options=options)
+                parse_file(
+                    f.path,
+                    max_bytes=int(settings.ingest.max_file_mb * MB),
+                    timeout_s=settings.ingest.parse_timeout_s,
+                    pool=pool,
+                    options=options,
+                )
                 outcome = "parsed"
             except RaglineError as exc:
                 outcome = type(exc).__name__
             outcomes[outcome] += 1
-            rows.append({"file": f.path.name, "outcome": outcome,
-                         "seconds": round(time.perf_counter() - start, 2)})
+            rows.append(
+                {
+                    "file": f.path.name,
+                    "outcome": outcome,
+                    "seconds": round(time.perf_counter() - start, 2),
+                }
+            )
         peak = pool.peak_rss_mb
     cap = settings.ingest_limits.worker_memory_mb
     return {
