@@ -82,6 +82,70 @@ class AgentTools:
         self.scale = score_scale(rag.reranker.weights)
 
     def registry(self) -> ToolRegistry:
+        registry = self._document_tools()
+        self._register_gateway(registry)
+        return registry
+
+    def _register_gateway(self, registry: ToolRegistry) -> None:
+        """The knowledge gateway's operations, for the templates and status sources this
+        principal may use (none configured or allowed: no tool, the model never sees it)."""
+        from ragline.render import gateway_view
+
+        catalogue = self.rag.gateway_catalogue(self.principal)
+        if catalogue.get("templates"):
+            names = ", ".join(f"{t['name']} ({t['description']})" for t in catalogue["templates"])
+
+            async def rows(template: str = "", params: Any = None, question: str = "") -> Any:
+                result = await self.rag.query_rows(
+                    self.principal, template, dict(params or {}), question=question
+                )
+                return gateway_view(result)
+
+            register_method(
+                registry,
+                "query_rows",
+                "Rows from the company's databases, only through these declared templates: "
+                f"{names}. Give `template` and its `params`, or a `question`. Cite the "
+                "block's label (like [DB_template_1]) for every figure.",
+                {
+                    "type": "object",
+                    "properties": {
+                        "template": {"type": "string", "description": "Template name."},
+                        "params": {"type": "object", "description": "Template parameters."},
+                        "question": {"type": "string", "description": "Or: the question."},
+                    },
+                },
+                rows,
+                "question",
+            )
+        if catalogue.get("status_sources"):
+            ids = ", ".join(f"{h['id']} ({h['description']})" for h in catalogue["status_sources"])
+
+            async def status(source: str = "", params: Any = None, question: str = "") -> Any:
+                result = await self.rag.lookup_status(
+                    self.principal, source, dict(params or {}), question=question
+                )
+                return gateway_view(result)
+
+            register_method(
+                registry,
+                "lookup_status",
+                f"Live status from these sources: {ids}. Give `source` and its `params` "
+                "(e.g. a ticket or order id), or a `question` naming the identifier. Cite the "
+                "block's label (like [API_source_1]).",
+                {
+                    "type": "object",
+                    "properties": {
+                        "source": {"type": "string", "description": "Status source id."},
+                        "params": {"type": "object", "description": "Identifier parameters."},
+                        "question": {"type": "string", "description": "Or: the question."},
+                    },
+                },
+                status,
+                "question",
+            )
+
+    def _document_tools(self) -> ToolRegistry:
         top = self.settings.default_top_k
         return ToolRegistry(
             [

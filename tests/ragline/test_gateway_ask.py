@@ -70,3 +70,25 @@ def test_stale_rows_are_flagged_when_nothing_fresher_answers(stale_rag: Ragline)
     assert "tickets_opened: 59 [DB_tickets_opened_1]" in answer.text
     assert "may be outdated" in answer.text and answer.blocks[0].freshness.stale
     assert any("may be outdated" in w for w in answer.warnings)
+
+
+def test_the_agent_gets_gateway_tools_only_for_sources_its_principal_may_use(
+    stale_rag: Ragline,
+) -> None:
+    """Issue 11's agent loop reaches rows through the gateway's own checks: an analyst's
+    registry offers query_rows, and calling it runs the template as that analyst."""
+    import asyncio
+
+    from core.types import QueryFilter
+    from ragline.agent_tools import AgentTools
+
+    settings = stale_rag.settings.agent
+    analyst = AgentTools(stale_rag, ANALYST, QueryFilter.for_principal(ANALYST), settings)
+    intern = AgentTools(stale_rag, INTERN, QueryFilter.for_principal(INTERN), settings)
+    assert "query_rows" in analyst.registry()
+    assert "query_rows" not in intern.registry()  # default deny: the tool is not even offered
+    rows = analyst.registry()._tools["query_rows"]
+    out = asyncio.run(rows.handler({"question": QUESTION}))
+    assert out.content["status"] == "ok", out.content
+    assert out.content["blocks"][0]["label"].startswith("[DB_")
+    assert "264140" in str(out.content["blocks"][0]["content"]).replace(",", "")
