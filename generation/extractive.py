@@ -65,6 +65,8 @@ _QUANTITY_QUESTION = re.compile(
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
+# Codes a question pins its answer to: error codes, part and order numbers (E102, ERR-1042).
+_CODE = re.compile(r"\b[A-Za-z]{1,6}[-_]?\d{2,}[A-Za-z0-9]*\b")
 _FILE_SEP = re.compile(r"[-_.]+")
 # "表 6.3", "Table 2", "Figure 4", "§ 3.1": references, not quantities.
 _REFERENCE = re.compile(
@@ -305,9 +307,28 @@ def _similar(a: str, b: str) -> bool:
     return bool(ga and gb) and len(ga & gb) / len(ga | gb) >= DUPLICATE_JACCARD
 
 
-def _supplements(s: _Scored, best: _Scored) -> bool:
+def _codes(text: str) -> set[str]:
+    return {c.lower() for c in _CODE.findall(text)}
+
+
+def _passage_codes(cand: Candidate) -> set[str]:
+    chunk = cand.chunk
+    return _codes(" ".join((chunk.text, *chunk.section_path)))
+
+
+def _about_other_code(s: _Scored, best: _Scored, asked: set[str]) -> bool:
+    """A supplement from a passage about another code than the one asked ("who fixed
+    E102?" must not add who fixed E205), when the best sentence's passage is about it."""
+    if not asked or s.cand.chunk.content_id == best.cand.chunk.content_id:
+        return False
+    return not (_passage_codes(s.cand) & asked) and bool(_passage_codes(best.cand) & asked)
+
+
+def _supplements(s: _Scored, best: _Scored, asked: set[str] | None = None) -> bool:
     """Whether `s` is worth showing after the best sentence."""
     if s.relevance <= 0 or not s.novel or _heading_like(s.cand):
+        return False
+    if _about_other_code(s, best, asked or set()):
         return False
     floor = RELATIVE_FLOOR
     if s.cand.is_table_row and best.cand.is_table_row:
@@ -322,7 +343,10 @@ def _supplements(s: _Scored, best: _Scored) -> bool:
 
 
 def _select(
-    scored: list[_Scored], max_sentences: int, holds_answer: AnswerTest | None = None
+    scored: list[_Scored],
+    max_sentences: int,
+    holds_answer: AnswerTest | None = None,
+    asked: set[str] | None = None,
 ) -> list[_Scored]:
     ranked = sorted(scored, key=lambda s: (-s.score, s.cand.hit_rank, s.cand.position))
     if holds_answer is not None and not holds_answer(ranked[0].cand.text):
@@ -361,7 +385,7 @@ def _select(
     for s in ranked:
         if len(chosen) == max_sentences:
             break
-        if chosen and best.relevance > 0 and not _supplements(s, best):
+        if chosen and best.relevance > 0 and not _supplements(s, best, asked):
             continue
         if any(_similar(s.cand.text, c.cand.text) for c in chosen):
             continue
@@ -503,7 +527,7 @@ def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extra
     for c in cands:
         by_chunk.setdefault(c.chunk.content_id, []).append(c)
     holds_answer = _answer_test(question)
-    selected = _select(_score(question, cands), max_sentences, holds_answer)
+    selected = _select(_score(question, cands), max_sentences, holds_answer, _codes(question))
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:

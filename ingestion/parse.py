@@ -258,8 +258,8 @@ def check_zip(data: bytes, max_unzipped: int = MAX_UNZIPPED, max_ratio: float = 
     total = sum(i.file_size for i in infos)
     if total > max_unzipped:
         raise ParseError(
-            f"zip members expand to {_size(total)} in all ({total} bytes), over "
-            f"the {_size(max_unzipped)} limit (possible zip bomb; "
+            f"zip members expand to {_size(total)} in all ({total:,} bytes), over "
+            f"the {_size(max_unzipped)} limit ({max_unzipped:,} bytes; possible zip bomb; "
             "RAGLINE_INGEST_LIMITS__MAX_UNZIPPED_MB)"
         )
     ratio = total / max(1, len(data))

@@ -280,9 +280,12 @@ class DocumentIngestor:
         wanted: _Wanted,
         existing: Document | None,
         title: str,
+        modified: date | None = None,
     ) -> Document:
         """The document's metadata after this write: what `wanted` sets, else what
-        `existing` has, else the defaults; folder ACL rules always add their tags."""
+        `existing` has, else the defaults; folder ACL rules always add their tags.
+        `modified` is the date of these bytes when known (the date their text states);
+        without it the file's modification time."""
 
         def pick(asked: Any, field: str, default: Any) -> Any:
             if asked is not None:
@@ -297,7 +300,7 @@ class DocumentIngestor:
             acl_tags=acl_tags_for(path, self._settings, pick(wanted.tags, "acl_tags", ())),
             department=pick(wanted.department, "department", ""),
             source_trust=pick(wanted.source_trust, "source_trust", 1.0),
-            modified=wanted.modified or date.fromtimestamp(path.stat().st_mtime),
+            modified=wanted.modified or modified or date.fromtimestamp(path.stat().st_mtime),
         )
 
     def _authorized(self, doc_id: str, wanted: _Wanted, source: str) -> Document | None:
@@ -343,13 +346,12 @@ class DocumentIngestor:
         # Parsers fall back on the file's stem: for an upload that is its content hash.
         parsed_title = parsed.title if parsed.title != path.stem else ""
         title = wanted.title or parsed_title or Path(wanted.name).stem
-        document = self._document(path, source, doc_id, doc_format, wanted, existing, title)
+        # The date the text says it takes effect (or was published), else the file's.
+        stated = effective_date(b.text for b in blocks)
+        document = self._document(
+            path, source, doc_id, doc_format, wanted, existing, title, stated
+        )
         department, source_trust = document.department, document.source_trust
-        if wanted.modified is None:
-            # The date the text says it takes effect (or was published), else the file's.
-            stated = effective_date(b.text for b in blocks)
-            if stated is not None:
-                document = replace(document, modified=stated)
         summaries = summarize_units(
             drafts, _give_up_after(self._summarize, 3) if self._summarize else None
         )
@@ -444,8 +446,10 @@ class DocumentIngestor:
         transaction (served chunks carry the new ACL from then on) and every derived
         store gets a "meta" entry, applied by the next sync."""
         title = wanted.title or existing.title
+        # Same bytes, same date: a touched file is not a new version of its content.
         document = self._document(
-            path, existing.source, existing.doc_id, doc_format, wanted, existing, title
+            path, existing.source, existing.doc_id, doc_format, wanted, existing, title,
+            existing.modified,
         )
         changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
         if not changed:

@@ -501,10 +501,12 @@ def _flat_fallback(b: BlockBuilder, text: str) -> tuple[str, ...]:
     src = body.group(1) if body else text
     src = _DROP_RE.sub(lambda m: "\n" * m.group(0).count("\n"), src)
     first = text[: body.start(1)].count("\n") + 1 if body else 1
+    # Headings the tree did give are not "lost text": a page of headings alone stays that.
+    headings = {blk.text for blk in b.blocks if blk.kind == "heading"}
     kept = 0
     for k, line in enumerate(_TAGS.sub(" ", src).split("\n")):
         line = clean_text(html_lib.unescape(line))
-        if line:
+        if line and line not in headings:
             b.add("paragraph", line, 1, first + k)
             kept += 1
     if not kept:

@@ -70,7 +70,7 @@ def test_zip_limits_are_settings_and_messages_state_real_numbers() -> None:
     with pytest.raises(ParseError) as info:
         check_zip(data, max_unzipped=40 * MB, max_ratio=10_000)
     msg = str(info.value)
-    assert "to 40.0 MB in all (41943044 bytes), over the 40.0 MB limit" in msg
+    assert "to 40.0 MB in all (41,943,044 bytes), over the 40.0 MB limit (41,943,040 bytes" in msg
     assert "RAGLINE_INGEST_LIMITS__MAX_UNZIPPED_MB" in msg
 
 

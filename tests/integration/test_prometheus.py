@@ -135,7 +135,7 @@ def ragline_url(tmp_path_factory: pytest.TempPathFactory, llm_url: str) -> Itera
     root = tmp_path_factory.mktemp("prom-ragline")
     rules = (ROOT / "routing" / "rules.toml").read_text(encoding="utf-8")
     # The dense source times out on every request: a failing source, its breaker opens.
-    failing = re.sub(r'(name = "dense",[^}]*timeout_s = )[0-9.]+', r"\g<1>0.000001", rules)
+    failing = re.sub(r'(name = "dense",[^}]*timeout_ms = )[0-9.]+', r"\g<1>0.001", rules)
     assert failing != rules
     (root / "rules.toml").write_text(failing, encoding="utf-8")
     port = _free_port()
