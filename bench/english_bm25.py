@@ -17,11 +17,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import indexing.stores.sqlite_keyword as kw
 from core.settings import Settings
-from core.text import index_tokens, keyword_query_terms, keyword_tokens, query_terms
 from core.types import QueryFilter
 from indexing.stores.sql_metadata import SqlMetadataStore
+from indexing.stores.sqlite_keyword import SqliteKeywordIndex
 from ragline.bench.common import rank_metrics
 
 
@@ -43,13 +42,9 @@ def main() -> None:
     chunks = {i.chunk.content_id: i.chunk for i in items}
     questions = [json.loads(x) for x in args.questions.read_text().splitlines() if x.strip()]
     out: dict[str, Any] = {"questions": len(questions), "chunks": len(items)}
-    for name, tokens, terms in (
-        ("english analysis", keyword_tokens, keyword_query_terms),
-        ("plain tokens (before)", index_tokens, query_terms),
-    ):
-        kw.keyword_tokens, kw.keyword_query_terms = tokens, terms  # type: ignore[assignment]
+    for name, english in (("english analysis", True), ("plain tokens (before)", False)):
         with tempfile.TemporaryDirectory() as tmp:
-            index = kw.SqliteKeywordIndex(Path(tmp) / "kw.db")
+            index = SqliteKeywordIndex(Path(tmp) / "kw.db", english_analysis=english)
             index.upsert(items)
             rows = []
             for q in questions:
