@@ -80,8 +80,12 @@ def test_rerank_formula_prefers_newer_and_trusted_when_relevance_ties() -> None:
     ranked = reranker.rerank("maximum session timeout", _hits(old, new), 1.0)
     assert [h.chunk.content_id for h in ranked] == ["new", "old"]
     s = ranked[0].signals
+    f = reranker.fusion
     expected = s["relevance"] * (
-        0.5 + 0.3 * s["timeliness"] + 0.15 * s["trust"] + 0.05 * s["coverage"]
+        f.base
+        + f.timeliness_weight * s["timeliness"]
+        + f.trust_weight * s["trust"]
+        + f.coverage_weight * s["coverage"]
     )
     assert abs(ranked[0].score - expected) < 1e-9
     # Switched off, age cannot reorder: equal scores, ties broken by content_id.
