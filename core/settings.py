@@ -272,9 +272,10 @@ class BackendSettings(BaseModel):
     neo4j_namespace: str = "ragline"
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
     # English stems, possessives, hyphenation and stop words in both keyword backends
-    # (core.text.keyword_tokens); false = the plain tokens. Changing it needs
-    # `ragline repair --rebuild keyword`.
-    english_analysis: bool = True
+    # (core.text.keyword_tokens); false = the plain tokens. Off by default: measured, it
+    # cost one CMRC trial+train question and two points of R@1 on the 60 English
+    # questions (bench/RESULTS.md). Changing it needs `ragline repair --rebuild keyword`.
+    english_analysis: bool = False
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).
     dense_mmap: bool = True
