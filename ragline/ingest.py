@@ -348,9 +348,7 @@ class DocumentIngestor:
         title = wanted.title or parsed_title or Path(wanted.name).stem
         # The date the text says it takes effect (or was published), else the file's.
         stated = effective_date(b.text for b in blocks)
-        document = self._document(
-            path, source, doc_id, doc_format, wanted, existing, title, stated
-        )
+        document = self._document(path, source, doc_id, doc_format, wanted, existing, title, stated)
         department, source_trust = document.department, document.source_trust
         summaries = summarize_units(
             drafts, _give_up_after(self._summarize, 3) if self._summarize else None
@@ -448,7 +446,13 @@ class DocumentIngestor:
         title = wanted.title or existing.title
         # Same bytes, same date: a touched file is not a new version of its content.
         document = self._document(
-            path, existing.source, existing.doc_id, doc_format, wanted, existing, title,
+            path,
+            existing.source,
+            existing.doc_id,
+            doc_format,
+            wanted,
+            existing,
+            title,
             existing.modified,
         )
         changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
