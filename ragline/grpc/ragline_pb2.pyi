@@ -238,3 +238,36 @@ class UploadResponse(_message.Message):
     reason: str
     source: str
     def __init__(self, doc_id: _Optional[str] = ..., job_id: _Optional[str] = ..., version: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
+
+class GatewayRequest(_message.Message):
+    __slots__ = ("name", "params", "question")
+    class ParamsEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_FIELD_NUMBER: _ClassVar[int]
+    QUESTION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    params: _containers.ScalarMap[str, str]
+    question: str
+    def __init__(self, name: _Optional[str] = ..., params: _Optional[_Mapping[str, str]] = ..., question: _Optional[str] = ...) -> None: ...
+
+class GatewayResponse(_message.Message):
+    __slots__ = ("trace_id", "status", "message", "source_id", "labels", "blocks_json")
+    TRACE_ID_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_ID_FIELD_NUMBER: _ClassVar[int]
+    LABELS_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_JSON_FIELD_NUMBER: _ClassVar[int]
+    trace_id: str
+    status: str
+    message: str
+    source_id: str
+    labels: _containers.RepeatedScalarFieldContainer[str]
+    blocks_json: str
+    def __init__(self, trace_id: _Optional[str] = ..., status: _Optional[str] = ..., message: _Optional[str] = ..., source_id: _Optional[str] = ..., labels: _Optional[_Iterable[str]] = ..., blocks_json: _Optional[str] = ...) -> None: ...

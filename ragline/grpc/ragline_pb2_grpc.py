@@ -54,6 +54,16 @@ class RaglineStub:
                 request_serializer=ragline_dot_grpc_dot_ragline__pb2.UploadRequest.SerializeToString,
                 response_deserializer=ragline_dot_grpc_dot_ragline__pb2.UploadResponse.FromString,
                 _registered_method=True)
+        self.QueryRows = channel.unary_unary(
+                '/ragline.v1.Ragline/QueryRows',
+                request_serializer=ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.SerializeToString,
+                response_deserializer=ragline_dot_grpc_dot_ragline__pb2.GatewayResponse.FromString,
+                _registered_method=True)
+        self.LookupStatus = channel.unary_unary(
+                '/ragline.v1.Ragline/LookupStatus',
+                request_serializer=ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.SerializeToString,
+                response_deserializer=ragline_dot_grpc_dot_ragline__pb2.GatewayResponse.FromString,
+                _registered_method=True)
 
 
 class RaglineServicer:
@@ -88,6 +98,21 @@ class RaglineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def QueryRows(self, request, context):
+        """Knowledge gateway: rows from a declared SQL template, as content blocks
+        (like POST /v1/rows; the same role whitelist, bound attributes, audit and trace).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def LookupStatus(self, request, context):
+        """Knowledge gateway: live state from a declared HTTP status source (like POST /v1/status).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_RaglineServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -110,6 +135,16 @@ def add_RaglineServicer_to_server(servicer, server):
                     servicer.UploadDocument,
                     request_deserializer=ragline_dot_grpc_dot_ragline__pb2.UploadRequest.FromString,
                     response_serializer=ragline_dot_grpc_dot_ragline__pb2.UploadResponse.SerializeToString,
+            ),
+            'QueryRows': grpc.unary_unary_rpc_method_handler(
+                    servicer.QueryRows,
+                    request_deserializer=ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.FromString,
+                    response_serializer=ragline_dot_grpc_dot_ragline__pb2.GatewayResponse.SerializeToString,
+            ),
+            'LookupStatus': grpc.unary_unary_rpc_method_handler(
+                    servicer.LookupStatus,
+                    request_deserializer=ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.FromString,
+                    response_serializer=ragline_dot_grpc_dot_ragline__pb2.GatewayResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -220,6 +255,60 @@ class Ragline:
             '/ragline.v1.Ragline/UploadDocument',
             ragline_dot_grpc_dot_ragline__pb2.UploadRequest.SerializeToString,
             ragline_dot_grpc_dot_ragline__pb2.UploadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def QueryRows(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragline.v1.Ragline/QueryRows',
+            ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.SerializeToString,
+            ragline_dot_grpc_dot_ragline__pb2.GatewayResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def LookupStatus(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragline.v1.Ragline/LookupStatus',
+            ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.SerializeToString,
+            ragline_dot_grpc_dot_ragline__pb2.GatewayResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -17,6 +17,7 @@ import grpc
 from fastapi import UploadFile
 from starlette.datastructures import Headers
 
+from core.blocks import GatewayResult
 from core.settings import Settings
 from core.types import Principal
 from generation.conversation import Turn
@@ -30,6 +31,7 @@ from ragline.api.query import run_query
 from ragline.api.sse import pieces
 from ragline.grpc import ragline_pb2 as pb
 from ragline.grpc import ragline_pb2_grpc as pb_grpc
+from ragline.render import gateway_view
 
 log = logging.getLogger("ragline.grpc")
 T = TypeVar("T")
@@ -87,7 +89,11 @@ class RaglineService(pb_grpc.RaglineServicer):
                 grpc.StatusCode.UNAUTHENTICATED,
                 "missing API key: send metadata 'authorization: Bearer <key>'",
             )
-        principal = self.ctx.keys.principal(presented)
+        try:
+            principal = self.ctx.keys.admit(presented)  # the key's rate limit applies too
+        except ApiError as exc:
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, exc.message)
+            raise  # unreachable: abort raises
         if principal is None:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "invalid API key")
         assert principal is not None
@@ -234,6 +240,36 @@ class RaglineService(pb_grpc.RaglineServicer):
             reason=body.get("reason") or "",
             source=body["source"],
         )
+
+    async def QueryRows(
+        self, request: pb.GatewayRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GatewayResponse:
+        principal = await self._principal(context)
+        result = await self.ctx.rag.query_rows(
+            principal, request.name, dict(request.params), question=request.question
+        )
+        return _gateway(result)
+
+    async def LookupStatus(
+        self, request: pb.GatewayRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GatewayResponse:
+        principal = await self._principal(context)
+        result = await self.ctx.rag.lookup_status(
+            principal, request.name, dict(request.params), question=request.question
+        )
+        return _gateway(result)
+
+
+def _gateway(result: GatewayResult) -> pb.GatewayResponse:
+    view = gateway_view(result)
+    return pb.GatewayResponse(
+        trace_id=view["trace_id"],
+        status=view["status"],
+        message=view["message"],
+        source_id=view["source_id"],
+        labels=[b["label"] for b in view["blocks"] if b["label"]],
+        blocks_json=json.dumps(view["blocks"], ensure_ascii=False, default=str),
+    )
 
 
 def create_server(ctx: ApiContext, address: str, max_message_mb: float) -> grpc.aio.Server:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import threading
 import time
 from collections.abc import Iterator
@@ -13,7 +14,9 @@ from pathlib import Path
 import grpc
 import pytest
 
-from core.settings import ApiKey, ApiSettings, GrpcSettings, Settings
+from connectors.config import PACKAGED_SAMPLE
+from connectors.sample.database import load_sample
+from core.settings import ApiKey, ApiSettings, GatewaySettings, GrpcSettings, Settings
 from ragline.grpc import ragline_pb2 as pb
 from ragline.grpc import ragline_pb2_grpc as pb_grpc
 from ragline.grpc.server import serve
@@ -35,10 +38,14 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.RaglineStub]:
     port = _free_port()
+    data_dir = tmp_path_factory.mktemp("grpc")
+    load_sample(f"sqlite:///{data_dir / 'sample.db'}")  # the gateway's sample database
     settings = Settings(
-        data_dir=tmp_path_factory.mktemp("grpc"),
+        data_dir=data_dir,
+        gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE)),
         api=ApiSettings(
             keys=[
+                ApiKey(key="analyst", user="ann", roles=["analyst"]),
                 ApiKey(key="reader", user="rita"),
                 ApiKey(key="writer", user="wade", can_write=True, tags=["finance"]),
                 ApiKey(key="fin", user="fred", tags=["finance"]),
@@ -140,3 +147,25 @@ def test_upload_search_ask_meta(stub: pb_grpc.RaglineStub) -> None:
     with pytest.raises(grpc.RpcError) as empty:
         list(stub.Ask(pb.AskRequest(question="  "), metadata=READER))
     assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub) -> None:
+    """Issue 11: the gateway operations are RPCs too, under the same keys and checks."""
+    question = "How many permit checks did Kentucky have?"
+    rows = stub.QueryRows(
+        pb.GatewayRequest(question=question), metadata=[("authorization", "Bearer analyst")]
+    )
+    assert rows.status == "ok", rows.message
+    assert rows.labels and rows.labels[0].startswith("[DB_")
+    blocks = json.loads(rows.blocks_json)
+    assert blocks[0]["source_kind"] == "rows"
+    assert "264140" in json.dumps(blocks[0]["content"]).replace(",", "")
+    denied = stub.QueryRows(
+        pb.GatewayRequest(question=question), metadata=[("authorization", "Bearer reader")]
+    )
+    assert denied.status == "denied" and not denied.labels  # default deny, nothing shown
+    none = stub.LookupStatus(
+        pb.GatewayRequest(question="status of ticket #645"),
+        metadata=[("authorization", "Bearer reader")],
+    )
+    assert none.status in ("denied", "no_match", "unavailable") and not none.labels
