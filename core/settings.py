@@ -232,7 +232,9 @@ class ApiSettings(BaseModel):
     upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
     # `ragline serve` processes; 0 = one per core. Each holds its own copy of the stores'
     # read side and picks up index changes on the next request (dense index stat).
-    workers: int = 0
+    # 1 by default: on the 2-core reference machine two processes served fewer requests than
+    # one (bench/RESULTS.md, `ragline bench load`); raise it on hosts with more cores.
+    workers: int = 1
     cache_ttl_s: float = 60.0  # query cache per process; cleared by "searchable" events
     # Backpressure: requests being served at once per process; beyond it 429 + Retry-After
     # at once instead of a queue that makes every caller wait. 0 = no limit.
