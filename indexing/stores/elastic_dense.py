@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import httpx
@@ -29,10 +29,10 @@ from core.errors import EmbedderMismatch, StoreError
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 from indexing.stores.elastic_keyword import ElasticKeywordIndex
+from indexing.stores.es_http import EsHttp
 
 Quantisation = Literal["hnsw", "int8_hnsw", "int4_hnsw", "bbq_hnsw"]
 _BULK_DOCS = 500
-_PAGE = 5000
 _KW = {"type": "keyword"}
 
 
@@ -87,8 +87,7 @@ class ElasticDenseIndex:
         self._quantised = quantisation != "hnsw"
         self._num_candidates = num_candidates
         self._oversample = oversample
-        self._url = url.rstrip("/")
-        self._http = httpx.Client(base_url=self._url, timeout=timeout_s)
+        self._es = EsHttp(url, timeout_s)
         self._dirty = False
         self._lock = threading.Lock()
         self._ensure(
@@ -96,34 +95,13 @@ class ElasticDenseIndex:
             _mappings(dim, model, quantisation, hnsw_m, ef_construction),
         )
 
-    # ---- HTTP --------------------------------------------------------------------------
-
-    def _call(
-        self, method: str, path: str, body: Any = None, ok: Iterable[int] = ()
-    ) -> dict[str, Any]:
-        try:
-            if isinstance(body, str):
-                resp = self._http.request(
-                    method,
-                    path,
-                    content=body.encode("utf-8"),
-                    headers={"content-type": "application/x-ndjson"},
-                )
-            else:
-                resp = self._http.request(method, path, json=body)
-        except httpx.HTTPError as exc:
-            raise StoreError(f"elasticsearch unavailable: {type(exc).__name__}: {exc}") from exc
-        if resp.status_code >= 400 and resp.status_code not in ok:
-            raise StoreError(f"elasticsearch {method} {path}: {resp.status_code} {resp.text[:500]}")
-        data: dict[str, Any] = resp.json() if resp.content else {}
-        data.setdefault("status", resp.status_code)
-        return data
-
     def _ensure(self, settings: dict[str, Any], mappings: dict[str, Any]) -> None:
         """Create the index if missing (idempotent: several processes may open it at once),
         then check it was built for this embedder."""
-        self._call("PUT", f"/{self.index}", {"settings": settings, "mappings": mappings}, ok=(400,))
-        found = self._call("GET", f"/{self.index}/_mapping")
+        self._es.call(
+            "PUT", f"/{self.index}", {"settings": settings, "mappings": mappings}, ok=(400,)
+        )
+        found = self._es.call("GET", f"/{self.index}/_mapping")
         meta = next(iter(v for k, v in found.items() if k != "status"))["mappings"].get("_meta", {})
         if meta.get("model") != self.model or int(meta.get("dim", -1)) != self.dim:
             raise EmbedderMismatch(
@@ -136,7 +114,7 @@ class ElasticDenseIndex:
     def drop(self) -> None:
         """Delete the index (tests, benches). Works after close() too."""
         try:
-            resp = httpx.delete(f"{self._url}/{self.index}", timeout=30)
+            resp = httpx.delete(f"{self._es.url}/{self.index}", timeout=30)
         except httpx.HTTPError as exc:
             raise StoreError(f"elasticsearch unavailable: {exc}") from exc
         if resp.status_code >= 400 and resp.status_code != 404:
@@ -174,19 +152,9 @@ class ElasticDenseIndex:
         }
 
     def _bulk(self, lines: list[str]) -> None:
-        if not lines:
-            return
-        result = self._call("POST", "/_bulk", "\n".join(lines) + "\n")
-        if result.get("errors"):
-            bad = [
-                item
-                for entry in result["items"]
-                for item in entry.values()
-                if item.get("status", 200) >= 300 and item.get("status") != 404
-            ]
-            if bad:
-                raise StoreError(f"elasticsearch bulk failed for {len(bad)} items: {bad[0]}")
-        self._dirty = True
+        self._es.bulk(lines)
+        if lines:
+            self._dirty = True
 
     def upsert(self, items: Sequence[IndexedChunk]) -> None:
         latest = list({i.chunk.content_id: i for i in items}.values())
@@ -226,7 +194,7 @@ class ElasticDenseIndex:
         cluster, so there is nothing to reload: False.)"""
         with self._lock:
             if self._dirty:
-                self._call("POST", f"/{self.index}/_refresh")
+                self._es.call("POST", f"/{self.index}/_refresh")
                 self._dirty = False
         return False
 
@@ -237,22 +205,7 @@ class ElasticDenseIndex:
 
     def content_ids(self) -> set[str]:
         self.refresh()
-        out: set[str] = set()
-        after: list[Any] | None = None
-        while True:
-            body: dict[str, Any] = {
-                "size": _PAGE,
-                "query": {"match_all": {}},
-                "_source": False,
-                "sort": [{"content_id": "asc"}],
-            }
-            if after is not None:
-                body["search_after"] = after
-            hits = self._call("POST", f"/{self.index}/_search", body)["hits"]["hits"]
-            out.update(h["_id"] for h in hits)
-            if len(hits) < _PAGE:
-                return out
-            after = hits[-1]["sort"]
+        return self._es.ids(self.index, {"match_all": {}})
 
     def search(self, vector: np.ndarray, k: int, where: QueryFilter) -> list[ScoredId]:
         query = self._vector(vector)
@@ -269,10 +222,10 @@ class ElasticDenseIndex:
         if self._quantised:
             knn["rescore_vector"] = {"oversample": self._oversample}
         body = {"size": k, "knn": knn, "_source": False}
-        hits = self._call("POST", f"/{self.index}/_search", body)["hits"]["hits"]
+        hits = self._es.call("POST", f"/{self.index}/_search", body)["hits"]["hits"]
         # dot_product similarity is reported as (1 + dot) / 2.
         scored = [ScoredId(h["_id"], 2.0 * float(h["_score"]) - 1.0) for h in hits]
         return sorted(scored, key=lambda s: (-s.score, s.content_id))
 
     def close(self) -> None:
-        self._http.close()
+        self._es.close()

@@ -23,12 +23,11 @@ import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import httpx
-
 from core.errors import StoreError
 from core.text import keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
+from indexing.stores.es_http import EsHttp
 
 # Whole technical identifiers (p12.1.2, err-1042, max_connections) as query terms. They are
 # indexed both whole and split; Lucene's idf (log(1 + ...)) keeps the split parts' weight
@@ -37,7 +36,6 @@ from indexing.protocols import IndexedChunk
 _IDENTIFIER = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
 IDENTIFIER_BOOST = 3.0
 _BULK_DOCS = 500  # documents per bulk request (a few MB at chunk size)
-_PAGE = 5000  # ids per page when listing content_ids
 
 _TEXT = {"type": "text", "analyzer": "whitespace", "similarity": "BM25"}
 _KW = {"type": "keyword"}
@@ -65,10 +63,6 @@ MAPPINGS: dict[str, Any] = {
 }
 
 
-def _unavailable(exc: Exception) -> StoreError:
-    return StoreError(f"elasticsearch unavailable: {type(exc).__name__}: {exc}")
-
-
 class ElasticKeywordIndex:
     """BM25 over text (weight 1), title and section path (boosted), as the embedded one."""
 
@@ -92,37 +86,13 @@ class ElasticKeywordIndex:
         self.alias = alias
         self._english = english_analysis
         self._fields = [f"text^{text_weight}", f"title^{title_weight}", f"section^{section_weight}"]
-        self._http = httpx.Client(base_url=url.rstrip("/"), timeout=timeout_s)
+        self._es = EsHttp(url, timeout_s)
         self._settings = {"number_of_shards": shards, "number_of_replicas": replicas}
         # Writes are acknowledged durable (translog) but visible only after a refresh;
         # this instance refreshes before its own reads so it always sees its writes.
         self._dirty = False
         self._lock = threading.Lock()
         self._ensure()
-
-    # ---- HTTP --------------------------------------------------------------------------
-
-    def _call(
-        self, method: str, path: str, body: Any = None, ok: Iterable[int] = (), **params: Any
-    ) -> dict[str, Any]:
-        try:
-            if isinstance(body, str):
-                resp = self._http.request(
-                    method,
-                    path,
-                    content=body.encode("utf-8"),
-                    params=params,
-                    headers={"content-type": "application/x-ndjson"},
-                )
-            else:
-                resp = self._http.request(method, path, json=body, params=params)
-        except httpx.HTTPError as exc:
-            raise _unavailable(exc) from exc
-        if resp.status_code >= 400 and resp.status_code not in ok:
-            raise StoreError(f"elasticsearch {method} {path}: {resp.status_code} {resp.text[:500]}")
-        data: dict[str, Any] = resp.json() if resp.content else {}
-        data.setdefault("status", resp.status_code)
-        return data
 
     # ---- index, template and alias -----------------------------------------------------
 
@@ -134,17 +104,17 @@ class ElasticKeywordIndex:
         }
 
     def _concrete(self) -> list[str]:
-        found = self._call("GET", f"/_alias/{self.alias}", ok=(404,))
+        found = self._es.call("GET", f"/_alias/{self.alias}", ok=(404,))
         return sorted(k for k in found if k != "status") if found["status"] != 404 else []
 
     def _ensure(self) -> None:
         """Template, first concrete index and alias, each only if missing (idempotent, so
         several processes may open the store at once)."""
-        self._call("PUT", f"/_index_template/{self.alias}", self._template())
+        self._es.call("PUT", f"/_index_template/{self.alias}", self._template())
         if self._concrete():
             return
         first = f"{self.alias}-v1"
-        self._call("PUT", f"/{first}", {"aliases": {self.alias: {}}}, ok=(400,))
+        self._es.call("PUT", f"/{first}", {"aliases": {self.alias: {}}}, ok=(400,))
         if not self._concrete():
             raise StoreError(f"could not create Elasticsearch index {first} for {self.alias}")
 
@@ -155,7 +125,7 @@ class ElasticKeywordIndex:
         old = self._concrete()
         numbers = [int(n.rsplit("-v", 1)[1]) for n in old if n.rsplit("-v", 1)[1].isdigit()]
         new = f"{self.alias}-v{max(numbers, default=0) + 1}"
-        self._call("PUT", f"/{new}", {})
+        self._es.call("PUT", f"/{new}", {})
         batch: list[Chunk] = []
         for item in items:
             batch.append(item.chunk)
@@ -163,19 +133,19 @@ class ElasticKeywordIndex:
                 self._bulk_index(new, batch)
                 batch = []
         self._bulk_index(new, batch)
-        self._call("POST", f"/{new}/_refresh")
+        self._es.call("POST", f"/{new}/_refresh")
         actions: list[dict[str, Any]] = [{"remove": {"index": o, "alias": self.alias}} for o in old]
         actions.append({"add": {"index": new, "alias": self.alias, "is_write_index": True}})
-        self._call("POST", "/_aliases", {"actions": actions})
+        self._es.call("POST", "/_aliases", {"actions": actions})
         for o in old:
-            self._call("DELETE", f"/{o}", ok=(404,))
+            self._es.call("DELETE", f"/{o}", ok=(404,))
         return new
 
     def drop(self) -> None:
         """Delete every concrete index behind the alias and the template (tests, benches)."""
         for index in self._concrete():
-            self._call("DELETE", f"/{index}", ok=(404,))
-        self._call("DELETE", f"/_index_template/{self.alias}", ok=(404,))
+            self._es.call("DELETE", f"/{index}", ok=(404,))
+        self._es.call("DELETE", f"/_index_template/{self.alias}", ok=(404,))
 
     # ---- writes ------------------------------------------------------------------------
 
@@ -206,26 +176,12 @@ class ElasticKeywordIndex:
             **cls._meta_fields(chunk, english),
         }
 
-    def _bulk(self, lines: list[str]) -> None:
-        if not lines:
-            return
-        result = self._call("POST", "/_bulk", "\n".join(lines) + "\n")
-        if result.get("errors"):
-            bad = [
-                item
-                for entry in result["items"]
-                for item in entry.values()
-                if item.get("status", 200) >= 300 and item.get("status") != 404
-            ]
-            if bad:
-                raise StoreError(f"elasticsearch bulk failed for {len(bad)} items: {bad[0]}")
-
     def _bulk_index(self, index: str, chunks: Sequence[Chunk]) -> None:
         lines: list[str] = []
         for chunk in chunks:
             lines.append(json.dumps({"index": {"_index": index, "_id": chunk.content_id}}))
             lines.append(json.dumps(self._doc(chunk, self._english), ensure_ascii=False))
-        self._bulk(lines)
+        self._es.bulk(lines)
 
     def upsert(self, items: Sequence[IndexedChunk]) -> None:
         latest = list({item.chunk.content_id: item.chunk for item in items}.values())
@@ -236,7 +192,7 @@ class ElasticKeywordIndex:
     def delete(self, content_ids: Sequence[str]) -> None:
         ids = list(dict.fromkeys(content_ids))
         for i in range(0, len(ids), _BULK_DOCS):
-            self._bulk(
+            self._es.bulk(
                 [
                     json.dumps({"delete": {"_index": self.alias, "_id": c}})
                     for c in ids[i : i + _BULK_DOCS]
@@ -256,7 +212,7 @@ class ElasticKeywordIndex:
                 lines.append(
                     json.dumps({"doc": self._meta_fields(chunk, self._english)}, ensure_ascii=False)
                 )
-            self._bulk(lines)
+            self._es.bulk(lines)
             self._dirty = True
 
     def delete_version(self, doc_id: str, version: str) -> None:
@@ -266,7 +222,7 @@ class ElasticKeywordIndex:
         self.delete(sorted(self._ids(query)))
 
     def refresh(self) -> None:
-        self._call("POST", f"/{self.alias}/_refresh")
+        self._es.call("POST", f"/{self.alias}/_refresh")
         self._dirty = False
 
     def flush(self) -> None:
@@ -278,23 +234,7 @@ class ElasticKeywordIndex:
 
     def _ids(self, query: dict[str, Any]) -> set[str]:
         self.flush()
-        out: set[str] = set()
-        after: list[Any] | None = None
-        while True:
-            body: dict[str, Any] = {
-                "size": _PAGE,
-                "query": query,
-                "_source": False,
-                "sort": [{"content_id": "asc"}],
-                "docvalue_fields": ["content_id"],
-            }
-            if after is not None:
-                body["search_after"] = after
-            hits = self._call("POST", f"/{self.alias}/_search", body)["hits"]["hits"]
-            out.update(h["_id"] for h in hits)
-            if len(hits) < _PAGE:
-                return out
-            after = hits[-1]["sort"]
+        return self._es.ids(self.alias, query)
 
     def content_ids(self) -> set[str]:
         return self._ids({"match_all": {}})
@@ -361,8 +301,8 @@ class ElasticKeywordIndex:
         with self._lock:
             if self._dirty:
                 self.refresh()
-        hits = self._call("POST", f"/{self.alias}/_search", body)["hits"]["hits"]
+        hits = self._es.call("POST", f"/{self.alias}/_search", body)["hits"]["hits"]
         return [ScoredId(h["_id"], float(h["_score"])) for h in hits]
 
     def close(self) -> None:
-        self._http.close()
+        self._es.close()

@@ -17,7 +17,7 @@ if str(ROOT) not in sys.path:  # until pyproject sets pytest's pythonpath
 from core.types import Block, ParsedDocument  # noqa: E402
 from ingestion.parse import detect_format, parse_bytes  # noqa: E402
 
-# Beside the repo (/work/main/../shared), or where RAGLINE_SHARED_DOCS points (worktrees).
+# Beside the repo (../shared), or where RAGLINE_SHARED_DOCS points (worktrees).
 DOCS = Path(os.environ.get("RAGLINE_SHARED_DOCS", ROOT / ".." / "shared" / "data" / "docs"))
 HAN_SPACE = re.compile(r"[\u4e00-\u9fff] +[\u4e00-\u9fff]")
 

@@ -87,7 +87,7 @@ def assert_searchable(prod: Production, docs: list[int], revision: str = "a") ->
 
 
 def no_duplicates(prod: Production) -> None:
-    es_count = prod.es._call("POST", f"/{prod.es.alias}/_count")["count"]
+    es_count = prod.es._es.call("POST", f"/{prod.es.alias}/_count")["count"]
     assert es_count == len(prod.es.content_ids())
     rows = prod.neo._read(
         "MATCH (c:Chunk {ns: $ns}) RETURN count(c) AS n, count(DISTINCT c.content_id) AS d"
