@@ -107,6 +107,10 @@ class IngestLimitSettings(BaseModel):
 class RetrievalSettings(BaseModel):
     routing_rules: str = ""  # path to a TOML rules file; empty = the packaged default
     answer_sentences: int = 3
+    # Extractive answers: the best `answer_semantic_candidates` sentences by word overlap
+    # are re-scored by the embedder's similarity to the question (paraphrases share few
+    # words with their answer); 0 turns it off.
+    answer_semantic_candidates: int = 16
     reranker_path: str = ""  # local bge-reranker-v2-m3 directory; empty = signals only
     breaker_failures: int = 3
     breaker_cooldown_s: float = 30.0

@@ -74,6 +74,37 @@ def query_terms(text: str) -> list[str]:
     return list(seen)
 
 
+# The form of a question, not its content: "how many", "多长时间" ask for a value that the
+# answer gives in other words ("12小时"), and "据这篇文章" says where to look. Their words
+# (and jieba's sub-words of them) are not matched against passages.
+_QUESTION_FORM = re.compile(
+    r"多长时间|多少时间|多少钱|多少|多久|多长|多大|多高|多远|多重|多宽|多厚|多深|"
+    r"几[年个次天种条项位名岁]|什么时候|何时|哪一?年|哪一?天|哪些|哪个|"
+    r"\bhow (?:many|much)\b",
+    re.IGNORECASE,
+)
+_SOURCE_WORD_TEXT = """
+    据 根据 按照 依照 依据 文章 篇文章 这篇 这本 本文 文中 一文 说法 所述 提到
+    according article document documents says say said mention mentions mentioned states
+    stated
+"""
+_SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
+
+
+def content_terms(question: str) -> list[str]:
+    """`query_terms` of a question without the words of its form ("how many", "多长时间")
+    or of where to look ("according to this article", "据这篇文章"), nor stray letters
+    ("document's" -> "s"): the words a passage that answers it should contain."""
+    form: set[str] = set()
+    for m in _QUESTION_FORM.finditer(question):
+        form.update(_words(m.group(0), search_mode=True))
+    return [
+        t
+        for t in query_terms(question)
+        if t not in form and t not in _SOURCE_WORDS and not (len(t) == 1 and t.isascii())
+    ]
+
+
 def char_bigrams(text: str) -> set[str]:
     """Han character bigrams plus Latin words: a tokeniser-free overlap measure."""
     grams: set[str] = set()

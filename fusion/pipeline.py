@@ -10,10 +10,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 
 from core.switches import Switch
-from core.text import query_terms
+from core.text import content_terms
 from core.types import Chunk, Hit, Principal, QueryFilter, Route, ScoredId, SourceSpec
 from fusion.breaker import CircuitBreaker
-from fusion.rerank import SignalReranker, synonym_alternatives
+from fusion.rerank import SignalReranker, coverage, searchable_text, synonym_alternatives
 from fusion.retrieve import Retriever, SourceOutcome, retrieve_all
 from fusion.rrf import trust_weighted, weighted_rrf
 from routing.instruction import InstructionBuilder, RetrievalInstruction, TaskContext
@@ -153,7 +153,9 @@ class SearchPipeline:
             alternatives=synonym_alternatives(expansion.applied),
         )
         k = top_k or route.top_k
-        covered, why = self._covered(question, hits[: max(k, 20)], route.min_coverage)
+        covered, why = self._covered(
+            question, hits, route.min_coverage, synonym_alternatives(expansion.applied)
+        )
         t4 = time.perf_counter()
         route = replace(route, fallback=_fallback(outcomes, route))
         warnings = [f"{o.name}: {o.status} ({o.error})" for o in outcomes if o.status != "ok"]
@@ -191,12 +193,20 @@ class SearchPipeline:
         )
 
     @staticmethod
-    def _covered(question: str, hits: Sequence[Hit], min_coverage: float) -> tuple[bool, str]:
+    def _covered(
+        question: str,
+        hits: Sequence[Hit],
+        min_coverage: float,
+        alternatives: dict[str, list[str]],
+    ) -> tuple[bool, str]:
+        """Whether a top passage holds enough of the question's content words (not the
+        words of its form, "how many" / "多长时间", nor of where to look, "据这篇文章")."""
         if not hits:
             return False, ""
-        if not query_terms(question):
+        terms = content_terms(question)
+        if not terms:
             return False, "the question has no content words to match"
-        best = max(h.signals.get("coverage", 0.0) for h in hits[:5])
+        best = max(coverage(terms, searchable_text(h.chunk), alternatives) for h in hits[:5])
         if best < min_coverage:
             return False, f"best coverage {best:.2f} is under {min_coverage:.2f}"
         return True, ""

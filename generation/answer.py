@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -19,7 +19,7 @@ from generation.answerable import Verdict, judge
 from generation.citations import check_citations
 from generation.cite import assemble
 from generation.confidence import answer_confidence, refusal_confidence
-from generation.extractive import Extract, extract
+from generation.extractive import TOP_HITS, Extract, Similarity, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
@@ -57,6 +57,30 @@ def _term_share(question: str, ex: Extract) -> float:
     return sum(t in text for t in terms) / len(terms)
 
 
+def _best_doc(ex: Extract) -> str:
+    return ex.quotes[0].sources[0].chunk.doc_id if ex.quotes and ex.quotes[0].sources else ""
+
+
+def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> Verdict:
+    """The answer stands on its best quote: the question's constraints must be met in
+    that quote's document (a year found in some other document's sentence is not)."""
+    best_doc = _best_doc(ex)
+    return judge(
+        question,
+        intent,
+        [q.text for q in ex.quotes if q.sources and q.sources[0].chunk.doc_id == best_doc],
+        [c for c in ex.chosen if c.chunk.doc_id == best_doc],
+        [h.chunk for h in hits],
+    )
+
+
+def _other_docs(hits: Sequence[Hit], ex: Extract) -> list[str]:
+    """The documents of the top hits other than the one the answer was quoted from, in
+    retrieval order."""
+    tried = _best_doc(ex)
+    return [d for d in dict.fromkeys(h.chunk.doc_id for h in hits[:TOP_HITS]) if d != tried]
+
+
 def _squash(text: str) -> str:
     """Text reduced to its letters and digits, for "did it say that sentence" checks."""
     return _NOT_WORD.sub("", _LABEL_LIKE.sub("", text)).lower()
@@ -69,8 +93,12 @@ class AnswerGenerator:
         max_sentences: int = 3,
         not_covered: Mapping[Lang, str] = DEFAULT_NOT_COVERED,
         prompt_budget_chars: int = DEFAULT_BUDGET_CHARS,
+        similarity: Similarity | None = None,
+        semantic_candidates: int = 16,
     ) -> None:
         self.llm = llm
+        self.similarity = similarity
+        self.semantic_candidates = semantic_candidates
         self.max_sentences = max_sentences
         self.not_covered = not_covered
         self.prompt_budget_chars = prompt_budget_chars
@@ -109,22 +137,42 @@ class AnswerGenerator:
         conf = refusal_confidence(verdict, _coverage(hits))
         return self._not_covered(question, *warnings, reason, reason=reason, confidence=conf)
 
+    def _extract(self, question: str, hits: Sequence[Hit]) -> Extract:
+        return extract(
+            question, hits, self.max_sentences, self.similarity, self.semantic_candidates
+        )
+
+    def _alternatives(
+        self, question: str, hits: Sequence[Hit], ex: Extract, verdict: Verdict
+    ) -> Iterator[Extract]:
+        """Other quotes to try when the best one fails the question's constraints; the
+        first that meets them all answers, else the first reason stands.
+
+        - Chosen by word overlap alone: similarity of meaning may have preferred a sentence
+          that lacks what the question pins down (the number, the unit asked).
+        - From another retrieved document, when the quote's document does not mention a
+          name or identifier the question gives (the quote is about another product).
+        """
+        if verdict.covered:
+            return
+        if self.similarity is not None and self.semantic_candidates > 0:
+            yield extract(question, hits, self.max_sentences)
+        if verdict.failed == "name":
+            for doc in _other_docs(hits, ex):
+                yield self._extract(question, [h for h in hits if h.chunk.doc_id == doc])
+
     def _extractive(
         self, question: str, hits: Sequence[Hit], *warnings: str, intent: str = "general"
     ) -> _Draft:
-        ex = extract(question, hits, self.max_sentences)
+        ex = self._extract(question, hits)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
-        # The answer stands on its best quote: the question's constraints must be met in
-        # that quote's document (a year found in some other document's sentence is not).
-        best_doc = ex.quotes[0].sources[0].chunk.doc_id if ex.quotes[0].sources else ""
-        verdict = judge(
-            question,
-            intent,
-            [q.text for q in ex.quotes if q.sources and q.sources[0].chunk.doc_id == best_doc],
-            [c for c in ex.chosen if c.chunk.doc_id == best_doc],
-            [h.chunk for h in hits],
-        )
+        verdict = _judge(question, intent, ex, hits)
+        for alt in self._alternatives(question, hits, ex, verdict):
+            alt_verdict = _judge(question, intent, alt, hits) if alt.quotes else None
+            if alt_verdict is not None and alt_verdict.covered:
+                ex, verdict = alt, alt_verdict
+                break
         if not verdict.covered:
             return self._refusal(question, verdict, verdict.reason, hits, *warnings)
         text, citations, sentences = assemble(ex.quotes)

@@ -46,7 +46,8 @@ _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八�
 QUANTITY_QUESTION = re.compile(
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
     r"number|percentage|port|size|amount|value|rate)|which (version|year|date|port|number)|"
-    r"\bwhen\b|多少|几[个年月天次种条项位名]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
+    r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b|"
+    r"多少|几[个年月天次种条项位名]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
     r"数量|比例|百分之?几",
     re.IGNORECASE,
 )
@@ -133,6 +134,9 @@ class Verdict:
     partial: bool = False
     constraints: int = 0  # how many key constraints the question has
     met: int = 0  # how many of them the quote meets
+    # What failed: "quantity", "unit", "name" (an identifier or name the quote's document
+    # does not mention), "row", "period"; "" when covered.
+    failed: str = ""
 
 
 def key_terms(question: str) -> list[str]:
@@ -487,6 +491,7 @@ def judge(
             "the question asks for a quantity and the quoted evidence states none",
             constraints=total,
             met=met - 1,
+            failed="quantity",
         )
     unit = asked_unit(question) if quantity else ""
     if unit and not _found(unit, evidence):
@@ -495,13 +500,16 @@ def judge(
             f"the question asks how many {unit} and the quoted evidence gives none",
             constraints=total,
             met=met - 1,
+            failed="unit",
         )
     if missing_ids or missing_names:
         what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])
-        return Verdict(False, f"no quoted passage mentions {what}", constraints=total, met=met)
+        return Verdict(
+            False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
+        )
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if row_miss:
-        return Verdict(False, row_miss, constraints=total, met=met)
+        return Verdict(False, row_miss, constraints=total, met=met, failed="row")
     if missing_periods:
         given = [t for t in wanted_periods if t not in missing_periods]
         if given and _coordinated(question, wanted_periods):
@@ -518,6 +526,7 @@ def judge(
             f"the quoted evidence is not about {', '.join(missing_periods)}",
             constraints=total,
             met=met,
+            failed="period",
         )
     return Verdict(True, constraints=total, met=met)
 

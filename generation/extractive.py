@@ -10,9 +10,10 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 from urllib.parse import unquote
 
-from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
+from core.text import STOPWORDS, char_bigrams, content_terms, has_han, index_tokens
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
 from generation.answerable import asked_unit
@@ -37,6 +38,16 @@ RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
 MAX_LIST_ITEMS = 8
+# How strongly similarity of meaning re-orders the best sentences by word overlap: a
+# sentence's score is multiplied by (its similarity / the best similarity) ** this.
+SEMANTIC_POWER = 2.0
+
+
+class Similarity(Protocol):
+    """Similarity of meaning between a question and each text (cosine of embeddings)."""
+
+    def __call__(self, question: str, texts: Sequence[str]) -> Sequence[float]: ...
+
 
 # Sentences that refer back to the one before them.
 _ANAPHOR = re.compile(
@@ -60,7 +71,8 @@ _LIST_QUESTION = re.compile(
 _QUANTITY_QUESTION = re.compile(
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
     r"number|percentage|port|size|amount|value|rate)|which (version|year|date|port|number)|"
-    r"\bwhen\b|\bversion\b|多少|几|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|版本|端口|日期|"
+    r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b|"
+    r"\bversion\b|多少|几|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|版本|端口|日期|"
     r"数量|比例|系数|百分",
     re.IGNORECASE,
 )
@@ -115,8 +127,21 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
         for t in terms
         if (has_han(t) and t in lowered)
         or _stem(t) in tokens
-        or (t.isdigit() and len(t) <= 5 and chinese_numeral(int(t)) in lowered)
+        or (t.isdigit() and len(t) <= 5 and _numeral_in(chinese_numeral(int(t)), lowered))
     }
+
+
+# "第十四条", "第十四章": a clause or chapter number, not the quantity fourteen.
+_ORDINAL_REF = re.compile(r"第[零〇一二三四五六七八九十百千万两\d]+[条章节款项编篇部]")
+
+
+def _numeral_in(numeral: str, text: str) -> bool:
+    """Whether a Chinese numeral occurs in the text as a quantity (not inside a larger
+    numeral, nor as a clause number)."""
+    body = _ORDINAL_REF.sub(" ", text)
+    return any(
+        m.group(0) == numeral for m in re.finditer(r"[零〇一二三四五六七八九十百千万两]+", body)
+    )
 
 
 _CN_DIGITS = "零一二三四五六七八九"
@@ -180,7 +205,7 @@ def _doc_name(chunk: Chunk) -> str:
 
 
 def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
-    terms = query_terms(question)
+    terms = content_terms(question)
     matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
     # Rarity across the candidates: a term in every sentence tells sentences apart less
     # than a term found in one. The same across the retrieved chunks: words found in most
@@ -297,6 +322,29 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         score /= 1 + RANK_DECAY * cand.hit_rank
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
         out.append(_Scored(cand, score, relevance, novel, frozenset(hits)))
+    return _prefer_named_copy(out, named_by)
+
+
+def _prefer_named_copy(scored: list[_Scored], named_by: dict[str, int]) -> list[_Scored]:
+    """The same text in several documents (a table copied into another file) is one
+    answer; the copy in the document the question names ("the sample Word document")
+    takes the best score of the copies, whatever their headings matched."""
+    copies: dict[str, list[int]] = {}
+    for i, s in enumerate(scored):
+        copies.setdefault(normalise_ws(s.cand.text).lower(), []).append(i)
+    out = list(scored)
+    for idx in copies.values():
+        if len({scored[i].cand.chunk.doc_id for i in idx}) < 2:
+            continue
+        top = max(scored[i].score for i in idx)
+        winner = max(
+            idx,
+            key=lambda i: (named_by.get(scored[i].cand.chunk.doc_id, 0), -scored[i].cand.hit_rank),
+        )
+        for i in idx:
+            s = scored[i]
+            score = top if i == winner else min(s.score, 0.95 * top)
+            out[i] = _Scored(s.cand, score, s.relevance, s.novel, s.matched)
     return out
 
 
@@ -517,17 +565,73 @@ class Extract:
     best_relevance: float
 
 
-def extract(question: str, hits: Sequence[Hit], max_sentences: int = 3) -> Extract:
-    """The best retrieved sentences (table rows, lists with their items), as quotes."""
+def _pins(question: str) -> set[str]:
+    """Terms that pin an answer down: with a digit, or Latin words in a Chinese question."""
+    han = has_han(question)
+    return {t for t in content_terms(question) if _HAS_NUMBER.search(t) or (han and t.isascii())}
+
+
+def _by_meaning(
+    question: str, scored: list[_Scored], similarity: Similarity, n: int
+) -> list[_Scored]:
+    """Re-score the `n` best sentences by word overlap with their similarity of meaning
+    to the question: of the sentences that share words with it, the one that says what
+    was asked in other words ("单盘容量上限" / "不超过 4 TB") wins. Sentences below the `n`
+    keep their order under them."""
+    order = sorted(range(len(scored)), key=lambda i: -scored[i].score)
+    # Table rows ("Header: value" cells) are judged by their columns, not by meaning: an
+    # embedding compares prose with prose.
+    top = [i for i in order if scored[i].relevance > 0 and not scored[i].cand.is_table_row][:n]
+    if len(top) < 2:
+        return scored
+    texts = list(dict.fromkeys(scored[i].cand.text for i in top))
+    sims = dict(zip(texts, similarity(question, texts), strict=True))
+    best = max(sims.values())
+    if best <= 0:
+        return scored
+    factor = {t: (max(v, 0.0) / best) ** SEMANTIC_POWER for t, v in sims.items()}
+    floor = min(factor.values())
+    # A sentence that alone matches something the question pins its answer to (an
+    # identifier, a Latin name in a Chinese question: "gprsnl", "E102") keeps its place:
+    # an embedding reads a list line or a code poorly, and says nothing about which
+    # sentence names the thing asked.
+    pins = _pins(question)
+    leader = max(top, key=lambda i: sims[scored[i].cand.text])
+    rare = {t for t in pins if sum(t in scored[i].matched for i in top) <= max(1, len(top) // 3)}
+    for i in top:
+        if (scored[i].matched & rare) - scored[leader].matched:
+            factor[scored[i].cand.text] = 1.0
+    out = list(scored)
+    chosen = set(top)
+    for i, s in enumerate(scored):
+        if s.cand.is_table_row:
+            continue
+        f = factor[s.cand.text] if i in chosen else floor
+        out[i] = _Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched)
+    return out
+
+
+def extract(
+    question: str,
+    hits: Sequence[Hit],
+    max_sentences: int = 3,
+    similarity: Similarity | None = None,
+    semantic_candidates: int = 16,
+) -> Extract:
+    """The best retrieved sentences (table rows, lists with their items), as quotes.
+    With `similarity`, the best sentences by word overlap are re-ordered by meaning."""
     cands = [c for rank, hit in enumerate(hits[:TOP_HITS]) for c in candidates(hit.chunk, rank)]
     if not cands or max_sentences < 1:
         return Extract([], [], 0.0)
-    terms = query_terms(question)
+    terms = content_terms(question)
     by_chunk: dict[str, list[Candidate]] = {}
     for c in cands:
         by_chunk.setdefault(c.chunk.content_id, []).append(c)
     holds_answer = _answer_test(question)
-    selected = _select(_score(question, cands), max_sentences, holds_answer, _codes(question))
+    scored = _score(question, cands)
+    if similarity is not None and semantic_candidates > 0:
+        scored = _by_meaning(question, scored, similarity, semantic_candidates)
+    selected = _select(scored, max_sentences, holds_answer, _codes(question))
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:

@@ -29,6 +29,14 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray: ...
 
 
+def similarity(embedder: Embedder, question: str, texts: Sequence[str]) -> list[float]:
+    """Cosine similarity of the question (embedded as a query) to each text (embedded as
+    passages): the meaning signal extractive answers re-order sentences by."""
+    if not texts:
+        return []
+    return [float(x) for x in embedder.embed_passages(texts) @ embedder.embed_query(question)]
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:

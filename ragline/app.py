@@ -6,6 +6,7 @@ No layer reads settings or the environment itself; this is the one place that do
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import time
@@ -36,7 +37,7 @@ from generation.blocks import compose
 from generation.conversation import Focus, Turn
 from generation.llm import OpenAICompatibleClient
 from generation.model_router import ModelRouter
-from indexing.embedders import Embedder, make_embedder
+from indexing.embedders import Embedder, make_embedder, similarity
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
 from indexing.stores.sql_metadata import make_engine
@@ -113,15 +114,19 @@ class Ragline:
         )
         self.metrics = Metrics()
         self.metrics.watch_state(self.ops_state)
-        self.answerer = AnswerGenerator(self.llm, settings.retrieval.answer_sentences)
+        answerer = functools.partial(
+            AnswerGenerator,
+            max_sentences=settings.retrieval.answer_sentences,
+            similarity=functools.partial(similarity, self.embedder),
+            semantic_candidates=settings.retrieval.answer_semantic_candidates,
+        )
+        self.answerer = answerer(self.llm)
         # Model routing: one answerer per configured endpoint, "none" = extractive.
         self.models = ModelRouter(settings.models, settings.llm)
-        self._answerers: dict[str, AnswerGenerator] = {
-            "none": AnswerGenerator(None, settings.retrieval.answer_sentences)
-        }
+        self._answerers: dict[str, AnswerGenerator] = {"none": answerer(None)}
         for tier, endpoint in self.models.endpoints.items():
             client = self.llm if tier == "default" else OpenAICompatibleClient(endpoint)
-            self._answerers[tier] = AnswerGenerator(client, settings.retrieval.answer_sentences)
+            self._answerers[tier] = answerer(client)
         # What is served while LLM generation is paused by the citation-completeness alert.
         self.extractive = self._answerers["none"]
         self._ingestor: DocumentIngestor | None = None

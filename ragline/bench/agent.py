@@ -115,7 +115,7 @@ def run_agent_bench(
     rows: list[tuple[bool, float]] = []
     baseline: list[tuple[bool, bool]] = []
     details: list[dict[str, Any]] = []
-    extractive = AnswerGenerator(None, rag.settings.retrieval.answer_sentences)
+    extractive = rag.extractive
     generator = AnswerGenerator(OpenAICompatibleClient(llm)) if llm else None
     answers: dict[str, list[dict[str, Any]]] = {"extractive": [], "llm": []}
 

@@ -1,0 +1,157 @@
+"""Choosing the answer sentence by meaning as well as words, and trying other quotes when
+the best one fails the question's constraints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gen_cases import make_chunk, make_hits
+
+from core.text import content_terms
+from core.types import Route
+from generation.answer import AnswerGenerator
+from generation.answerable import asks_quantity
+from generation.extractive import extract
+
+TIDB = "ee44550000000000"
+LAW = "aa77880000000000"
+
+
+class FakeMeaning:
+    """Similarity by declared pairs: the texts it names are close to any question."""
+
+    def __init__(self, close: dict[str, float]) -> None:
+        self.close = close
+        self.calls: list[list[str]] = []
+
+    def __call__(self, question: str, texts: Sequence[str]) -> list[float]:
+        self.calls.append(list(texts))
+        return [next((v for k, v in self.close.items() if k in t), 0.4) for t in texts]
+
+
+def _quoted(question: str, hits, meaning=None) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(q.text for q in extract(question, hits, 1, meaning).quotes)
+
+
+def test_meaning_picks_the_paraphrased_answer_over_a_wordier_sentence() -> None:
+    chunk = make_chunk(
+        "并且该磁盘容量建议不小于总容量的 10%，否则它可能成为瓶颈。"
+        "TiKV 硬盘大小配置建议 PCIe SSD 不超过 4 TB。",
+        doc_id=TIDB,
+    )
+    question = "TiKV 若使用 PCIe SSD，单盘容量上限建议是多少？"
+    hits = make_hits(chunk)
+    meaning = FakeMeaning({"不超过 4 TB": 0.7})
+    assert "4 TB" in _quoted(question, hits, meaning)
+    assert meaning.calls, "the similarity was never asked"
+
+
+def test_meaning_leaves_table_rows_to_their_columns() -> None:
+    table = make_chunk(
+        "Food | Calories\nBerries | 150\nLeaves | 50",
+        kind="table",
+        table_header=("Food", "Calories per portion"),
+        table_rows=(("Berries", "150"), ("Leaves", "50")),
+    )
+    meaning = FakeMeaning({"Leaves": 0.9})
+    text = _quoted(
+        "How many calories does a portion of berries provide?", make_hits(table), meaning
+    )
+    assert "150" in text and "Leaves" not in text
+    assert all("Berries" not in t for call in meaning.calls for t in call)
+
+
+def test_a_sentence_that_alone_names_the_pinned_identifier_keeps_its_place() -> None:
+    chunk = make_chunk(
+        "CTEX论坛 ID 翻译章节 经典问题 前言 高原之狼 第一章 第五章 custom.tex\n"
+        "Frogge: 第一章 gprsnl: 第五章 2.5-2.11",
+    )
+    meaning = FakeMeaning({"CTEX论坛": 0.8, "gprsnl": 0.3})
+    text = _quoted(
+        "CTEX 论坛 ID 为 gprsnl 的译者负责翻译第五章的哪几节？", make_hits(chunk), meaning
+    )
+    assert "2.5-2.11" in text
+
+
+def test_question_form_and_source_words_are_not_content() -> None:
+    terms = content_terms("据光明网这篇文章，宇航员起飞前多长时间之内绝对不能喝酒？")
+    assert "宇航员" in terms and "喝酒" in terms
+    assert not {"多长时间", "时间", "长时间", "多长", "文章", "据"} & set(terms)
+    english = content_terms("In the sample Word document's table, how many calories are there?")
+    assert "calories" in english and not {"s", "many", "document"} & set(english)
+
+
+def test_when_inside_a_question_is_not_a_time_question() -> None:
+    assert asks_quantity("When was Firefox released?")
+    assert not asks_quantity(
+        "Which checklist does the FAA propose to add for when the two indicators disagree?"
+    )
+
+
+def test_a_clause_number_is_not_the_quantity_asked() -> None:
+    chunk = make_chunk(
+        "第十四条 基于个人同意处理个人信息的，该同意应当由个人自愿作出。\n"
+        "第三十一条 处理不满十四周岁未成年人个人信息的，"
+        "应当取得未成年人的父母或者其他监护人的同意。",
+        doc_id=LAW,
+    )
+    text = _quoted("要处理未满 14 岁孩子的个人信息，必须先征得谁同意？", make_hits(chunk))
+    assert "监护人" in text
+
+
+def test_the_copy_in_the_named_document_is_quoted() -> None:
+    row = "Food | Calories per portion\nBerries | 150"
+    other = make_chunk(row, doc_id="bb" + "0" * 14, title="MinerU supports DOCX parsing")
+    named = make_chunk(row, doc_id="cc" + "0" * 14, title="Word sample")
+    ex = extract(
+        "In the Word sample, how many calories do berries provide?", make_hits(other, named), 1
+    )
+    assert ex.quotes[0].sources[0].chunk.doc_id == named.doc_id
+
+
+def _answer(gen: AnswerGenerator, question: str, hits, route: Route):  # type: ignore[no-untyped-def]
+    return gen.answer(question, hits, True, route, {}, "t")
+
+
+def test_a_quote_chosen_by_meaning_that_lacks_the_number_falls_back_to_words(
+    route: Route,
+) -> None:
+    chunk = make_chunk(
+        "Audit logs matter for security reviews and are kept carefully.\n"
+        "Audit logs are retained for 90 days.",
+    )
+    meaning = FakeMeaning({"matter for security": 0.9, "90 days": 0.2})
+    gen = AnswerGenerator(None, max_sentences=1, similarity=meaning)
+    answer = _answer(gen, "How many days are audit logs retained?", make_hits(chunk), route)
+    assert answer.covered and "90 days" in answer.text
+
+
+def test_another_document_answers_when_the_best_quote_misses_the_name(route: Route) -> None:
+    java = make_chunk(
+        "反例：仓库内某二方库版本号从 1.0.0.0 开始，一直默默升级成 1.0.0.64。",
+        doc_id="ab" + "0" * 14,
+    )
+    tex = make_chunk("TeX 的版本号不断趋近于 π，现在为 3.141592。", doc_id="cd" + "0" * 14)
+    gen = AnswerGenerator(None, max_sentences=1)
+    answer = _answer(
+        gen, "TeX 的版本号一直在变，它目前的版本号是多少？", make_hits(java, tex), route
+    )
+    assert answer.covered and "3.141592" in answer.text
+
+
+def test_another_document_is_not_tried_for_a_period_it_does_not_cover(route: Route) -> None:
+    sheet = make_chunk(
+        "Net cash used in operating activities | 2010 | -1852", doc_id="ab" + "0" * 14
+    )
+    news = make_chunk(
+        "In a report released in November 2012, Mozilla reported revenue of $163 million.",
+        doc_id="cd" + "0" * 14,
+    )
+    gen = AnswerGenerator(None, max_sentences=1)
+    answer = _answer(
+        gen,
+        "What was the net cash used in operating activities in fiscal year 2012?",
+        make_hits(sheet, news),
+        route,
+    )
+    assert not answer.covered
