@@ -457,7 +457,11 @@ def judge(
     # often spelled out in the text instead: they do not decide coverage.
     wanted_names = [n for n in names(question) if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
     soft_names = [
-        n for n in tagged_names(question) if n not in wanted_names and not _ACRONYM.fullmatch(n)
+        # In a Chinese question a Latin acronym is a technical term ("HDD", "SSD"), not a
+        # publisher: it must appear in the quoted document's retrieved text.
+        n
+        for n in tagged_names(question)
+        if n not in wanted_names
     ]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)

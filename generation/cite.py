@@ -101,9 +101,10 @@ def table_values(text: str) -> list[str] | None:
                 continue
             values.extend(c for c in cells if c)
         return values or None
-    if ": " not in text:
-        return None
     pairs = text.split(_PAIR_SEP)
+    if ": " not in text and len(pairs) < 2:
+        return None
+    # Cells under an empty header are quoted as bare values ("1.5.0 | 华山版").
     values = [p.split(": ", 1)[1] if ": " in p else p for p in pairs]
     return values if len(pairs) > 1 or ": " in pairs[0] else None
 
