@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
 from core.text import query_terms
@@ -61,17 +61,33 @@ def _best_doc(ex: Extract) -> str:
     return ex.quotes[0].sources[0].chunk.doc_id if ex.quotes and ex.quotes[0].sources else ""
 
 
-def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> Verdict:
-    """The answer stands on its best quote: the question's constraints must be met in
-    that quote's document (a year found in some other document's sentence is not)."""
+def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> tuple[Verdict, Extract]:
+    """The answer stands on one quote of the best quote's document: the question's
+    constraints must all be met by it, its passage's declared scope and its document (a
+    year found in another document's sentence is not; a padding line that happens to name
+    the thing asked does not make another line about something else an answer). The
+    quotes are tried in order; the one that answers leads."""
+    retrieved = [h.chunk for h in hits]
+    if not ex.quotes:
+        return judge(question, intent, [], [], retrieved), ex
     best_doc = _best_doc(ex)
-    return judge(
-        question,
-        intent,
-        [q.text for q in ex.quotes if q.sources and q.sources[0].chunk.doc_id == best_doc],
-        [c for c in ex.chosen if c.chunk.doc_id == best_doc],
-        [h.chunk for h in hits],
-    )
+    first: Verdict | None = None
+    for k, (quote, group) in enumerate(zip(ex.quotes, ex.groups, strict=True)):
+        if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
+            continue
+        verdict = judge(question, intent, [quote.text], group, retrieved)
+        if verdict.covered:
+            if k == 0:
+                return verdict, ex
+            order = [k, *(i for i in range(len(ex.quotes)) if i != k)]
+            return verdict, replace(
+                ex,
+                quotes=[ex.quotes[i] for i in order],
+                groups=[ex.groups[i] for i in order],
+            )
+        first = first or verdict
+    assert first is not None  # the first quote is always from the best document
+    return first, ex
 
 
 def _other_docs(hits: Sequence[Hit], ex: Extract) -> list[str]:
@@ -167,10 +183,12 @@ class AnswerGenerator:
         ex = self._extract(question, hits)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
-        verdict = _judge(question, intent, ex, hits)
+        verdict, ex = _judge(question, intent, ex, hits)
         for alt in self._alternatives(question, hits, ex, verdict):
-            alt_verdict = _judge(question, intent, alt, hits) if alt.quotes else None
-            if alt_verdict is not None and alt_verdict.covered:
+            if not alt.quotes:
+                continue
+            alt_verdict, alt = _judge(question, intent, alt, hits)
+            if alt_verdict.covered:
                 ex, verdict = alt, alt_verdict
                 break
         if not verdict.covered:

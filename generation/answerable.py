@@ -45,7 +45,9 @@ _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八�
 # Questions whose answer is a number, version, date, port, amount...
 QUANTITY_QUESTION = re.compile(
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
-    r"number|percentage|port|size|amount|value|rate)|which (version|year|date|port|number)|"
+    r"number|percentage|port|size|amount|value|rate)|"
+    r"(?:maximum|minimum|max|min) (?:length|size|number|value|count|amount)|"
+    r"which (version|year|date|port|number)|"
     r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b|"
     r"多少|几[个年月天次种条项位名]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
     r"数量|比例|百分之?几",
@@ -306,9 +308,16 @@ def _found(term: str, text: str) -> bool:
     return re.search(rf"(?<![\w]){re.escape(t)}", text) is not None
 
 
-def has_quantity(text: str) -> bool:
+def has_quantity(text: str, given: str = "") -> bool:
+    """Whether the text states a quantity; numbers the question itself gives (`given`:
+    "OpenAPI 3.1.0", "in 2015") are not the quantity it asks for."""
     body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))
+    for named in sorted(set(_GIVEN_NUMBER.findall(given)), key=len, reverse=True):
+        body = re.sub(rf"(?<![\w.]){re.escape(named)}(?![\w]|\.\d)", " ", body)
     return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body))
+
+
+_GIVEN_NUMBER = re.compile(r"\d+(?:[.,:\-/]\d+)*")
 
 
 # What people call a document by its format ("the Word document", "the Excel sheet").
@@ -489,7 +498,7 @@ def judge(
         if not _period_found(t, evidence) and not _period_found(t, same_doc)
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
-    if quantity and not any(has_quantity(q) for q in quoted):
+    if quantity and not any(has_quantity(q, question) for q in quoted):
         return Verdict(
             False,
             "the question asks for a quantity and the quoted evidence states none",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import unquote
 
@@ -70,7 +70,9 @@ _LIST_QUESTION = re.compile(
 # Questions whose answer is a number, version, date, port, identifier...
 _QUANTITY_QUESTION = re.compile(
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
-    r"number|percentage|port|size|amount|value|rate)|which (version|year|date|port|number)|"
+    r"number|percentage|port|size|amount|value|rate)|"
+    r"(?:maximum|minimum|max|min) (?:length|size|number|value|count|amount)|"
+    r"which (version|year|date|port|number)|"
     r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b|"
     r"\bversion\b|多少|几|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|版本|端口|日期|"
     r"数量|比例|系数|百分",
@@ -99,6 +101,8 @@ def _new_number(text: str, known: set[str]) -> bool:
 
 # A leading section number ("3.2.1 ", "第三章 ") is structure, not an answer.
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
+# A glossary or definition-list entry: a short term, a colon, its meaning.
+_DEFINITION_ENTRY = re.compile(r"^[^\s:：]{1,24}(?: [^\s:：]{1,24}){0,2}\s?[:：]\s*\S")
 _BREADCRUMB = re.compile(r"\s(>|›|»|/)\s")
 
 
@@ -128,7 +132,17 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
         if (has_han(t) and t in lowered)
         or _stem(t) in tokens
         or (t.isdigit() and len(t) <= 5 and _numeral_in(chinese_numeral(int(t)), lowered))
+        or (_JOINED.search(t) is not None and _whole_in(t, lowered))
     }
+
+
+# Identifiers written with separators ("800-207", "v1.5"): found inside longer ones too
+# ("NIST.SP.800-207-ZeroTrust.pdf").
+_JOINED = re.compile(r"\w[-./:]\w")
+
+
+def _whole_in(term: str, text: str) -> bool:
+    return re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
 
 
 # "第十四条", "第十四章": a clause or chapter number, not the quantity fourteen.
@@ -184,6 +198,8 @@ def _heading_like(cand: Candidate) -> bool:
     # A short line of its own in Title Case, or with no number in it, is a heading or a
     # caption ("NICS Firearm Background Checks November - 2015", "修订历史").
     body = _SECTION_NUMBER.sub("", text)
+    if _DEFINITION_ENTRY.match(body) and not body.rstrip().endswith((":", "：")):
+        return False  # "PDP: Policy Decision Point" is a glossary entry, not a heading
     return len(body) <= 80 and (title_case(body) or not _HAS_NUMBER.search(body))
 
 
@@ -200,8 +216,10 @@ def _novel(cand: Candidate, matched: set[str]) -> bool:
 
 
 def _doc_name(chunk: Chunk) -> str:
-    """A document's title and file name, words split ("en-docling-word_sample.docx")."""
-    return f"{chunk.title} {_FILE_SEP.sub(' ', unquote(chunk.source.rsplit('/', 1)[-1]))}"
+    """A document's title and file name, whole ("NIST.SP.800-207") and with its words
+    split ("en-docling-word_sample.docx")."""
+    name = unquote(chunk.source.rsplit("/", 1)[-1])
+    return f"{chunk.title} {name} {_FILE_SEP.sub(' ', name)}"
 
 
 def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
@@ -563,6 +581,7 @@ class Extract:
     quotes: list[Quote]
     chosen: list[Candidate]  # every candidate quoted, in answer order
     best_relevance: float
+    groups: list[list[Candidate]] = field(default_factory=list)  # each quote's candidates
 
 
 def _pins(question: str) -> set[str]:
@@ -605,7 +624,7 @@ def _by_meaning(
     chosen = set(top)
     for i, s in enumerate(scored):
         if s.cand.is_table_row:
-            continue
+            continue  # rows are judged by their columns
         f = factor[s.cand.text] if i in chosen else floor
         out[i] = _Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched)
     return out
@@ -672,7 +691,7 @@ def extract(
             g.sort(key=lambda c: c.position)
     quotes = [_quote_for(g, terms) for g in groups]
     chosen = [c for g in groups for c in g]
-    return Extract(quotes, chosen, selected[0].relevance if selected else 0.0)
+    return Extract(quotes, chosen, selected[0].relevance if selected else 0.0, groups)
 
 
 def _contiguous(group: list[Candidate], anchor: Candidate) -> list[Candidate]:

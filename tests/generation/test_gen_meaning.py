@@ -10,7 +10,7 @@ from gen_cases import make_chunk, make_hits
 from core.text import content_terms
 from core.types import Route
 from generation.answer import AnswerGenerator
-from generation.answerable import asks_quantity
+from generation.answerable import asks_quantity, has_quantity
 from generation.extractive import extract
 
 TIDB = "ee44550000000000"
@@ -155,3 +155,47 @@ def test_another_document_is_not_tried_for_a_period_it_does_not_cover(route: Rou
         route,
     )
     assert not answer.covered
+
+
+def test_a_glossary_entry_is_an_answer_not_a_heading() -> None:
+    front = make_chunk(
+        "National Institute of Standards and Technology Special Publication 800-207 Natl.",
+        doc_id="ab" + "0" * 14,
+        page_start=3,
+        ordinal=1,
+        title="NIST SP 800-207",
+    )
+    glossary = make_chunk(
+        "Appendix A—Acronyms\nPDP: Policy Decision Point\nPEP: Policy Enforcement Point",
+        doc_id="ab" + "0" * 14,
+        page_start=54,
+        ordinal=2,
+        title="NIST SP 800-207",
+    )
+    hits = make_hits(front, glossary)
+    text = _quoted("What does the acronym PDP stand for in SP 800-207?", hits)
+    assert "Policy Decision Point" in text
+
+
+def test_a_number_the_question_gives_is_not_the_quantity_it_asks() -> None:
+    assert not has_quantity("Release of the OpenAPI Specification 3.1.0", "OpenAPI 3.1.0")
+    assert has_quantity("A name is at most 64 characters in 3.1.0", "OpenAPI 3.1.0")
+
+
+def test_a_padding_line_that_names_the_thing_asked_does_not_make_an_answer(
+    route: Route,
+) -> None:
+    versions = make_chunk(
+        "Version: 3.1.0 | Date: 2021-02-15 | Notes: Release of the OpenAPI Specification 3.1.0",
+        doc_id="ab" + "0" * 14,
+        ordinal=1,
+    )
+    example = make_chunk("operationId: getUserAddressByUUID", doc_id="ab" + "0" * 14, ordinal=2)
+    gen = AnswerGenerator(None, max_sentences=3)
+    answer = _answer(
+        gen,
+        "When was the operationId string limited in OpenAPI 3.1.0?",
+        make_hits(versions, example),
+        route,
+    )
+    assert not answer.covered, answer.text
