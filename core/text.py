@@ -75,8 +75,9 @@ def query_terms(text: str) -> list[str]:
 
 
 # The form of a question, not its content: "how many", "多长时间" ask for a value that the
-# answer gives in other words ("12小时"), and "据这篇文章" says where to look. Their words
-# (and jieba's sub-words of them) are not matched against passages.
+# answer gives in other words ("12小时"), "据这篇文章" says where to look, and modal verbs
+# and contractions ("should", "don't") shape the question. Their words (and jieba's
+# sub-words of them) are not matched against passages.
 _QUESTION_FORM = re.compile(
     r"多长时间|多少时间|多少钱|多少|多久|多长|多大|多高|多远|多重|多宽|多厚|多深|"
     r"几[年个次天种条项位名岁]|什么时候|何时|哪一?年|哪一?天|哪些|哪个|"
@@ -86,7 +87,7 @@ _QUESTION_FORM = re.compile(
 _SOURCE_WORD_TEXT = """
     据 根据 按照 依照 依据 文章 篇文章 这篇 这本 本文 文中 一文 说法 所述 提到
     according article document documents says say said mention mentions mentioned states
-    stated
+    stated should would could shall so don doesn didn isn aren wasn weren won
 """
 _SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
 

@@ -182,8 +182,8 @@ def chinese_numeral(n: int) -> str:
 
 
 def _heading_like(cand: Candidate) -> bool:
-    if cand.is_table_row:
-        return False
+    if cand.is_table_row or cand.list_item:
+        return False  # "- Wear sunglasses" is an item of a list, not a heading
     text = cand.text
     stripped = text.lstrip("#").strip()
     chunk = cand.chunk
@@ -591,7 +591,11 @@ def _pins(question: str) -> set[str]:
 
 
 def _by_meaning(
-    question: str, scored: list[_Scored], similarity: Similarity, n: int
+    question: str,
+    scored: list[_Scored],
+    similarity: Similarity,
+    n: int,
+    by_chunk: dict[str, list[Candidate]],
 ) -> list[_Scored]:
     """Re-score the `n` best sentences by word overlap with their similarity of meaning
     to the question: of the sentences that share words with it, the one that says what
@@ -603,8 +607,17 @@ def _by_meaning(
     top = [i for i in order if scored[i].relevance > 0 and not scored[i].cand.is_table_row][:n]
     if len(top) < 2:
         return scored
-    texts = list(dict.fromkeys(scored[i].cand.text for i in top))
-    sims = dict(zip(texts, similarity(question, texts), strict=True))
+    # A sentence that introduces a list means what its items say.
+    meant = {
+        scored[i].cand.text: " ".join(
+            [scored[i].cand.text, *(c.text for c in _following_items(scored[i], by_chunk))]
+        )
+        if scored[i].cand.intro
+        else scored[i].cand.text
+        for i in top
+    }
+    texts = list(meant)
+    sims = dict(zip(texts, similarity(question, [meant[t] for t in texts]), strict=True))
     best = max(sims.values())
     if best <= 0:
         return scored
@@ -649,7 +662,7 @@ def extract(
     holds_answer = _answer_test(question)
     scored = _score(question, cands)
     if similarity is not None and semantic_candidates > 0:
-        scored = _by_meaning(question, scored, similarity, semantic_candidates)
+        scored = _by_meaning(question, scored, similarity, semantic_candidates, by_chunk)
     selected = _select(scored, max_sentences, holds_answer, _codes(question))
     groups: list[list[Candidate]] = []
     used: set[int] = set()
