@@ -38,6 +38,11 @@ _HAS_DIGIT = re.compile(r"[\d零〇一二三四五六七八九十百千万亿两
 _CLAUSE = re.compile(r"第[零〇一二三四五六七八九十百千\d]+[条章节款项]|\b\d+(?:\.\d+){1,}\b")
 
 
+# A masked sentence this long names what it is about; a shorter one ("体长可达#公分")
+# could be said of anything.
+_SELF_NAMING_CHARS = 30
+
+
 @dataclass(frozen=True, slots=True)
 class _Claim:
     hit: Hit
@@ -123,6 +128,18 @@ class ConflictDetector:
         self.similarity = similarity
         self.top_hits = top_hits
 
+    def _same_thing(self, a: _Claim, b: _Claim) -> bool:
+        """Two statements say the same thing of the same subject: the sentences match once
+        their values are masked, and either they are long enough to name their subject
+        or their documents are about the same thing (similar titles: two versions of one
+        statute). "体长可达#公分" in two articles about two fishes is no conflict."""
+        if _jaccard(char_bigrams(a.subject), char_bigrams(b.subject)) < self.similarity:
+            return False
+        if min(len(a.subject), len(b.subject)) >= _SELF_NAMING_CHARS:
+            return True
+        titles = char_bigrams(a.hit.chunk.title), char_bigrams(b.hit.chunk.title)
+        return _jaccard(*titles) >= self.similarity
+
     def _prefer_key(self, chunk: Chunk) -> tuple[int, int, float]:
         standing = self.policy.standing(chunk)
         newer = -(chunk.modified or date.min).toordinal()
@@ -185,11 +202,7 @@ class ConflictDetector:
             for b in claims[i + 1 :]:
                 if b.hit.chunk.doc_id in {g.hit.chunk.doc_id for g in group}:
                     continue
-                if (
-                    b.value != a.value
-                    and _jaccard(char_bigrams(a.subject), char_bigrams(b.subject))
-                    >= self.similarity
-                ):
+                if b.value != a.value and self._same_thing(a, b):
                     group.append(b)
             docs = frozenset(g.hit.chunk.doc_id for g in group)
             if len(group) > 1 and docs not in seen_docs:

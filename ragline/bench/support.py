@@ -6,14 +6,16 @@ groups (a sentence is the text since the previous label group), and for each sen
 every label must resolve to a citation, and one of those passages, restricted to the
 reported line span, must hold the sentence (labels removed, whitespace ignored; a quoted
 table row counts when every quoted value is there). A sentence with no label counts as
-unsupported.
+unsupported. The note saying that sources disagree is not a quote and is not counted.
 """
 
 from __future__ import annotations
 
 import re
 
+from core.text import has_han
 from core.types import Answer
+from fusion.conflicts import conflict_note
 from generation.cite import Span, span_lines, supports
 
 _GROUP = re.compile(r"(?:\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]\s*)+")
@@ -37,6 +39,15 @@ def answer_sentences(text: str) -> list[tuple[str, list[str]]]:
     return [(s, labels) for s, labels in out if s]
 
 
+def quoted_text(answer: Answer) -> str:
+    """The answer's quoted sentences: the note saying that sources disagree (appended when
+    conflicts were found) cites values, it quotes nothing."""
+    if not answer.conflicts:
+        return answer.text
+    note = conflict_note(answer.conflicts, has_han(answer.question))
+    return answer.text.removesuffix(note).rstrip()
+
+
 def sentence_support(answer: Answer) -> tuple[int, int]:
     """(supported sentences, sentences) of a covered answer; (0, 0) when not covered."""
     if not answer.covered:
@@ -44,7 +55,7 @@ def sentence_support(answer: Answer) -> tuple[int, int]:
     chunks = {h.chunk.content_id: h.chunk for h in answer.hits}
     by_label = {c.label: c for c in answer.citations}
     ok = 0
-    pairs = answer_sentences(answer.text)
+    pairs = answer_sentences(quoted_text(answer))
     for sentence, labels in pairs:
         found = False
         for label in labels:

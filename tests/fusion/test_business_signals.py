@@ -186,3 +186,23 @@ def test_budget_is_enforced_and_fallback_reported() -> None:
     assert result.route.fallback == "dense: timeout after 800 ms; answered from keyword"
     assert any(w.startswith("dense: timeout") for w in result.warnings)
     assert [h.chunk.content_id for h in result.hits] == ["a"]
+
+
+def test_the_same_short_sentence_about_two_subjects_is_no_conflict() -> None:
+    from fusion.conflicts import ConflictDetector
+    from fusion.trust import TrustPolicy
+
+    def hit(cid: str, title: str, text: str) -> Hit:
+        return Hit(chunk=_chunk(cid, text, title=title), score=1.0)
+
+    detector = ConflictDetector(TrustPolicy(FusionSettings()))
+    fishes = [
+        hit("a", "蓝线裸顶鲷", "蓝线裸顶鲷是鱼。体长可达80公分。"),
+        hit("b", "金带齿颌鲷", "金带齿颌鲷是鱼。体长可达70公分。"),
+    ]
+    assert detector.detect("蓝线裸顶鲷的体长约是多少公分？", fishes) == []
+    versions = [
+        hit("a", "个人信息保护法", "个人信息保护法。处理者应当在十五日内答复。"),
+        hit("b", "个人信息保护法（草案）", "个人信息保护法。处理者应当在三十日内答复。"),
+    ]
+    assert detector.detect("处理者应当在多少日内答复？", versions)
