@@ -40,7 +40,7 @@ LONG_CHARS = 240
 MAX_LIST_ITEMS = 8
 # How strongly similarity of meaning re-orders the best sentences by word overlap: a
 # sentence's score is multiplied by (its similarity / the best similarity) ** this.
-SEMANTIC_POWER = 2.0
+SEMANTIC_POWER = 1.0
 
 
 class Similarity(Protocol):
@@ -51,13 +51,13 @@ class Similarity(Protocol):
 
 # Sentences that refer back to the one before them.
 _ANAPHOR = re.compile(
-    r"^(?:it|this|these|that|those|they|such|its|their|he|she|note)\b|"
-    r"^(?:这|该|此|其|它|他们|它们|说明[:：]|注[:：])",
+    r"^(?:it|this|these|that|those|they|such|its|their|he|she|note|therefore|thus|hence)\b|"
+    r"^(?:这|该|此|其|它|他们|它们|说明[:：]|注[:：]|在此|因此|所以|因而|于是|由此)",
     re.IGNORECASE,
 )
 # "What is X", "X 是什么": the answer is what the passage's topic is.
 _DEFINITION_QUESTION = re.compile(
-    r"^\s*(?:what|who)\s+(?:is|are|was|were)\b|\bdefin|是什么[？?。]?\s*$|什么是|指什么|"
+    r"^\s*(?:what|who)\s+(?:is|are|was|were)\b|\bdefin|^[^的]{1,24}是什么[？?。]?\s*$|什么是|指什么|"
     r"是谁[？?。]?\s*$|是哪|简介|介绍",
     re.IGNORECASE,
 )
@@ -503,13 +503,18 @@ def _following_items(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> l
     seq = by_chunk[chosen.cand.chunk.content_id]
     k = seq.index(chosen.cand)
     items: list[Candidate] = []
+    # An intro may hold the first item itself ("有以下三点：第一，…。"), explained by a
+    # sentence or two before the second item starts.
+    lead_in = 2 if chosen.cand.intro else 0
     for nxt in seq[k + 1 :]:
         if len(items) == MAX_LIST_ITEMS or nxt.is_table_row or _heading_like(nxt):
             break
         if nxt.list_item:
             items.append(nxt)  # an item's first sentence states it; the rest explains it
         elif not items:
-            break  # the sentence is not followed by a list
+            lead_in -= 1
+            if lead_in < 0:
+                break  # the sentence is not followed by a list
     return items
 
 
@@ -692,6 +697,10 @@ def extract(
         group.sort(key=lambda c: c.position)
         # Keep a group contiguous in the passage: a gap would claim lines it skips.
         group = _contiguous(group, s.cand)
+        whole = _whole_list(group, items, by_chunk)
+        if whole:
+            # A short list is quoted in one piece, its items with what explains them.
+            group, items = [c for c in whole if id(c) not in used], []
         used.update(id(c) for c in group)
         groups.append(group)
         # A list is quoted with its items, each its own sentence.
@@ -705,6 +714,25 @@ def extract(
     quotes = [_quote_for(g, terms) for g in groups]
     chosen = [c for g in groups for c in g]
     return Extract(quotes, chosen, selected[0].relevance if selected else 0.0, groups)
+
+
+# A list whose intro, items and the sentences between them fit in this many characters is
+# quoted as one passage; a longer one as its intro and the items' first sentences.
+WHOLE_LIST_CHARS = 600
+
+
+def _whole_list(
+    group: list[Candidate], items: list[Candidate], by_chunk: dict[str, list[Candidate]]
+) -> list[Candidate]:
+    """The group through its last list item, every sentence between included, when that
+    is short; else []."""
+    if not items or items[-1].chunk.content_id != group[-1].chunk.content_id:
+        return []
+    seq = by_chunk[group[-1].chunk.content_id]
+    span = seq[seq.index(group[0]) : seq.index(items[-1]) + 1]
+    if sum(len(c.text) for c in span) > WHOLE_LIST_CHARS:
+        return []
+    return span
 
 
 def _contiguous(group: list[Candidate], anchor: Candidate) -> list[Candidate]:

@@ -23,6 +23,15 @@ _SEPARATOR_ROW = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$"
 # Lines that start a structure of their own (list items, headings, quotes) are never
 # glued onto the line before them.
 _STRUCT_START = re.compile(r"^\s*(#{1,6}\s|[-*•·]\s|\d{1,3}[.)、]\s|[（(]?\d{1,3}[)）]|>\s)")
+# An item of a list written inline in running text: "第一，…。第二，…", "首先…其次…",
+# "一是…二是…", "（一）…".
+_INLINE_ITEM = re.compile(
+    r"^\s*(?:第[一二三四五六七八九十]{1,3}[，、,：:]|首先|其次|再次|最后[，,]|其[一二三四五六][，、,]|"
+    r"[一二三四五六七八九十]是|[（(][一二三四五六七八九十][)）]|(?:first|second|third|finally),)",
+    re.IGNORECASE,
+)
+# A sentence that announces a list: "有以下三点：", "包括如下几个方面", "as follows:".
+_ANNOUNCES = re.compile(r"(?:以下|如下|下列)[^。！？]{0,8}[：:]|[：:]\s*$|as follows")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _DIGITS_ONLY = re.compile(r"^[\d\s,.%+\-–/:]+$")
 
@@ -291,8 +300,8 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
                         own_line=own,
                         first_line=first,
                         last_line=last,
-                        list_item=item and at == 0,
-                        intro=sentence.rstrip().endswith((":", "：")),
+                        list_item=(item and at == 0) or bool(_INLINE_ITEM.match(sentence)),
+                        intro=bool(_ANNOUNCES.search(sentence.rstrip())),
                     )
                 )
         i = j

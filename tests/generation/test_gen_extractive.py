@@ -216,9 +216,30 @@ def test_a_list_is_quoted_with_its_items() -> None:
         doc_id=FAA,
     )
     text, _ = extractive_answer("What are the basic tenets of zero trust?", make_hits(chunk))
+    # A short list is quoted in one piece: intro, items and what explains them, in order.
+    squashed = squash(text)
+    assert (
+        squash(
+            "A zero trust architecture follows these basic tenets: 1. All data sources are "
+            "considered resources. Devices count too. 2. All communication is secured regardless "
+            "of location. Detail follows. 3. Access is granted per session."
+        )
+        in squashed
+    )
+
+    long_note = " ".join(["Each resource is inventoried and monitored continuously."] * 12)
+    chunk = make_chunk(
+        "Zero trust > Tenets\n"
+        "A zero trust architecture follows these basic tenets:\n"
+        f"1. All data sources are considered resources. {long_note}\n"
+        "2. All communication is secured regardless of location. Detail follows.\n"
+        "3. Access is granted per session.",
+        doc_id=FAA,
+    )
+    text, _ = extractive_answer("What are the basic tenets of zero trust?", make_hits(chunk))
     parts = quoted_parts(text)
     assert parts[0].endswith("tenets:")
     assert "1. All data sources are considered resources." in parts
     assert "2. All communication is secured regardless of location." in parts
     assert "3. Access is granted per session." in parts
-    assert "Detail follows." not in text  # an item's explanation is not the item
+    assert "Detail follows." not in text  # in a long list an item's explanation is left out

@@ -199,3 +199,26 @@ def test_a_padding_line_that_names_the_thing_asked_does_not_make_an_answer(
         route,
     )
     assert not answer.covered, answer.text
+
+
+def test_an_inline_list_is_quoted_whole_with_its_intro() -> None:
+    chunk = make_chunk(
+        "乡里制是中国古代农村社会基层组织体系。"
+        "其特点主要有以下三点：第一，职官与长者并用。既设立行政官吏，又注意发挥地方长老作用。"
+        "第二，刑禁与教化并施。第三，秩序制和晋升制于一体。"
+        "宋代仍承前朝行乡里制。"
+    )
+    text = _quoted("乡里制的特点是什么？", make_hits(chunk))
+    squashed = "".join(text.split())
+    assert "第一，职官与长者并用。既设立行政官吏，又注意发挥地方长老作用。第二" in squashed
+    assert "第三，秩序制和晋升制于一体。" in squashed
+    assert "宋代" not in text
+
+
+def test_a_sentence_that_follows_from_the_one_before_brings_it() -> None:
+    chunk = make_chunk(
+        "玉山箭竹的地下茎在每年四、五月间萌发新芽。"
+        "所以到了七、八月间，整个草原呈现一片碧草如茵的景致。"
+    )
+    text = _quoted("碧草如茵景致形成的原因是什么？", make_hits(chunk))
+    assert "萌发新芽" in text and "碧草如茵" in text
