@@ -181,6 +181,16 @@ class MetadataStore(Protocol):
 
     def documents(self) -> list[Document]: ...
 
+    def documents_at(self, source: str) -> list[Document]:
+        """The live documents with this source key (several for an upload key written by
+        writers who could not see each other's documents), by doc_id."""
+        ...
+
+    def deployment_secret(self, name: str) -> str:
+        """A random secret kept in the truth under `name`, made on first use; the same
+        in every process of this deployment."""
+        ...
+
     def versions(self, doc_id: str) -> list[DocumentVersion]: ...
 
     def current_version(self, doc_id: str) -> str | None: ...

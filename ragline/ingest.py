@@ -228,8 +228,11 @@ class DocumentIngestor:
         name: str = "",
         modified: date | None = None,
         principal: Principal | None = None,
+        doc_id: str | None = None,
     ) -> FileOutcome:
-        """Ingest `path` as the document `source` (default: the file's URI).
+        """Ingest `path` as the document `source` (default: the file's URI), whose id is
+        `doc_id` (default: the one of `source`; an upload's comes from
+        `Ragline.upload_target`).
 
         `tags`, `department`, `source_trust` and `title` set the document's metadata; None
         keeps the current value of an existing document (so a re-ingest without `--tag`
@@ -240,7 +243,7 @@ class DocumentIngestor:
         a metadata update ("updated"): no parse, no embedding."""
         start = time.perf_counter()
         source = source or source_uri(path)
-        doc_id = doc_id_for(source)
+        doc_id = doc_id or doc_id_for(source)
         wanted = _Wanted(
             None if tags is None else frozenset(tags),
             department,
