@@ -96,6 +96,25 @@ def upload_target(
     return UploadTarget(own_id, None)
 
 
+def original_denial(
+    principal: Principal, doc: Document, readers: bool, roles: Iterable[str]
+) -> str | None:
+    """Why `principal` (who sees `doc`) may not have a version's original, unmasked bytes;
+    None when it may: `readers` opens them to everyone who sees the document, otherwise
+    they are for superusers, the `roles`, and those who may write the document."""
+    if readers or principal.superuser or principal.roles & set(roles):
+        return None
+    try:
+        authorize_write(principal, doc, None, doc.doc_id)
+    except WriteDenied:
+        return (
+            "the original file is not PII-masked: it is served to keys that may write "
+            "this document and to admins (RAGLINE_ORIGINALS__READERS, __ROLES); "
+            f"read its indexed, masked text at /v1/documents/{doc.doc_id}/view"
+        )
+    return None
+
+
 def principal_to_dict(principal: Principal | None) -> dict[str, Any] | None:
     """JSON for a task message: the worker re-checks the write with the same principal."""
     if principal is None:

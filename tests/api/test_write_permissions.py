@@ -20,7 +20,7 @@ from ragline.api import create_app
 from ragline.api.context import ApiContext
 from ragline.app import UPLOAD_ID_SECRET
 
-from .conftest import ALICE, FIN, api_settings, upload, wait_job
+from .conftest import ALICE, FIN, READER, api_settings, upload, wait_job
 
 NOBODY = QueryFilter(access_tokens=frozenset({"user:alice"}))
 
@@ -256,3 +256,36 @@ def test_rejected_uploads_leave_no_file(client: TestClient) -> None:
     assert binary.json()["error"]["type"] == "unsupported_media_type"
     assert "unsupported file type" in binary.json()["error"]["message"]
     assert _uploads(client) == before
+
+
+def test_original_bytes_are_for_writers_and_admins_readers_get_the_masked_text(
+    client: TestClient,
+) -> None:
+    """The original file is not PII-masked: a reader who may see the document gets 403
+    (JSON, pointing at /view) and reads the masked passages; its writers get the bytes."""
+    email = "quill.harrow@example.com"
+    body = _doc(f"Contact the thornfield archive desk at {email} for access.")
+    up = upload(client, f"archive-{uuid.uuid4().hex[:6]}.md", body, FIN)  # public
+    assert wait_job(client, up["job_id"], FIN)["state"] == "searchable"
+    doc_id = up["doc_id"]
+
+    denied = client.get(f"/v1/documents/{doc_id}/file", headers=READER)
+    assert denied.status_code == 403
+    err = denied.json()["error"]
+    assert err["type"] == "forbidden" and f"/v1/documents/{doc_id}/view" in err["message"]
+    assert email not in denied.text
+    view = client.get(f"/v1/documents/{doc_id}/view", headers=READER).json()
+    assert view["has_file"] is False
+    text = " ".join(p["text"] for page in view["pages"] for p in page["passages"])
+    assert "thornfield" in text and email not in text  # masked
+
+    for writer in (FIN, ALICE):  # the uploader, and a writer who may replace it (public)
+        got = client.get(f"/v1/documents/{doc_id}/file", headers=writer)
+        assert got.status_code == 200 and got.content == body
+        assert client.get(f"/v1/documents/{doc_id}/view", headers=writer).json()["has_file"]
+    # A hidden document stays a 404, for readers and writers alike.
+    secret = upload(client, f"vault-{uuid.uuid4().hex[:6]}.md", body, FIN, acl_tags="finance")
+    assert wait_job(client, secret["job_id"], FIN)["state"] == "searchable"
+    for who in (READER, ALICE):
+        r = client.get(f"/v1/documents/{secret['doc_id']}/file", headers=who)
+        assert r.status_code == 404

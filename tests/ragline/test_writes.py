@@ -91,3 +91,16 @@ def test_upload_target_never_depends_on_documents_the_writer_cannot_see() -> Non
     fresh = _target(DAVE, [original], own_taken=True)
     assert fresh.existing is None and fresh.doc_id not in ("own0000000000000", original.doc_id)
     assert len(fresh.doc_id) == 16
+
+
+def test_originals_are_for_writers_superusers_and_the_configured_roles() -> None:
+    from ragline.writes import original_denial
+
+    assert original_denial(ANN, ALPHA, False, ["admin"]) is None  # may write it
+    assert original_denial(DAVE, PUBLIC, False, ["admin"]) is None  # public: writable
+    why = original_denial(READER, ALPHA, False, ["admin"])
+    assert why is not None and "/v1/documents/d1/view" in why
+    assert original_denial(READER, ALPHA, True, ["admin"]) is None  # readers: on
+    boss = Principal("bo", roles=frozenset({"admin"}), tags=frozenset({"alpha"}))
+    assert original_denial(boss, ALPHA, False, ["admin"]) is None
+    assert original_denial(Principal("root", superuser=True), ALPHA, False, []) is None
