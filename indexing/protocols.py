@@ -49,6 +49,16 @@ class DerivedStore(Protocol):
         """Every content_id held, for consistency checks."""
         ...
 
+    def metadata_signature(self, chunk: Chunk) -> str:
+        """The document-level fields this store keeps for `chunk` (ACL, title, type,
+        department, trust, date: whichever it keeps), in the form `held_metadata` reads
+        them back: `check` compares the two to find stale copies."""
+        ...
+
+    def held_metadata(self) -> dict[str, str]:
+        """content_id -> the signature of the document-level fields this store holds."""
+        ...
+
     def flush(self) -> None:
         """Make every write so far durable (a no-op where writes already are)."""
         ...
