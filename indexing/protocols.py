@@ -94,6 +94,15 @@ class GraphStore(DerivedStore, Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Expect:
+    """A write's guard: the live document (None: none) the writer decided on. The store
+    refuses the write (core.errors.DocumentChanged) unless the live document is still
+    exactly that, checked in the write's own transaction."""
+
+    document: Document | None
+
+
+@dataclass(frozen=True, slots=True)
 class OutboxEntry:
     id: int
     store: str
@@ -217,9 +226,12 @@ class MetadataStore(Protocol):
         vectors: np.ndarray,
         stores: Iterable[str],
         lineage: dict[str, Any] | None = None,
+        expect: Expect | None = None,
     ) -> None:
         """One transaction: document, version (pending), chunks, vectors and one upsert
-        outbox entry per derived store. A version is not served until promoted."""
+        outbox entry per derived store. A version is not served until promoted. With
+        `expect`, raises DocumentChanged (writing nothing) unless the live document is
+        still `expect.document`."""
         ...
 
     def pending(self, store: str, limit: int = 100) -> list[OutboxEntry]: ...
@@ -247,11 +259,14 @@ class MetadataStore(Protocol):
         """Mark deleted and enqueue deletes of its chunks everywhere. False if unknown."""
         ...
 
-    def update_document(self, document: Document, stores: Iterable[str]) -> bool:
+    def update_document(
+        self, document: Document, stores: Iterable[str], expect: Expect | None = None
+    ) -> bool:
         """One transaction: replace a live document's metadata (title, doc_type, acl_tags,
         department, source_trust, modified; not its source) and enqueue one "meta" entry
         per derived store for each of its pending and current versions. Served chunks
-        carry the new metadata from the commit on. False if unknown or deleted."""
+        carry the new metadata from the commit on. False if unknown or deleted. With
+        `expect`, raises DocumentChanged unless the live document is `expect.document`."""
         ...
 
     def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:

@@ -24,8 +24,9 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy.orm import Session, sessionmaker
 
+from core.errors import DocumentChanged
 from core.types import Chunk, Document, DocumentVersion
 from indexing.models import (
     AlertEventRow,
@@ -42,6 +43,7 @@ from indexing.models import (
 )
 from indexing.protocols import (
     AlertEventRecord,
+    Expect,
     GapRecord,
     IndexedChunk,
     IngestRecord,
@@ -208,6 +210,18 @@ def _drop_sqlite_source_unique(engine: Engine) -> None:
             conn.commit()
 
 
+def _check_expected(s: Session, doc_id: str, expect: Expect | None) -> None:
+    """Inside the write's transaction: the live document must still be the expected one.
+    The row is locked (PostgreSQL) until commit; SQLite serialises writers (a writer
+    whose snapshot is outdated cannot commit)."""
+    if expect is None:
+        return
+    row = s.get(DocumentRow, doc_id, with_for_update=True, populate_existing=True)
+    live = _document(row) if row is not None and not row.deleted else None
+    if live != expect.document:
+        raise DocumentChanged(f"document {doc_id} changed while this write was prepared")
+
+
 class SqlMetadataStore:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -294,9 +308,11 @@ class SqlMetadataStore:
         vectors: np.ndarray,
         stores: Iterable[str],
         lineage: dict[str, Any] | None = None,
+        expect: Expect | None = None,
     ) -> None:
         now = _now()
         with self._session.begin() as s:
+            _check_expected(s, document.doc_id, expect)
             s.merge(
                 DocumentRow(
                     doc_id=document.doc_id,
@@ -532,9 +548,12 @@ class SqlMetadataStore:
                 )
             return True
 
-    def update_document(self, document: Document, stores: Iterable[str]) -> bool:
+    def update_document(
+        self, document: Document, stores: Iterable[str], expect: Expect | None = None
+    ) -> bool:
         stores = list(stores)
         with self._session.begin() as s:
+            _check_expected(s, document.doc_id, expect)
             doc = s.get(DocumentRow, document.doc_id)
             if doc is None or doc.deleted:
                 return False

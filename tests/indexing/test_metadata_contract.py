@@ -321,3 +321,44 @@ def test_an_embedded_file_from_before_keeps_its_rows_and_loses_the_unique_key(
     finally:
         store.close()
     SqlMetadataStore(url).close()  # a second open finds nothing to do
+
+
+def test_guarded_writes_refuse_a_document_that_changed(meta: MetadataStore) -> None:
+    """`expect`: staging and metadata updates decided on a document that is no longer
+    the live one raise DocumentChanged and write nothing (the ingest then decides again)."""
+    from dataclasses import replace
+
+    from core.errors import DocumentChanged
+    from indexing.protocols import Expect
+
+    doc = _doc("guarded.md", frozenset({"alpha"}))
+    with pytest.raises(DocumentChanged):  # expected to exist: it does not
+        meta.stage_version(
+            doc,
+            DocumentVersion(doc.doc_id, "v0", "pending", 0, 0),
+            [],
+            np.zeros((0, 8)),
+            STORES,
+            None,
+            Expect(doc),
+        )
+    assert meta.document(doc.doc_id) is None and meta.versions(doc.doc_id) == []
+    _stage(meta, doc, b"first")
+    live = meta.document(doc.doc_id)
+    assert live == doc
+    tightened = replace(doc, acl_tags=frozenset({"hr"}))
+    assert meta.update_document(tightened, STORES, Expect(live))
+    with pytest.raises(DocumentChanged):  # decided on the alpha-tagged one
+        meta.update_document(replace(doc, title="Reverted"), STORES, Expect(live))
+    with pytest.raises(DocumentChanged):
+        meta.stage_version(
+            doc,
+            DocumentVersion(doc.doc_id, "v2", "pending", 0, 0),
+            [],
+            np.zeros((0, 8)),
+            STORES,
+            None,
+            Expect(live),
+        )
+    assert meta.document(doc.doc_id) == tightened
+    assert [v.version for v in meta.versions(doc.doc_id)] == [version_of(b"first")]
