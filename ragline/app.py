@@ -126,6 +126,7 @@ class Ragline:
         # What is served while LLM generation is paused by the citation-completeness alert.
         self.extractive = self._answerers["none"]
         self._ingestor: DocumentIngestor | None = None
+        self._upload_secret: str | None = None
         gw = settings.gateway
         engine = getattr(self.stores.metadata, "engine", None)
         self.records = GatewayRecords(engine or make_engine(settings.resolved_metadata_url))
@@ -228,8 +229,10 @@ class Ragline:
         found among the documents `principal` may see at that key, else a new id that
         does not depend on documents it may not see. The same lookups run either way."""
         meta = self.stores.metadata
+        if self._upload_secret is None:  # made once per deployment, never changes
+            self._upload_secret = meta.deployment_secret(UPLOAD_ID_SECRET)
         scope = principal.user if principal is not None else ""
-        own_id = scoped_doc_id(meta.deployment_secret(UPLOAD_ID_SECRET), source, scope)
+        own_id = scoped_doc_id(self._upload_secret, source, scope)
         at_key = meta.documents_at(source)
         own_taken = meta.document(own_id) is not None
         return upload_target(principal, source, at_key, own_id, own_taken)
