@@ -33,5 +33,10 @@ class EmbedderMismatch(StoreError):
     """An index was built with another embedder: a reindex is needed."""
 
 
+class DocumentChanged(StoreError):
+    """A guarded write found the document no longer as the writer last read it (its ACL
+    tightened, it was deleted or created meanwhile): decide again on the fresh state."""
+
+
 class InvalidRequest(RaglineError):
     """A request (task context, filter) that cannot be understood; the message says why."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 from pathlib import Path
 from urllib.parse import unquote, urlparse
@@ -31,6 +32,14 @@ def path_from_uri(uri: str) -> Path | None:
 
 def doc_id_for(source: str) -> str:
     return _sha(f"doc\x1f{source}")[:16]
+
+
+def scoped_doc_id(secret: str, source: str, scope: str) -> str:
+    """The id of the document a writer creates at an upload key when it can see none
+    there: keyed by the deployment's secret, so nobody can compute it (and compare it
+    with what an upload answered) without that secret. `scope` is the writer's user."""
+    msg = f"upload-doc\x1f{source}\x1f{scope}".encode()
+    return hmac.new(secret.encode(), msg, hashlib.sha256).hexdigest()[:16]
 
 
 def version_of(data: bytes) -> str:

@@ -366,6 +366,17 @@ class GrpcSettings(BaseModel):
     max_message_mb: float = 110.0  # uploads travel in one message
 
 
+class OriginalsSettings(BaseModel):
+    """Who may fetch a document version's original bytes (`GET /v1/documents/{id}/file`).
+    They are not PII-masked, so by default only those who may write the document (a
+    `can_write` key that sees it), superusers and the `roles` below get them; readers
+    get the masked, indexed text (`/view`). `readers` true serves them to every caller
+    who may see the document (a deployment with nothing to mask)."""
+
+    readers: bool = False
+    roles: list[str] = Field(default_factory=lambda: ["admin"])
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="RAGLINE_", env_nested_delimiter="__", extra="ignore"
@@ -392,6 +403,7 @@ class Settings(BaseSettings):
     synonyms: SynonymSettings = Field(default_factory=SynonymSettings)
     instruction: InstructionSettings = Field(default_factory=InstructionSettings)
     gaps: GapSettings = Field(default_factory=GapSettings)
+    originals: OriginalsSettings = Field(default_factory=OriginalsSettings)
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

@@ -28,7 +28,9 @@ class DocumentRow(Base):
     __tablename__ = "documents"
 
     doc_id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    source: Mapped[str] = mapped_column(Text, unique=True)
+    # Not unique: an upload key can hold several documents, one per writer who could not
+    # see the others there (ragline.writes.upload_target; README "Permissions").
+    source: Mapped[str] = mapped_column(Text, index=True)
     title: Mapped[str] = mapped_column(Text, default="")
     doc_type: Mapped[str] = mapped_column(String(32), default="")
     acl_tags: Mapped[str] = mapped_column(Text, default="[]")  # JSON list, sorted
@@ -37,6 +39,16 @@ class DocumentRow(Base):
     modified: Mapped[date | None] = mapped_column(Date, nullable=True)
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class DeploymentSecretRow(Base):
+    """Secrets this deployment makes for itself on first use and keeps in the truth, so
+    every process (API, workers, CLI) shares them: e.g. the key of upload document ids."""
+
+    __tablename__ = "deployment_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
 
 
 class VersionRow(Base):

@@ -49,6 +49,16 @@ class DerivedStore(Protocol):
         """Every content_id held, for consistency checks."""
         ...
 
+    def metadata_signature(self, chunk: Chunk) -> str:
+        """The document-level fields this store keeps for `chunk` (ACL, title, type,
+        department, trust, date: whichever it keeps), in the form `held_metadata` reads
+        them back: `check` compares the two to find stale copies."""
+        ...
+
+    def held_metadata(self) -> dict[str, str]:
+        """content_id -> the signature of the document-level fields this store holds."""
+        ...
+
     def flush(self) -> None:
         """Make every write so far durable (a no-op where writes already are)."""
         ...
@@ -81,6 +91,15 @@ class GraphStore(DerivedStore, Protocol):
         ...
 
     def entities_of(self, content_id: str) -> list[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """A write's guard: the live document (None: none) the writer decided on. The store
+    refuses the write (core.errors.DocumentChanged) unless the live document is still
+    exactly that, checked in the write's own transaction."""
+
+    document: Document | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +200,16 @@ class MetadataStore(Protocol):
 
     def documents(self) -> list[Document]: ...
 
+    def documents_at(self, source: str) -> list[Document]:
+        """The live documents with this source key (several for an upload key written by
+        writers who could not see each other's documents), by doc_id."""
+        ...
+
+    def deployment_secret(self, name: str) -> str:
+        """A random secret kept in the truth under `name`, made on first use; the same
+        in every process of this deployment."""
+        ...
+
     def versions(self, doc_id: str) -> list[DocumentVersion]: ...
 
     def current_version(self, doc_id: str) -> str | None: ...
@@ -197,9 +226,12 @@ class MetadataStore(Protocol):
         vectors: np.ndarray,
         stores: Iterable[str],
         lineage: dict[str, Any] | None = None,
+        expect: Expect | None = None,
     ) -> None:
         """One transaction: document, version (pending), chunks, vectors and one upsert
-        outbox entry per derived store. A version is not served until promoted."""
+        outbox entry per derived store. A version is not served until promoted. With
+        `expect`, raises DocumentChanged (writing nothing) unless the live document is
+        still `expect.document`."""
         ...
 
     def pending(self, store: str, limit: int = 100) -> list[OutboxEntry]: ...
@@ -227,11 +259,14 @@ class MetadataStore(Protocol):
         """Mark deleted and enqueue deletes of its chunks everywhere. False if unknown."""
         ...
 
-    def update_document(self, document: Document, stores: Iterable[str]) -> bool:
+    def update_document(
+        self, document: Document, stores: Iterable[str], expect: Expect | None = None
+    ) -> bool:
         """One transaction: replace a live document's metadata (title, doc_type, acl_tags,
         department, source_trust, modified; not its source) and enqueue one "meta" entry
         per derived store for each of its pending and current versions. Served chunks
-        carry the new metadata from the commit on. False if unknown or deleted."""
+        carry the new metadata from the commit on. False if unknown or deleted. With
+        `expect`, raises DocumentChanged unless the live document is `expect.document`."""
         ...
 
     def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:

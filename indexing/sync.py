@@ -12,7 +12,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from core.types import DocumentVersion
+from core.types import Chunk, DocumentVersion
 from indexing.protocols import DerivedStore, MetadataStore, OutboxEntry
 
 log = logging.getLogger(__name__)
@@ -91,29 +91,56 @@ class OutboxApplier:
         return report
 
 
+_PENDING_SCAN = 100_000  # outbox entries read to tell "not synced yet" from "stale"
+
+
 @dataclass(frozen=True)
 class StoreDivergence:
     store: str
     missing: frozenset[str]  # served by the truth, absent from the store
     extra: frozenset[str]  # in the store, neither served nor staged
+    # Held and served, but the document-level fields the store keeps for it (ACL tags,
+    # title, type, department, trust, date) differ from the truth's, with no outbox
+    # entry on its way to fix them: e.g. a metadata update that failed halfway. A stale
+    # ACL in a derived store is a permission filter that no longer matches the truth.
+    stale: frozenset[str] = frozenset()
 
     @property
     def ok(self) -> bool:
-        return not self.missing and not self.extra
+        return not self.missing and not self.extra and not self.stale
+
+
+def _stale(
+    store: DerivedStore, truth: Mapping[str, Chunk], held: Mapping[str, str], syncing: set[str]
+) -> frozenset[str]:
+    return frozenset(
+        cid
+        for cid, chunk in truth.items()
+        if cid in held
+        and chunk.doc_id not in syncing
+        and held[cid] != store.metadata_signature(chunk)
+    )
 
 
 def check(metadata: MetadataStore, stores: Mapping[str, DerivedStore]) -> list[StoreDivergence]:
     serving = metadata.serving_ids()
     allowed = serving | metadata.pending_ids()
+    truth = metadata.serving(sorted(serving))
     out = []
     for name, store in stores.items():
         held = store.content_ids()
-        out.append(StoreDivergence(name, frozenset(serving - held), frozenset(held - allowed)))
+        # Documents with entries still to apply here converge on the next sync.
+        syncing = {e.doc_id for e in metadata.pending(name, _PENDING_SCAN)}
+        stale = _stale(store, truth, store.held_metadata(), syncing)
+        out.append(
+            StoreDivergence(name, frozenset(serving - held), frozenset(held - allowed), stale)
+        )
     return out
 
 
 def repair(metadata: MetadataStore, stores: Mapping[str, DerivedStore]) -> list[StoreDivergence]:
-    """Make every store hold exactly what the truth serves (plus staged versions)."""
+    """Make every store hold exactly what the truth serves (plus staged versions), with
+    the truth's document-level fields."""
     found = check(metadata, stores)
     for div in found:
         if div.ok:
@@ -123,5 +150,8 @@ def repair(metadata: MetadataStore, stores: Mapping[str, DerivedStore]) -> list[
             store.delete(sorted(div.extra))
         if div.missing:
             store.upsert(metadata.items(sorted(div.missing)))
+        if div.stale:
+            # Rewritten whole from the truth (text, vector and fields): whatever drifted.
+            store.upsert(metadata.items(sorted(div.stale)))
         store.flush()
     return found

@@ -51,7 +51,8 @@ class StoreAlertSource:
         if self._derived is None:
             raise RuntimeError("store divergence needs the derived stores, which are not open")
         return {
-            d.store: len(d.missing) + len(d.extra) for d in check(self._metadata, self._derived)
+            d.store: len(d.missing) + len(d.extra) + len(d.stale)
+            for d in check(self._metadata, self._derived)
         }
 
     def metric(self, name: str, labels: Mapping[str, str]) -> float | None:

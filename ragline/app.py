@@ -24,7 +24,7 @@ from connectors.records import GatewayRecords, MemoryItem, Trace, TraceRecord
 from connectors.router import Decision, match_status, match_templates
 from core.blocks import ContentBlock, Freshness, GatewayResult
 from core.errors import RaglineError
-from core.ids import doc_id_for, path_from_uri
+from core.ids import doc_id_for, path_from_uri, scoped_doc_id
 from core.settings import Settings
 from core.switches import Switch
 from core.types import Answer, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
@@ -50,7 +50,7 @@ from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
 from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
-from ragline.writes import WriteDenied, authorize_write
+from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
 from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
 from routing.router import Router
@@ -58,6 +58,7 @@ from routing.synonyms import SynonymDictionary
 
 log = logging.getLogger("ragline")
 MEMORY_KINDS = ("note", "preference")
+UPLOAD_ID_SECRET = "upload-doc-ids"  # deployment secret keying writers' upload doc ids
 
 
 class NotAllowed(RaglineError):
@@ -130,6 +131,7 @@ class Ragline:
         # What is served while LLM generation is paused by the citation-completeness alert.
         self.extractive = self._answerers["none"]
         self._ingestor: DocumentIngestor | None = None
+        self._upload_secret: str | None = None
         gw = settings.gateway
         engine = getattr(self.stores.metadata, "engine", None)
         self.records = GatewayRecords(engine or make_engine(settings.resolved_metadata_url))
@@ -227,27 +229,46 @@ class Ragline:
             self.metrics.observe_ingest(o.status, o.chunks, o.pages)
         return outcomes, report
 
+    def upload_target(self, principal: Principal | None, source: str) -> UploadTarget:
+        """The document an upload of `source` writes (`ragline.writes.upload_target`):
+        found among the documents `principal` may see at that key, else a new id that
+        does not depend on documents it may not see. The same lookups run either way."""
+        meta = self.stores.metadata
+        if self._upload_secret is None:  # made once per deployment, never changes
+            self._upload_secret = meta.deployment_secret(UPLOAD_ID_SECRET)
+        scope = principal.user if principal is not None else ""
+        own_id = scoped_doc_id(self._upload_secret, source, scope)
+        at_key = meta.documents_at(source)
+        own_taken = meta.document(own_id) is not None
+        return upload_target(principal, source, at_key, own_id, own_taken)
+
     def check_write(
-        self, principal: Principal | None, source: str, tags: Iterable[str] | None
+        self,
+        principal: Principal | None,
+        source: str,
+        tags: Iterable[str] | None,
+        doc_id: str | None = None,
     ) -> None:
-        """Raise WriteDenied unless `principal` may write the document `source` with ACL
-        `tags` (None: keep its tags): before an upload's bytes are even stored."""
-        doc = self.stores.metadata.document(doc_id_for(source))
+        """Raise WriteDenied unless `principal` may write the document `doc_id` (default:
+        the one of `source`) with ACL `tags` (None: keep its tags): before an upload's
+        bytes are even stored."""
+        doc = self.stores.metadata.document(doc_id or doc_id_for(source))
         authorize_write(principal, doc, None if tags is None else list(tags), source)
 
     def ingest_known(
-        self, path: Path, source: str, version: str, **write: Any
+        self, path: Path, source: str, version: str, doc_id: str | None = None, **write: Any
     ) -> FileOutcome | None:
-        """When the document `source` already holds `version` (the hash of `path`'s
-        bytes), apply the write now and return its outcome: nothing to parse, at most a
-        metadata update, whose new ACL the truth serves from this call on (the derived
-        stores follow on the next sync). None when the bytes are new: they must be parsed,
-        which is a task's work. `write` are DocumentIngestor.ingest's keywords."""
-        doc_id = doc_id_for(source)
-        self.check_write(write.get("principal"), source, write.get("tags"))
+        """When the document `doc_id` (default: the one of `source`) already holds
+        `version` (the hash of `path`'s bytes), apply the write now and return its
+        outcome: nothing to parse, at most a metadata update, whose new ACL the truth
+        serves from this call on (the derived stores follow on the next sync). None when
+        the bytes are new: they must be parsed, which is a task's work. `write` are
+        DocumentIngestor.ingest's keywords."""
+        doc_id = doc_id or doc_id_for(source)
+        self.check_write(write.get("principal"), source, write.get("tags"), doc_id)
         if not self.stores.metadata.has_version(doc_id, version):
             return None
-        return self.ingestor.ingest(path, source=source, **write)
+        return self.ingestor.ingest(path, source=source, doc_id=doc_id, **write)
 
     def _drop_vanished(self, folders: list[Path], principal: Principal | None) -> list[FileOutcome]:
         out = []

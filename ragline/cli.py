@@ -398,7 +398,12 @@ def _divergence(repairing: bool, data_dir: Path | None) -> None:
     finally:
         rag.close()
     for d in found:
-        state = "ok" if d.ok else f"{len(d.missing)} missing, {len(d.extra)} extra"
+        state = (
+            "ok"
+            if d.ok
+            else f"{len(d.missing)} missing, {len(d.extra)} extra, "
+            f"{len(d.stale)} with stale metadata (ACL, title, ...)"
+        )
         console.print(f"{d.store:8s} {state}{' (repaired)' if repairing and not d.ok else ''}")
     if not repairing and not all(d.ok for d in found):
         raise typer.Exit(1)

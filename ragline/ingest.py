@@ -19,14 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from core.errors import ParseError, RaglineError
+from core.errors import DocumentChanged, ParseError, RaglineError
 from core.ids import content_id_for, doc_id_for, source_uri, version_of
 from core.settings import Settings
 from core.text import approx_tokens
 from core.types import Chunk, Document, DocumentVersion, ParsedDocument, Principal
 from indexing.embedders import Embedder
 from indexing.entities import extract_entities
-from indexing.protocols import IngestRecord, MetadataStore
+from indexing.protocols import Expect, IngestRecord, MetadataStore
 from ingestion.chunker import ChunkDraft, chunk_blocks, summarize_units
 from ingestion.dates import effective_date
 from ingestion.parse import (
@@ -228,8 +228,11 @@ class DocumentIngestor:
         name: str = "",
         modified: date | None = None,
         principal: Principal | None = None,
+        doc_id: str | None = None,
     ) -> FileOutcome:
-        """Ingest `path` as the document `source` (default: the file's URI).
+        """Ingest `path` as the document `source` (default: the file's URI), whose id is
+        `doc_id` (default: the one of `source`; an upload's comes from
+        `Ragline.upload_target`).
 
         `tags`, `department`, `source_trust` and `title` set the document's metadata; None
         keeps the current value of an existing document (so a re-ingest without `--tag`
@@ -240,7 +243,7 @@ class DocumentIngestor:
         a metadata update ("updated"): no parse, no embedding."""
         start = time.perf_counter()
         source = source or source_uri(path)
-        doc_id = doc_id_for(source)
+        doc_id = doc_id or doc_id_for(source)
         wanted = _Wanted(
             None if tags is None else frozenset(tags),
             department,
@@ -342,7 +345,8 @@ class DocumentIngestor:
         if 0 < cap < len(drafts):  # before summaries and embeddings: they cost per chunk
             warnings.append(chunk_limit_warning(drafts[:cap], len(drafts)))
             drafts = drafts[:cap]
-        existing = self._authorized(doc_id, wanted, source)  # again: parsing took a while
+        # Again, before the costly part (summaries, embedding): parsing took a while.
+        existing = self._authorized(doc_id, wanted, source)
         # Parsers fall back on the file's stem: for an upload that is its content hash.
         parsed_title = parsed.title if parsed.title != path.stem else ""
         title = wanted.title or parsed_title or Path(wanted.name).stem
@@ -394,14 +398,26 @@ class DocumentIngestor:
             "pii": pii_counts,
             "warnings": warnings,
         }
-        self._meta.stage_version(
-            document,
-            DocumentVersion(doc_id, version, "pending", len(chunks), parsed.page_count),
-            chunks,
-            vectors,
-            self._stores,
-            lineage,
-        )
+        staged = DocumentVersion(doc_id, version, "pending", len(chunks), parsed.page_count)
+        # Embedding took a while too, and the document may have changed hands (its ACL
+        # tightened, a re-tag) since the check above. The write is decided once more on
+        # the live document and staged only if that is still the live one, in the same
+        # transaction: no window for a stale permission, and a concurrent re-tag is
+        # never overwritten with the tags read before it. (Chunks carry no document
+        # fields in the truth: only `document` is decided again.)
+        for attempt in range(_STAGE_ATTEMPTS):
+            existing = self._authorized(doc_id, wanted, source)
+            document = self._document(
+                path, source, doc_id, doc_format, wanted, existing, title, stated
+            )
+            try:
+                self._meta.stage_version(
+                    document, staged, chunks, vectors, self._stores, lineage, Expect(existing)
+                )
+                break
+            except DocumentChanged:
+                if attempt == _STAGE_ATTEMPTS - 1:
+                    raise
         return FileOutcome(
             str(path),
             "indexed",
@@ -443,23 +459,34 @@ class DocumentIngestor:
         """Same bytes: only the metadata can have changed. The truth changes in one
         transaction (served chunks carry the new ACL from then on) and every derived
         store gets a "meta" entry, applied by the next sync."""
-        title = wanted.title or existing.title
-        # Same bytes, same date: a touched file is not a new version of its content.
-        document = self._document(
-            path,
-            existing.source,
-            existing.doc_id,
-            doc_format,
-            wanted,
-            existing,
-            title,
-            existing.modified,
-        )
-        changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
-        if not changed:
-            return FileOutcome(str(path), "unchanged", "", existing.doc_id, version)
-        if not self._meta.update_document(document, self._stores):
-            raise RaglineError("the document was deleted while its metadata was updated")
+        for attempt in range(_STAGE_ATTEMPTS):
+            if attempt:  # the document changed under us: decide again on the live one
+                fresh = self._authorized(existing.doc_id, wanted, existing.source)
+                if fresh is None:
+                    raise RaglineError("the document was deleted while its metadata was updated")
+                existing = fresh
+            title = wanted.title or existing.title
+            # Same bytes, same date: a touched file is not a new version of its content.
+            document = self._document(
+                path,
+                existing.source,
+                existing.doc_id,
+                doc_format,
+                wanted,
+                existing,
+                title,
+                existing.modified,
+            )
+            changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
+            if not changed:
+                return FileOutcome(str(path), "unchanged", "", existing.doc_id, version)
+            try:
+                if not self._meta.update_document(document, self._stores, Expect(existing)):
+                    raise RaglineError("the document was deleted while its metadata was updated")
+                break
+            except DocumentChanged:
+                if attempt == _STAGE_ATTEMPTS - 1:
+                    raise
         return FileOutcome(
             str(path),
             "updated",
@@ -469,6 +496,7 @@ class DocumentIngestor:
         )
 
 
+_STAGE_ATTEMPTS = 3  # guarded writes retried on a document that changed meanwhile
 _METADATA_FIELDS = ("acl_tags", "title", "doc_type", "department", "source_trust", "modified")
 
 

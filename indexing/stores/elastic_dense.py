@@ -207,6 +207,17 @@ class ElasticDenseIndex:
         self.refresh()
         return self._es.ids(self.index, {"match_all": {}})
 
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return json.dumps(self._meta_fields(chunk), sort_keys=True)
+
+    def held_metadata(self) -> dict[str, str]:
+        self.refresh()
+        fields = ["acl", "department", "doc_type", "modified", "public"]
+        return {
+            cid: json.dumps({f: src.get(f) for f in fields}, sort_keys=True)
+            for cid, src in self._es.sources(self.index, fields).items()
+        }
+
     def search(self, vector: np.ndarray, k: int, where: QueryFilter) -> list[ScoredId]:
         query = self._vector(vector)
         if k <= 0:

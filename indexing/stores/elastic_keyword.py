@@ -239,6 +239,26 @@ class ElasticKeywordIndex:
     def content_ids(self) -> set[str]:
         return self._ids({"match_all": {}})
 
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return json.dumps(self._meta_fields(chunk, self._english), sort_keys=True)
+
+    def held_metadata(self) -> dict[str, str]:
+        self.flush()
+        fields = [
+            "acl",
+            "department",
+            "doc_type",
+            "modified",
+            "public",
+            "source_trust",
+            "title",
+            "title_raw",
+        ]
+        return {
+            cid: json.dumps({f: src.get(f) for f in fields}, sort_keys=True)
+            for cid, src in self._es.sources(self.alias, fields).items()
+        }
+
     @staticmethod
     def filters(where: QueryFilter) -> list[dict[str, Any]]:
         """`where` as Elasticsearch filter clauses (reference: QueryFilter.admits)."""

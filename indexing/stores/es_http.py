@@ -57,6 +57,25 @@ class EsHttp:
             if bad:
                 raise StoreError(f"elasticsearch bulk failed for {len(bad)} items: {bad[0]}")
 
+    def sources(self, index: str, fields: list[str]) -> dict[str, dict[str, Any]]:
+        """Every document of `index`: id -> those `_source` fields, page by page."""
+        out: dict[str, dict[str, Any]] = {}
+        after: list[Any] | None = None
+        while True:
+            body: dict[str, Any] = {
+                "size": PAGE,
+                "query": {"match_all": {}},
+                "_source": fields,
+                "sort": [{"content_id": "asc"}],
+            }
+            if after is not None:
+                body["search_after"] = after
+            hits = self.call("POST", f"/{index}/_search", body)["hits"]["hits"]
+            out.update((h["_id"], h.get("_source", {})) for h in hits)
+            if len(hits) < PAGE:
+                return out
+            after = hits[-1]["sort"]
+
     def ids(self, index: str, query: dict[str, Any]) -> set[str]:
         """Every document id `query` matches in `index`, page by page."""
         out: set[str] = set()

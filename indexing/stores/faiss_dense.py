@@ -450,6 +450,13 @@ class FaissDenseIndex:
         with self._lock:
             return {p.content_id for p in self._payload.values()}
 
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return json.dumps(_Payload.of(chunk).to_json())
+
+    def held_metadata(self) -> dict[str, str]:
+        with self._lock:
+            return {p.content_id: json.dumps(p.to_json()) for p in self._payload.values()}
+
     def search(self, vector: np.ndarray, k: int, where: QueryFilter) -> list[ScoredId]:
         query = np.asarray(vector, dtype=np.float32).reshape(1, -1)
         if query.shape[1] != self.dim:

@@ -18,6 +18,7 @@ its best path; the full filter applies to every candidate before top-k.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import time
@@ -338,6 +339,32 @@ class Neo4jGraphStore:
     def content_ids(self) -> set[str]:
         rows = self._read("MATCH (c:Chunk {ns: $ns}) RETURN c.content_id AS cid")
         return {r["cid"] for r in rows}
+
+    @staticmethod
+    def _signature(public: Any, acl: Any, doc_type: Any, department: Any, modified: Any) -> str:
+        return json.dumps([bool(public), sorted(acl or []), doc_type, department, modified])
+
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return self._signature(
+            not chunk.acl_tags,
+            list(chunk.acl_tags),
+            chunk.doc_type,
+            chunk.department,
+            chunk.modified.isoformat() if chunk.modified else None,
+        )
+
+    def held_metadata(self) -> dict[str, str]:
+        rows = self._read(
+            "MATCH (c:Chunk {ns: $ns}) RETURN c.content_id AS cid, c.public AS public,"
+            " c.acl AS acl, c.doc_type AS doc_type, c.department AS department,"
+            " c.modified AS modified"
+        )
+        return {
+            r["cid"]: self._signature(
+                r["public"], r["acl"], r["doc_type"], r["department"], r["modified"]
+            )
+            for r in rows
+        }
 
     def entities_of(self, content_id: str) -> list[str]:
         rows = self._read(

@@ -4,20 +4,35 @@ production, same models and queries."""
 from __future__ import annotations
 
 import json
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sqlalchemy import Engine, create_engine, delete, event, func, select, update
-from sqlalchemy.orm import sessionmaker
+from sqlalchemy import (
+    Engine,
+    MetaData,
+    create_engine,
+    delete,
+    event,
+    func,
+    inspect,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
 
+from core.errors import DocumentChanged
 from core.types import Chunk, Document, DocumentVersion
 from indexing.models import (
     AlertEventRow,
     Base,
     ChunkRow,
+    DeploymentSecretRow,
     DocumentRow,
     IngestLogRow,
     JobRow,
@@ -28,6 +43,7 @@ from indexing.models import (
 )
 from indexing.protocols import (
     AlertEventRecord,
+    Expect,
     GapRecord,
     IndexedChunk,
     IngestRecord,
@@ -161,6 +177,51 @@ def _batches(items: Sequence[str]) -> Iterable[Sequence[str]]:
         yield items[i : i + _IN_BATCH]
 
 
+def _drop_sqlite_source_unique(engine: Engine) -> None:
+    """An embedded file made before upload keys could hold several documents has
+    `documents.source` UNIQUE; SQLite cannot drop a constraint, so the table is copied
+    once into the current shape (same rows) under the current schema."""
+    uniques = inspect(engine).get_unique_constraints("documents")
+    indexes = inspect(engine).get_indexes("documents")
+    legacy = any(u["column_names"] == ["source"] for u in uniques) or any(
+        i["column_names"] == ["source"] and i.get("unique") for i in indexes
+    )
+    if not legacy:
+        return
+    cols = ", ".join(c.name for c in Base.metadata.tables["documents"].columns)
+    with engine.connect() as conn:
+        conn.exec_driver_sql("PRAGMA foreign_keys=OFF")  # (a no-op inside a transaction)
+        conn.commit()
+        try:
+            with conn.begin():
+                # SQLite's documented way: new table, copy, drop, rename (with foreign
+                # keys off, the other tables' references to "documents" stay as they are).
+                new = Base.metadata.tables["documents"].to_metadata(
+                    MetaData(), name="documents_new"
+                )
+                new.create(conn)
+                conn.execute(
+                    text(f"INSERT INTO documents_new ({cols}) SELECT {cols} FROM documents")
+                )
+                conn.exec_driver_sql("DROP TABLE documents")
+                conn.exec_driver_sql("ALTER TABLE documents_new RENAME TO documents")
+        finally:
+            conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+            conn.commit()
+
+
+def _check_expected(s: Session, doc_id: str, expect: Expect | None) -> None:
+    """Inside the write's transaction: the live document must still be the expected one.
+    The row is locked (PostgreSQL) until commit; SQLite serialises writers (a writer
+    whose snapshot is outdated cannot commit)."""
+    if expect is None:
+        return
+    row = s.get(DocumentRow, doc_id, with_for_update=True, populate_existing=True)
+    live = _document(row) if row is not None and not row.deleted else None
+    if live != expect.document:
+        raise DocumentChanged(f"document {doc_id} changed while this write was prepared")
+
+
 class SqlMetadataStore:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -168,6 +229,7 @@ class SqlMetadataStore:
         if self.engine.dialect.name == "sqlite":
             # The embedded file is single-user and rebuilt rather than migrated.
             Base.metadata.create_all(self.engine)
+            _drop_sqlite_source_unique(self.engine)
         else:
             # A shared server database changes only through Alembic revisions.
             from indexing.migrate import upgrade
@@ -185,6 +247,32 @@ class SqlMetadataStore:
         with self._session() as s:
             rows = s.scalars(select(DocumentRow).where(DocumentRow.deleted.is_(False)))
             return [_document(r) for r in rows]
+
+    def documents_at(self, source: str) -> list[Document]:
+        with self._session() as s:
+            rows = s.scalars(
+                select(DocumentRow)
+                .where(DocumentRow.source == source, DocumentRow.deleted.is_(False))
+                .order_by(DocumentRow.doc_id)
+            )
+            return [_document(r) for r in rows]
+
+    def deployment_secret(self, name: str) -> str:
+        with self._session() as s:
+            row = s.get(DeploymentSecretRow, name)
+            if row is not None:
+                return row.value
+        try:
+            with self._session.begin() as s:
+                s.add(DeploymentSecretRow(name=name, value=secrets.token_hex(32)))
+        except IntegrityError:
+            pass  # another process made it first: theirs is the one
+        with self._session() as s:
+            value = s.scalar(
+                select(DeploymentSecretRow.value).where(DeploymentSecretRow.name == name)
+            )
+            assert value is not None
+            return value
 
     def versions(self, doc_id: str) -> list[DocumentVersion]:
         with self._session() as s:
@@ -220,9 +308,11 @@ class SqlMetadataStore:
         vectors: np.ndarray,
         stores: Iterable[str],
         lineage: dict[str, Any] | None = None,
+        expect: Expect | None = None,
     ) -> None:
         now = _now()
         with self._session.begin() as s:
+            _check_expected(s, document.doc_id, expect)
             s.merge(
                 DocumentRow(
                     doc_id=document.doc_id,
@@ -458,9 +548,12 @@ class SqlMetadataStore:
                 )
             return True
 
-    def update_document(self, document: Document, stores: Iterable[str]) -> bool:
+    def update_document(
+        self, document: Document, stores: Iterable[str], expect: Expect | None = None
+    ) -> bool:
         stores = list(stores)
         with self._session.begin() as s:
+            _check_expected(s, document.doc_id, expect)
             doc = s.get(DocumentRow, document.doc_id)
             if doc is None or doc.deleted:
                 return False

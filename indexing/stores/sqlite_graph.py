@@ -315,6 +315,31 @@ class SqliteGraphStore:
         with self._lock:
             return {r[0] for r in self._conn.execute("SELECT content_id FROM g_chunk")}
 
+    @staticmethod
+    def _signature(
+        public: int, doc_type: str, department: str, modified: str | None, acl: list[str]
+    ) -> str:
+        return json.dumps([public, doc_type, department, modified, sorted(acl)])
+
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return self._signature(
+            0 if chunk.acl_tags else 1,
+            chunk.doc_type,
+            chunk.department,
+            chunk.modified.isoformat() if chunk.modified else None,
+            list(chunk.acl_tags),
+        )
+
+    def held_metadata(self) -> dict[str, str]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, content_id, public, doc_type, department, modified FROM g_chunk"
+            ).fetchall()
+            acl: dict[int, list[str]] = {}
+            for chunk_id, token in self._conn.execute("SELECT chunk_id, token FROM g_chunk_acl"):
+                acl.setdefault(chunk_id, []).append(token)
+        return {r[1]: self._signature(r[2], r[3], r[4], r[5], acl.get(r[0], [])) for r in rows}
+
     def entities_of(self, content_id: str) -> list[str]:
         with self._lock:
             rows = self._conn.execute(

@@ -196,6 +196,17 @@ class SqliteKeywordIndex:
         with self._lock:
             return {r[0] for r in self._conn.execute("SELECT content_id FROM kw_chunks")}
 
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return json.dumps(list(self._meta_row(chunk, self._english)), ensure_ascii=False)
+
+    def held_metadata(self) -> dict[str, str]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT k.content_id, k.department, k.modified, f.title, f.acl, f.doc_type"
+                " FROM kw_chunks k JOIN kw_fts f ON f.rowid = k.id"
+            ).fetchall()
+        return {r[0]: json.dumps(list(r[1:]), ensure_ascii=False) for r in rows}
+
     def search(self, query: str, k: int, where: QueryFilter) -> list[ScoredId]:
         terms = keyword_query_terms(query, self._english)
         if not terms or k <= 0:

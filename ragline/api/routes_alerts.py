@@ -12,7 +12,6 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.ids import doc_id_for
 from indexing.protocols import AlertEventRecord, JobRecord
 from ragline.api.auth import Caller, require_writer
 from ragline.api.context import Ctx
@@ -113,8 +112,9 @@ async def ops_reindex(req: ReindexRequest, principal: Caller, ctx: Ctx) -> JSONR
     if req.source:
         # Only a document the caller can see, by its source key: never an arbitrary path
         # on this server.
-        doc = await asyncio.to_thread(ctx.rag.stores.metadata.document, doc_id_for(req.source))
-        if doc is None or not principal.can_see(doc.acl_tags):
+        # (an upload key may hold several documents: one the caller sees is enough)
+        docs = await asyncio.to_thread(ctx.rag.stores.metadata.documents_at, req.source)
+        if not any(principal.can_see(d.acl_tags) for d in docs):
             raise ApiError(404, f"no document with source {req.source!r}")
     job = await asyncio.to_thread(_open_job, ctx, principal.user, "reindex", req.source)
     return JSONResponse(job_view(job), status_code=202)

@@ -16,7 +16,6 @@ from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import JSONResponse
 
 from core.errors import UnsupportedFormat
-from core.ids import doc_id_for
 from core.types import Document, Principal
 from indexing.protocols import JobRecord
 from ingestion.parse import ParseOptions, document_format
@@ -90,10 +89,12 @@ async def upload(
         raise ApiError(422, "the upload needs a file name or a 'key' form field")
     tags = None if acl_tags is None else _tags(acl_tags)
     source = f"upload:{name}"
-    doc_id = doc_id_for(source)
-    # Before a byte is stored or compared: a document the caller may not write is
-    # refused the same way whatever the upload holds (no content oracle).
-    await asyncio.to_thread(ctx.rag.check_write, principal, source, tags)
+    # Only documents the caller may see are candidates: seeing none at this key, it gets
+    # a document of its own there, whatever hidden ones hold the key (no existence or
+    # content oracle). Refusals below can only concern a document it may see.
+    target = await asyncio.to_thread(ctx.rag.upload_target, principal, source)
+    doc_id = target.doc_id
+    await asyncio.to_thread(ctx.rag.check_write, principal, source, tags, doc_id)
     limit = max_upload_bytes(ctx.settings.api)
     suffix = upload_suffix(file.filename or "", doc_type)
     try:
@@ -117,6 +118,7 @@ async def upload(
         name=Path(name).name,
         modified=modified.isoformat() if modified else "",
         principal=principal_to_dict(principal),
+        target=doc_id,
     )
     job = await asyncio.to_thread(_submit, ctx, principal, spec, doc_id, batch_id)
     return JSONResponse(
@@ -169,6 +171,7 @@ def _submit(
         Path(spec.path),
         spec.source,
         spec.version,
+        doc_id,
         tags=spec.tags,
         department=spec.department,
         source_trust=spec.source_trust,

@@ -5,7 +5,10 @@
   GET /v1/documents/{id}/lineage           every version: status, times, uploader, lineage
   GET /v1/documents/{id}/view?version=     a version's passages by page, with line spans
                                            (the indexed, PII-masked text; tables as cells)
-  GET /v1/documents/{id}/file?version=     the version's original bytes (PDF.js renders it)
+  GET /v1/documents/{id}/file?version=     the version's original bytes (PDF.js renders it),
+                                           not masked: only for keys that may write the
+                                           document and admins (ragline.writes.original_denial);
+                                           others get 403 and read /view
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from core.types import Document, Principal
 from ragline.api.auth import Caller
 from ragline.api.context import ApiContext, Ctx
 from ragline.api.errors import ApiError
+from ragline.writes import original_denial
 
 router = APIRouter(prefix="/v1", tags=["viewer"])
 _MEDIA = {
@@ -148,11 +152,17 @@ async def view(
             "title": doc.title,
             "source": doc.source,
             "doc_type": doc.doc_type,
-            "has_file": _original(ctx, doc, v) is not None,
+            # Whether this caller can fetch the original (it exists and is theirs to see).
+            "has_file": _denial(ctx, principal, doc) is None and _original(ctx, doc, v) is not None,
             "pages": [{"page": p, "passages": pages[p]} for p in sorted(pages)],
         }
 
     return await asyncio.to_thread(load)
+
+
+def _denial(ctx: ApiContext, principal: Principal, doc: Document) -> str | None:
+    cfg = ctx.settings.originals
+    return original_denial(principal, doc, cfg.readers, cfg.roles)
 
 
 def _original(ctx: ApiContext, doc: Document, version: str) -> Path | None:
@@ -178,6 +188,11 @@ async def original(
 ) -> FileResponse:
     def locate() -> tuple[Path, str]:
         doc = _doc(ctx, principal, doc_id)
+        if (why := _denial(ctx, principal, doc)) is not None:
+            ctx.rag.metrics.acl_denials.labels(
+                endpoint="/v1/documents/file", reason="original"
+            ).inc()
+            raise ApiError(403, why)
         v = _version(ctx, doc_id, version)
         path = _original(ctx, doc, v)
         if path is None:

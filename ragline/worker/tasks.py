@@ -64,10 +64,13 @@ class IngestSpec:
     # Who asked (ragline.writes.principal_to_dict); None = the operator. The write is
     # checked again here: the document may have changed hands since the request.
     principal: dict[str, Any] | None = None
+    # The document this writes, chosen by the API (Ragline.upload_target); "" (messages
+    # queued before ids were chosen so) = the one of `source`.
+    target: str = ""
 
     @property
     def doc_id(self) -> str:
-        return doc_id_for(self.source)
+        return self.target or doc_id_for(self.source)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -154,6 +157,7 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         name=s.name,
         modified=date.fromisoformat(s.modified) if s.modified else None,
         principal=principal_from_dict(s.principal),
+        doc_id=s.doc_id,
     )
     ctx.rag.metrics.observe_ingest(outcome.status, outcome.chunks, outcome.pages)
     if outcome.status == "failed":
@@ -260,17 +264,29 @@ def reindex(ctx: TaskContext, job_id: str = "", source: str = "") -> dict[str, A
     elif path is not None and path.exists():
         result = _ingest_paths(ctx, [path])
     else:
-        doc_id = doc_id_for(source)
-        version = meta.current_version(doc_id)
-        if version is None:
+        # An upload key may hold several documents (one per writer scope): all of them.
+        found_versions = [
+            (d.doc_id, v)
+            for d in meta.documents_at(source)
+            if (v := meta.current_version(d.doc_id)) is not None
+        ]
+        if not found_versions:
             return _fail(ctx, job_id, f"no searchable document with source {source!r}")
-        items = meta.version_items(doc_id, version)
+        chunks = 0
         with ctx.writer_lock():
-            for store in ctx.rag.stores.derived.values():
-                store.upsert(items)
-                store.flush()
-        ctx.events.publish(IndexEvent("indexed", doc_id, version))
-        result = {"doc_id": doc_id, "chunks": len(items)}
+            for doc_id, version in found_versions:
+                items = meta.version_items(doc_id, version)
+                chunks += len(items)
+                for store in ctx.rag.stores.derived.values():
+                    store.upsert(items)
+                    store.flush()
+        for doc_id, version in found_versions:
+            ctx.events.publish(IndexEvent("indexed", doc_id, version))
+        result = {
+            "doc_id": found_versions[0][0],
+            "doc_ids": [d for d, _ in found_versions],
+            "chunks": chunks,
+        }
     if job_id:
         meta.update_job(job_id, DONE, "")
     return {"job_id": job_id, "state": DONE, **result}

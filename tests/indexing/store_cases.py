@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pytest
@@ -157,3 +158,24 @@ def relabel(corpus: Corpus) -> Corpus:
         old = items[key]
         items[key] = IndexedChunk(replace(old.chunk, **change), old.vector)  # type: ignore[arg-type]
     return Corpus(items)
+
+
+def check_metadata_readback(store: Any, corpus: Corpus) -> None:
+    """Contract of `held_metadata` / `metadata_signature` (what `check` uses to find stale
+    ACLs and titles): a store reads back exactly the signature of what it was given, a
+    metadata change the store missed shows as a different signature (the ACL in every
+    store), and once applied the two agree again."""
+    store.upsert(corpus.all())
+    store.flush()
+    held = store.held_metadata()
+    assert set(held) == store.content_ids()
+    for item in corpus.all():
+        assert held[item.chunk.content_id] == store.metadata_signature(item.chunk)
+    after = relabel(corpus)
+    for key in ("en", "fin"):  # ACL tightened / opened: every store filters on it
+        assert store.metadata_signature(after[key].chunk) != held[corpus.cid(key)], key
+    store.update_metadata([after[k].chunk for k in ("en", "fin", "zh")])
+    store.flush()
+    held = store.held_metadata()
+    for item in after.all():
+        assert held[item.chunk.content_id] == store.metadata_signature(item.chunk)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pytest
-from store_cases import DIM, MODEL, Corpus, make_chunk, relabel, unit
+from store_cases import DIM, MODEL, Corpus, check_metadata_readback, make_chunk, relabel, unit
 
 from core.errors import EmbedderMismatch
 from core.types import Principal, QueryFilter
@@ -230,3 +231,7 @@ def test_update_metadata_moves_filters_without_touching_vectors(
     reopened = dense_store()  # the new metadata is what was persisted
     expected = {c.chunk.content_id for c in after.all() if NOBODY.admits(c.chunk)}
     assert set(ids(reopened.search(query, 100, NOBODY))) == expected
+
+
+def test_held_metadata_reads_back_and_shows_stale_fields(dense_store: Any, corpus: Corpus) -> None:
+    check_metadata_readback(dense_store(), corpus)

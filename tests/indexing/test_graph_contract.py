@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pytest
-from store_cases import DIM, Corpus, make_chunk, relabel, unit
+from store_cases import DIM, Corpus, check_metadata_readback, make_chunk, relabel, unit
 
 from core.types import Chunk, Principal, QueryFilter, ScoredId
 from indexing.protocols import GraphStore, IndexedChunk
@@ -211,3 +212,7 @@ def test_update_metadata_moves_filters_without_touching_entities(
     for where in wheres:
         expected = {c.chunk.content_id for c in after.all() if where.admits(c.chunk)}
         assert set(ids(store.search(every, 100, where))) == expected, where
+
+
+def test_held_metadata_reads_back_and_shows_stale_fields(graph_store: Any, corpus: Corpus) -> None:
+    check_metadata_readback(graph_store(), corpus)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import date
+from typing import Any
 
 import numpy as np
 import pytest
-from store_cases import DIM, Corpus, make_chunk, relabel, unit
+from store_cases import DIM, Corpus, check_metadata_readback, make_chunk, relabel, unit
 
 from core.types import Principal, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk, KeywordIndex
@@ -193,3 +194,9 @@ def test_english_analysis_stems_possessives_and_hyphens(keyword_store: OpenKeywo
     assert ids(store.search("multi-factor", 3, ALL))[0] == cid["a"]
     # Stop words alone match nothing.
     assert store.search("which of the were", 3, ALL) == []
+
+
+def test_held_metadata_reads_back_and_shows_stale_fields(
+    keyword_store: Any, corpus: Corpus
+) -> None:
+    check_metadata_readback(keyword_store(), corpus)

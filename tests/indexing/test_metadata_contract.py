@@ -266,3 +266,99 @@ def test_freshness_lineage_job_counts_and_alert_events(meta: MetadataStore) -> N
     assert events[1].detail == {"content_ids": ["c1"]} and events[1].value == 0.5
     assert [e.event for e in meta.alert_events(since=t0 + timedelta(seconds=1))] == ["recovered"]
     assert [e.event for e in meta.alert_events(until=t0 + timedelta(seconds=1))] == ["firing"]
+
+
+def test_an_upload_key_can_hold_several_documents(meta: MetadataStore) -> None:
+    """One upload key, one document per writer who could not see the others there."""
+    source = "upload:plan.md"
+    first = Document(doc_id_for(source), source, "Plan", "markdown", frozenset({"alpha"}))
+    second = Document("0123456789abcdef", source, "Plan", "markdown")
+    _stage(meta, first, b"alpha's plan")
+    _stage(meta, second, b"someone else's plan")
+    _finish(meta)
+    assert [d.doc_id for d in meta.documents_at(source)] == sorted(
+        [first.doc_id, "0123456789abcdef"]
+    )
+    assert meta.delete_document(second.doc_id, STORES)
+    assert [d.doc_id for d in meta.documents_at(source)] == [first.doc_id]
+    assert meta.documents_at("upload:other.md") == []
+
+
+def test_deployment_secret_is_made_once_and_kept(meta: MetadataStore) -> None:
+    a = meta.deployment_secret("upload-doc-ids")
+    assert len(a) == 64 and meta.deployment_secret("upload-doc-ids") == a
+    assert meta.deployment_secret("other") != a
+
+
+def test_an_embedded_file_from_before_keeps_its_rows_and_loses_the_unique_key(
+    tmp_path: Path,
+) -> None:
+    """Embedded files are not migrated by Alembic: the store drops the old UNIQUE on
+    documents.source itself, once, keeping every row."""
+    from sqlalchemy import create_engine, inspect
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE TABLE documents (doc_id VARCHAR(32) PRIMARY KEY, source TEXT NOT NULL "
+            "UNIQUE, title TEXT NOT NULL, doc_type VARCHAR(32) NOT NULL, acl_tags TEXT NOT "
+            "NULL, department VARCHAR(128) NOT NULL, source_trust FLOAT NOT NULL, modified "
+            "DATE, deleted BOOLEAN NOT NULL, updated_at DATETIME NOT NULL)"
+        )
+        conn.exec_driver_sql(
+            "INSERT INTO documents VALUES ('abc', 'upload:x.md', 'X', 'markdown', "
+            "'[\"alpha\"]', '', 1.0, NULL, 0, '2026-01-01 00:00:00')"
+        )
+    engine.dispose()
+    store = SqlMetadataStore(url)
+    try:
+        assert inspect(store.engine).get_unique_constraints("documents") == []
+        (old,) = store.documents_at("upload:x.md")
+        assert old.doc_id == "abc" and old.acl_tags == frozenset({"alpha"})
+        _stage(store, Document("def", "upload:x.md", "X", "markdown"), b"another")
+        assert len(store.documents_at("upload:x.md")) == 2
+    finally:
+        store.close()
+    SqlMetadataStore(url).close()  # a second open finds nothing to do
+
+
+def test_guarded_writes_refuse_a_document_that_changed(meta: MetadataStore) -> None:
+    """`expect`: staging and metadata updates decided on a document that is no longer
+    the live one raise DocumentChanged and write nothing (the ingest then decides again)."""
+    from dataclasses import replace
+
+    from core.errors import DocumentChanged
+    from indexing.protocols import Expect
+
+    doc = _doc("guarded.md", frozenset({"alpha"}))
+    with pytest.raises(DocumentChanged):  # expected to exist: it does not
+        meta.stage_version(
+            doc,
+            DocumentVersion(doc.doc_id, "v0", "pending", 0, 0),
+            [],
+            np.zeros((0, 8)),
+            STORES,
+            None,
+            Expect(doc),
+        )
+    assert meta.document(doc.doc_id) is None and meta.versions(doc.doc_id) == []
+    _stage(meta, doc, b"first")
+    live = meta.document(doc.doc_id)
+    assert live == doc
+    tightened = replace(doc, acl_tags=frozenset({"hr"}))
+    assert meta.update_document(tightened, STORES, Expect(live))
+    with pytest.raises(DocumentChanged):  # decided on the alpha-tagged one
+        meta.update_document(replace(doc, title="Reverted"), STORES, Expect(live))
+    with pytest.raises(DocumentChanged):
+        meta.stage_version(
+            doc,
+            DocumentVersion(doc.doc_id, "v2", "pending", 0, 0),
+            [],
+            np.zeros((0, 8)),
+            STORES,
+            None,
+            Expect(live),
+        )
+    assert meta.document(doc.doc_id) == tightened
+    assert [v.version for v in meta.versions(doc.doc_id)] == [version_of(b"first")]

@@ -4,6 +4,7 @@ that can be switched off (fault injection: the store is 'down')."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,12 @@ class Switchable:
 
     def content_ids(self) -> set[str]:
         return self.inner.content_ids()
+
+    def metadata_signature(self, chunk: Chunk) -> str:
+        return self.inner.metadata_signature(chunk)
+
+    def held_metadata(self) -> dict[str, str]:
+        return self.inner.held_metadata()
 
     def flush(self) -> None:
         self._guard()
@@ -195,3 +202,79 @@ def test_metadata_update_reaches_every_store_in_order(env) -> None:  # type: ign
     hr = QueryFilter(access_tokens=frozenset({"hr"}))
     assert stores["keyword"].inner.search("salary", 5, hr)  # type: ignore[attr-defined]
     assert all(d.ok for d in check(meta, stores))
+
+
+@pytest.fixture(params=["embedded", pytest.param("production", marks=pytest.mark.integration)])
+def any_env(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[SqlMetadataStore, dict[str, DerivedStore]]]:
+    """The three derived stores and the truth, embedded or on the production servers."""
+    if request.param == "embedded":
+        db = tmp_path / "r.db"
+        meta = SqlMetadataStore(f"sqlite:///{db}")
+        stores: dict[str, DerivedStore] = {
+            "dense": FaissDenseIndex(tmp_path / "dense", DIM, "test-model"),
+            "keyword": SqliteKeywordIndex(db),
+            "graph": SqliteGraphStore(db),
+        }
+        yield meta, stores
+        for s in stores.values():
+            s.close()
+        meta.close()
+        return
+    from servers import elastic_dense, elastic_keyword, neo4j_graph, postgres_url
+
+    from indexing.migrate import scratch_database
+
+    with scratch_database(postgres_url()) as url:
+        meta = SqlMetadataStore(url)
+        servers = {
+            "dense": elastic_dense(tmp_path, DIM, "test-model"),
+            "keyword": elastic_keyword(tmp_path),
+            "graph": neo4j_graph(tmp_path),
+        }
+        try:
+            yield meta, dict(servers)
+        finally:
+            for s in servers.values():
+                s.drop()
+                s.close()
+            meta.close()
+
+
+def test_check_finds_stale_metadata_and_repair_fixes_it(any_env) -> None:  # type: ignore[no-untyped-def]
+    """A metadata update that reached the truth and one store but was lost on the others
+    (acknowledged, then gone: a crash, a restored snapshot): `check` names the chunks
+    whose ACL/title/... differ from the truth, `repair` rewrites them from the truth."""
+    meta, stores = any_env
+    applier = OutboxApplier(meta, stores)
+    doc_id, v = stage(meta, "pay.txt", "salary band quorvane 93000")
+    applier.run()
+    assert all(d.ok for d in check(meta, stores))
+    ids = frozenset(meta.version_content_ids(doc_id, v))
+    doc = meta.document(doc_id)
+    assert doc is not None
+    tightened = replace(doc, acl_tags=frozenset({"hr"}), title="Pay bands")
+    assert meta.update_document(tightened, list(stores))
+    # While the entries wait in the outbox the stores are behind, not stale.
+    assert all(d.ok for d in check(meta, stores))
+    applier.apply_store("keyword")
+    for name in ("dense", "graph"):  # acknowledged, never applied
+        meta.mark_done([e.id for e in meta.pending(name)])
+    found = {d.store: d for d in check(meta, stores)}
+    assert found["keyword"].ok
+    assert found["dense"].stale == ids and found["graph"].stale == ids
+    assert not found["dense"].missing and not found["dense"].extra
+    # What that means: the dense store still serves the chunks to someone without "hr"
+    # (the truth's serve-time check hides them, but the store's filter fails open).
+    nobody = QueryFilter(access_tokens=frozenset({"user:bob"}))
+    vec = meta.items(sorted(ids))[0].vector
+    stores["dense"].flush()
+    assert ids & {h.content_id for h in stores["dense"].search(vec, 10, nobody)}  # type: ignore[attr-defined]
+
+    repaired = {d.store: d for d in repair(meta, stores)}
+    assert repaired["dense"].stale == ids
+    assert all(d.ok for d in check(meta, stores))
+    assert not ids & {h.content_id for h in stores["dense"].search(vec, 10, nobody)}  # type: ignore[attr-defined]
+    hr = QueryFilter(access_tokens=frozenset({"hr"}))
+    assert ids & {h.content_id for h in stores["dense"].search(vec, 10, hr)}  # type: ignore[attr-defined]

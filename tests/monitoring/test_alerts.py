@@ -112,6 +112,12 @@ class _Derived:
     def content_ids(self) -> set[str]:
         return self.ids
 
+    def held_metadata(self) -> dict[str, str]:
+        return {}
+
+    def metadata_signature(self, chunk: object) -> str:
+        return ""
+
 
 def test_divergence_and_unreadable_rules(store: SqlMetadataStore) -> None:
     rule = AlertRule("divergence", "store_divergence", 0)

@@ -6,14 +6,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from core.errors import DocumentChanged
 from core.ids import doc_id_for, source_uri
 from core.settings import ApiKey, ApiSettings, Settings
-from core.types import Principal, QueryFilter
+from core.types import Document, DocumentVersion, Principal, QueryFilter
+from indexing.protocols import Expect
 from ragline.app import Ragline
 from ragline.cli import app as cli
 
@@ -123,3 +128,74 @@ def test_cli_tag_then_api_key_writes_are_checked(tmp_path: Path) -> None:
         assert rag.stores.metadata.document(doc_id) is None
     finally:
         rag.close()
+
+
+def _during_embedding(rag: Ragline, action: Any) -> None:
+    """Run `action` once, while the next ingest embeds (after its post-parse permission
+    check, before it stages): a concurrent re-tag by someone else."""
+    ingestor = rag.ingestor
+    embed = ingestor._embed
+
+    def racing(texts: list[str]) -> Any:
+        ingestor._embed = embed  # type: ignore[method-assign]
+        action()
+        return embed(texts)
+
+    ingestor._embed = racing  # type: ignore[method-assign]
+
+
+def test_an_acl_tightened_while_a_writer_embeds_refuses_its_staging(
+    rag: Ragline, tmp_path: Path
+) -> None:
+    """Issue 14: the write is decided again on the live document in the staging
+    transaction: a writer who lost access meanwhile stages nothing, and a concurrent
+    re-tag is never reverted by an ingest that read the old tags."""
+    ann = Principal("ann", tags=frozenset({"alpha"}), can_write=True)
+    f = tmp_path / "plan.md"
+    f.write_text("# Plan\n\nThe quillfeather salary band QF-2291 tops at 88000 euros.\n")
+    doc_id = doc_id_for(source_uri(f))
+    (first,), _ = rag.ingest([f], tags=["alpha"])
+    meta = rag.stores.metadata
+    before = meta.document(doc_id)
+    assert first.status == "indexed" and before is not None
+
+    def tighten() -> None:  # an admin restricts it to hr while ann's new bytes embed
+        assert meta.update_document(replace(before, acl_tags=frozenset({"hr"})), [])
+
+    f.write_text("# Plan\n\nThe quillfeather salary band QF-2291 tops at 91000 euros.\n")
+    _during_embedding(rag, tighten)
+    (second,), _ = rag.ingest([f], principal=ann)
+    assert second.status == "failed" and "no access" in second.reason
+    assert [v.status for v in meta.versions(doc_id)] == ["current"]  # nothing staged
+    doc = meta.document(doc_id)
+    assert doc is not None and doc.acl_tags == frozenset({"hr"})
+
+    # The operator's ingest of new bytes (tags kept) during a re-tag keeps the re-tag.
+    retagged = replace(doc, acl_tags=frozenset({"hr", "finance"}))
+    _during_embedding(rag, lambda: meta.update_document(retagged, []))
+    f.write_text("# Plan\n\nThe quillfeather salary band QF-2291 tops at 95000 euros.\n")
+    (third,), _ = rag.ingest([f])
+    assert third.status == "indexed", third.reason
+    doc = meta.document(doc_id)
+    assert doc is not None and doc.acl_tags == frozenset({"hr", "finance"})
+    assert not _seen_by(rag, NOBODY, doc_id) and _seen_by(rag, HR, doc_id)
+
+
+def test_a_stale_expectation_writes_nothing(rag: Ragline) -> None:
+    """The store-level guard itself: staging or a metadata update against a document
+    that is no longer the expected one raises DocumentChanged and changes nothing."""
+    meta = rag.stores.metadata
+    doc = Document("d" * 16, "upload:x.md", "X", "markdown", acl_tags=frozenset({"a"}))
+    v = DocumentVersion(doc.doc_id, "v1", "pending", 0, 0)
+    with pytest.raises(DocumentChanged):
+        meta.stage_version(doc, v, [], np.zeros((0, 4), np.float32), [], None, Expect(doc))
+    assert meta.document(doc.doc_id) is None
+    meta.stage_version(doc, v, [], np.zeros((0, 4), np.float32), [], None, Expect(None))
+    live = meta.document(doc.doc_id)
+    assert live == doc
+    with pytest.raises(DocumentChanged):
+        meta.update_document(replace(doc, acl_tags=frozenset()), [], Expect(None))
+    assert meta.update_document(replace(doc, title="Y"), [], Expect(live))
+    with pytest.raises(DocumentChanged):  # the title changed since `live` was read
+        meta.update_document(replace(doc, acl_tags=frozenset()), [], Expect(live))
+    assert meta.document(doc.doc_id) == replace(doc, title="Y")

@@ -102,3 +102,25 @@ def test_a_job_delivered_too_often_is_failed_not_redelivered_forever(
     assert out is not None and out["state"] == "failed"
     job = ctx.rag.stores.metadata.job("j-lost")
     assert job is not None and job.state == "failed" and "deliveries" in job.reason
+
+
+def test_ingest_writes_the_document_the_api_chose(ctx: TaskContext, tmp_path: Path) -> None:
+    """An upload key may hold several documents: the task stages into the one named by
+    `target` (chosen by Ragline.upload_target), next to the key's other documents."""
+    f = tmp_path / "shared.md"
+    f.write_text("# S\n\nThe amber quota is 7 tonnes.\n", encoding="utf-8")
+    _job(ctx, "j-a")
+    run_with_retries(ctx, "ingest", "j-a", {"job_id": "j-a", "spec": _spec(f, "shared.md")}, 0)
+    g = tmp_path / "other.md"
+    g.write_text("# S\n\nThe amber quota is 9 tonnes.\n", encoding="utf-8")
+    spec = {**_spec(g, "shared.md"), "target": "feedfacefeedface"}
+    _job(ctx, "j-b")
+    out = run_with_retries(ctx, "ingest", "j-b", {"job_id": "j-b", "spec": spec}, 0)
+    assert out is not None and out["state"] == "searchable"
+    meta = ctx.rag.stores.metadata
+    docs = meta.documents_at("upload:shared.md")
+    assert {d.doc_id for d in docs} == {doc_id_for("upload:shared.md"), "feedfacefeedface"}
+    assert meta.current_version("feedfacefeedface") == version_of(g.read_bytes())
+    assert meta.current_version(doc_id_for("upload:shared.md")) == version_of(f.read_bytes())
+    assert meta.job("j-b").doc_id == "feedfacefeedface"  # type: ignore[union-attr]
+    assert all(d.ok for d in ctx.rag.check())
