@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectors.config import load_gateway_config
 from connectors.gateway import Gateway
@@ -41,19 +41,19 @@ from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
 from indexing.stores.sql_metadata import make_engine
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
-from ingestion.parse import TIKA_EXTENSIONS
-from ingestion.pii import PiiMasker
 from monitoring.completeness import completeness
 from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
-from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
 from ragline.writes import WriteDenied, authorize_write
 from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
 from routing.router import Router
 from routing.synonyms import SynonymDictionary
+
+if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
+    from ragline.ingest import DocumentIngestor, FileOutcome
 
 log = logging.getLogger("ragline")
 MEMORY_KINDS = ("note", "preference")
@@ -162,6 +162,10 @@ class Ragline:
     @property
     def ingestor(self) -> DocumentIngestor:
         if self._ingestor is None:
+            # Imported here: a query-only process (and `ragline ask`) never loads the parsers.
+            from ingestion.pii import PiiMasker
+            from ragline.ingest import DocumentIngestor
+
             self._ingestor = DocumentIngestor(
                 self.settings,
                 self.stores.metadata,
@@ -188,6 +192,9 @@ class Ragline:
         tags only); a list, even empty, replaces it. A change of ACL with the same bytes
         is a metadata update, in every store before this returns. `principal` None is the
         operator; otherwise each write (and removal) is checked as for the API."""
+        from ingestion.parse import TIKA_EXTENSIONS
+        from ragline.ingest import FileOutcome, defer_large, walk
+
         paths = list(paths)
         extensions = list(self.settings.ingest.extensions)
         if self.settings.ingest.tika_url:  # folders then include what only Tika parses
@@ -245,6 +252,8 @@ class Ragline:
         return self.ingestor.ingest(path, source=source, **write)
 
     def _drop_vanished(self, folders: list[Path], principal: Principal | None) -> list[FileOutcome]:
+        from ragline.ingest import FileOutcome
+
         out = []
         prefixes = [f.resolve().as_uri().rstrip("/") + "/" for f in folders]
         for doc in self.stores.metadata.documents():

@@ -8,13 +8,13 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from core.settings import Settings
-from ragline.app import Ragline
-from ragline.bench.common import write_json, write_json_quiet
+if TYPE_CHECKING:  # imported where used: `ragline --help` must not load the stores
+    from core.settings import Settings
+    from ragline.app import Ragline
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print their numbers.")
 
@@ -37,6 +37,8 @@ Profile = Annotated[
 
 @contextlib.contextmanager
 def _settings(root: Path, profile: str) -> Iterator[Settings]:
+    from core.settings import Settings
+
     if profile != "production":
         yield Settings(data_dir=root / "data")
         return
@@ -71,6 +73,8 @@ def _run_in(
     run: Callable[[Ragline, Path], dict[str, Any]],
     profile: str = "embedded",
 ) -> dict[str, Any]:
+    from ragline.app import Ragline
+
     with (
         tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp,
         _settings(workdir or Path(tmp), profile) as settings,
@@ -87,6 +91,18 @@ def _run_in(
                 if profile == "production" and drop is not None:
                     drop()
             rag.close()
+
+
+def write_json(path: Path | None, result: dict[str, Any]) -> None:
+    from ragline.bench.common import write_json as write
+
+    write(path, result)
+
+
+def write_json_quiet(path: Path, result: dict[str, Any]) -> None:
+    from ragline.bench.common import write_json_quiet as write
+
+    write(path, result)
 
 
 @bench_app.command("squad")
@@ -149,6 +165,7 @@ def ingest(
 ) -> None:
     """pages/s and chunks/s per format for parse + PII mask + chunk on one core (no
     embedding, no stores); target >= 20 text-PDF pages/s."""
+    from core.settings import Settings
     from ragline.bench.ingest import run_ingest_bench
 
     write_json(json_out, run_ingest_bench(docs_dir, Settings(), repeat))
