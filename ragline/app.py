@@ -46,6 +46,7 @@ from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
+from ragline.threads import limit_blas, retrieve_pool_size
 from ragline.writes import WriteDenied, authorize_write
 from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
@@ -74,11 +75,16 @@ class Ragline:
         self.settings = settings
         self.embedder: Embedder = make_embedder(settings.embedder)
         self.stores: Stores = open_stores(settings, self.embedder)
+        # After the stores: FAISS's libraries are loaded now, so the limit reaches them too.
+        log.debug("BLAS/OpenMP threads: %s", limit_blas(settings.threads))
         self.applier = OutboxApplier(self.stores.metadata, self.stores.derived)
         rules = settings.retrieval.routing_rules
         self.router = Router(Path(rules) if rules else None)
-        # Store calls block; a small pool lets the sources of one request run together.
-        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieve")
+        # Store calls block; the pool lets the sources of a request (and of concurrent
+        # requests) run together, sized per core (settings.threads.retrieve).
+        self._executor = ThreadPoolExecutor(
+            max_workers=retrieve_pool_size(settings.threads), thread_name_prefix="retrieve"
+        )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         syn = settings.synonyms
         self.synonyms = (

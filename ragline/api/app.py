@@ -7,8 +7,10 @@ and their "indexed" events arrive over Redis pub/sub.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -45,6 +47,7 @@ from ragline.api.middleware import (
 from ragline.app import Ragline
 from ragline.events import EventBus, make_event_bus
 from ragline.monitor import start_alert_scheduler
+from ragline.threads import blocking_pool_size
 from ragline.web import routes as web
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel
 from ragline.worker.runner import InProcessRunner, TaskRunner
@@ -127,6 +130,12 @@ def create_app(
 ) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Blocking work of handlers (asyncio.to_thread) runs here: sized per core, not
+        # Python's default, and closed with the app.
+        blocking = ThreadPoolExecutor(
+            blocking_pool_size(settings.threads), thread_name_prefix="blocking"
+        )
+        asyncio.get_running_loop().set_default_executor(blocking)
         ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
         app.state.observe_request = request_observer(ctx.rag.metrics)
@@ -139,6 +148,7 @@ def create_app(
             if alerts is not None:
                 alerts.stop()  # before the stores it reads are closed
             close_context(ctx)
+            blocking.shutdown(wait=False)
 
     app = FastAPI(
         title="Ragline",

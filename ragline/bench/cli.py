@@ -336,3 +336,62 @@ def agent(
         data_dir, lambda rag, root: run_agent_bench(rag, docs_dir, questions, llm, llm_sample)
     )
     write_json(json_out, result)
+
+
+@bench_app.command("query")
+def query(
+    questions: Annotated[
+        list[Path],
+        typer.Option(
+            "--questions",
+            exists=True,
+            dir_okay=False,
+            help="JSON lines with `question`, or SQuAD JSON (repeatable; one set each).",
+        ),
+    ],
+    docs_dir: Annotated[
+        Path | None, typer.Option("--docs", exists=True, file_okay=False, help="Ingest these.")
+    ] = None,
+    squad: Annotated[
+        list[Path] | None,
+        typer.Option("--squad", exists=True, dir_okay=False, help="Ingest its paragraphs."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Per question set.")] = None,
+    warmup: Annotated[int, typer.Option("--warmup", min=0, help="Per set, not measured.")] = 5,
+    mode: Annotated[Literal["ask", "search"], typer.Option("--mode")] = "ask",
+    baseline_ref: Annotated[
+        str | None,
+        typer.Option("--baseline-ref", help="Also run this git ref's code, same index, same run."),
+    ] = None,
+    json_out: JsonOut = None,
+    data_dir: Work = None,
+) -> None:
+    """CPU per query and the part of it around the stores and models (target <= 3 ms),
+    per stage; with --baseline-ref, before/after ratios from one run."""
+    from ragline.bench.query import load_questions, print_table, run_query_bench
+
+    sets = [load_questions(q, limit + warmup if limit else None) for q in questions]
+    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
+        root = data_dir or Path(tmp) / "data"
+        if docs_dir or squad:
+            _ingest_for_query(root, docs_dir, squad or [], Path(tmp))
+        result = run_query_bench(root, sets, mode, warmup, baseline_ref)
+    print_table(result)
+    write_json(json_out, result)
+
+
+def _ingest_for_query(root: Path, docs_dir: Path | None, squad: list[Path], tmp: Path) -> None:
+    from core.settings import Settings
+    from ragline.app import Ragline
+    from ragline.bench.squad import load_squad, write_corpus
+
+    folders = [docs_dir] if docs_dir else []
+    for file in squad:
+        paragraphs, _ = load_squad(file)
+        write_corpus(paragraphs, tmp / "corpus" / file.stem)
+        folders.append(tmp / "corpus" / file.stem)
+    rag = Ragline(Settings(data_dir=root))
+    try:
+        rag.ingest(folders)
+    finally:
+        rag.close()
