@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -231,7 +232,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     # the words for the attribute asked ("体长") pick the sentence. Topic words count less,
     # except when the question asks what the topic itself is.
     topic_terms: dict[str, set[str]] = {}
-    topic_grams: dict[str, set[str]] = {}
+    topic_grams: dict[str, AbstractSet[str]] = {}
     if not _DEFINITION_QUESTION.search(question):
         for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
             cid = cand.chunk.content_id
