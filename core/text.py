@@ -66,7 +66,7 @@ def index_tokens(text: str) -> list[str]:
     return list(_index_tokens(text))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=16384)
 def _index_tokens(text: str) -> tuple[str, ...]:
     # Memoised: the answer step tokenises the sentences of the passages the search just
     # returned, and the same passages come back for related questions.

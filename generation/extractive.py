@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 from core.text import STOPWORDS, char_bigrams, has_han, index_tokens, query_terms
@@ -105,9 +106,15 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+@lru_cache(maxsize=8192)
+def _token_stems(text: str) -> frozenset[str]:
+    # Memoised with the tokens: the same sentences are scored for related questions.
+    return frozenset(_stem(t) for t in index_tokens(text))
+
+
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     lowered = text.lower()
-    tokens = {_stem(t) for t in index_tokens(text)}
+    tokens = _token_stems(text)
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四").

@@ -425,8 +425,11 @@ class Ragline:
             covered=answer.covered,
             labels=[b.label for b in answer.blocks][:20],
         )
+        finish_started = time.perf_counter()
         await asyncio.to_thread(self._finish_ask, principal, question, answer, trace, started)
-        return answer
+        # The audit record and trace were written before this answer is returned.
+        audit_ms = (time.perf_counter() - finish_started) * 1000
+        return replace(answer, timings_ms={**answer.timings_ms, "audit": audit_ms})
 
     async def _ask_gateway(
         self,
@@ -531,6 +534,7 @@ class Ragline:
             trace.trace_id,
         )
         answer = replace(answer, model=choice)
+        after_started = time.perf_counter()
         warnings = list(result.warnings)  # why a source failed or the material did not cover
         if paused:
             warnings.append(
@@ -547,8 +551,15 @@ class Ragline:
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(self.document_block(h) for h in result.hits if h.chunk.content_id in cited)
         stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
+        # Conflicts, the gap record and the cited blocks: their own stage in the timings.
+        checks_ms = (time.perf_counter() - after_started) * 1000
         # (source failures were counted by the search itself)
-        return replace(answer, blocks=blocks, warnings=(*answer.warnings, *stale))
+        return replace(
+            answer,
+            blocks=blocks,
+            warnings=(*answer.warnings, *stale),
+            timings_ms={**answer.timings_ms, "checks": checks_ms},
+        )
 
     def _finish_ask(
         self, principal: Principal, question: str, answer: Answer, trace: Trace, started: float
