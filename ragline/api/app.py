@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -108,6 +109,13 @@ def close_context(ctx: ApiContext) -> None:
     ctx.rag.close()
 
 
+def _warm_up(rag: Ragline) -> None:
+    try:
+        rag.warm_up()
+    except Exception as exc:  # the first query then says what is wrong, with its error
+        log.warning("warm-up failed: %s", exc)
+
+
 def request_observer(metrics: Metrics) -> Observe:
     """What RequestMetrics calls once per request: counts and latency per endpoint; a 403
     also counts as an ACL denial."""
@@ -139,6 +147,9 @@ def create_app(
         ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
         app.state.observe_request = request_observer(ctx.rag.metrics)
+        # Models and tables load in the background: the first questions do not pay for them
+        # (seconds: jieba's IDF table), and start-up is not held up either.
+        threading.Thread(target=_warm_up, args=(ctx.rag,), name="warm-up", daemon=True).start()
         # None when monitoring.interval_s is 0
         alerts = start_alert_scheduler(settings, ctx.rag, ctx.runner.submit)
         app.state.alerts = alerts
