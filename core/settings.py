@@ -251,6 +251,9 @@ class ApiSettings(BaseModel):
     # 1 by default: on the 2-core reference machine two processes served fewer requests than
     # one (bench/RESULTS.md, `ragline bench load`); raise it on hosts with more cores.
     workers: int = 1
+    # Load the embedder, jieba and the entity tables before listening (seconds), so no
+    # agent's first question pays for them; off in the test suite (tests/conftest.py).
+    warm_up: bool = True
     cache_ttl_s: float = 60.0  # query cache per process; cleared by "searchable" events
     # Backpressure: requests being served at once per process; beyond it 429 + Retry-After
     # at once instead of a queue that makes every caller wait. 0 = no limit.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
@@ -147,9 +146,10 @@ def create_app(
         ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
         app.state.observe_request = request_observer(ctx.rag.metrics)
-        # Models and tables load in the background: the first questions do not pay for them
-        # (seconds: jieba's IDF table), and start-up is not held up either.
-        threading.Thread(target=_warm_up, args=(ctx.rag,), name="warm-up", daemon=True).start()
+        if settings.api.warm_up:
+            # Before listening: the first questions do not pay for the models and tables
+            # (seconds, e.g. jieba's IDF table), and a worker that is not warm is not ready.
+            await asyncio.to_thread(_warm_up, ctx.rag)
         # None when monitoring.interval_s is 0
         alerts = start_alert_scheduler(settings, ctx.rag, ctx.runner.submit)
         app.state.alerts = alerts
