@@ -545,7 +545,8 @@ class Ragline:
         if warnings:
             answer = replace(answer, warnings=(*warnings, *answer.warnings))
         if self.settings.fusion.detect_conflicts and answer.covered:
-            answer = with_conflicts(answer, self.conflicts.detect(question, result.hits))
+            found = await asyncio.to_thread(self.conflicts.detect, question, result.hits)
+            answer = with_conflicts(answer, found)
         if self.settings.gaps.enabled:
             await asyncio.to_thread(self._record_gap, question, principal, answer)
         self.metrics.observe_model(choice.tier, choice.model)
