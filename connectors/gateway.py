@@ -20,12 +20,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from connectors.config import GatewayConfig, HttpSource, SqlSource, Template
-from connectors.http_status import HttpStatusConnector, NotFound
 from connectors.params import BindingDenied, InvalidParameter, resolve
 from connectors.protocols import RowsConnector, SourceFailed, StatusConnector
 from connectors.records import AuditRecord, GatewayRecords, Trace
 from connectors.router import Decision, KnowledgeRouter
-from connectors.sql_rows import SqlRowsConnector
 from core.blocks import ContentBlock, Freshness, GatewayResult, rows_label, status_label
 from core.types import Principal
 from fusion.breaker import CircuitBreaker
@@ -308,6 +306,8 @@ class Gateway:
     def _rows_connector(self, source: SqlSource) -> RowsConnector:
         conn = self._rows.get(source.id)
         if conn is None:
+            from connectors.sql_rows import SqlRowsConnector  # sqlglot: only when rows are asked
+
             conn = SqlRowsConnector(source, source.resolved_url(self._data_dir))
             self._rows[source.id] = conn
         return conn
@@ -363,6 +363,8 @@ class Gateway:
                 source_id=source.id,
                 message=f"this key may not use status source {source.id}",
             )
+        from connectors.http_status import NotFound
+
         conn = self._status_connector(source)
         try:
             checked = conn.check(params)
@@ -476,6 +478,8 @@ class Gateway:
     def _status_connector(self, source: HttpSource) -> StatusConnector:
         conn = self._status.get(source.id)
         if conn is None:
+            from connectors.http_status import HttpStatusConnector  # httpx: only when used
+
             conn = HttpStatusConnector(source)
             self._status[source.id] = conn
         return conn

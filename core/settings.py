@@ -207,6 +207,22 @@ class GapSettings(BaseModel):
     recheck_limit: int = 200  # open gaps re-asked after an ingest, most asked first
 
 
+class ThreadSettings(BaseModel):
+    """Threads per process, sized so that a saturated machine degrades instead of
+    thrashing: parallelism comes from concurrent requests (and `serve --workers`), not from
+    splitting one small query's maths across cores. 0 = sized from the core count."""
+
+    # BLAS and OpenMP threads (numpy's OpenBLAS, FAISS's OpenMP, the USE embedder's matmuls).
+    # One query's vectors are tiny: more threads than 1 only spin and steal cores.
+    blas: int = 1
+    # Store calls of concurrent requests (keyword, dense, graph run together per request).
+    # 0: 2 per core, at least 3 (one request's three sources at once).
+    retrieve: int = 0
+    # The event loop's default executor (blocking work of handlers: audit writes, gaps).
+    # 0: 4 per core, at least 4.
+    blocking: int = 0
+
+
 class ApiKey(BaseModel):
     """An API key or bearer token and the principal it stands for."""
 
@@ -239,6 +255,9 @@ class ApiSettings(BaseModel):
     # 1 by default: on the 2-core reference machine two processes served fewer requests than
     # one (bench/RESULTS.md, `ragline bench load`); raise it on hosts with more cores.
     workers: int = 1
+    # Load the embedder, jieba and the entity tables before listening (seconds), so no
+    # agent's first question pays for them; off in the test suite (tests/conftest.py).
+    warm_up: bool = True
     cache_ttl_s: float = 60.0  # query cache per process; cleared by "searchable" events
     # Backpressure: requests being served at once per process; beyond it 429 + Retry-After
     # at once instead of a queue that makes every caller wait. 0 = no limit.
@@ -404,6 +423,7 @@ class Settings(BaseSettings):
     instruction: InstructionSettings = Field(default_factory=InstructionSettings)
     gaps: GapSettings = Field(default_factory=GapSettings)
     originals: OriginalsSettings = Field(default_factory=OriginalsSettings)
+    threads: ThreadSettings = Field(default_factory=ThreadSettings)
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

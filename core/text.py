@@ -43,7 +43,8 @@ def _jieba() -> Any:
 
 
 def has_han(text: str) -> bool:
-    return bool(_HAN.search(text))
+    # ASCII text (most English words) cannot hold Han characters: skip the regex.
+    return not text.isascii() and bool(_HAN.search(text))
 
 
 def _words(text: str, search_mode: bool) -> list[str]:
@@ -62,16 +63,30 @@ def _words(text: str, search_mode: bool) -> list[str]:
 
 def index_tokens(text: str) -> list[str]:
     """Tokens to index a passage under (jieba search mode: words and their sub-words)."""
-    return _words(text, search_mode=True)
+    return list(_index_tokens(text))
+
+
+@lru_cache(maxsize=16384)
+def _index_tokens(text: str) -> tuple[str, ...]:
+    # Memoised: the answer step tokenises the sentences of the passages the search just
+    # returned, and the same passages come back for related questions.
+    return tuple(_words(text, search_mode=True))
 
 
 def query_terms(text: str) -> list[str]:
     """Distinct content terms of a query, in order, stop words removed."""
+    return list(_query_terms(text))
+
+
+@lru_cache(maxsize=1024)
+def _query_terms(text: str) -> tuple[str, ...]:
+    # Memoised: one request analyses its question in the keyword store, the rerank, the
+    # coverage check, the answer and the conflict check.
     seen: dict[str, None] = {}
-    for w in _words(text, search_mode=True):
+    for w in _index_tokens(text):
         if w not in STOPWORDS and w not in seen:
             seen[w] = None
-    return list(seen)
+    return tuple(seen)
 
 
 # The form of a question, not its content: "how many", "多长时间" ask for a value that the
@@ -98,7 +113,7 @@ def content_terms(question: str) -> list[str]:
     ("document's" -> "s"): the words a passage that answers it should contain."""
     form: set[str] = set()
     for m in _QUESTION_FORM.finditer(question):
-        form.update(_words(m.group(0), search_mode=True))
+        form.update(_index_tokens(m.group(0)))
     return [
         t
         for t in query_terms(question)
@@ -106,17 +121,30 @@ def content_terms(question: str) -> list[str]:
     ]
 
 
-def char_bigrams(text: str) -> set[str]:
-    """Han character bigrams plus Latin words: a tokeniser-free overlap measure."""
+def char_bigrams(text: str) -> frozenset[str]:
+    """Han character bigrams plus Latin words: a tokeniser-free overlap measure.
+
+    Memoised (the rerank, the answer and the conflict check ask for the same passages'
+    grams, and the same passages come back query after query); the result is immutable."""
+    return _char_bigrams(text)
+
+
+@lru_cache(maxsize=1024)
+def _char_bigrams(text: str) -> frozenset[str]:
+    lowered = text.lower()
+    pieces = _TOKEN.findall(lowered)
+    if not has_han(lowered):  # no Han at all: the words are the grams
+        return frozenset(pieces).difference(STOPWORDS)
     grams: set[str] = set()
-    for piece in _TOKEN.findall(text.lower()):
-        if has_han(piece):
-            grams.update(piece[i : i + 2] for i in range(len(piece) - 1))
-            if len(piece) == 1:
+    for piece in pieces:
+        if not has_han(piece):
+            if piece not in STOPWORDS:
                 grams.add(piece)
-        elif piece not in STOPWORDS:
+        elif len(piece) == 1:
             grams.add(piece)
-    return grams
+        else:
+            grams.update(map(str.__add__, piece, piece[1:]))
+    return frozenset(grams)
 
 
 def split_sentences(text: str) -> list[str]:

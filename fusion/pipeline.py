@@ -4,6 +4,7 @@ rerank -> coverage decision."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor
@@ -18,7 +19,7 @@ from fusion.retrieve import Retriever, SourceOutcome, retrieve_all
 from fusion.rrf import trust_weighted, weighted_rrf
 from routing.instruction import InstructionBuilder, RetrievalInstruction, TaskContext
 from routing.intent import Intent
-from routing.router import Router
+from routing.router import Router, Rule
 from routing.synonyms import Expansion, SynonymDictionary
 
 
@@ -131,6 +132,42 @@ class SearchPipeline:
         t1 = time.perf_counter()
         outcomes = await retrieve_all(route, retrievers, self.breakers, self._executor)
         t2 = time.perf_counter()
+        # Fusion, the serve-check (a store round trip) and the rerank are CPU and blocking
+        # I/O: off the event loop, so it stays free to accept, refuse (429) and answer.
+        hits, covered, why, t3 = await asyncio.to_thread(
+            self._rank, question, where, route, rule, outcomes, boost_terms, expansion, top_k
+        )
+        t4 = time.perf_counter()
+        route = replace(route, fallback=_fallback(outcomes, route))
+        warnings = [f"{o.name}: {o.status} ({o.error})" for o in outcomes if o.status != "ok"]
+        if why:
+            warnings.append(why)
+        if degraded:
+            warnings.append(f"routing degraded to {self._fast_source} only by an alert")
+        timings = {
+            "route": (t1 - t0) * 1000,
+            "retrieve": (t2 - t1) * 1000,
+            "fuse_serve": (t3 - t2) * 1000,
+            "rerank": (t4 - t3) * 1000,
+            **{f"source_{o.name}": o.ms for o in outcomes},
+        }
+        return SearchResult(
+            question, route, intent, hits, covered, outcomes, timings, warnings, instruction
+        )
+
+    def _rank(
+        self,
+        question: str,
+        where: QueryFilter,
+        route: Route,
+        rule: Rule,
+        outcomes: Sequence[SourceOutcome],
+        boost_terms: tuple[str, ...],
+        expansion: Expansion,
+        top_k: int | None,
+    ) -> tuple[list[Hit], bool, str, float]:
+        """Weighted RRF, the serve-check against the truth, the rerank and the coverage
+        decision: (the top hits, covered, why not, when the serve-check ended)."""
         rankings: dict[str, Sequence[ScoredId]] = {o.name: o.hits for o in outcomes}
         weights = {s.name: s.weight for s in route.sources}
         fused = weighted_rrf(rankings, weights, route.rrf_k)
@@ -156,23 +193,7 @@ class SearchPipeline:
         covered, why = self._covered(
             question, hits, route.min_coverage, synonym_alternatives(expansion.applied)
         )
-        t4 = time.perf_counter()
-        route = replace(route, fallback=_fallback(outcomes, route))
-        warnings = [f"{o.name}: {o.status} ({o.error})" for o in outcomes if o.status != "ok"]
-        if why:
-            warnings.append(why)
-        if degraded:
-            warnings.append(f"routing degraded to {self._fast_source} only by an alert")
-        timings = {
-            "route": (t1 - t0) * 1000,
-            "retrieve": (t2 - t1) * 1000,
-            "fuse_serve": (t3 - t2) * 1000,
-            "rerank": (t4 - t3) * 1000,
-            **{f"source_{o.name}": o.ms for o in outcomes},
-        }
-        return SearchResult(
-            question, route, intent, hits[:k], covered, outcomes, timings, warnings, instruction
-        )
+        return hits[:k], covered, why, t3
 
     def _degrade(self, route: Route) -> Route:
         """The fast path: only one source, keeping the route's own settings for it when it

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -85,13 +86,15 @@ def field_boost(chunk: Chunk, terms: Sequence[str], fields: Sequence[str]) -> fl
     return sum(t.lower() in hay for t in terms) / len(terms)
 
 
-def bigram_overlap(query_grams: set[str], text_grams: set[str]) -> float:
+def bigram_overlap(query_grams: AbstractSet[str], text_grams: AbstractSet[str]) -> float:
     if not query_grams:
         return 0.0
     return len(query_grams & text_grams) / len(query_grams)
 
 
-def rare_bigram_overlap(query_grams: set[str], candidates: Sequence[set[str]]) -> list[float]:
+def rare_bigram_overlap(
+    query_grams: AbstractSet[str], candidates: Sequence[AbstractSet[str]]
+) -> list[float]:
     """Query bigrams weighted by how rare they are among the candidates (an idf that needs
     no corpus statistics): a bigram every candidate shares says nothing about which one
     answers; one that only the right passage has says a lot."""
@@ -181,7 +184,7 @@ class SignalReranker:
             self._order_versions(hits, text_grams)
         return sorted(hits, key=lambda h: (-h.score, h.chunk.content_id))
 
-    def _order_versions(self, hits: Sequence[Hit], grams: Sequence[set[str]]) -> None:
+    def _order_versions(self, hits: Sequence[Hit], grams: Sequence[AbstractSet[str]]) -> None:
         """Near-identical passages of different documents are versions (or copies) of one
         text: the newer one, then the more authoritative, must not rank under the other.
         Where it does, the two swap scores. Only the first 20 hits are compared."""

@@ -22,6 +22,7 @@ from core.settings import FusionSettings, SourceClass
 from core.types import Chunk
 
 UNKNOWN_DATE_TIMELINESS = 0.5
+_KNOWN_SOURCES = 8192  # standings remembered per policy (forgotten all at once beyond)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,16 +42,28 @@ class TrustPolicy:
         self.settings = settings
         self._classes = dict(settings.source_classes)
         self._classes.setdefault("default", SourceClass())
+        # Standing depends only on the source and its ingest trust, and the rules are fixed
+        # for this policy's life: remembered per source (every hit of a query asks).
+        self._known: dict[tuple[str, float], SourceStanding] = {}
 
     def standing(self, chunk: Chunk) -> SourceStanding:
-        names = _candidates(chunk.source)
+        key = (chunk.source, chunk.source_trust)
+        found = self._known.get(key)
+        if found is None:
+            if len(self._known) >= _KNOWN_SOURCES:
+                self._known.clear()
+            found = self._known[key] = self._standing(chunk.source, chunk.source_trust)
+        return found
+
+    def _standing(self, source: str, source_trust: float) -> SourceStanding:
+        names = _candidates(source)
         for rule in self.settings.trust_rules:
             if any(fnmatch.fnmatch(n, rule.glob) for n in names):
                 cls = self._classes.get(rule.source_class, self._classes["default"])
                 trust = cls.trust if rule.trust is None else rule.trust
                 return SourceStanding(rule.source_class, trust, cls.decays)
         default = self._classes["default"]
-        return SourceStanding("default", chunk.source_trust, default.decays)
+        return SourceStanding("default", source_trust, default.decays)
 
     def timeliness(self, chunk: Chunk, decays: bool, today: date) -> float:
         if not decays:

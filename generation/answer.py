@@ -7,6 +7,7 @@ gets the extractive answer and a warning saying why.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -380,5 +381,10 @@ class AnswerGenerator:
                 reply = await self.llm.achat(self.messages(question, hits))
             except LLMError as exc:
                 reply = exc
-        draft = self._draft(question, hits, covered, route, reply)
-        return self._package(draft, question, hits, route, timings_ms, trace_id, started)
+
+        def finish() -> Answer:
+            draft = self._draft(question, hits, covered, route, reply)
+            return self._package(draft, question, hits, route, timings_ms, trace_id, started)
+
+        # Sentence scoring and the citation checks are CPU: off the event loop.
+        return await asyncio.to_thread(finish)

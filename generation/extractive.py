@@ -9,7 +9,9 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote
 
@@ -120,9 +122,15 @@ def _stem(word: str) -> str:
     return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
 
 
+@lru_cache(maxsize=8192)
+def _token_stems(text: str) -> frozenset[str]:
+    # Memoised with the tokens: the same sentences are scored for related questions.
+    return frozenset(_stem(t) for t in index_tokens(text))
+
+
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     lowered = text.lower()
-    tokens = {_stem(t) for t in index_tokens(text)}
+    tokens = _token_stems(text)
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四").
@@ -274,7 +282,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     # the words for the attribute asked ("体长") pick the sentence. Topic words count less,
     # except when the question asks what the topic itself is.
     topic_terms: dict[str, set[str]] = {}
-    topic_grams: dict[str, set[str]] = {}
+    topic_grams: dict[str, AbstractSet[str]] = {}
     if not _DEFINITION_QUESTION.search(question):
         for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
             cid = cand.chunk.content_id

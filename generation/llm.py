@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from core.errors import ConfigError, RaglineError
 from core.settings import LLMSettings
 from core.text import split_sentences
+
+if TYPE_CHECKING:  # imported where used: a process with no LLM never loads httpx
+    import httpx
 
 Message = dict[str, str]
 
@@ -46,6 +47,8 @@ class OpenAICompatibleClient:
     def __init__(
         self, settings: LLMSettings, *, transport: httpx.BaseTransport | None = None
     ) -> None:
+        import httpx
+
         if not settings.base_url:
             raise ConfigError(
                 "no LLM server configured: set llm.base_url (RAGLINE_LLM__BASE_URL), "
@@ -98,6 +101,8 @@ class OpenAICompatibleClient:
         return _THINK.sub("", content).strip()
 
     def _transport_error(self, exc: httpx.HTTPError) -> LLMError:
+        import httpx
+
         if isinstance(exc, httpx.TimeoutException):
             return LLMTimeout(
                 f"LLM server {self.url} did not answer within {self.settings.timeout_s:g}s "
@@ -114,6 +119,8 @@ class OpenAICompatibleClient:
         temperature: float | None = None,
     ) -> str:
         """The assistant's reply text."""
+        import httpx
+
         try:
             response = self._client.post(
                 self.url, json=self._payload(messages, max_tokens, temperature)
@@ -131,6 +138,8 @@ class OpenAICompatibleClient:
     ) -> str:
         """`chat` for asyncio callers. A client per call: an AsyncClient is tied to the
         event loop it was first used on, and callers may run several loops."""
+        import httpx
+
         try:
             async with httpx.AsyncClient(
                 timeout=self.settings.timeout_s, headers=self._headers

@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from connectors.config import load_gateway_config
 from connectors.gateway import Gateway
@@ -27,6 +27,7 @@ from core.errors import RaglineError
 from core.ids import doc_id_for, path_from_uri, scoped_doc_id
 from core.settings import Settings
 from core.switches import Switch
+from core.text import keyword_query_terms, query_terms
 from core.types import Answer, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
 from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
@@ -42,19 +43,20 @@ from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
 from indexing.stores.sql_metadata import make_engine
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
-from ingestion.parse import TIKA_EXTENSIONS
-from ingestion.pii import PiiMasker
 from monitoring.completeness import completeness
 from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
-from ragline.ingest import DocumentIngestor, FileOutcome, defer_large, walk
+from ragline.threads import limit_blas, retrieve_pool_size
 from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
 from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
 from routing.router import Router
 from routing.synonyms import SynonymDictionary
+
+if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
+    from ragline.ingest import DocumentIngestor, FileOutcome
 
 log = logging.getLogger("ragline")
 MEMORY_KINDS = ("note", "preference")
@@ -76,11 +78,16 @@ class Ragline:
         self.settings = settings
         self.embedder: Embedder = make_embedder(settings.embedder)
         self.stores: Stores = open_stores(settings, self.embedder)
+        # After the stores: FAISS's libraries are loaded now, so the limit reaches them too.
+        log.debug("BLAS/OpenMP threads: %s", limit_blas(settings.threads))
         self.applier = OutboxApplier(self.stores.metadata, self.stores.derived)
         rules = settings.retrieval.routing_rules
         self.router = Router(Path(rules) if rules else None)
-        # Store calls block; a small pool lets the sources of one request run together.
-        self._executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retrieve")
+        # Store calls block; the pool lets the sources of a request (and of concurrent
+        # requests) run together, sized per core (settings.threads.retrieve).
+        self._executor = ThreadPoolExecutor(
+            max_workers=retrieve_pool_size(settings.threads), thread_name_prefix="retrieve"
+        )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         syn = settings.synonyms
         self.synonyms = (
@@ -169,6 +176,10 @@ class Ragline:
     @property
     def ingestor(self) -> DocumentIngestor:
         if self._ingestor is None:
+            # Imported here: a query-only process (and `ragline ask`) never loads the parsers.
+            from ingestion.pii import PiiMasker
+            from ragline.ingest import DocumentIngestor
+
             self._ingestor = DocumentIngestor(
                 self.settings,
                 self.stores.metadata,
@@ -195,6 +206,9 @@ class Ragline:
         tags only); a list, even empty, replaces it. A change of ACL with the same bytes
         is a metadata update, in every store before this returns. `principal` None is the
         operator; otherwise each write (and removal) is checked as for the API."""
+        from ingestion.parse import TIKA_EXTENSIONS
+        from ragline.ingest import FileOutcome, defer_large, walk
+
         paths = list(paths)
         extensions = list(self.settings.ingest.extensions)
         if self.settings.ingest.tika_url:  # folders then include what only Tika parses
@@ -271,6 +285,8 @@ class Ragline:
         return self.ingestor.ingest(path, source=source, doc_id=doc_id, **write)
 
     def _drop_vanished(self, folders: list[Path], principal: Principal | None) -> list[FileOutcome]:
+        from ragline.ingest import FileOutcome
+
         out = []
         prefixes = [f.resolve().as_uri().rstrip("/") + "/" for f in folders]
         for doc in self.stores.metadata.documents():
@@ -436,8 +452,11 @@ class Ragline:
             covered=answer.covered,
             labels=[b.label for b in answer.blocks][:20],
         )
+        finish_started = time.perf_counter()
         await asyncio.to_thread(self._finish_ask, principal, question, answer, trace, started)
-        return answer
+        # The audit record and trace were written before this answer is returned.
+        audit_ms = (time.perf_counter() - finish_started) * 1000
+        return replace(answer, timings_ms={**answer.timings_ms, "audit": audit_ms})
 
     async def _ask_gateway(
         self,
@@ -542,6 +561,7 @@ class Ragline:
             trace.trace_id,
         )
         answer = replace(answer, model=choice)
+        after_started = time.perf_counter()
         warnings = list(result.warnings)  # why a source failed or the material did not cover
         if paused:
             warnings.append(
@@ -551,15 +571,23 @@ class Ragline:
         if warnings:
             answer = replace(answer, warnings=(*warnings, *answer.warnings))
         if self.settings.fusion.detect_conflicts and answer.covered:
-            answer = with_conflicts(answer, self.conflicts.detect(question, result.hits))
+            found = await asyncio.to_thread(self.conflicts.detect, question, result.hits)
+            answer = with_conflicts(answer, found)
         if self.settings.gaps.enabled:
             await asyncio.to_thread(self._record_gap, question, principal, answer)
         self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(self.document_block(h) for h in result.hits if h.chunk.content_id in cited)
         stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
+        # Conflicts, the gap record and the cited blocks: their own stage in the timings.
+        checks_ms = (time.perf_counter() - after_started) * 1000
         # (source failures were counted by the search itself)
-        return replace(answer, blocks=blocks, warnings=(*answer.warnings, *stale))
+        return replace(
+            answer,
+            blocks=blocks,
+            warnings=(*answer.warnings, *stale),
+            timings_ms={**answer.timings_ms, "checks": checks_ms},
+        )
 
     def _finish_ask(
         self, principal: Principal, question: str, answer: Answer, trace: Trace, started: float
@@ -896,6 +924,16 @@ class Ragline:
 
     def ask(self, question: str, principal: Principal, **kw: Any) -> Answer:
         return asyncio.run(self.aask(question, principal, **kw))
+
+    def warm_up(self) -> None:
+        """Load now what the first query would otherwise load: the embedder, jieba's
+        dictionary, the entity vocabulary (jieba's IDF table, seconds), the stemmer. A
+        server calls this at start, so no agent's first question pays for it."""
+        self.embedder.load()
+        for text in ("预热 warm up", "Warm Up the English keywords"):
+            query_terms(text)
+            keyword_query_terms(text)
+            query_entities(text)
 
     def close(self) -> None:
         self.gateway.close()

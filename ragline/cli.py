@@ -7,27 +7,24 @@ import sys
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import Progress
-from rich.table import Table
-from rich.text import Text
 
-from core.errors import InvalidRequest, RaglineError
-from core.ids import path_from_uri
-from core.settings import Settings
-from core.types import Principal, QueryFilter
-from ragline.app import Ragline
+# Start-up: `ragline --help` and the start of `ragline ask` must not pay for the stores,
+# models and web stack. Everything heavy is imported inside the command that needs it;
+# tests/ragline/test_cli_startup.py fails when a heavy module is imported here again.
 from ragline.bench.cli import bench_app
 from ragline.gateway_cli import register as register_gateway_commands
-from ragline.mcp_server import StartupError, mcp_command, resolve_principal
+from ragline.mcp_server import mcp_command
 from ragline.monitoring_cli import register as register_monitoring_commands
-from ragline.render import answer_view, search_view
 from ragline.worker.commands import register as register_service_commands
-from ragline.writes import WriteDenied
-from routing.instruction import parse_filter_args
+
+if TYPE_CHECKING:
+    from core.settings import Settings
+    from core.types import Principal
+    from ragline.app import Ragline
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
 app.add_typer(bench_app, name="bench")
@@ -75,10 +72,15 @@ Filters = Annotated[
 
 
 def _settings(data_dir: Path | None) -> Settings:
+    from core.settings import Settings
+
     return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
 def _open(data_dir: Path | None) -> Ragline:
+    from core.errors import RaglineError
+    from ragline.app import Ragline
+
     try:
         return Ragline(_settings(data_dir))
     except RaglineError as exc:
@@ -88,6 +90,8 @@ def _open(data_dir: Path | None) -> Ragline:
 
 def _display(source: str) -> str:
     """A readable path for local files, the source key otherwise."""
+    from core.ids import path_from_uri
+
     path = path_from_uri(source)
     return str(path) if path else source
 
@@ -97,6 +101,8 @@ def _writer(rag: Ragline, api_key: str | None) -> Principal | None:
     key's principal from RAGLINE_API__KEYS, whose write rights are then checked."""
     if not api_key:
         return None
+    from ragline.mcp_server import StartupError, resolve_principal
+
     try:
         return resolve_principal(rag.settings, api_key)
     except StartupError as exc:
@@ -104,6 +110,8 @@ def _writer(rag: Ragline, api_key: str | None) -> Principal | None:
 
 
 def _principal(user: str, roles: list[str] | None, tags: list[str] | None) -> Principal:
+    from core.types import Principal
+
     return Principal(user=user, roles=frozenset(roles or ()), tags=frozenset(tags or ()))
 
 
@@ -133,6 +141,8 @@ def ingest(
     tags: list[str] | None = [] if public else tag
     rag = _open(data_dir)
     try:
+        from rich.progress import Progress
+
         principal = _writer(rag, api_key)
         with Progress(console=err, transient=True, disable=as_json) as bar:
             task = bar.add_task("ingesting", total=None)
@@ -157,7 +167,11 @@ def ingest(
             )
         )
     else:
+        from rich.table import Table
+        from rich.text import Text
+
         table = Table("file", "status", "chunks", "tables", "pages", "s", "reason")
+
         for o in outcomes:
             colour = {
                 "failed": "red",
@@ -201,6 +215,11 @@ def _query(
     task: str = "qa",
     filters: list[str] | None = None,
 ) -> dict[str, Any]:
+    from core.errors import InvalidRequest
+    from core.types import QueryFilter
+    from ragline.render import answer_view, search_view
+    from routing.instruction import parse_filter_args
+
     try:
         context = parse_filter_args(filters or (), task)
     except InvalidRequest as exc:
@@ -347,6 +366,8 @@ def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
             )
         )
         return
+    from rich.table import Table
+
     table = Table("handle", "doc_id", "type", "title", "tags", "version")
     for d, v in rows:
         table.add_row(
@@ -363,6 +384,8 @@ def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
 @app.command()
 def delete(doc_id: str, api_key: ApiKeyOpt = None, data_dir: DataDir = None) -> None:
     """Remove a document from every store."""
+    from ragline.writes import WriteDenied
+
     rag = _open(data_dir)
     try:
         ok = rag.delete(doc_id, _writer(rag, api_key))
@@ -429,6 +452,7 @@ def repair_cmd(
 ) -> None:
     """Make every derived store agree with the metadata store."""
     if rebuild:
+        from core.errors import RaglineError
         from ragline.rebuild import rebuild as rebuild_stores
 
         try:
@@ -448,6 +472,7 @@ def inspect_cmd(
 ) -> None:
     """How a file parses: block tree, chunks, tables, page spans, PII counts, warnings.
     Nothing is embedded or stored."""
+    from core.errors import RaglineError
     from ragline.inspect import inspect_file, render
 
     try:
@@ -474,6 +499,7 @@ def grpc_serve(
     GetDocumentMeta, UploadDocument; API keys in the `authorization` metadata."""
     import asyncio
 
+    from core.errors import RaglineError
     from ragline.grpc.server import serve
 
     settings = _settings(data_dir)
@@ -490,3 +516,7 @@ def grpc_serve(
 
 def main() -> None:  # pragma: no cover
     sys.exit(app())
+
+
+if __name__ == "__main__":  # pragma: no cover - `python -m ragline.cli ...`
+    main()

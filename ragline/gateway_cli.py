@@ -7,16 +7,14 @@ import asyncio
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from connectors.config import PACKAGED_SAMPLE
-from core.errors import RaglineError
-from core.settings import Settings
-from core.types import Principal
-from ragline.render import block_view, gateway_view
+if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
+    from core.types import Principal
+
 
 console = Console()
 err = Console(stderr=True)
@@ -45,6 +43,8 @@ def _pairs(items: list[str] | None, what: str) -> dict[str, str]:
 
 
 def _principal(user: str, roles: list[str] | None, attrs: list[str] | None) -> Principal:
+    from core.types import Principal
+
     return Principal(
         user=user,
         roles=frozenset(roles or ()),
@@ -53,6 +53,8 @@ def _principal(user: str, roles: list[str] | None, attrs: list[str] | None) -> P
 
 
 def _open(data_dir: Path | None) -> Any:
+    from core.errors import RaglineError
+    from core.settings import Settings
     from ragline.app import Ragline
 
     try:
@@ -86,6 +88,8 @@ def rows(
     as_json: AsJson = False,
 ) -> None:
     """Rows from a declared SQL template (RAGLINE_GATEWAY__SOURCES)."""
+    from ragline.render import gateway_view
+
     if not template and not question:
         raise typer.BadParameter("give a TEMPLATE or --question")
     rag = _open(data_dir)
@@ -112,6 +116,8 @@ def status(
     as_json: AsJson = False,
 ) -> None:
     """Live state from a declared HTTP status source."""
+    from ragline.render import gateway_view
+
     if not source and not question:
         raise typer.BadParameter("give a SOURCE or --question")
     rag = _open(data_dir)
@@ -134,6 +140,7 @@ def trace(
     data_dir: DataDir = None,
 ) -> None:
     """What one request did: route decision, permission checks, timings, counts, audit."""
+    from core.types import Principal
     from ragline.app import NotAllowed
 
     rag = _open(data_dir)
@@ -165,6 +172,7 @@ def remember(
     data_dir: DataDir = None,
 ) -> None:
     """Keep a note or preference for a user (memory: never a source, never cited)."""
+    from core.types import Principal
     from ragline.app import NotAllowed
 
     rag = _open(data_dir)
@@ -180,6 +188,9 @@ def remember(
 
 def recall(user: User = "cli", data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """A user's notes and preferences, labelled as memory."""
+    from core.types import Principal
+    from ragline.render import block_view
+
     rag = _open(data_dir)
     try:
         blocks = [block_view(b) for b in rag.recall(Principal(user=user))]
@@ -198,7 +209,9 @@ def load_sample_cmd(
     grant: Annotated[str, typer.Option("--grant", help="PostgreSQL: read-only role.")] = "",
 ) -> None:
     """Build the sample business database from the real public tables (SOURCES.md)."""
+    from connectors.config import PACKAGED_SAMPLE
     from connectors.sample.database import grant_read_only, load_sample
+    from core.settings import Settings
 
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     target = url or f"sqlite:///{settings.data_dir / 'sample.db'}"

@@ -22,15 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import Field
 
-from core.errors import RaglineError
-from core.settings import Settings
 from core.types import Principal
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # core.settings is imported where used: `ragline --help` stays light
     from mcp.server.mcpserver import MCPServer
 
+    from core.settings import Settings
     from ragline.app import Ragline
 
 ANONYMOUS = Principal(user="anonymous")
@@ -54,7 +52,7 @@ class StartupError(Exception):
     """The server cannot start as asked; the message says why and what to set."""
 
 
-def resolve_principal(settings: Settings, api_key: str | None) -> Principal:
+def resolve_principal(settings: "Settings", api_key: str | None) -> Principal:
     """The principal an API key stands for, through the same key ring as the HTTP API.
 
     No key at all means anonymous (public documents only). A key that does not resolve is
@@ -78,6 +76,7 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
     """An MCP server whose four read-only tools query `rag` as `principal`."""
     from mcp.server.mcpserver import MCPServer
     from mcp.types import ToolAnnotations
+    from pydantic import Field
 
     from ragline import mcp_tools as t
 
@@ -155,7 +154,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def serve(
-    settings: Settings,
+    settings: "Settings",
     api_key: str | None,
     transport: Transport = Transport.stdio,
     host: str = "127.0.0.1",
@@ -208,6 +207,9 @@ def mcp_command(
 ) -> None:
     """Serve search, ask, get_document_meta and list_documents as MCP tools (stdio by
     default; --transport streamable-http --port N for HTTP at /mcp)."""
+    from core.errors import RaglineError
+    from core.settings import Settings
+
     settings = Settings(data_dir=data_dir) if data_dir else Settings()
     try:
         serve(settings, api_key, transport, host, port)

@@ -7,27 +7,15 @@ import sys
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.console import Console
 
-from core.errors import RaglineError
-from core.settings import Settings
-from indexing.stores.sql_metadata import SqlMetadataStore
-from monitoring.alert_scheduler import utcnow
-from monitoring.alerts import Alert
-from monitoring.audit import (
-    ALERT_COLUMNS,
-    alert_row,
-    export_gateway,
-    export_ingest,
-    export_passages,
-    export_queries,
-    naive_utc,
-    write_csv,
-)
-from monitoring.gaps import gap_view, gaps_csv
+if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
+    from core.settings import Settings
+    from monitoring.alerts import Alert
+
 
 audit_app = typer.Typer(no_args_is_help=True, help="Export the audit logs as CSV.")
 alerts_app = typer.Typer(no_args_is_help=True, help="Evaluate the alert rules.")
@@ -40,6 +28,8 @@ DataDir = Annotated[
 
 
 def _settings(data_dir: Path | None) -> Settings:
+    from core.settings import Settings
+
     return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
@@ -80,6 +70,18 @@ def export(
 ) -> None:
     """An audit log as CSV. The default, passages: one row per cited passage per answer
     (answer, document version, passage and processing lineage)."""
+    from indexing.stores.sql_metadata import SqlMetadataStore
+    from monitoring.audit import (
+        ALERT_COLUMNS,
+        alert_row,
+        export_gateway,
+        export_ingest,
+        export_passages,
+        export_queries,
+        naive_utc,
+        write_csv,
+    )
+
     lo, hi = _when(since, "--since"), _when(until, "--until")
     if log in ("ingest", "alerts") and user is not None:
         raise typer.BadParameter(f"the {log} log records no user", param_hint="--user")
@@ -126,6 +128,9 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Evaluate every enabled rule once and print what fires; exit 1 if anything does."""
+    from core.errors import RaglineError
+    from indexing.stores.sql_metadata import SqlMetadataStore
+    from monitoring.alert_scheduler import utcnow
     from ragline.monitor import alert_evaluator, metadata_alert_source, rag_alert_source
 
     settings = _settings(data_dir)
@@ -174,6 +179,9 @@ def gaps(
     """Knowledge gaps: questions answered "not covered" or with low coverage, deduplicated,
     most asked first, with who asked and the nearest documents. A gap closes by itself
     when a later ingest makes its question answerable."""
+    from indexing.stores.sql_metadata import SqlMetadataStore
+    from monitoring.gaps import gap_view, gaps_csv
+
     lo = _when(since, "--since")
     metadata = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
     try:

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
 from core.settings import LLMSettings
 from generation.llm import LLMError, LLMTimeout
 
@@ -75,6 +73,8 @@ class ToolChatClient:
         *,
         max_tokens: int | None = None,
     ) -> AssistantTurn:
+        import httpx  # here: a process with no LLM never loads httpx
+
         payload: dict[str, Any] = {
             "model": self.settings.model,
             "messages": list(messages),

@@ -172,6 +172,19 @@ def _payload(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+# What a served chunk needs: every chunk column but its vector, and its document's fields.
+_SERVING_COLUMNS = (
+    *(c for c in ChunkRow.__table__.c if c.name != "vector"),
+    DocumentRow.source,
+    DocumentRow.title,
+    DocumentRow.doc_type,
+    DocumentRow.acl_tags,
+    DocumentRow.department,
+    DocumentRow.source_trust,
+    DocumentRow.modified,
+)
+
+
 def _batches(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), _IN_BATCH):
         yield items[i : i + _IN_BATCH]
@@ -579,11 +592,13 @@ class SqlMetadataStore:
 
     # -- serving ----------------------------------------------------------------------
     def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:
+        # The serve-check of every query: plain rows (no ORM identity map or instance
+        # state), one round trip per batch of ids.
         out: dict[str, Chunk] = {}
-        with self._session() as s:
+        with self.engine.connect() as conn:
             for batch in _batches(list(content_ids)):
-                rows = s.execute(
-                    select(ChunkRow, DocumentRow)
+                rows = conn.execute(
+                    select(*_SERVING_COLUMNS)
                     .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
                     .join(
                         VersionRow,
@@ -592,12 +607,16 @@ class SqlMetadataStore:
                     )
                     .where(
                         ChunkRow.content_id.in_(list(batch)),
-                        VersionRow.status == "current",
+                        # `status || ''`: no index on status for this query. With it,
+                        # SQLite started from every current version and read all their
+                        # chunks (the whole corpus per query); now it looks the ids up.
+                        VersionRow.status.concat("") == "current",
                         DocumentRow.deleted.is_(False),
                     )
                 )
-                for chunk_row, doc_row in rows:
-                    out[chunk_row.content_id] = _chunk(chunk_row, doc_row)
+                for row in rows:
+                    # A row has the attributes of both (no name in common is selected).
+                    out[row.content_id] = _chunk(row, row)  # type: ignore[arg-type]
         return out
 
     def _ids_with_status(self, status: str) -> set[str]:

@@ -7,17 +7,17 @@ and their "indexed" events arrive over Redis pub/sub.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import time
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import FastAPI, Request, Response
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
-from starlette.types import ASGIApp, Receive, Scope, Send
+from fastapi import FastAPI
 
 from core.settings import Settings
+from monitoring.metrics import Metrics
 from ragline.api import (
     routes_agent,
     routes_alerts,
@@ -35,20 +35,25 @@ from ragline.api.auth import KeyRing
 from ragline.api.backpressure import InFlightLimit
 from ragline.api.cache import QueryCache
 from ragline.api.context import ApiContext
-from ragline.api.errors import error_response, install_error_handlers
+from ragline.api.errors import install_error_handlers
 from ragline.api.limits import max_upload_bytes
+from ragline.api.middleware import (
+    FORM_OVERHEAD,
+    HeaderSizeGuard,
+    Observe,
+    RequestMetrics,
+    UploadSizeGuard,
+)
 from ragline.app import Ragline
 from ragline.events import EventBus, make_event_bus
 from ragline.monitor import start_alert_scheduler
+from ragline.threads import blocking_pool_size
 from ragline.web import routes as web
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel
 from ragline.worker.runner import InProcessRunner, TaskRunner
 from ragline.worker.tasks import TaskContext
 
 log = logging.getLogger("ragline.api")
-
-# Multipart framing and the form fields around the file: allowed on top of the file limit.
-_FORM_OVERHEAD = 1 << 20
 
 
 def upload_dir(settings: Settings) -> Path:
@@ -67,48 +72,6 @@ def _runner(settings: Settings, rag: Ragline, events: EventBus, queue: str) -> T
         sync_folders=list(settings.worker.sync_folders),
     )
     return InProcessRunner(ctx, settings.worker.max_retries)
-
-
-class UploadSizeGuard(BaseHTTPMiddleware):
-    """Refuse an oversized upload from its Content-Length, before the body is read (the
-    handler still counts the bytes, for clients that send no length)."""
-
-    def __init__(self, app: object, max_bytes: int) -> None:
-        super().__init__(app)  # type: ignore[arg-type]
-        self._max = max_bytes
-
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        length = request.headers.get("content-length", "")
-        if request.method == "POST" and length.isdigit() and int(length) > self._max:
-            return error_response(
-                413,
-                f"upload is larger than {self._max - _FORM_OVERHEAD} bytes "
-                "(RAGLINE_API__MAX_UPLOAD_MB)",
-            )
-        return await call_next(request)
-
-
-class HeaderSizeGuard:
-    """Request headers over `max_bytes` in total get 431 in the JSON error shape. (Headers
-    that arrive in pieces are stopped earlier, at the same size, by the h11 protocol of
-    `ragline.api.server`; this covers headers that arrive in one read, and TestClient.)"""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self._app = app
-        self._max = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            size = sum(len(k) + len(v) + 4 for k, v in scope.get("headers", ()))
-            if size > self._max:
-                response = error_response(
-                    431,
-                    f"request headers are larger than {self._max} bytes "
-                    "(RAGLINE_API__MAX_HEADER_KB)",
-                )
-                await response(scope, receive, send)
-                return
-        await self._app(scope, receive, send)
 
 
 def build_context(
@@ -145,25 +108,24 @@ def close_context(ctx: ApiContext) -> None:
     ctx.rag.close()
 
 
-class RequestMetrics(BaseHTTPMiddleware):
-    """Requests, errors and latency per endpoint (the route template, never the raw path,
-    so ids do not explode the label set); a 403 also counts as an ACL denial."""
+def _warm_up(rag: Ragline) -> None:
+    try:
+        rag.warm_up()
+    except Exception as exc:  # the first query then says what is wrong, with its error
+        log.warning("warm-up failed: %s", exc)
 
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        ctx = getattr(request.app.state, "ctx", None)
-        if ctx is not None:
-            route = request.scope.get("route")
-            endpoint = getattr(route, "path", "") or "unmatched"
-            metrics = ctx.rag.metrics
-            metrics.http_requests.labels(
-                endpoint=endpoint, method=request.method, status=str(response.status_code)
-            ).inc()
-            metrics.http_seconds.labels(endpoint=endpoint).observe(time.perf_counter() - started)
-            if response.status_code == 403:
-                metrics.acl_denials.labels(endpoint=endpoint, reason="forbidden").inc()
-        return response
+
+def request_observer(metrics: Metrics) -> Observe:
+    """What RequestMetrics calls once per request: counts and latency per endpoint; a 403
+    also counts as an ACL denial."""
+
+    def observe(endpoint: str, method: str, status: int, seconds: float) -> None:
+        metrics.http_requests.labels(endpoint=endpoint, method=method, status=str(status)).inc()
+        metrics.http_seconds.labels(endpoint=endpoint).observe(seconds)
+        if status == 403:
+            metrics.acl_denials.labels(endpoint=endpoint, reason="forbidden").inc()
+
+    return observe
 
 
 def create_app(
@@ -175,8 +137,19 @@ def create_app(
 ) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # Blocking work of handlers (asyncio.to_thread) runs here: sized per core, not
+        # Python's default, and closed with the app.
+        blocking = ThreadPoolExecutor(
+            blocking_pool_size(settings.threads), thread_name_prefix="blocking"
+        )
+        asyncio.get_running_loop().set_default_executor(blocking)
         ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)
         app.state.ctx = ctx
+        app.state.observe_request = request_observer(ctx.rag.metrics)
+        if settings.api.warm_up:
+            # Before listening: the first questions do not pay for the models and tables
+            # (seconds, e.g. jieba's IDF table), and a worker that is not warm is not ready.
+            await asyncio.to_thread(_warm_up, ctx.rag)
         # None when monitoring.interval_s is 0
         alerts = start_alert_scheduler(settings, ctx.rag, ctx.runner.submit)
         app.state.alerts = alerts
@@ -186,6 +159,7 @@ def create_app(
             if alerts is not None:
                 alerts.stop()  # before the stores it reads are closed
             close_context(ctx)
+            blocking.shutdown(wait=False)
 
     app = FastAPI(
         title="Ragline",
@@ -193,22 +167,10 @@ def create_app(
         summary="Cited, permission-checked, fresh answers from a company's documents.",
         lifespan=lifespan,
     )
-    app.add_middleware(RequestMetrics)
-    app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + _FORM_OVERHEAD)
+    app.add_middleware(RequestMetrics, observer=lambda: getattr(app.state, "observe_request", None))
+    app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + FORM_OVERHEAD)
     app.add_middleware(HeaderSizeGuard, max_bytes=int(settings.api.max_header_kb * 1024))
 
-    def count_refusal(reason: str) -> None:
-        ctx = getattr(app.state, "ctx", None)
-        if ctx is not None:
-            ctx.rag.metrics.refused.labels(reason=reason).inc()
-
-    # Added last = outermost: a refused request costs no other middleware's work.
-    app.add_middleware(
-        InFlightLimit,
-        limit=settings.api.max_in_flight,
-        retry_after_s=settings.api.retry_after_s,
-        on_refuse=count_refusal,
-    )
     install_error_handlers(app)
     for module in (
         routes_health,
@@ -224,4 +186,18 @@ def create_app(
     for module in (routes_alerts, routes_audit, routes_viewer):
         app.include_router(module.router)
     web.install(app)  # the console at /, its static files, CSRF for browser writes
+
+    def count_refusal(reason: str) -> None:
+        ctx = getattr(app.state, "ctx", None)
+        if ctx is not None:
+            ctx.rag.metrics.refused.labels(reason=reason).inc()
+
+    # Added last = outermost: a refused request costs no other middleware's work (not
+    # even the console's CSRF guard, which web.install adds).
+    app.add_middleware(
+        InFlightLimit,
+        limit=settings.api.max_in_flight,
+        retry_after_s=settings.api.retry_after_s,
+        on_refuse=count_refusal,
+    )
     return app

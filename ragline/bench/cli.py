@@ -8,13 +8,13 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from core.settings import Settings
-from ragline.app import Ragline
-from ragline.bench.common import write_json, write_json_quiet
+if TYPE_CHECKING:  # imported where used: `ragline --help` must not load the stores
+    from core.settings import Settings
+    from ragline.app import Ragline
 
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print their numbers.")
 
@@ -37,6 +37,8 @@ Profile = Annotated[
 
 @contextlib.contextmanager
 def _settings(root: Path, profile: str) -> Iterator[Settings]:
+    from core.settings import Settings
+
     if profile != "production":
         yield Settings(data_dir=root / "data")
         return
@@ -71,6 +73,8 @@ def _run_in(
     run: Callable[[Ragline, Path], dict[str, Any]],
     profile: str = "embedded",
 ) -> dict[str, Any]:
+    from ragline.app import Ragline
+
     with (
         tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp,
         _settings(workdir or Path(tmp), profile) as settings,
@@ -87,6 +91,18 @@ def _run_in(
                 if profile == "production" and drop is not None:
                     drop()
             rag.close()
+
+
+def write_json(path: Path | None, result: dict[str, Any]) -> None:
+    from ragline.bench.common import write_json as write
+
+    write(path, result)
+
+
+def write_json_quiet(path: Path, result: dict[str, Any]) -> None:
+    from ragline.bench.common import write_json_quiet as write
+
+    write(path, result)
 
 
 @bench_app.command("squad")
@@ -149,6 +165,7 @@ def ingest(
 ) -> None:
     """pages/s and chunks/s per format for parse + PII mask + chunk on one core (no
     embedding, no stores); target >= 20 text-PDF pages/s."""
+    from core.settings import Settings
     from ragline.bench.ingest import run_ingest_bench
 
     write_json(json_out, run_ingest_bench(docs_dir, Settings(), repeat))
@@ -319,3 +336,62 @@ def agent(
         data_dir, lambda rag, root: run_agent_bench(rag, docs_dir, questions, llm, llm_sample)
     )
     write_json(json_out, result)
+
+
+@bench_app.command("query")
+def query(
+    questions: Annotated[
+        list[Path],
+        typer.Option(
+            "--questions",
+            exists=True,
+            dir_okay=False,
+            help="JSON lines with `question`, or SQuAD JSON (repeatable; one set each).",
+        ),
+    ],
+    docs_dir: Annotated[
+        Path | None, typer.Option("--docs", exists=True, file_okay=False, help="Ingest these.")
+    ] = None,
+    squad: Annotated[
+        list[Path] | None,
+        typer.Option("--squad", exists=True, dir_okay=False, help="Ingest its paragraphs."),
+    ] = None,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="Per question set.")] = None,
+    warmup: Annotated[int, typer.Option("--warmup", min=0, help="Per set, not measured.")] = 5,
+    mode: Annotated[Literal["ask", "search"], typer.Option("--mode")] = "ask",
+    baseline_ref: Annotated[
+        str | None,
+        typer.Option("--baseline-ref", help="Also run this git ref's code, same index, same run."),
+    ] = None,
+    json_out: JsonOut = None,
+    data_dir: Work = None,
+) -> None:
+    """CPU per query and the part of it around the stores and models (target <= 3 ms),
+    per stage; with --baseline-ref, before/after ratios from one run."""
+    from ragline.bench.query import load_questions, print_table, run_query_bench
+
+    sets = [load_questions(q, limit + warmup if limit else None) for q in questions]
+    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
+        root = data_dir or Path(tmp) / "data"
+        if docs_dir or squad:
+            _ingest_for_query(root, docs_dir, squad or [], Path(tmp))
+        result = run_query_bench(root, sets, mode, warmup, baseline_ref)
+    print_table(result)
+    write_json(json_out, result)
+
+
+def _ingest_for_query(root: Path, docs_dir: Path | None, squad: list[Path], tmp: Path) -> None:
+    from core.settings import Settings
+    from ragline.app import Ragline
+    from ragline.bench.squad import load_squad, write_corpus
+
+    folders = [docs_dir] if docs_dir else []
+    for file in squad:
+        paragraphs, _ = load_squad(file)
+        write_corpus(paragraphs, tmp / "corpus" / file.stem)
+        folders.append(tmp / "corpus" / file.stem)
+    rag = Ragline(Settings(data_dir=root))
+    try:
+        rag.ingest(folders)
+    finally:
+        rag.close()

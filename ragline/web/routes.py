@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fastapi import APIRouter, FastAPI, Request, Response
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from starlette.middleware.base import BaseHTTPMiddleware, RequestResponseEndpoint
+from starlette.datastructures import Headers
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ragline.api.auth import Caller
 from ragline.api.errors import error_response
@@ -62,30 +64,52 @@ async def csrf(request: Request, principal: Caller) -> dict[str, Any]:
     }
 
 
-class BrowserWriteGuard(BaseHTTPMiddleware):
-    async def dispatch(self, request: Request, call_next: RequestResponseEndpoint) -> Response:
-        origin = request.headers.get("origin")
-        site = request.headers.get("sec-fetch-site")
-        if request.method in _WRITES and (origin or site):
-            own = f"{request.url.scheme}://{request.headers.get('host', '')}"
-            if (origin and origin != own) or (site and site not in ("same-origin", "none")):
-                return error_response(403, "cross-site write refused")
-            ctx = getattr(request.app.state, "ctx", None)
-            presented = (
-                request.headers.get("x-api-key")
-                or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-            )
-            principal = ctx.keys.principal(presented) if ctx is not None and presented else None
-            token = request.headers.get("x-csrf-token", "")
-            if principal is not None and not hmac.compare_digest(
-                token, csrf_token(request.app.state.csrf_secret, principal.user)
-            ):
-                return error_response(403, "missing or wrong CSRF token (GET /v1/web/csrf)")
-        return await call_next(request)
+class BrowserWriteGuard:
+    """Cross-site writes from a browser are refused, and a browser write with an API key
+    needs the CSRF token of that key's user. Pure ASGI: reads only the headers."""
+
+    def __init__(self, app: ASGIApp, secret: Callable[[], bytes], keys: Callable[[], Any]) -> None:
+        self.app = app
+        self._secret = secret
+        self._keys = keys
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["method"] in _WRITES:
+            refusal = self._refusal(scope)
+            if refusal:
+                await error_response(403, refusal)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+    def _refusal(self, scope: Scope) -> str:
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        site = headers.get("sec-fetch-site")
+        if not (origin or site):
+            return ""
+        own = f"{scope.get('scheme', 'http')}://{headers.get('host', '')}"
+        if (origin and origin != own) or (site and site not in ("same-origin", "none")):
+            return "cross-site write refused"
+        keys = self._keys()
+        presented = (
+            headers.get("x-api-key")
+            or headers.get("authorization", "").removeprefix("Bearer ").strip()
+        )
+        principal = keys.principal(presented) if keys is not None and presented else None
+        token = headers.get("x-csrf-token", "")
+        if principal is not None and not hmac.compare_digest(
+            token, csrf_token(self._secret(), principal.user)
+        ):
+            return "missing or wrong CSRF token (GET /v1/web/csrf)"
+        return ""
 
 
 def install(app: FastAPI) -> None:
     app.state.csrf_secret = secrets.token_bytes(32)
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_middleware(BrowserWriteGuard)
+    app.add_middleware(
+        BrowserWriteGuard,
+        secret=lambda: app.state.csrf_secret,
+        keys=lambda: getattr(getattr(app.state, "ctx", None), "keys", None),
+    )

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from core.settings import Settings
-from ragline.jobs import batch_view, job_view
 from ragline.worker import DEFAULT_QUEUE
+
+if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
+    from core.settings import Settings
 
 Queue = Annotated[
     str,
@@ -27,6 +28,8 @@ DataDir = Annotated[
 
 
 def _settings(data_dir: Path | None) -> Settings:
+    from core.settings import Settings
+
     return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
@@ -134,6 +137,7 @@ def jobs(
 ) -> None:
     """Ingestion jobs: state (queued, parsing, indexing, searchable, failed) and reason."""
     from indexing.stores.sql_metadata import SqlMetadataStore
+    from ragline.jobs import batch_view, job_view
 
     # Only the metadata store: reading jobs must not load the embedder.
     store = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)

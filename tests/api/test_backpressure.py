@@ -113,3 +113,48 @@ def test_a_key_over_its_rate_limit_gets_429_with_retry_after(tmp_path: Path) -> 
     assert over.json()["error"]["type"] == "too_many_requests"
     assert other.status_code == 200  # one key's limit is not everyone's
     assert 'ragline_requests_refused_total{reason="rate_limit"} 1.0' in metrics
+
+
+def test_the_in_flight_bound_is_outermost_and_no_middleware_wraps_bodies(tmp_path: Path) -> None:
+    """A refusal must cost no other layer's work, and no layer may be a BaseHTTPMiddleware
+    (a task and a body stream per request and layer)."""
+    from starlette.middleware.base import BaseHTTPMiddleware
+
+    app = create_app(Settings(data_dir=tmp_path))
+    layers = [m.cls for m in app.user_middleware]
+    assert layers[0] is InFlightLimit
+    assert not [c for c in layers if isinstance(c, type) and issubclass(c, BaseHTTPMiddleware)]
+
+
+def test_a_refused_request_is_answered_without_reading_its_body() -> None:
+    asyncio.run(_refused_unread())
+
+
+async def _refused_unread() -> None:
+    gate = asyncio.Event()
+    app, _refused = _gated_app(gate, limit=1)
+    reads: list[str] = []
+
+    async def never_read(scope: dict, receive: object, send: object) -> None:
+        await app(scope, _counting(receive, reads), send)  # type: ignore[arg-type]
+
+    transport = httpx.ASGITransport(app=never_read)
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        held = asyncio.create_task(client.get("/v1/search"))
+        while app.active < 1:
+            await asyncio.sleep(0.001)
+        reads.clear()
+        over = await client.post("/v1/search", content=b"x" * 100_000)
+        gate.set()
+        await held
+    assert over.status_code == 429
+    assert reads == []  # the 100 kB body was never pulled from the connection
+
+
+def _counting(receive: object, reads: list[str]) -> object:
+    async def inner() -> object:
+        message = await receive()  # type: ignore[operator]
+        reads.append(message["type"])
+        return message
+
+    return inner

@@ -1,0 +1,60 @@
+"""Thread sizing for one process (issue 13): BLAS/OpenMP threads and the pools that run
+blocking store calls, from `settings.threads`, with defaults per core count.
+
+On the 2-core machine numpy's OpenBLAS, FAISS's OpenBLAS and libgomp each started one
+thread per core, and the USE embedder's per-call thread limit needs `threadpoolctl` (absent,
+it silently used them all): a query's few-microsecond matmuls then woke spinning BLAS
+threads that competed with the request threads, which is how the embedder's 1 ms became
+60-400 ms under load. One BLAS thread per process, set once at start, avoids that.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from typing import Any
+
+from core.settings import ThreadSettings
+
+log = logging.getLogger("ragline")
+
+_BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def cores() -> int:
+    """Cores this process may run on (the affinity mask, else the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def retrieve_pool_size(t: ThreadSettings) -> int:
+    return t.retrieve if t.retrieve > 0 else max(3, 2 * cores())
+
+
+def blocking_pool_size(t: ThreadSettings) -> int:
+    return t.blocking if t.blocking > 0 else max(4, 4 * cores())
+
+
+def blas_threads(t: ThreadSettings) -> int:
+    return t.blas if t.blas > 0 else cores()
+
+
+def limit_blas(t: ThreadSettings) -> dict[str, int]:
+    """Set BLAS and OpenMP threads for this process (already loaded libraries through
+    threadpoolctl; the environment for libraries loaded later and for child processes).
+    Returns {library: threads} as now set."""
+    n = blas_threads(t)
+    for name in _BLAS_ENV:
+        os.environ[name] = str(n)
+    try:
+        from threadpoolctl import threadpool_info, threadpool_limits
+    except ImportError:  # pragma: no cover - a core dependency
+        log.warning("threadpoolctl is missing: BLAS threads are not limited")
+        return {}
+    threadpool_limits(limits=n)
+    info: list[dict[str, Any]] = threadpool_info()
+    return {
+        f"{i['internal_api']}:{os.path.basename(i['filepath'])}": i["num_threads"] for i in info
+    }
