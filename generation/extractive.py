@@ -40,6 +40,8 @@ RANK_DECAY = 0.2
 LONG_CHARS = 240
 # A list is quoted with at most this many of its items.
 MAX_LIST_ITEMS = 8
+# A sentence ending in a semicolon is completed by at most this many following clauses.
+CLAUSE_RUN = 4
 # How strongly similarity of meaning re-orders the best sentences by word overlap: a
 # sentence's score is multiplied by (its similarity / the best similarity) ** this.
 SEMANTIC_POWER = 1.0
@@ -568,6 +570,22 @@ def _completion(
     nxt = seq[k + 1] if k + 1 < len(seq) and near(seq[k + 1]) else None
     if prev is not None and _ANAPHOR.match(cand.text):
         out.append(prev)
+    # A clause ending in a semicolon is half a sentence: the rest follows, to the full stop.
+    size = len(cand.text)
+    last = cand
+    for later in seq[k + 1 : k + 1 + CLAUSE_RUN]:
+        if (
+            not last.text.rstrip().endswith(("；", ";"))
+            or later.is_table_row
+            or _heading_like(later)
+            or later.first_line > last.last_line + 1
+        ):
+            break
+        size += len(later.text)
+        if size > WHOLE_LIST_CHARS:
+            break
+        out.append(later)
+        last = later
     if not holds_answer(cand.text):
         for other in (prev, nxt):
             if other is not None and other not in out and holds_answer(other.text):

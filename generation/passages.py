@@ -31,7 +31,10 @@ _INLINE_ITEM = re.compile(
     re.IGNORECASE,
 )
 # A sentence that announces a list: "有以下三点：", "包括如下几个方面", "as follows:".
-_ANNOUNCES = re.compile(r"(?:以下|如下|下列)[^。！？]{0,8}[：:]|[：:]\s*$|as follows")
+_ANNOUNCES = re.compile(
+    r"(?:以下|如下|下列)[^。！？]{0,8}[：:]|[：:]\s*$|as follows|"
+    r"[有分为包括含成][一二三四五六七八九十几两\d]+[^，。；：:\s]{0,4}[：:]"
+)
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _DIGITS_ONLY = re.compile(r"^[\d\s,.%+\-–/:]+$")
 
@@ -172,13 +175,20 @@ def _raw_line(logical: _Logical, offset: int) -> int:
 _OPENERS, _CLOSERS = "（(「“《[【", "）)」”》]】"
 
 
+# A split after these is no sentence end: "St. John", "H. Verwoerd", "No. 5", "e.g. this".
+_ABBREVIATION = re.compile(
+    r"(?:(?<![A-Za-z])(?:St|Mr|Mrs|Ms|Dr|Prof|Jr|Sr|No|Nos|vs|etc|Inc|Co|Ltd|Fig|Vol|pp|e\.g|i\.e)|"
+    r"(?<![A-Za-z])[A-Z])\.$"
+)
+
+
 def _balanced(sentences: list[str]) -> list[str]:
     """Sentences re-joined where a split fell inside brackets or quotes ("X（学名：'；"
-    and the rest of the parenthesis are one sentence)."""
+    and the rest of the parenthesis are one sentence) or after an abbreviation ("St.")."""
     out: list[str] = []
     depth = 0
     for sentence in sentences:
-        if out and depth > 0:
+        if out and (depth > 0 or _ABBREVIATION.search(out[-1])):
             out[-1] = f"{out[-1]}{'' if has_han(sentence[:1]) else ' '}{sentence}"
         else:
             out.append(sentence)

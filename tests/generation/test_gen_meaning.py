@@ -222,3 +222,21 @@ def test_a_sentence_that_follows_from_the_one_before_brings_it() -> None:
     )
     text = _quoted("碧草如茵景致形成的原因是什么？", make_hits(chunk))
     assert "萌发新芽" in text and "碧草如茵" in text
+
+
+def test_a_clause_ending_in_a_semicolon_is_quoted_to_the_full_stop() -> None:
+    chunk = make_chunk(
+        "莎莉公司成立于1939年。2012年7月4日，莎莉公司拆分成两家公司：一家名为希尔夏品牌，"
+        "主要在北美地区营运；另一家名为布兰德斯大师，主营咖啡与茶。此后公司总部迁往芝加哥。"
+    )
+    text = _quoted("莎莉公司在2012年被拆分成哪两家公司？", make_hits(chunk))
+    assert "另一家名为布兰德斯大师，主营咖啡与茶。" in text
+    assert "芝加哥" not in text
+
+
+def test_an_abbreviation_does_not_end_a_sentence() -> None:
+    chunk = make_chunk(
+        "教堂建于1638年。在主要的入口后，两旁摆著St. John of Matha及St. Felix of Valois的雕像。"
+    )
+    text = _quoted("教堂的主要入口后摆有什么雕像？", make_hits(chunk))
+    assert "St. Felix of Valois的雕像" in text
