@@ -534,7 +534,7 @@ class FaissDenseIndex:
         nprobe = ivf.probes(self._nprobe, total, allowed)
         if ivf.nlist > 1 and nprobe * 2 > ivf.nlist:
             return None
-        params: Any = faiss.SearchParametersIVF()  # type: ignore[attr-defined]
+        params: Any = faiss.SearchParametersIVF()
         params.nprobe = nprobe
         bitmap = None if mask is None else np.packbits(mask, bitorder="little")
         if bitmap is not None:  # kept referenced until the search returns

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from core.text import has_han, split_sentences
 
+GENERATOR = 1  # bump when the recombination changes: cached embeddings are keyed by it
 PLANT_EVERY = 20  # one planted chunk every 20 chunks: 500 questions fit in 10k chunks
 DOC_CHUNKS = 50  # chunks per synthetic document
 MAX_CHARS = 260  # chunks are cut at a sentence boundary around this length
@@ -145,7 +146,7 @@ class ScaleCorpus:
             digest.update("\x1f".join(sentences).encode("utf-8"))
         for w in self._planted.values():
             digest.update("\x1e".join(w).encode("utf-8"))
-        self.fingerprint = f"{seed}-{digest.hexdigest()[:12]}"
+        self.fingerprint = f"{seed}-g{GENERATOR}-{digest.hexdigest()[:12]}"
 
     def _filler(self, i: int) -> str:
         rng = random.Random(f"{self.seed}:{i}")
