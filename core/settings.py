@@ -287,7 +287,7 @@ class BackendSettings(BaseModel):
     # Defaults measured on the scale corpus (bench/RESULTS.md, `ragline bench scale`).
     dense_index: Literal["auto", "flat", "ivf", "hnsw"] = "auto"
     dense_approx_min: int = 50_000
-    dense_nprobe: int = 16
+    dense_nprobe: int = 64
     # `elasticsearch`: vectors in an ES dense_vector kNN index (HNSW), nothing on the API
     # hosts' disks, so API replicas are stateless.
     dense: Literal["faiss", "elasticsearch"] = "faiss"

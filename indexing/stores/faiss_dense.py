@@ -284,7 +284,7 @@ class FaissDenseIndex:
         hnsw_m: int = 32,
         ef_construction: int = 80,
         ef_search: int = 128,
-        nprobe: int = 16,
+        nprobe: int = 64,
         mmap: bool = False,
     ) -> None:
         self.dim = dim

@@ -39,7 +39,7 @@ from indexing.stores.faiss_dense import FaissDenseIndex, IndexKind
 from ragline.app import Ragline
 from ragline.bench.common import OPERATOR, percentile
 from ragline.bench.scale_corpus import DOC_CHUNKS, ScaleCorpus, ScaleQuestion
-from ragline.bench.scale_vectors import BLOCK, VectorCache
+from ragline.bench.scale_vectors import VectorCache
 
 Say = Callable[[str], None]
 _TAGS = (frozenset({"finance"}), frozenset({"hr"}))  # docs 0 and 1 of every 10; rest open
@@ -69,8 +69,8 @@ def vectors_for(
     embedded, spent = cache.fill(embedder, target, progress=say) if target > have else (0, 0.0)
     real = cache.cached(target)
     vectors = np.empty((n, cache.dim), dtype=np.float32)
-    for lo in range(0, real, BLOCK * 16):
-        hi = min(real, lo + BLOCK * 16)
+    for lo in range(0, real, cache.block * 16):
+        hi = min(real, lo + cache.block * 16)
         vectors[lo:hi] = cache.load(lo, hi)
     if real < n:
         rng = np.random.default_rng(corpus.seed)
@@ -94,7 +94,9 @@ def vectors_for(
     return vectors, info
 
 
-def _chunks_of(corpus: ScaleCorpus, doc: int, n: int) -> tuple[Document, list[Chunk]]:
+def _chunks_of(
+    corpus: ScaleCorpus, doc: int, n: int, entities: bool = True
+) -> tuple[Document, list[Chunk]]:
     source = f"scale://corpus-{corpus.fingerprint}/doc-{doc:06d}"
     doc_id = doc_id_for(source)
     tags = _TAGS[doc % 10] if doc % 10 < 2 else frozenset()
@@ -120,7 +122,7 @@ def _chunks_of(corpus: ScaleCorpus, doc: int, n: int) -> tuple[Document, list[Ch
                 doc_type="txt",
                 acl_tags=tags,
                 modified=modified,
-                entities=tuple(extract_entities(text)),
+                entities=tuple(extract_entities(text)) if entities else (),
             )
         )
     return document, chunks
@@ -207,7 +209,7 @@ def dense_compare(
     n = len(vectors)
     queries = [rag.embedder.embed_query(q.text) for q in questions]
     rng = np.random.default_rng(corpus.seed)
-    for i in rng.choice(n, min(n, 200), replace=False):  # chunk-like queries too
+    for i in rng.choice(n, min(n, len(questions)), replace=False):  # chunk-like queries too
         noisy = vectors[i] + 0.05 * np.asarray(rng.normal(size=vectors.shape[1]), np.float32)
         queries.append(noisy / np.linalg.norm(noisy))
     exact = FaissDenseIndex(workdir / "exact", vectors.shape[1], rag.embedder.model)
@@ -218,7 +220,7 @@ def dense_compare(
 
     items: list[IndexedChunk] = []
     for d in range(0, (n + DOC_CHUNKS - 1) // DOC_CHUNKS):
-        _, chunks = _chunks_of(corpus, d, n)
+        _, chunks = _chunks_of(corpus, d, n, entities=False)  # the dense index keeps none
         lo = d * DOC_CHUNKS
         items.extend(IndexedChunk(c, vectors[lo + j]) for j, c in enumerate(chunks))
         if len(items) >= 50_000 or lo + len(chunks) >= n:

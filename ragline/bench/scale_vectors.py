@@ -23,8 +23,13 @@ BLOCK = 1000
 
 
 class VectorCache:
-    def __init__(self, folder: Path, corpus: ScaleCorpus, model: str, dim: int) -> None:
+    def __init__(
+        self, folder: Path, corpus: ScaleCorpus, model: str, dim: int, block: int = BLOCK
+    ) -> None:
+        self.block = block
         self.dir = folder / model / corpus.fingerprint
+        if block != BLOCK:
+            self.dir = self.dir / f"block{block}"
         self.dim = dim
         self.corpus = corpus
 
@@ -35,7 +40,7 @@ class VectorCache:
         return self._path(block).exists()
 
     def blocks_for(self, n: int) -> range:
-        return range((n + BLOCK - 1) // BLOCK)
+        return range((n + self.block - 1) // self.block)
 
     def cached(self, n: int) -> int:
         """How many of the first n chunks have vectors (a prefix)."""
@@ -43,7 +48,7 @@ class VectorCache:
         for k in self.blocks_for(n):
             if not self.has(k):
                 break
-            done = min(n, (k + 1) * BLOCK)
+            done = min(n, (k + 1) * self.block)
         return done
 
     def fill(
@@ -62,7 +67,7 @@ class VectorCache:
         for k in self.blocks_for(n):
             if k % workers != worker or self.has(k):
                 continue
-            start, stop = k * BLOCK, (k + 1) * BLOCK  # whole blocks, whatever n is
+            start, stop = k * self.block, (k + 1) * self.block  # whole blocks, whatever n is
             texts = [c.text for c in self.corpus.chunks(stop, start)]
             t0 = time.perf_counter()
             vectors = embedder.embed_passages(texts).astype(np.float32)
@@ -78,9 +83,10 @@ class VectorCache:
     def load(self, start: int, stop: int) -> np.ndarray:
         """Vectors of chunks [start, stop); every block must be cached."""
         parts = []
-        for k in range(start // BLOCK, (stop + BLOCK - 1) // BLOCK):
+        size = self.block
+        for k in range(start // size, (stop + size - 1) // size):
             block = np.load(self._path(k), mmap_mode="r")
-            lo, hi = max(start, k * BLOCK) - k * BLOCK, min(stop, (k + 1) * BLOCK) - k * BLOCK
+            lo, hi = max(start, k * size) - k * size, min(stop, (k + 1) * size) - k * size
             parts.append(np.asarray(block[lo:hi]))
         if not parts:
             return np.zeros((0, self.dim), dtype=np.float32)
