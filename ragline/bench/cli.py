@@ -249,7 +249,12 @@ def scale(
     approx: Annotated[
         Literal["ivf", "hnsw"], typer.Option("--approx", help="Approximate index measured.")
     ] = "ivf",
-    nprobe: Annotated[int | None, typer.Option("--nprobe", min=1)] = None,
+    nprobe: Annotated[
+        int | None, typer.Option("--nprobe", min=0, help="IVF probes; 0 = automatic.")
+    ] = None,
+    sweep: Annotated[
+        str, typer.Option("--sweep-nprobe", help="Also measure these probe counts (1,2,...).")
+    ] = "",
     dense_only: Annotated[
         bool,
         typer.Option(
@@ -278,7 +283,8 @@ def scale(
     )
     base = Settings()
     cache = VectorCache(vectors, corpus, *_embedder_id(base))
-    probes = nprobe or base.backends.dense_nprobe
+    probes = base.backends.dense_nprobe if nprobe is None else nprobe
+    extra = tuple(int(p) for p in sweep.split(",") if p.strip())
     results = []
     for n in [int(c) for c in chunks.split(",") if c.strip()]:
         say(f"--- {n:,} chunks ({profile})")
@@ -296,6 +302,7 @@ def scale(
                 nprobe=probes,
                 say=say,
                 dense_only=dense_only,
+                sweep=extra,
             )
 
         results.append(_run_in(None, one, profile))

@@ -35,6 +35,7 @@ import numpy as np
 from core.ids import content_id_for, doc_id_for
 from core.types import Chunk, Document, DocumentVersion, QueryFilter
 from indexing.entities import extract_entities
+from indexing.protocols import DenseIndex, IndexedChunk
 from indexing.stores.faiss_dense import FaissDenseIndex, IndexKind
 from ragline.app import Ragline
 from ragline.bench.common import OPERATOR, percentile
@@ -202,10 +203,13 @@ def dense_compare(
     nprobe: int,
     workdir: Path,
     say: Say,
+    served: DenseIndex | None = None,
+    sweep: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """Approximate vs exact dense search on the same vectors: recall@10 against exact,
     latency of both (one thread), build time of the approximate index, with and without
-    an ACL filter (a user who sees the open documents and `finance`)."""
+    an ACL filter (a user who sees the open documents and `finance`). `served`: measure
+    this already filled index (Elasticsearch kNN) instead of building a FAISS one."""
     n = len(vectors)
     queries = [rag.embedder.embed_query(q.text) for q in questions]
     rng = np.random.default_rng(corpus.seed)
@@ -213,11 +217,9 @@ def dense_compare(
         noisy = vectors[i] + 0.05 * np.asarray(rng.normal(size=vectors.shape[1]), np.float32)
         queries.append(noisy / np.linalg.norm(noisy))
     exact = FaissDenseIndex(workdir / "exact", vectors.shape[1], rag.embedder.model)
-    approx = FaissDenseIndex(
+    approx = served or FaissDenseIndex(
         workdir / "approx", vectors.shape[1], rag.embedder.model, kind=kind, nprobe=nprobe
     )
-    from indexing.protocols import IndexedChunk
-
     items: list[IndexedChunk] = []
     for d in range(0, (n + DOC_CHUNKS - 1) // DOC_CHUNKS):
         _, chunks = _chunks_of(corpus, d, n, entities=False)  # the dense index keeps none
@@ -225,7 +227,8 @@ def dense_compare(
         items.extend(IndexedChunk(c, vectors[lo + j]) for j, c in enumerate(chunks))
         if len(items) >= 50_000 or lo + len(chunks) >= n:
             exact.upsert(items)
-            approx.upsert(items)
+            if served is None:
+                approx.upsert(items)
             items = []
     t0 = time.perf_counter()
     approx.search(queries[0], 10, ALL)  # trains and fills the approximate index
@@ -233,28 +236,52 @@ def dense_compare(
     say(f"approximate index ({kind}) built in {build_s:.1f}s")
     finance = QueryFilter(access_tokens=frozenset({"finance"}))
     out: dict[str, Any] = {"kind": kind, "nprobe": nprobe, "build_s": round(build_s, 2)}
-    for label, where in (("all", ALL), ("acl", finance)):
-        lat: dict[str, list[float]] = {"exact": [], "approx": []}
-        hits = 0
+    if served is not None:
+        out = {"kind": type(served).__name__}
+    filters = (("all", ALL), ("acl", finance))
+    truths: dict[str, list[set[str]]] = {}
+    for label, where in filters:
+        lat: list[float] = []
+        truths[label] = []
         for q in queries:
             t0 = time.perf_counter()
-            truth = exact.search(q, 10, where)
-            lat["exact"].append((time.perf_counter() - t0) * 1000)
+            truths[label].append({h.content_id for h in exact.search(q, 10, where)})
+            lat.append((time.perf_counter() - t0) * 1000)
+        out[label] = {"queries": len(queries), "exact": _latency(lat)}
+
+    def measure(label: str, where: QueryFilter) -> tuple[float, dict[str, float]]:
+        lat: list[float] = []
+        hits = 0
+        for q, truth in zip(queries, truths[label], strict=True):
             t0 = time.perf_counter()
             got = approx.search(q, 10, where)
-            lat["approx"].append((time.perf_counter() - t0) * 1000)
-            hits += len({h.content_id for h in truth} & {h.content_id for h in got})
-        e, a = _latency(lat["exact"]), _latency(lat["approx"])
-        out[label] = {
-            "queries": len(queries),
-            "recall@10_vs_exact": round(hits / (10 * len(queries)), 4),
-            "exact": e,
+            lat.append((time.perf_counter() - t0) * 1000)
+            hits += len(truth & {h.content_id for h in got})
+        return round(hits / (10 * len(queries)), 4), _latency(lat)
+
+    for label, where in filters:
+        recall, a = measure(label, where)
+        e = out[label]["exact"]
+        out[label] |= {
+            "recall@10_vs_exact": recall,
             "approx": a,
             "p95_speedup": round(e["p95_ms"] / max(a["p95_ms"], 1e-6), 1),
         }
-    ivf = approx._ivf
+    if isinstance(approx, FaissDenseIndex) and sweep:
+        out["sweep"] = []
+        for probes in sweep:  # the same trained index, other probe counts
+            approx._nprobe = probes
+            row: dict[str, Any] = {"nprobe": probes}
+            for label, where in filters:
+                recall, a = measure(label, where)
+                row[label] = {"recall@10_vs_exact": recall} | a
+            out["sweep"].append(row)
+            say(f"nprobe {probes}: recall@10 {row['all']['recall@10_vs_exact']}")
+        approx._nprobe = nprobe
+    ivf = getattr(approx, "_ivf", None)
     if ivf is not None:
         out["nlist"] = ivf.nlist
+        out["probes"] = ivf.probes(nprobe, ivf.size, ivf.size)
     return out
 
 
@@ -271,13 +298,22 @@ def run_scale(
     nprobe: int,
     say: Say,
     dense_only: bool = False,
+    sweep: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     vectors, vinfo = vectors_for(corpus, cache, rag.embedder, n, max_embed, say)
     questions = corpus.questions_within(n)[:max_questions]
     result: dict[str, Any] = {"chunks": n, "corpus": corpus.fingerprint, "vectors": vinfo}
     if dense_only:
         result["dense"] = dense_compare(
-            rag, corpus, vectors, questions, approx, nprobe, workdir / "dense-compare", say
+            rag,
+            corpus,
+            vectors,
+            questions,
+            approx,
+            nprobe,
+            workdir / "dense-compare",
+            say,
+            sweep=sweep,
         )
         result["memory_mb"] = dict(zip(("rss", "peak_rss"), map(round, _rss_mb()), strict=True))
         return result
@@ -298,9 +334,18 @@ def run_scale(
     }
     say(f"{len(questions)} planted questions through the pipeline")
     result["pipeline"] = pipeline_queries(rag, corpus, questions, n)
-    if rag.settings.backends.dense == "faiss":
-        say("dense: approximate against exact")
-        result["dense"] = dense_compare(
-            rag, corpus, vectors, questions, approx, nprobe, workdir / "dense-compare", say
-        )
+    say("dense: approximate against exact")
+    served = None if rag.settings.backends.dense == "faiss" else rag.stores.dense
+    result["dense"] = dense_compare(
+        rag,
+        corpus,
+        vectors,
+        questions,
+        approx,
+        nprobe,
+        workdir / "dense-compare",
+        say,
+        served,
+        sweep,
+    )
     return result
