@@ -287,6 +287,9 @@ class BackendSettings(BaseModel):
     # about 4 * sqrt(lists), which grows with the index as the recall measurements need.
     # Defaults measured on the scale corpus (bench/RESULTS.md, `ragline bench scale`).
     dense_index: Literal["auto", "flat", "ivf", "hnsw"] = "auto"
+    # Sync: consecutive upserts are written to a store together, up to this many chunks
+    # (one transaction / bulk request per run instead of per document); 1 = per document.
+    sync_group_chunks: int = 2000
     dense_approx_min: int = 50_000
     dense_nprobe: int = 0
     # `elasticsearch`: vectors in an ES dense_vector kNN index (HNSW), nothing on the API

@@ -74,7 +74,11 @@ class Ragline:
         self.settings = settings
         self.embedder: Embedder = make_embedder(settings.embedder)
         self.stores: Stores = open_stores(settings, self.embedder)
-        self.applier = OutboxApplier(self.stores.metadata, self.stores.derived)
+        self.applier = OutboxApplier(
+            self.stores.metadata,
+            self.stores.derived,
+            group_chunks=settings.backends.sync_group_chunks,
+        )
         rules = settings.retrieval.routing_rules
         self.router = Router(Path(rules) if rules else None)
         # Store calls block; a small pool lets the sources of one request run together.
