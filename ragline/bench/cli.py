@@ -306,6 +306,8 @@ def scale(
             )
 
         results.append(_run_in(None, one, profile))
+        if json_out is not None:  # after every size: a long run keeps what it measured
+            write_json_quiet(json_out, {"profile": profile, "runs": results})
     write_json(json_out, {"profile": profile, "runs": results})
 
 
