@@ -9,15 +9,16 @@ flat index: ~0.1 ms at 50k vectors, where building an id hash set in Python cost
 The order stays aligned because `IndexIDMap2.remove_ids` and `IndexFlat.remove_ids` both
 compact in place, keeping survivors in order, and `add` appends: `_Columns` does the same.
 
-Approximate search (`kind="hnsw"`, or `"auto"` from `approx_min` vectors up): an HNSW graph
-over the same storage positions, used for search only. The exact index stays the store of
-record (HNSW cannot remove vectors), so appends extend the graph and a removal marks it
-stale: it is rebuilt on the next search. Filters still apply inside the search (the same
-bitmap, through HNSW's search parameters); a filter that admits few vectors goes to the
-exact kernel, where a graph walk would miss admitted ones. Recall against exact is measured
-by tests/indexing/bench_faiss_recall.py.
+Approximate search (`kind="ivf"`, or `"auto"` from `approx_min` vectors up; see `_Ivf`):
+an IVF index over the same storage positions, trained by the writer and saved beside the
+vectors, kept in step with appends and removals without a rebuild; candidates are rescored
+exactly. Filters apply inside the IVF scan (the same bitmap); where the IVF declines (a
+very selective filter, too few candidates) the exact kernel answers. `kind="hnsw"` keeps
+the older HNSW graph (search only, rebuilt after a removal). Recall against exact on real
+embeddings: `ragline bench scale`, bench/tune_ivf.py.
 
-On disk: `dense-<generation>.faiss` plus `dense.json` (model, dim, generation, payload).
+On disk: `dense-<generation>.faiss` (+ `dense-<generation>.ivf` when the IVF is in use)
+plus `dense.json` (model, dim, generation, payload).
 `dense.json` is replaced last, atomically, so it is the commit point: a crash mid-flush
 leaves the previous generation intact.
 """
@@ -553,7 +554,8 @@ class FaissDenseIndex:
         return exact[top][None, :], found[top][None, :]
 
     def _use_approx(self, total: int, allowed: int) -> bool:
-        if self.kind in ("flat", "ivf") or (self.kind == "auto" and total < self._approx_min):
+        """HNSW only when asked for (`auto` means IVF; where IVF declines, exact answers)."""
+        if self.kind != "hnsw":
             return False
         # A selective filter leaves HNSW walking through excluded nodes and missing
         # admitted ones; the exact kernel over a small admitted set is fast anyway.

@@ -134,6 +134,21 @@ def test_ivf_stays_close_to_exact_through_removals_appends_and_filters(tmp_path:
     assert {h.content_id for q in queries for h in ivf.search(q, 10, odd)} <= allowed
 
 
+def test_auto_answers_a_selective_filter_exactly(tmp_path: Path) -> None:
+    """Where the IVF declines (a filter admitting 25% would need most lists probed), the
+    exact kernel answers: the right hits, and no HNSW graph is built on the way."""
+    vecs = _clustered(4000, np.random.default_rng(11))
+    auto = FaissDenseIndex(tmp_path / "a", DIM, MODEL, kind="auto", approx_min=1000)
+    exact = FaissDenseIndex(tmp_path / "e", DIM, MODEL)
+    for store in (auto, exact):
+        store.upsert(_indexed(vecs))
+    few = frozenset(i.chunk.doc_id for i in _indexed(vecs)[::4])  # 25% admitted
+    where = QueryFilter(access_tokens=None, doc_ids=few)
+    for q in vecs[:20]:
+        assert auto.search(q, 10, where) == exact.search(q, 10, where)
+    assert auto._ivf is not None and auto._hnsw is None
+
+
 def test_ivf_is_saved_by_the_writer_and_loaded_by_readers(tmp_path: Path) -> None:
     vecs = _clustered(3000, np.random.default_rng(5))
     writer = FaissDenseIndex(tmp_path, DIM, MODEL, kind="auto", approx_min=1000)
