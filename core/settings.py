@@ -304,6 +304,17 @@ class BackendSettings(BaseModel):
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).
     dense_mmap: bool = True
+    # FAISS search: `auto` = exact up to `dense_approx_min` vectors, an IVF index (8-bit
+    # codes, exact rescoring) from there; `flat` = always exact; `ivf` / `hnsw` = always
+    # approximate. `dense_nprobe` lists are probed per query (more under a filter); 0 =
+    # about 4 * sqrt(lists), which grows with the index as the recall measurements need.
+    # Defaults measured on the scale corpus (bench/RESULTS.md, `ragline bench scale`).
+    dense_index: Literal["auto", "flat", "ivf", "hnsw"] = "auto"
+    # Sync: consecutive upserts are written to a store together, up to this many chunks
+    # (one transaction / bulk request per run instead of per document); 1 = per document.
+    sync_group_chunks: int = 2000
+    dense_approx_min: int = 50_000
+    dense_nprobe: int = 0
     # `elasticsearch`: vectors in an ES dense_vector kNN index (HNSW), nothing on the API
     # hosts' disks, so API replicas are stateless.
     dense: Literal["faiss", "elasticsearch"] = "faiss"

@@ -78,7 +78,14 @@ def _dense(settings: Settings, embedder: Embedder) -> DenseIndex:
 
     dense_dir = Path(b.dense_dir) if b.dense_dir else settings.data_dir / "dense"
     return FaissDenseIndex(
-        dense_dir, embedder.dim, embedder.model, settings.model_threads, mmap=b.dense_mmap
+        dense_dir,
+        embedder.dim,
+        embedder.model,
+        settings.model_threads,
+        mmap=b.dense_mmap,
+        kind=b.dense_index,
+        approx_min=b.dense_approx_min,
+        nprobe=b.dense_nprobe,
     )
 
 

@@ -80,7 +80,11 @@ class Ragline:
         self.stores: Stores = open_stores(settings, self.embedder)
         # After the stores: FAISS's libraries are loaded now, so the limit reaches them too.
         log.debug("BLAS/OpenMP threads: %s", limit_blas(settings.threads))
-        self.applier = OutboxApplier(self.stores.metadata, self.stores.derived)
+        self.applier = OutboxApplier(
+            self.stores.metadata,
+            self.stores.derived,
+            group_chunks=settings.backends.sync_group_chunks,
+        )
         rules = settings.retrieval.routing_rules
         self.router = Router(Path(rules) if rules else None)
         # Store calls block; the pool lets the sources of a request (and of concurrent

@@ -9,15 +9,16 @@ flat index: ~0.1 ms at 50k vectors, where building an id hash set in Python cost
 The order stays aligned because `IndexIDMap2.remove_ids` and `IndexFlat.remove_ids` both
 compact in place, keeping survivors in order, and `add` appends: `_Columns` does the same.
 
-Approximate search (`kind="hnsw"`, or `"auto"` from `approx_min` vectors up): an HNSW graph
-over the same storage positions, used for search only. The exact index stays the store of
-record (HNSW cannot remove vectors), so appends extend the graph and a removal marks it
-stale: it is rebuilt on the next search. Filters still apply inside the search (the same
-bitmap, through HNSW's search parameters); a filter that admits few vectors goes to the
-exact kernel, where a graph walk would miss admitted ones. Recall against exact is measured
-by tests/indexing/bench_faiss_recall.py.
+Approximate search (`kind="ivf"`, or `"auto"` from `approx_min` vectors up; see `_Ivf`):
+an IVF index over the same storage positions, trained by the writer and saved beside the
+vectors, kept in step with appends and removals without a rebuild; candidates are rescored
+exactly. Filters apply inside the IVF scan (the same bitmap); where the IVF declines (a
+very selective filter, too few candidates) the exact kernel answers. `kind="hnsw"` keeps
+the older HNSW graph (search only, rebuilt after a removal). Recall against exact on real
+embeddings: `ragline bench scale`, bench/tune_ivf.py.
 
-On disk: `dense-<generation>.faiss` plus `dense.json` (model, dim, generation, payload).
+On disk: `dense-<generation>.faiss` (+ `dense-<generation>.ivf` when the IVF is in use)
+plus `dense.json` (model, dim, generation, payload).
 `dense.json` is replaced last, atomically, so it is the commit point: a crash mid-flush
 leaves the previous generation intact.
 """
@@ -177,7 +178,79 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (st.st_ino, st.st_mtime_ns)
 
 
-IndexKind = Literal["flat", "hnsw", "auto"]
+IndexKind = Literal["flat", "hnsw", "ivf", "auto"]
+
+
+def ivf_lists(total: int) -> int:
+    """Inverted lists for `total` vectors: about 4 * sqrt(n), with at least 39 training
+    points per list (FAISS's minimum for k-means); 1 list (exact) for tiny indexes."""
+    return max(1, min(int(4 * total**0.5), total // 39))
+
+
+class _Ivf:
+    """An inverted-file index over the exact index's storage positions, search only:
+    8-bit scalar-quantised codes (a quarter of the flat vectors' memory) probed in
+    `nprobe` lists, then the candidates rescored exactly against the flat vectors, so
+    scores are the same cosines as exact search. Removals renumber the stored positions
+    in place (the flat index compacts), appends add; no rebuild for either. Retrained
+    when the index has grown or shrunk so that its list count is off by 2x."""
+
+    def __init__(self, vectors: np.ndarray, dim: int) -> None:
+        total = len(vectors)
+        self.nlist = ivf_lists(total)
+        self.trained_for = total
+        quantizer = faiss.IndexFlatIP(dim)
+        self.index: Any = faiss.IndexIVFScalarQuantizer(
+            quantizer, dim, self.nlist, faiss.ScalarQuantizer.QT_8bit, faiss.METRIC_INNER_PRODUCT
+        )
+        # k-means on a sample: 64 points per list is plenty and keeps 1M builds in seconds.
+        sample = vectors
+        if total > 64 * self.nlist:
+            pick = np.random.default_rng(0).choice(total, 64 * self.nlist, replace=False)
+            sample = vectors[np.sort(pick)]
+        self.index.train(np.ascontiguousarray(sample, dtype=np.float32))
+        self.extend(vectors, 0)
+
+    @classmethod
+    def read(cls, path: Path) -> _Ivf:
+        self = cls.__new__(cls)
+        self.index = faiss.read_index(str(path))
+        self.nlist = int(self.index.nlist)
+        self.trained_for = int(self.index.ntotal)
+        return self
+
+    @property
+    def size(self) -> int:
+        return int(self.index.ntotal)
+
+    def stale(self, total: int) -> bool:
+        target = ivf_lists(total)
+        return target >= 2 * self.nlist or 2 * target <= self.nlist
+
+    def extend(self, vectors: np.ndarray, start: int) -> None:
+        for lo in range(0, len(vectors), 65536):  # bounded temporary copies
+            part = np.ascontiguousarray(vectors[lo : lo + 65536], dtype=np.float32)
+            ids = np.arange(start + lo, start + lo + len(part), dtype=np.int64)
+            self.index.add_with_ids(part, ids)
+
+    def remove(self, positions: np.ndarray) -> None:
+        """Drop the vectors at sorted storage `positions` and shift the positions after
+        them down, as the flat index's compaction does."""
+        self.index.remove_ids(faiss.IDSelectorBatch(positions.astype(np.int64)))
+        lists = self.index.invlists
+        for no in range(self.nlist):
+            n = lists.list_size(no)
+            if n:
+                ids = faiss.rev_swig_ptr(lists.get_ids(no), n)  # a view: updated in place
+                ids -= np.searchsorted(positions, ids)
+
+    def probes(self, nprobe: int, total: int, allowed: int) -> int:
+        """Lists to probe: `nprobe`, or when 0 about 4 * sqrt(lists) (on the shipped
+        model's embeddings the probes needed for recall@10 >= 0.95 grew like the square
+        root of the list count, bench/RESULTS.md). A filter admitting a fraction f of the
+        vectors probes 1/f times as many, so about as many admitted candidates are seen."""
+        base = nprobe if nprobe > 0 else int(np.ceil(4 * self.nlist**0.5))
+        return min(self.nlist, int(np.ceil(base * total / max(allowed, 1))))
 
 
 class _Hnsw:
@@ -215,6 +288,7 @@ class FaissDenseIndex:
         hnsw_m: int = 32,
         ef_construction: int = 80,
         ef_search: int = 128,
+        nprobe: int = 0,
         mmap: bool = False,
     ) -> None:
         self.dim = dim
@@ -224,6 +298,8 @@ class FaissDenseIndex:
         self._hnsw_params = (hnsw_m, ef_construction)
         self._ef_search = ef_search
         self._hnsw: _Hnsw | None = None  # None = not built or stale
+        self._nprobe = nprobe
+        self._ivf: _Ivf | None = None  # None = not built (or not needed)
         self._dir = Path(directory)
         self._lock = threading.RLock()
         self._payload: dict[int, _Payload] = {}
@@ -279,6 +355,12 @@ class FaissDenseIndex:
         self._generation = int(meta["generation"])
         self._stamp = stamp
         self._hnsw = None
+        self._ivf = None
+        ivf_path = self._dir / f"dense-{self._generation}.ivf"
+        if meta.get("ivf") and ivf_path.exists():
+            ivf = _Ivf.read(ivf_path)
+            if ivf.size == int(index.ntotal):  # else rebuilt on the first search
+                self._ivf = ivf
 
     def _check_embedder(self, meta: dict[str, Any]) -> None:
         if meta["model"] != self.model or int(meta["dim"]) != self.dim:
@@ -314,11 +396,18 @@ class FaissDenseIndex:
             tmp = index_path.with_suffix(".faiss.tmp")
             faiss.write_index(self._index, str(tmp))
             os.replace(tmp, index_path)
+            # The approximate index is built here, by the writer, and saved beside the
+            # vectors, so reader processes load it instead of each training their own.
+            ivf = self._current_ivf() if self._wants_ivf(int(self._index.ntotal)) else None
+            if ivf is not None:
+                faiss.write_index(ivf.index, str(tmp))
+                os.replace(tmp, self._dir / f"dense-{generation}.ivf")
             meta = {
                 "format": _FORMAT,
                 "model": self.model,
                 "dim": self.dim,
                 "generation": generation,
+                "ivf": ivf is not None,
                 "payload": [self._payload[v].to_json() for v in self._cols.vids.tolist()],
             }
             tmp_meta = self._dir / (_SIDECAR + ".tmp")
@@ -328,6 +417,7 @@ class FaissDenseIndex:
                 os.fsync(fh.fileno())
             os.replace(tmp_meta, self._dir / _SIDECAR)  # the commit point
             (self._dir / f"dense-{self._generation}.faiss").unlink(missing_ok=True)
+            (self._dir / f"dense-{self._generation}.ivf").unlink(missing_ok=True)
             self._generation = generation
             self._stamp = _stamp(self._dir / _SIDECAR)
             self._dirty = False
@@ -351,6 +441,8 @@ class FaissDenseIndex:
             self._own_locked()
             removed = self._cols.vids[gone]
             self._index.remove_ids(removed)
+            if self._ivf is not None:
+                self._ivf.remove(np.flatnonzero(gone))
             self._cols.keep(~gone)
             self._hnsw = None  # positions moved: the graph is rebuilt on the next search
             for vid in removed.tolist():
@@ -372,7 +464,10 @@ class FaissDenseIndex:
         with self._lock:
             self._remove_locked(ids)  # upsert = replace: applying twice keeps one copy
             self._own_locked()
+            start = int(self._index.ntotal)
             self._index.add_with_ids(np.ascontiguousarray(vectors), ids)
+            if self._ivf is not None:
+                self._ivf.extend(vectors, start)
             self._cols.append(ids, rows)
             self._payload.update(zip(ids.tolist(), rows, strict=True))
             self._dirty = True
@@ -404,6 +499,7 @@ class FaissDenseIndex:
             self._payload = {}
             self._cols = _Columns()
             self._hnsw = None
+            self._ivf = None
             pending: list[IndexedChunk] = []
             for item in items:
                 pending.append(item)
@@ -421,8 +517,45 @@ class FaissDenseIndex:
         codes = faiss.vector_to_array(inner.codes).view(np.float32).reshape(-1, self.dim)
         return codes[start:]
 
+    def _wants_ivf(self, total: int) -> bool:
+        return self.kind == "ivf" or (self.kind == "auto" and total >= self._approx_min)
+
+    def _current_ivf(self) -> _Ivf:
+        """The IVF index, trained now when missing or when the size moved too far."""
+        total = int(self._index.ntotal)
+        if self._ivf is None or self._ivf.stale(total) or self._ivf.size != total:
+            self._ivf = _Ivf(self._vectors(), self.dim)
+        return self._ivf
+
+    def _ivf_search(
+        self, query: np.ndarray, k: int, mask: np.ndarray | None, allowed: int
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """IVF candidates rescored exactly; None when exact search should answer instead
+        (a filter so selective that most lists would be probed anyway, or fewer
+        candidates found than asked for)."""
+        total = int(self._index.ntotal)
+        ivf = self._current_ivf()
+        nprobe = ivf.probes(self._nprobe, total, allowed)
+        if ivf.nlist > 1 and nprobe * 2 > ivf.nlist:
+            return None
+        params: Any = faiss.SearchParametersIVF()
+        params.nprobe = nprobe
+        bitmap = None if mask is None else np.packbits(mask, bitorder="little")
+        if bitmap is not None:  # kept referenced until the search returns
+            params.sel = faiss.IDSelectorBitmap(total, faiss.swig_ptr(bitmap))
+        want = min(allowed, max(4 * k, 40))
+        _, pos = ivf.index.search(query, want, params=params)
+        found = pos[0][pos[0] >= 0]
+        if len(found) < min(k, allowed):
+            return None
+        inner: Any = faiss.downcast_index(self._index.index)
+        exact = inner.reconstruct_batch(found) @ query[0]
+        top = np.argsort(-exact, kind="stable")[:k]
+        return exact[top][None, :], found[top][None, :]
+
     def _use_approx(self, total: int, allowed: int) -> bool:
-        if self.kind == "flat" or (self.kind == "auto" and total < self._approx_min):
+        """HNSW only when asked for (`auto` means IVF; where IVF declines, exact answers)."""
+        if self.kind != "hnsw":
             return False
         # A selective filter leaves HNSW walking through excluded nodes and missing
         # admitted ones; the exact kernel over a small admitted set is fast anyway.
@@ -471,7 +604,15 @@ class FaissDenseIndex:
             allowed = total if mask is None else int(mask.sum())
             if allowed == 0:
                 return []
-            if self._use_approx(total, allowed):
+            approx = (
+                self._ivf_search(query, min(k, allowed), mask, allowed)
+                if self._wants_ivf(total)
+                else None
+            )
+            if approx is not None:
+                scores, pos = approx
+                ids = self._cols.vids[pos]
+            elif self._use_approx(total, allowed):
                 scores, pos = self._approx_search(query, min(k, allowed), mask)
                 ids = np.where(pos >= 0, self._cols.vids[pos], -1)
             elif mask is None or allowed == total:

@@ -236,6 +236,105 @@ def load(
     write_json(json_out, result)
 
 
+@bench_app.command("scale")
+def scale(
+    chunks: Annotated[
+        str, typer.Option("--chunks", help="Corpus sizes, comma-separated (e.g. 10000,100000).")
+    ] = "10000",
+    data: Annotated[
+        Path | None,
+        typer.Option(
+            "--data", exists=True, file_okay=False, help="Shared data (cmrc2018/, docs/)."
+        ),
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 13,
+    questions: Annotated[
+        int, typer.Option("--questions", min=1, help="Planted questions asked at most.")
+    ] = 200,
+    max_embed: Annotated[
+        int | None,
+        typer.Option(
+            "--max-embed",
+            min=0,
+            help="Embed at most this many uncached chunks; the rest get derived vectors "
+            "(reported). Default: embed all.",
+        ),
+    ] = None,
+    vectors: Annotated[
+        Path, typer.Option("--vectors", help="Embedding cache, reused across runs and sizes.")
+    ] = Path(".ragline-bench/scale-vectors"),
+    approx: Annotated[
+        Literal["ivf", "hnsw"], typer.Option("--approx", help="Approximate index measured.")
+    ] = "ivf",
+    nprobe: Annotated[
+        int | None, typer.Option("--nprobe", min=0, help="IVF probes; 0 = automatic.")
+    ] = None,
+    sweep: Annotated[
+        str, typer.Option("--sweep-nprobe", help="Also measure these probe counts (1,2,...).")
+    ] = "",
+    dense_only: Annotated[
+        bool,
+        typer.Option(
+            "--dense-only", help="Only the dense index: exact vs approximate (no stores)."
+        ),
+    ] = False,
+    json_out: JsonOut = None,
+    profile: Profile = "embedded",
+) -> None:
+    """Ingest rate, disk, memory, pipeline recall@10 and p50/p95 at N scale-corpus chunks;
+    the approximate dense index against exact search (baseline) in the same run."""
+    from ragline.bench.hostile_corpus import find_shared_docs
+    from ragline.bench.scale import run_scale
+    from ragline.bench.scale_corpus import default_corpus
+    from ragline.bench.scale_vectors import VectorCache
+
+    shared_docs = find_shared_docs(Path.cwd()) or find_shared_docs(Path(__file__).resolve())
+    root = data or (shared_docs.parent if shared_docs else None)
+    if root is None or not (root / "cmrc2018").is_dir():
+        raise typer.BadParameter("no shared data (cmrc2018/, docs/) found: pass --data")
+    say = lambda m: typer.echo(m, err=True)  # noqa: E731
+    corpus = default_corpus(root, seed)
+    say(
+        f"scale corpus {corpus.fingerprint}: {corpus.sentences:,} sentences, "
+        f"{len(corpus.questions)} planted questions"
+    )
+    base = Settings()
+    cache = VectorCache(vectors, corpus, *_embedder_id(base))
+    probes = base.backends.dense_nprobe if nprobe is None else nprobe
+    extra = tuple(int(p) for p in sweep.split(",") if p.strip())
+    results = []
+    for n in [int(c) for c in chunks.split(",") if c.strip()]:
+        say(f"--- {n:,} chunks ({profile})")
+
+        def one(rag: Ragline, root: Path, n: int = n) -> dict[str, Any]:
+            return run_scale(
+                rag,
+                corpus,
+                n,
+                cache,
+                root,
+                max_embed=n if max_embed is None else max_embed,
+                max_questions=questions,
+                approx=approx,
+                nprobe=probes,
+                say=say,
+                dense_only=dense_only,
+                sweep=extra,
+            )
+
+        results.append(_run_in(None, one, profile))
+        if json_out is not None:  # after every size: a long run keeps what it measured
+            write_json_quiet(json_out, {"profile": profile, "runs": results})
+    write_json(json_out, {"profile": profile, "runs": results})
+
+
+def _embedder_id(settings: Settings) -> tuple[str, int]:
+    from indexing.embedders import make_embedder
+
+    embedder = make_embedder(settings.embedder)  # the model loads lazily: cheap
+    return embedder.model, embedder.dim
+
+
 @bench_app.command("hostile")
 def hostile(
     files: Annotated[

@@ -38,6 +38,9 @@ DENSE_BACKENDS: dict[str, DenseBuilder] = {
     "faiss-hnsw": lambda root, dim, model: FaissDenseIndex(
         root / "dense", dim=dim, model=model, kind="hnsw"
     ),
+    "faiss-ivf": lambda root, dim, model: FaissDenseIndex(
+        root / "dense", dim=dim, model=model, kind="ivf"
+    ),
     "faiss-mmap": lambda root, dim, model: FaissDenseIndex(
         root / "dense", dim=dim, model=model, mmap=True
     ),

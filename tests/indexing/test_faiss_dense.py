@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
-from store_cases import DIM, MODEL, Corpus
+import numpy as np
+from store_cases import DIM, MODEL, Corpus, make_chunk
 
 from core.types import QueryFilter
+from indexing.protocols import IndexedChunk
 from indexing.stores.faiss_dense import FaissDenseIndex
 
 ALL = QueryFilter(access_tokens=None)
@@ -58,14 +61,118 @@ def test_hnsw_follows_removals_and_appends(tmp_path: Path, corpus: Corpus) -> No
     assert store.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
 
 
-def test_auto_switches_to_hnsw_from_a_size(tmp_path: Path, corpus: Corpus) -> None:
+def test_auto_switches_to_ivf_from_a_size(tmp_path: Path, corpus: Corpus) -> None:
     store = FaissDenseIndex(tmp_path, DIM, MODEL, kind="auto", approx_min=5)
     store.upsert(corpus.all()[:3])
     store.search(corpus["zh"].vector, 1, ALL)
-    assert store._hnsw is None  # below the threshold: exact
+    assert store._ivf is None  # below the threshold: exact
     store.upsert(corpus.all())
     store.search(corpus["zh"].vector, 1, ALL)
-    assert store._hnsw is not None
+    assert store._ivf is not None
+
+
+def _clustered(n: int, rng: np.random.Generator) -> np.ndarray:
+    centres = rng.normal(size=(40, DIM))
+    vecs = centres[rng.integers(0, 40, n)] + 0.5 * rng.normal(size=(n, DIM))
+    return (vecs / np.linalg.norm(vecs, axis=1, keepdims=True)).astype(np.float32)
+
+
+def _indexed(vecs: np.ndarray, start: int = 0) -> list[IndexedChunk]:
+    return [
+        IndexedChunk(
+            make_chunk(
+                f"k{start + i}",
+                "",
+                department="even" if (start + i) % 2 == 0 else "odd",
+                tags=frozenset({"hr"}) if (start + i) % 10 == 0 else frozenset(),
+            ),
+            v,
+        )
+        for i, v in enumerate(vecs)
+    ]
+
+
+def _recall(
+    store: FaissDenseIndex, exact: FaissDenseIndex, queries: np.ndarray, where: QueryFilter
+) -> float:
+    found = 0
+    for q in queries:
+        truth = {h.content_id for h in exact.search(q, 10, where)}
+        got = store.search(q, 10, where)
+        assert len(got) == len(truth)
+        assert all(a.score >= b.score for a, b in itertools.pairwise(got))
+        found += len(truth & {h.content_id for h in got})
+    return found / (10 * len(queries))
+
+
+def test_ivf_stays_close_to_exact_through_removals_appends_and_filters(tmp_path: Path) -> None:
+    """Removals renumber the IVF's stored positions in place and appends extend it: after
+    both, IVF results (filtered too) still match exact search and never include a
+    removed or a filtered-out vector."""
+    rng = np.random.default_rng(3)
+    vecs = _clustered(6000, rng)
+    ivf = FaissDenseIndex(tmp_path / "ivf", DIM, MODEL, kind="ivf", nprobe=24)
+    exact = FaissDenseIndex(tmp_path / "flat", DIM, MODEL)
+    for store in (ivf, exact):
+        store.upsert(_indexed(vecs[:5000]))
+    queries = vecs[rng.choice(5000, 40, replace=False)] + 0.05 * rng.normal(size=(40, DIM))
+    assert _recall(ivf, exact, queries, ALL) >= 0.9
+    assert ivf._ivf is not None and ivf._ivf.nlist > 50
+    trained = ivf._ivf
+    gone = [i.chunk.content_id for i in _indexed(vecs[:5000])[::7]]
+    for store in (ivf, exact):
+        store.delete(gone)
+        store.upsert(_indexed(vecs[5000:], 5000))
+    assert ivf._ivf is trained  # no rebuild for either
+    assert _recall(ivf, exact, queries, ALL) >= 0.9
+    hits = {h.content_id for q in queries for h in ivf.search(q, 10, ALL)}
+    assert not hits & set(gone)
+    odd = QueryFilter(access_tokens=frozenset(), departments=frozenset({"odd"}))
+    assert _recall(ivf, exact, queries, odd) >= 0.9
+    allowed = {i.chunk.content_id for i in _indexed(vecs) if i.chunk.department == "odd"}
+    allowed -= {i.chunk.content_id for i in _indexed(vecs) if i.chunk.acl_tags}
+    assert {h.content_id for q in queries for h in ivf.search(q, 10, odd)} <= allowed
+
+
+def test_auto_answers_a_selective_filter_exactly(tmp_path: Path) -> None:
+    """Where the IVF declines (a filter admitting 25% would need most lists probed), the
+    exact kernel answers: the right hits, and no HNSW graph is built on the way."""
+    vecs = _clustered(4000, np.random.default_rng(11))
+    auto = FaissDenseIndex(tmp_path / "a", DIM, MODEL, kind="auto", approx_min=1000)
+    exact = FaissDenseIndex(tmp_path / "e", DIM, MODEL)
+    for store in (auto, exact):
+        store.upsert(_indexed(vecs))
+    few = frozenset(i.chunk.doc_id for i in _indexed(vecs)[::4])  # 25% admitted
+    where = QueryFilter(access_tokens=None, doc_ids=few)
+    for q in vecs[:20]:
+        assert auto.search(q, 10, where) == exact.search(q, 10, where)
+    assert auto._ivf is not None and auto._hnsw is None
+
+
+def test_ivf_is_saved_by_the_writer_and_loaded_by_readers(tmp_path: Path) -> None:
+    vecs = _clustered(3000, np.random.default_rng(5))
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL, kind="auto", approx_min=1000)
+    writer.upsert(_indexed(vecs))
+    writer.flush()
+    assert len(list(tmp_path.glob("dense-*.ivf"))) == 1
+    reader = FaissDenseIndex(tmp_path, DIM, MODEL, kind="auto", approx_min=1000, mmap=True)
+    assert reader._ivf is not None and reader._ivf.size == 3000
+    assert reader.search(vecs[7], 1, ALL)[0].content_id == _indexed(vecs)[7].chunk.content_id
+    writer.delete([_indexed(vecs)[0].chunk.content_id])
+    writer.flush()
+    assert len(list(tmp_path.glob("dense-*.ivf"))) == 1  # the old generation's is removed
+
+
+def test_ivf_is_retrained_when_the_index_grows_past_its_lists(tmp_path: Path) -> None:
+    vecs = _clustered(8000, np.random.default_rng(9))
+    store = FaissDenseIndex(tmp_path, DIM, MODEL, kind="ivf")
+    store.upsert(_indexed(vecs[:1000]))
+    store.search(vecs[0], 10, ALL)
+    small = store._ivf
+    assert small is not None
+    store.upsert(_indexed(vecs[1000:], 1000))
+    store.search(vecs[0], 10, ALL)
+    assert store._ivf is not small and store._ivf.nlist >= 2 * small.nlist
 
 
 def test_mapped_index_serves_reads_and_copies_itself_on_the_first_write(

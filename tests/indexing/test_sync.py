@@ -278,3 +278,51 @@ def test_check_finds_stale_metadata_and_repair_fixes_it(any_env) -> None:  # typ
     assert not ids & {h.content_id for h in stores["dense"].search(vec, 10, nobody)}  # type: ignore[attr-defined]
     hr = QueryFilter(access_tokens=frozenset({"hr"}))
     assert ids & {h.content_id for h in stores["dense"].search(vec, 10, hr)}  # type: ignore[attr-defined]
+
+
+class Counting(Switchable):
+    """Counts the writes a store receives; fails the upsert that holds `fail_on`."""
+
+    def __init__(self, inner: DerivedStore) -> None:
+        super().__init__(inner)
+        self.upserts: list[int] = []
+        self.fail_on = ""
+
+    def upsert(self, items: Sequence[IndexedChunk]) -> None:
+        if self.fail_on and any(i.chunk.doc_id == self.fail_on for i in items):
+            raise ConnectionError("bulk rejected")
+        self.upserts.append(len(items))
+        super().upsert(items)
+
+
+def test_consecutive_upserts_reach_a_store_as_one_write(env) -> None:  # type: ignore[no-untyped-def]
+    """Small documents are applied as one write per run of upserts (bounded by
+    group_chunks), deletes keep their place in the order, and a failed run leaves its
+    first entry failed and nothing of it marked done."""
+    meta, stores = env
+    counting = Counting(stores["keyword"].inner)
+    stores["keyword"] = counting
+    applier = OutboxApplier(meta, stores, group_chunks=5)
+    docs = [stage(meta, f"g{i}.txt", f"第{i}号文档 document {i}") for i in range(7)]
+    report = applier.run()
+    assert not report.errors and len(report.promoted) == 7
+    assert sum(counting.upserts) == 7 * 2  # every chunk once
+    assert len(counting.upserts) == 3  # 3 + 3 + 1 documents of 2 chunks
+    assert max(counting.upserts) <= 6
+    stage(meta, "g1.txt", "第1号文档的新版本 new version")  # an upsert then a delete of v1
+    stage(meta, "g8.txt", "第8号文档 document 8")
+    report = applier.run()
+    assert not report.errors
+    assert all(d.ok for d in check(meta, stores))
+    old = set(meta.version_content_ids(*docs[1]))
+    assert not old & counting.content_ids()  # the superseded version's delete applied
+    bad = stage(meta, "g9.txt", "第9号文档 document 9")
+    stage(meta, "g10.txt", "第10号文档 document 10")
+    counting.fail_on = bad[0]
+    report = applier.run()
+    assert "keyword" in report.errors
+    pending = meta.pending("keyword")
+    assert pending[0].doc_id == bad[0] and pending[0].attempts == 1
+    counting.fail_on = ""
+    assert not applier.run().errors
+    assert all(d.ok for d in check(meta, stores))

@@ -134,8 +134,10 @@ def _outbox_done(meta: SqlMetadataStore, store: str) -> tuple[int, int]:
     return int(done or 0), int(total or 0)
 
 
-def _ragline(prod: Production, *args: str) -> subprocess.Popen[bytes]:
-    env = {**os.environ, **prod.env}
+def _ragline(
+    prod: Production, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
+    env = {**os.environ, **prod.env, **(env or {})}
     cmd = [str(Path(sys.executable).with_name("ragline")), *args]
     return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
@@ -148,7 +150,9 @@ def test_applier_killed_mid_batch_loses_and_duplicates_nothing(
     docs = list(range(120))
     for i in docs:
         stage(prod.meta, i)
-    proc = _ragline(prod, "sync")
+    # Runs of 30 chunks: the graph gets a batch in 12 writes, so there is a moment when
+    # it holds part of it (one write of all 360 chunks would leave no such window).
+    proc = _ragline(prod, "sync", env={"RAGLINE_BACKENDS__SYNC_GROUP_CHUNKS": "30"})
     deadline = time.monotonic() + 120
     killed_at: dict[str, tuple[int, int]] = {}
     count = "MATCH (c:Chunk {ns: $ns}) RETURN count(c) AS n"
