@@ -51,7 +51,14 @@ def collect(args: argparse.Namespace) -> None:
         replace(r, sources=tuple(replace(s, timeout_s=60.0) for s in r.sources))
         for r in rag.router.rules
     )
-    off = {"base": 1.0, "timeliness_weight": 0.0, "trust_weight": 0.0, "coverage_weight": 0.0}
+    # Version ordering swaps near-identical passages by date; it cannot be replayed offline.
+    off = {
+        "base": 1.0,
+        "timeliness_weight": 0.0,
+        "trust_weight": 0.0,
+        "coverage_weight": 0.0,
+        "order_versions": False,
+    }
     fusion = FusionSettings.model_validate({**rag.settings.fusion.model_dump(), **off})
     rag.reranker.fusion, rag.reranker.policy = fusion, TrustPolicy(fusion)
     where = QueryFilter.for_principal(OPERATOR)
