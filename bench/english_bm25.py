@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from core.ids import path_from_uri
 from core.settings import Settings
 from core.types import QueryFilter
 from indexing.stores.sql_metadata import SqlMetadataStore
@@ -33,9 +34,7 @@ def main() -> None:
     meta = SqlMetadataStore(Settings(data_dir=args.data_dir / "data").resolved_metadata_url)
     items = meta.items(sorted(meta.serving_ids()))
     by_file = {
-        str(
-            Path(d.source.removeprefix("file://")).resolve().relative_to(args.docs.resolve())
-        ): d.doc_id
+        str(path_from_uri(d.source).resolve().relative_to(args.docs.resolve())): d.doc_id
         for d in meta.documents()
         if d.source.startswith("file://")
     }

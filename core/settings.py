@@ -150,13 +150,13 @@ class FusionSettings(BaseModel):
     + coverage_weight*coverage); relevance is the cross-encoder score when a reranker is
     configured, the fused signal score otherwise. A switched-off signal counts as 1.0."""
 
-    # The issue's formula is 0.5 / 0.3 / 0.15 / 0.05. Coverage is already part of
-    # relevance; multiplying it in again cost one CMRC trial+train question (R@1 0.9551 ->
-    # 0.9541, bench/RESULTS.md), so its share moves to the base by default.
-    base: float = 0.55
+    # The issue's formula, 0.5 / 0.3 / 0.15 / 0.05: on CMRC trial+train it ranks exactly
+    # like relevance alone (R@1 0.9551, MRR@10 0.9688; bench/RESULTS.md) once only a
+    # document's own date counts as its date (ingestion/dates.py).
+    base: float = 0.5
     timeliness_weight: float = 0.3
     trust_weight: float = 0.15
-    coverage_weight: float = 0.0
+    coverage_weight: float = 0.05
     use_timeliness: bool = True
     use_trust: bool = True
     # Share of a document's weighted-RRF score that its trust scales: (1-a) + a*trust.
@@ -297,10 +297,11 @@ class BackendSettings(BaseModel):
     neo4j_namespace: str = "ragline"
     dense_dir: str = ""  # FAISS files; empty = data_dir/dense
     # English stems, possessives, hyphenation and stop words in both keyword backends
-    # (core.text.keyword_tokens); false = the plain tokens. Off by default: measured, it
-    # cost one CMRC trial+train question and two points of R@1 on the 60 English
-    # questions (bench/RESULTS.md). Changing it needs `ragline repair --rebuild keyword`.
-    english_analysis: bool = False
+    # (core.text.keyword_tokens); false = the plain tokens. On: the pipeline gains 1.6
+    # points of R@1 on the 60 English questions, CMRC trial+train R@1 is unchanged
+    # (bench/RESULTS.md). Changing it needs `ragline repair --rebuild keyword`; until
+    # then a SQLite index keeps querying with the analysis it was built with.
+    english_analysis: bool = True
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).
     dense_mmap: bool = True

@@ -3,7 +3,7 @@ has (fused rank, query coverage, character-bigram overlap), then the business fo
 
     final = relevance x (base + w_t*timeliness + w_s*trust + w_c*coverage)
 
-with base 0.55, w_t 0.3, w_s 0.15, w_c 0 by default (settings.fusion). Timeliness and
+with base 0.5, w_t 0.3, w_s 0.15, w_c 0.05 by default (settings.fusion). Timeliness and
 trust come from fusion.trust; a switched-off signal counts as 1.0, so it cannot reorder.
 
 Runs with no model at all; with one (bge-reranker-v2-m3 via FlagEmbedding in production)

@@ -25,11 +25,16 @@ def weighted_rrf(
 
     A small k (1) lets a source's first places dominate; with a weak dense retriever
     beside a strong BM25 that is what keeps fusion from dragging BM25's top-1 down.
+    Hits a source scores equally share the best of their places ("1, 2, 2, 4"): the
+    source cannot tell them apart, so their order (an id tie-break) must not count.
     """
     fused: dict[str, Fused] = {}
     for source, hits in rankings.items():
         w = weights.get(source, 0.0)
-        for rank, hit in enumerate(hits, start=1):
+        rank, previous = 0, float("nan")  # nan equals nothing: the first hit sets both
+        for position, hit in enumerate(hits, start=1):
+            if hit.score != previous:
+                rank, previous = position, hit.score
             f = fused.get(hit.content_id)
             if f is None:
                 f = fused[hit.content_id] = Fused(hit.content_id, 0.0)

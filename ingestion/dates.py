@@ -3,6 +3,13 @@
 Looks near the start of the document (title page, front matter, preamble) for an explicit
 effective / in-force / publication date, in Chinese or English. None when the text names
 none: the caller then uses the file's modification time.
+
+Only the document's own date counts: a commencement clause that stands as its own sentence
+or article (`第七十四条 本法自2021年11月1日起施行。`), a labelled field (`施行日期：`,
+`Effective date:`) or a sentence about this text (`This rule is effective …`). A date the
+text reports in passing — `根据条约第七条的规定，本条约自1961年9月10日起生效`, `the treaty
+became effective on …` — is about an event the text describes, not about the text; taking
+it would make an encyclopaedia article about 1961 older than every undated document.
 """
 
 from __future__ import annotations
@@ -42,12 +49,26 @@ _ISO_DATE = r"(\d{4})-(\d{2})-(\d{2})"
 
 _PUBLISHED = r"(?i:(?:published|issued|last updated|revised)(?: on| date)?)\s*:?\s*"
 
+# Where a document states its own date: the start of a line or sentence, or right after
+# an article number ("第七十四条 "); then optionally "本法" / "本办法" (this law, these rules).
+_ZH_OWN = (
+    r"(?:^|[。！？；]|第[0-9零〇一二三四五六七八九十百千]+条)"
+    r"[ \t\u3000]*(?:本[\u4e00-\u9fff]{1,4})?"
+)
+# English: a label at the start of a line ("Effective date:", "DATES: ... effective"), or a
+# sentence about this text ("This rule is effective", "These standards become effective").
+_EN_OWN = (
+    r"(?im:^[ \t]*(?:dates?:[^\n]{0,80}?)?effective(?:[ \t]+date)?[ \t]*(?::|on|as of)?"
+    r"|\b(?:this|these)\s+(?:[a-z-]+\s+){1,3}(?:is|are|becomes?|shall\s+be|will\s+be)"
+    r"\s+effective(?:\s+(?:on|as of))?)\s*"
+)
+
 # Strongest cues first: an effective / in-force date beats a publication date.
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"自\s*" + _ZH_DATE + r"\s*起\s*(?:施行|实施|生效)"), "zh"),
+    (re.compile(_ZH_OWN + r"自\s*" + _ZH_DATE + r"\s*起\s*(?:施行|实施|生效)", re.M), "zh"),
     (re.compile(r"(?:施行|实施|生效)(?:日期|时间)\s*[:：]?\s*" + _ZH_DATE), "zh"),
-    (re.compile(r"(?i:effective(?:\s+date)?)\s*(?:on|as of|:)?\s*" + _EN_DATE), "en"),
-    (re.compile(r"(?i:effective(?:\s+date)?)\s*(?:on|as of|:)?\s*" + _ISO_DATE), "iso"),
+    (re.compile(_EN_OWN + _EN_DATE), "en"),
+    (re.compile(_EN_OWN + _ISO_DATE), "iso"),
     (re.compile(r"(?:发布|公布|修订|修正)(?:日期|时间)\s*[:：]?\s*" + _ZH_DATE), "zh"),
     (re.compile(_PUBLISHED + _EN_DATE), "en"),
     (re.compile(_PUBLISHED + _ISO_DATE), "iso"),

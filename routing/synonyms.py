@@ -64,10 +64,13 @@ def parse_synonyms(text: str, where: str) -> dict[str, list[tuple[str, ...]]]:
 
 
 def _occurs(term: str, lowered: str) -> bool:
+    """Han and other scripts: substring. Latin: whole words, the last one also in its
+    plural ("policy enforcement points", "PEPs" name the group of "PEP")."""
     t = term.lower()
-    if re.search(r"[^\x00-\x7f]", t):  # Han and other scripts: substring
+    if re.search(r"[^\x00-\x7f]", t):
         return t in lowered
-    return re.search(r"(?<![\w-])" + re.escape(t) + r"(?![\w-])", lowered) is not None
+    plural = r"(?:e?s)?" if t[-1:].isalpha() else ""
+    return re.search(r"(?<![\w-])" + re.escape(t) + plural + r"(?![\w-])", lowered) is not None
 
 
 class SynonymDictionary:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 from collections.abc import Sequence
@@ -25,6 +26,8 @@ from core.text import keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 from indexing.stores.sqlite_conn import open_sqlite
+
+log = logging.getLogger("ragline.keyword")
 
 PUBLIC = "__public__"  # the acl token of chunks without ACL tags
 
@@ -41,6 +44,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS kw_fts USING fts5(
     text, title, section, acl, doc_type,
     tokenize = "unicode61 tokenchars '._-/:'"
 );
+CREATE TABLE IF NOT EXISTS kw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
@@ -81,11 +85,41 @@ class SqliteKeywordIndex:
         busy_timeout_s: float = 30.0,
         english_analysis: bool = True,
     ) -> None:
-        self._english = english_analysis
         self._lock = threading.Lock()
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
+        self._configured = english_analysis
+        self._english = self._analysis_in_use(english_analysis)
         # acl and doc_type get weight 0: they are filters and must not move the score.
         self._weights = f"{text_weight}, {title_weight}, {section_weight}, 0.0, 0.0"
+
+    def _analysis_in_use(self, configured: bool) -> bool:
+        """Queries must be analysed like the index was: an index built with the other
+        setting keeps its own (with a warning) until it is emptied and rebuilt
+        (`ragline repair --rebuild keyword`)."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT value FROM kw_meta WHERE key = 'english_analysis'"
+            ).fetchone()
+            empty = self._conn.execute("SELECT 1 FROM kw_chunks LIMIT 1").fetchone() is None
+            if row is None or empty:
+                self._store_analysis_locked(configured)
+                return configured
+        built = row[0] == "1"
+        if built != configured:
+            log.warning(
+                "keyword index was built with english_analysis=%s, settings say %s; keeping "
+                "%s until `ragline repair --rebuild keyword`",
+                built,
+                configured,
+                built,
+            )
+        return built
+
+    def _store_analysis_locked(self, english: bool) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO kw_meta (key, value) VALUES ('english_analysis', ?)",
+            ("1" if english else "0",),
+        )
 
     # ---- writes ------------------------------------------------------------------------
 
@@ -162,6 +196,11 @@ class SqliteKeywordIndex:
     def delete(self, content_ids: Sequence[str]) -> None:
         if content_ids:
             self._write(content_ids, [])
+        if self._english != self._configured:
+            with self._lock:  # emptied (a rebuild): the configured analysis applies now
+                if self._conn.execute("SELECT 1 FROM kw_chunks LIMIT 1").fetchone() is None:
+                    self._store_analysis_locked(self._configured)
+                    self._english = self._configured
 
     def update_metadata(self, chunks: Sequence[Chunk]) -> None:
         # Only the document-level columns: the text (the slow part to tokenise) stays.

@@ -10,7 +10,8 @@ from fusion.rrf import weighted_rrf
 
 
 def _ids(*names: str) -> list[ScoredId]:
-    return [ScoredId(n, 1.0) for n in names]
+    """A ranking: scores fall with the place."""
+    return [ScoredId(n, 1.0 / i) for i, n in enumerate(names, start=1)]
 
 
 def test_weighted_rrf_prefers_heavier_source_and_agreement() -> None:
@@ -23,6 +24,15 @@ def test_weighted_rrf_prefers_heavier_source_and_agreement() -> None:
     assert fused[0].ranks == {"keyword": 1, "dense": 3}
     even = weighted_rrf({"x": _ids("a", "b"), "y": _ids("b", "a")}, {"x": 1, "y": 1}, k=60)
     assert abs(even[0].score - even[1].score) < 1e-12
+
+
+def test_equal_scores_share_the_best_place() -> None:
+    """A source that scores two hits the same cannot order them: the id tie-break of its
+    list must not give one a better place in the fusion."""
+    tied = [ScoredId("a", 2.0), ScoredId("b", 1.0), ScoredId("c", 1.0), ScoredId("d", 0.5)]
+    fused = {f.content_id: f for f in weighted_rrf({"graph": tied}, {"graph": 1.0}, k=5.0)}
+    assert [fused[n].ranks["graph"] for n in "abcd"] == [1, 2, 2, 4]
+    assert fused["b"].score == fused["c"].score
 
 
 def test_breaker_opens_and_half_opens() -> None:

@@ -32,6 +32,12 @@ def test_expands_groups_both_ways_and_per_department(tmp_path: Path) -> None:
     # Latin terms match as whole words only.
     assert syn.expand("Is MFA required?").applied == {"MFA": ["multi-factor authentication"]}
     assert not syn.expand("the MFAX token").applied
+    # ... and in their plural: the question's "points" names the group of "point".
+    assert syn.expand("Do all MFAs expire?").applied == {"MFA": ["multi-factor authentication"]}
+    assert syn.expand("are multi-factor authentications logged").applied == {
+        "multi-factor authentication": ["MFA"]
+    }
+    assert not syn.expand("MFAses").applied
     assert not syn.expand("数据库宕机").applied
     assert syn.expand("数据库宕机", ["it"]).applied == {"宕机": ["故障"]}
 
