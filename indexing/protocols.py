@@ -218,6 +218,11 @@ class MetadataStore(Protocol):
         """True when this exact version is already stored (pending or current)."""
         ...
 
+    def version_in_use(self, version: str) -> bool:
+        """True when any live document stores this content version (pending or current):
+        uploads are content-addressed, so their bytes may back several documents."""
+        ...
+
     def stage_version(
         self,
         document: Document,

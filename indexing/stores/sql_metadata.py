@@ -313,6 +313,20 @@ class SqlMetadataStore:
             doc = s.get(DocumentRow, doc_id)
             return bool(row and doc and not doc.deleted and row.status in ("pending", "current"))
 
+    def version_in_use(self, version: str) -> bool:
+        with self._session() as s:
+            row = s.execute(
+                select(VersionRow.doc_id)
+                .join(DocumentRow, DocumentRow.doc_id == VersionRow.doc_id)
+                .where(
+                    VersionRow.version == version,
+                    VersionRow.status.in_(("pending", "current")),
+                    DocumentRow.deleted.is_(False),
+                )
+                .limit(1)
+            ).first()
+            return row is not None
+
     def stage_version(
         self,
         document: Document,

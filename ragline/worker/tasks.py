@@ -197,7 +197,9 @@ def release_upload(ctx: TaskContext, spec: IngestSpec) -> None:
         for j in meta.jobs(state=state, limit=1000)
         if j.version == spec.version
     ]
-    if len(others) > 1 or meta.has_version(spec.doc_id, spec.version):
+    # Any live document with these bytes keeps the file (another key, another writer's
+    # document at the same key), however old its job.
+    if len(others) > 1 or meta.version_in_use(spec.version):
         return
     path.unlink(missing_ok=True)
 

@@ -124,3 +124,30 @@ def test_ingest_writes_the_document_the_api_chose(ctx: TaskContext, tmp_path: Pa
     assert meta.current_version(doc_id_for("upload:shared.md")) == version_of(f.read_bytes())
     assert meta.job("j-b").doc_id == "feedfacefeedface"  # type: ignore[union-attr]
     assert all(d.ok for d in ctx.rag.check())
+
+
+def test_a_failed_upload_keeps_bytes_another_document_still_stores(
+    ctx: TaskContext, tmp_path: Path
+) -> None:
+    """Uploads are content-addressed: when one document's ingestion of some bytes fails,
+    the stored file stays while any live document holds that version, however old the
+    job that put it there (it may have left the recent job list long ago)."""
+    from ragline.worker.tasks import release_upload
+
+    f = tmp_path / "same.md"
+    f.write_text("# S\n\nThe cobalt quota is 4 tonnes.\n", encoding="utf-8")
+    _job(ctx, "j-first")
+    run_with_retries(ctx, "ingest", "j-first", {"job_id": "j-first", "spec": _spec(f, "a.md")}, 0)
+    meta = ctx.rag.stores.metadata
+    # The first document's job is no longer among the recent ones.
+    meta.update_job("j-first", "failed", "archived")
+    spec = IngestSpec(
+        path=str(f), source="upload:b.md", version=version_of(f.read_bytes()), target="b" * 16
+    )
+    release_upload(ctx, spec)
+    assert f.exists()
+    assert meta.version_in_use(spec.version)
+    assert meta.delete_document(doc_id_for("upload:a.md"), [])
+    assert not meta.version_in_use(spec.version)
+    release_upload(ctx, spec)
+    assert not f.exists()
