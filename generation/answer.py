@@ -72,8 +72,9 @@ def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> tupl
     if not ex.quotes:
         return judge(question, intent, [], [], retrieved), ex
     best_doc = _best_doc(ex)
+    groups = ex.groups if len(ex.groups) == len(ex.quotes) else [ex.chosen] * len(ex.quotes)
     first: Verdict | None = None
-    for k, (quote, group) in enumerate(zip(ex.quotes, ex.groups, strict=True)):
+    for k, (quote, group) in enumerate(zip(ex.quotes, groups, strict=True)):
         if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
             continue
         verdict = judge(question, intent, [quote.text], group, retrieved)
@@ -84,10 +85,11 @@ def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> tupl
             return verdict, replace(
                 ex,
                 quotes=[ex.quotes[i] for i in order],
-                groups=[ex.groups[i] for i in order],
+                groups=[groups[i] for i in order],
             )
         first = first or verdict
-    assert first is not None  # the first quote is always from the best document
+    if first is None:  # no quote names its passage: judge the first as it stands
+        first = judge(question, intent, [ex.quotes[0].text], groups[0], retrieved)
     return first, ex
 
 
