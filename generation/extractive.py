@@ -571,9 +571,10 @@ def _completion(
     if prev is not None and _ANAPHOR.match(cand.text):
         out.append(prev)
     # A clause ending in a semicolon is half a sentence: the rest follows, to the full stop.
+    # (A list item ends in one too; the next items are other answers, not its rest.)
     size = len(cand.text)
     last = cand
-    for later in seq[k + 1 : k + 1 + CLAUSE_RUN]:
+    for later in [] if cand.list_item else seq[k + 1 : k + 1 + CLAUSE_RUN]:
         if (
             not last.text.rstrip().endswith(("；", ";"))
             or later.is_table_row

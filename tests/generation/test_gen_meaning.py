@@ -240,3 +240,16 @@ def test_an_abbreviation_does_not_end_a_sentence() -> None:
     )
     text = _quoted("教堂的主要入口后摆有什么雕像？", make_hits(chunk))
     assert "St. Felix of Valois的雕像" in text
+
+
+def test_a_list_item_ending_in_a_semicolon_does_not_bring_the_next_items() -> None:
+    chunk = make_chunk(
+        "第五十五条 有下列情形之一的，个人信息处理者应当事前进行个人信息保护影响评估：\n"
+        "（一）处理敏感个人信息；\n"
+        "（二）利用个人信息进行自动化决策；\n"
+        "（三）委托处理个人信息；"
+    )
+    ex = extract("利用个人信息进行自动化决策需要做什么评估？", make_hits(chunk), 1)
+    text = " ".join(q.text for q in ex.quotes)
+    assert "（二）利用个人信息进行自动化决策；" in text
+    assert "（三）" not in text
