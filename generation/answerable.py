@@ -43,13 +43,19 @@ _NUMBER = re.compile(
 )
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
 # Questions whose answer is a number, version, date, port, amount...
-QUANTITY_QUESTION = re.compile(
+# The English forms of a question asking for a number, a date, a version ("when" opening
+# the question or asking "when did…", not "for when the indicators disagree"); shared by
+# this check and the sentence scorer, which adds looser Chinese forms of its own.
+QUANTITY_QUESTION_EN = (
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
     r"number|percentage|port|size|amount|value|rate)|"
     r"(?:maximum|minimum|max|min) (?:length|size|number|value|count|amount)|"
     r"which (version|year|date|port|number)|"
-    r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b|"
-    r"多少|几[个年月天次种条项位名]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
+    r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
+)
+QUANTITY_QUESTION = re.compile(
+    QUANTITY_QUESTION_EN
+    + r"|多少|几[个年月天次种条项位名]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
     r"数量|比例|百分之?几",
     re.IGNORECASE,
 )

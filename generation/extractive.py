@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from core.text import STOPWORDS, char_bigrams, content_terms, has_han, index_tokens
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
-from generation.answerable import asked_unit
+from generation.answerable import QUANTITY_QUESTION_EN, asked_unit
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 
@@ -73,12 +73,8 @@ _LIST_QUESTION = re.compile(
 
 # Questions whose answer is a number, version, date, port, identifier...
 _QUANTITY_QUESTION = re.compile(
-    r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
-    r"number|percentage|port|size|amount|value|rate)|"
-    r"(?:maximum|minimum|max|min) (?:length|size|number|value|count|amount)|"
-    r"which (version|year|date|port|number)|"
-    r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b|"
-    r"\bversion\b|多少|几|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|版本|端口|日期|"
+    QUANTITY_QUESTION_EN
+    + r"|\bversion\b|多少|几|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|版本|端口|日期|"
     r"数量|比例|系数|百分",
     re.IGNORECASE,
 )
