@@ -181,18 +181,17 @@ class SearchPipeline:
         ]
         t3 = time.perf_counter()
         fused_max = sum(w / (route.rrf_k + 1) for w in weights.values())
+        alternatives = synonym_alternatives(expansion.applied)
         hits = self._reranker.rerank(
             question,
             hits,
             fused_max,
             boost_terms=boost_terms,
             boost_fields=rule.boost_fields,
-            alternatives=synonym_alternatives(expansion.applied),
+            alternatives=alternatives,
         )
         k = top_k or route.top_k
-        covered, why = self._covered(
-            question, hits, route.min_coverage, synonym_alternatives(expansion.applied)
-        )
+        covered, why = self._covered(question, hits, route.min_coverage, alternatives)
         return hits[:k], covered, why, t3
 
     def _degrade(self, route: Route) -> Route:
