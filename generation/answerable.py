@@ -94,7 +94,7 @@ _IDENT = re.compile(
 # A capitalised word (or run of them) in an English question, not at its start.
 _CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
-_LATIN_IN_HAN = re.compile(r"[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
+_LATIN_IN_HAN = re.compile(r"\d*[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
 # Capitalised words that are not names.
 _NOT_NAMES = frozenset(
     {
@@ -305,13 +305,17 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).lower()
 
 
+_WORD_START = r"(?<![^\W\u3400-\u9fff\uf900-\ufaff])"
+
+
 def _found(term: str, text: str) -> bool:
     t = _norm(term)
     if has_han(t) or not re.match(r"\w", t):
         return t in text
-    # Whole words in Latin text ("2015" is not found in "20151"); a plural or possessive
-    # ending still matches ("Kentucky's").
-    return re.search(rf"(?<![\w]){re.escape(t)}", text) is not None
+    # A word starts where a Latin letter or digit does not precede it ("2015" is not
+    # found in "12015"); Han characters do ("截至2015年", "绝对SuperStar"). A plural or
+    # possessive ending still matches ("Kentucky's").
+    return re.search(rf"{_WORD_START}{re.escape(t)}", text) is not None
 
 
 def has_quantity(text: str, given: str = "") -> bool:

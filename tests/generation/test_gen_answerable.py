@@ -108,3 +108,26 @@ def test_a_table_without_the_row_asked_for_is_not_covered() -> None:
     assert ok.covered
     miss = _verdict("How many calories does a portion of fish provide?", hits)
     assert not miss.covered and "fish" in miss.reason
+
+
+def test_years_names_and_numbers_written_against_han_characters_are_found() -> None:
+    """Chinese text writes Latin words and numbers with no space: "截至2015年",
+    "绝对SuperStar", "高23.5米", "64DD". They meet the question's constraints; a longer
+    number that merely contains the one asked ("12015") does not."""
+    passage = make_chunk(
+        "截至2015年，该院具有高级职称的教师有836人。第一届《绝对SuperStar》于新加坡举行。"
+        "塔身高23.5米，暗示北回归线的纬度值。因此64DD从上市就充满著困难。"
+    )
+    hits = make_hits(passage)
+    for q in (
+        "截至2015年，该院具有高级职称的教师有多少人？",
+        "第一届《绝对SuperStar》在哪里举行？",
+        "塔身高23.5米象征着什么？",
+        "为什么64DD从上市就充满著困难？",
+    ):
+        v = _verdict(q, hits)
+        assert v.covered, (q, v.reason)
+    miss = _verdict("截至2016年，该院具有高级职称的教师有多少人？", hits)
+    assert not miss.covered and "2016" in miss.reason
+    other = make_hits(make_chunk("编号12015的教师有836人。"))
+    assert not _verdict("2015年该院教师有多少人？", other).covered
