@@ -306,6 +306,7 @@ def _norm(text: str) -> str:
 
 
 _WORD_START = r"(?<![^\W\u3400-\u9fff\uf900-\ufaff])"
+_WORD_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff]|\.\d)"
 
 
 def _found(term: str, text: str) -> bool:
@@ -323,7 +324,7 @@ def has_quantity(text: str, given: str = "") -> bool:
     "OpenAPI 3.1.0", "in 2015") are not the quantity it asks for."""
     body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))
     for named in sorted(set(_GIVEN_NUMBER.findall(given)), key=len, reverse=True):
-        body = re.sub(rf"(?<![\w.]){re.escape(named)}(?![\w]|\.\d)", " ", body)
+        body = re.sub(rf"(?<!\.){_WORD_START}{re.escape(named)}{_WORD_END}", " ", body)
     return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body))
 
 

@@ -2,7 +2,15 @@ from gen_cases import make_chunk, make_hits
 
 from core.types import Hit, Route
 from generation.answer import AnswerGenerator
-from generation.answerable import Verdict, judge, key_terms, names, periods, unanswered_reason
+from generation.answerable import (
+    Verdict,
+    has_quantity,
+    judge,
+    key_terms,
+    names,
+    periods,
+    unanswered_reason,
+)
 from generation.extractive import extract
 
 
@@ -131,3 +139,8 @@ def test_years_names_and_numbers_written_against_han_characters_are_found() -> N
     assert not miss.covered and "2016" in miss.reason
     other = make_hits(make_chunk("编号12015的教师有836人。"))
     assert not _verdict("2015年该院教师有多少人？", other).covered
+    # The year a Chinese question gives is not the quantity it asks for, written against
+    # Han characters or not.
+    asked = "1995年的研究中有多少名男子参与？"
+    assert not has_quantity("1995年美国联邦航空管理局做了研究。", asked)
+    assert has_quantity("1995年的研究中有17名男子参与。", asked)
