@@ -17,6 +17,11 @@ _TOKEN = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]+", re.UNICODE)
 # Technical identifiers (P12.1.2, ERR-404, utf-8, 3.2.1) are kept whole as well as split,
 # so an exact identifier query matches exactly.
 _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
+# Where a Latin word or number starts and ends inside mixed text: at anything but a letter
+# or digit of another script than Han. Chinese writes "截至2015年", "使用SSD时" with no
+# space, and Python's \w counts Han characters as word characters.
+LATIN_WORD_START = r"(?<![^\W\u3400-\u9fff\uf900-\ufaff])"
+LATIN_WORD_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff])"
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
 
 # Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,

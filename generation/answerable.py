@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from core.text import STOPWORDS, has_han, query_terms
+from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
 from core.types import Chunk
 from generation.passages import Candidate
 
@@ -305,8 +305,8 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).lower()
 
 
-_WORD_START = r"(?<![^\W\u3400-\u9fff\uf900-\ufaff])"
-_WORD_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff]|\.\d)"
+_WORD_START = LATIN_WORD_START
+_WORD_END = rf"{LATIN_WORD_END}(?!\.\d)"
 
 
 def _found(term: str, text: str) -> bool:

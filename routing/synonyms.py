@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import ConfigError
+from core.text import LATIN_WORD_END, LATIN_WORD_START
 
 log = logging.getLogger("ragline.synonyms")
 
@@ -70,7 +71,8 @@ def _occurs(term: str, lowered: str) -> bool:
     if re.search(r"[^\x00-\x7f]", t):
         return t in lowered
     plural = r"(?:e?s)?" if t[-1:].isalpha() else ""
-    return re.search(r"(?<![\w-])" + re.escape(t) + plural + r"(?![\w-])", lowered) is not None
+    pattern = rf"(?<!-){LATIN_WORD_START}{re.escape(t)}{plural}{LATIN_WORD_END}(?!-)"
+    return re.search(pattern, lowered) is not None
 
 
 class SynonymDictionary:

@@ -38,6 +38,9 @@ def test_expands_groups_both_ways_and_per_department(tmp_path: Path) -> None:
         "multi-factor authentication": ["MFA"]
     }
     assert not syn.expand("MFAses").applied
+    # Chinese writes Latin terms against Han characters, with no space.
+    assert syn.expand("登录需要MFA吗").applied == {"MFA": ["multi-factor authentication"]}
+    assert not syn.expand("登录需要MFAX吗").applied
     assert not syn.expand("数据库宕机").applied
     assert syn.expand("数据库宕机", ["it"]).applied == {"宕机": ["故障"]}
 
