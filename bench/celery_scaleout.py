@@ -4,6 +4,11 @@ processes on one queue (a real Redis broker), same documents, same machine, same
     eval "$(deploy/local/env.sh)"       # RAGLINE_TEST_REDIS_URL
     python bench/celery_scaleout.py --paragraphs 120 --workers 1,2 --json out.json
 
+With `--profile production` the stores are PostgreSQL (a scratch database per run),
+Elasticsearch (keyword and, with RAGLINE_BACKENDS__DENSE=elasticsearch, the vectors) and
+Neo4j, taken from RAGLINE_METADATA_URL and RAGLINE_BACKENDS__* as `ragline bench
+--profile production` does; the workers get the same settings through the environment.
+
 Documents are CMRC train paragraphs written as Markdown files, all uploaded through the API
 (in this process, Celery runner) before the workers start; the clock runs from the
 workers' start (model load included) until every job is done. Each run has a fresh data
@@ -29,6 +34,7 @@ from fastapi.testclient import TestClient
 
 from core.settings import ApiKey, ApiSettings, Settings, WorkerSettings
 from ragline.api import create_app
+from ragline.bench.cli import _settings as bench_settings
 
 KEY = {"Authorization": "Bearer bench-key"}
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,19 +46,33 @@ def _paragraphs(path: Path, n: int) -> list[str]:
     return out[:n]
 
 
-def _run(redis_url: str, texts: list[str], concurrency: int, workdir: Path) -> dict[str, Any]:
-    queue = f"ragline-bench-{uuid.uuid4().hex[:8]}"
-    settings = Settings(
-        data_dir=workdir / "data",
-        api=ApiSettings(keys=[ApiKey(key="bench-key", user="bench", can_write=True)]),
-        worker=WorkerSettings(broker_url=redis_url, result_backend=redis_url),
-    )
+def _worker_env(settings: Settings, redis_url: str) -> dict[str, str]:
+    """The environment that makes `ragline worker` open the stores `settings` names."""
     env = dict(
         os.environ,
         RAGLINE_DATA_DIR=str(settings.data_dir),
         RAGLINE_WORKER__BROKER_URL=redis_url,
         RAGLINE_WORKER__RESULT_BACKEND=redis_url,
     )
+    if settings.metadata_url:
+        env["RAGLINE_METADATA_URL"] = settings.metadata_url
+    for name, value in settings.backends.model_dump().items():
+        env[f"RAGLINE_BACKENDS__{name.upper()}"] = (
+            str(value).lower() if isinstance(value, bool) else str(value)
+        )
+    return env
+
+
+def _run(redis_url: str, texts: list[str], concurrency: int, base: Settings) -> dict[str, Any]:
+    queue = f"ragline-bench-{uuid.uuid4().hex[:8]}"
+    workdir = base.data_dir.parent
+    settings = base.model_copy(
+        update={
+            "api": ApiSettings(keys=[ApiKey(key="bench-key", user="bench", can_write=True)]),
+            "worker": WorkerSettings(broker_url=redis_url, result_backend=redis_url),
+        }
+    )
+    env = _worker_env(settings, redis_url)
     log = (workdir / "worker.log").open("ab")
     with TestClient(create_app(settings, queue=queue, cache_ttl_s=0)) as client:
         # Every document is queued before the workers start: the run measures the
@@ -113,12 +133,29 @@ def _run(redis_url: str, texts: list[str], concurrency: int, workdir: Path) -> d
     }
 
 
+def _drop_indexes(settings: Settings) -> None:
+    """Production: this run's Elasticsearch indexes and Neo4j namespace go with it."""
+    if settings.profile != "production":
+        return
+    from ragline.app import Ragline
+
+    rag = Ragline(settings)
+    try:
+        for store in (rag.stores.keyword, rag.stores.graph, rag.stores.dense):
+            drop = getattr(store, "drop", None)
+            if drop is not None:
+                drop()
+    finally:
+        rag.close()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=ROOT.parent / "shared/data/cmrc2018/train.json")
     ap.add_argument("--paragraphs", type=int, default=120)
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--profile", choices=("embedded", "production"), default="embedded")
     args = ap.parse_args()
     redis_url = os.environ.get("RAGLINE_TEST_REDIS_URL") or os.environ.get(
         "RAGLINE_WORKER__BROKER_URL", ""
@@ -128,8 +165,14 @@ def main() -> None:
     texts = _paragraphs(args.corpus, args.paragraphs)
     runs = []
     for n in (int(x) for x in args.workers.split(",")):
-        with tempfile.TemporaryDirectory(prefix="ragline-celery-") as tmp:
-            run = _run(redis_url, texts, n, Path(tmp))
+        with (
+            tempfile.TemporaryDirectory(prefix="ragline-celery-") as tmp,
+            bench_settings(Path(tmp), args.profile) as settings,
+        ):
+            try:
+                run = _run(redis_url, texts, n, settings)
+            finally:
+                _drop_indexes(settings)
         print(
             f"{n} worker process(es): {run['documents_per_s']} documents/s "
             f"({run['documents']} in {run['seconds']} s, {run['failed']} failed)",
@@ -137,7 +180,11 @@ def main() -> None:
         )
         runs.append(run)
     base = runs[0]["documents_per_s"]
-    result = {"runs": runs, "ratio_vs_first": [round(r["documents_per_s"] / base, 2) for r in runs]}
+    result = {
+        "profile": args.profile,
+        "runs": runs,
+        "ratio_vs_first": [round(r["documents_per_s"] / base, 2) for r in runs],
+    }
     print(json.dumps(result, indent=2))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -9,6 +9,7 @@ source of truth: derived stores can be rebuilt from it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -197,6 +198,11 @@ class MetadataStore(Protocol):
     """Documents, versions, chunks (with vectors), outbox, ingest log and query audit."""
 
     def document(self, doc_id: str) -> Document | None: ...
+
+    def writer_lock(self) -> AbstractContextManager[None]:
+        """Exclusive across every process (and host) writing this deployment's stores:
+        held while the outbox is applied or the derived stores repaired. Not re-entrant."""
+        ...
 
     def documents(self) -> list[Document]: ...
 

@@ -9,10 +9,12 @@ import asyncio
 import functools
 import json
 import logging
+import threading
 import time
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import asdict, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -85,6 +87,10 @@ class Ragline:
             self.stores.derived,
             group_chunks=settings.backends.sync_group_chunks,
         )
+        # Re-entrant in this process (a sync inside an ingest inside a task); the store's
+        # lock excludes the other processes and hosts.
+        self._writing = threading.RLock()
+        self._writing_depth = 0
         rules = settings.retrieval.routing_rules
         self.router = Router(Path(rules) if rules else None)
         # Store calls block; the pool lets the sources of a request (and of concurrent
@@ -317,8 +323,35 @@ class Ragline:
         into.promoted.extend(more.promoted)
         into.relabelled.update(more.relabelled)
 
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        """Exclusive write access to the derived stores for this deployment: the
+        metadata store's writer lock (across processes and hosts), taken once per
+        outermost use; the dense index is first reloaded from what another process may
+        have flushed (a FAISS file is rewritten whole from this process's copy)."""
+        with self._writing:
+            if self._writing_depth:
+                self._writing_depth += 1
+                try:
+                    yield
+                finally:
+                    self._writing_depth -= 1
+                return
+            with self.stores.metadata.writer_lock():
+                refresh = getattr(self.stores.dense, "refresh", None)
+                if callable(refresh):
+                    refresh()
+                self._writing_depth = 1
+                try:
+                    yield
+                finally:
+                    self._writing_depth = 0
+
     def sync(self) -> SyncReport:
-        report = self.applier.run()
+        """Apply the outbox to every derived store (under the writer lock) and promote
+        what is complete."""
+        with self.writing():
+            report = self.applier.run()
         if report.promoted and self.settings.gaps.enabled:
             self.recheck_gaps({v.doc_id for v in report.promoted})
         return report
@@ -396,8 +429,9 @@ class Ragline:
         return check(self.stores.metadata, self.stores.derived)
 
     def repair(self) -> list[StoreDivergence]:
-        self.sync()
-        return repair(self.stores.metadata, self.stores.derived)
+        with self.writing():
+            self.sync()
+            return repair(self.stores.metadata, self.stores.derived)
 
     # -- queries --------------------------------------------------------------------
     async def asearch(

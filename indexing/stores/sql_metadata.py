@@ -3,9 +3,11 @@ production, same models and queries."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import secrets
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from sqlalchemy import (
     text,
     update,
 )
+from sqlalchemy import text as sql_text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -235,6 +238,10 @@ def _check_expected(s: Session, doc_id: str, expect: Expect | None) -> None:
         raise DocumentChanged(f"document {doc_id} changed while this write was prepared")
 
 
+# The advisory lock the outbox applier holds ("ragline-writer"); migrations use another.
+_WRITER_LOCK_KEY = 0x72676C77726974
+
+
 class SqlMetadataStore:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -249,6 +256,37 @@ class SqlMetadataStore:
 
             upgrade(self.engine)
         self._session = sessionmaker(self.engine, expire_on_commit=False)
+
+    # -- the writer lock --------------------------------------------------------------
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Held while the outbox is applied or the derived stores are repaired: one writer
+        at a time for this deployment, or a slow process could re-apply an upsert after
+        a faster one applied the delete that followed it. PostgreSQL: a session advisory
+        lock, so workers on several hosts exclude each other; SQLite (one host): an
+        exclusive flock on a file beside the database. Not re-entrant."""
+        if self.engine.dialect.name != "sqlite":
+            with self.engine.connect() as conn:
+                conn.execute(sql_text("SELECT pg_advisory_lock(:k)"), {"k": _WRITER_LOCK_KEY})
+                conn.commit()
+                try:
+                    yield
+                finally:
+                    conn.execute(sql_text("SELECT pg_advisory_unlock(:k)"), {"k": _WRITER_LOCK_KEY})
+                    conn.commit()
+            return
+        database = self.engine.url.database
+        if not database or database == ":memory:":
+            yield  # a private in-memory database has one writer: this process
+            return
+        lock = Path(f"{database}.writer.lock")
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
 
     # -- documents and versions -------------------------------------------------------
     def document(self, doc_id: str) -> Document | None:

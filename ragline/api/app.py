@@ -67,7 +67,6 @@ def _runner(settings: Settings, rag: Ragline, events: EventBus, queue: str) -> T
     ctx = TaskContext(
         rag=rag,
         events=events,
-        lock_path=settings.data_dir / "writer.lock",
         max_attempts=settings.worker.max_retries + 1,
         sync_folders=list(settings.worker.sync_folders),
     )

@@ -51,7 +51,6 @@ class ProcessContext:
                 self._ctx = TaskContext(
                     rag=Ragline(s),
                     events=make_event_bus(s, events_channel(self._queue)),
-                    lock_path=s.data_dir / "writer.lock",
                     max_attempts=s.worker.max_retries + 1,
                     sync_folders=list(s.worker.sync_folders),
                 )

@@ -9,10 +9,9 @@ recorded on the job as `failed` with its reason.
 
 from __future__ import annotations
 
-import fcntl
 import logging
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from dataclasses import asdict, dataclass, field
 from datetime import date
 from pathlib import Path
@@ -83,28 +82,16 @@ class TaskContext:
 
     rag: Ragline
     events: EventBus
-    lock_path: Path
     max_attempts: int = 6  # deliveries of one job before it is declared failed
     sync_folders: list[str] = field(default_factory=list)
 
-    @contextmanager
-    def writer_lock(self) -> Iterator[None]:
-        """One outbox applier at a time across processes: the FAISS index is rewritten
-        whole from this process's copy, so two writers would lose each other's updates."""
-        self.lock_path.parent.mkdir(parents=True, exist_ok=True)
-        with self.lock_path.open("a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                refresh = getattr(self.rag.stores.dense, "refresh", None)
-                if callable(refresh):
-                    refresh()  # start from what another process may have flushed
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+    def writer_lock(self) -> AbstractContextManager[None]:
+        """One writer of the derived stores at a time, across processes and hosts
+        (`Ragline.writing`)."""
+        return self.rag.writing()
 
     def sync(self) -> SyncReport:
-        with self.writer_lock():
-            report = self.rag.sync()
+        report = self.rag.sync()  # under the writer lock
         self.announce(report)
         if report.errors:
             raise TransientError(
@@ -234,8 +221,8 @@ def apply_outbox(ctx: TaskContext, job_id: str = "") -> dict[str, Any]:
 
 
 def _ingest_paths(ctx: TaskContext, paths: list[Path]) -> dict[str, Any]:
-    with ctx.writer_lock():
-        outcomes, report = ctx.rag.ingest(paths)
+    # Parsing and embedding run beside other workers; each sync takes the writer lock.
+    outcomes, report = ctx.rag.ingest(paths)
     ctx.announce(report)
     failed = {o.path: o.reason for o in outcomes if o.status == "failed"}
     if report.errors:
@@ -259,8 +246,7 @@ def reindex(ctx: TaskContext, job_id: str = "", source: str = "") -> dict[str, A
     result: dict[str, Any]
     path = path_from_uri(source) if source.startswith("file:") else Path(source)
     if not source:
-        with ctx.writer_lock():
-            found = ctx.rag.repair()
+        found = ctx.rag.repair()  # under the writer lock
         ctx.events.publish(IndexEvent("resync"))
         result = {"repaired": {d.store: not d.ok for d in found}}
     elif path is not None and path.exists():

@@ -3,6 +3,7 @@ PostgreSQL backend joins the list when its server is available (see conftest).""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -362,3 +363,30 @@ def test_guarded_writes_refuse_a_document_that_changed(meta: MetadataStore) -> N
         )
     assert meta.document(doc.doc_id) == tightened
     assert [v.version for v in meta.versions(doc.doc_id)] == [version_of(b"first")]
+
+
+def test_the_writer_lock_excludes_a_second_store_on_the_same_database(
+    meta: MetadataStore,
+) -> None:
+    """Two processes (here: two store instances with their own connections) never apply
+    the outbox at once: the second writer waits until the first lets go."""
+    other = SqlMetadataStore(meta.url)  # type: ignore[attr-defined]
+    trying, acquired = threading.Event(), threading.Event()
+
+    def second_writer() -> None:
+        trying.set()
+        with other.writer_lock():
+            acquired.set()
+
+    try:
+        with meta.writer_lock():
+            thread = threading.Thread(target=second_writer, daemon=True)
+            thread.start()
+            assert trying.wait(5)
+            assert not acquired.wait(0.5), "the second writer got in while the first held it"
+        assert acquired.wait(10), "the second writer never got the lock after it was freed"
+        thread.join(5)
+        with meta.writer_lock():  # and it was released again
+            pass
+    finally:
+        other.close()

@@ -20,7 +20,7 @@ from ragline.worker.tasks import IngestSpec, TaskContext
 @pytest.fixture
 def ctx(tmp_path: Path) -> Iterator[TaskContext]:
     rag = Ragline(Settings(data_dir=tmp_path / "data"))
-    yield TaskContext(rag=rag, events=LocalEventBus(), lock_path=tmp_path / "writer.lock")
+    yield TaskContext(rag=rag, events=LocalEventBus())
     rag.close()
 
 
