@@ -33,8 +33,10 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from core.settings import ApiKey, ApiSettings, Settings, WorkerSettings
+from indexing.stores.sql_metadata import SqlMetadataStore
 from ragline.api import create_app
 from ragline.bench.cli import _settings as bench_settings
+from ragline.jobs import FAILED, TERMINAL
 
 KEY = {"Authorization": "Bearer bench-key"}
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,19 +109,25 @@ def _run(redis_url: str, texts: list[str], concurrency: int, base: Settings) -> 
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
+        # Progress is read as one count query on the metadata store: polling each job
+        # through the API would spend this process's (and so the workers') CPU.
+        meta = SqlMetadataStore(settings.resolved_metadata_url)
         try:
             started = time.monotonic()
-            pending = set(jobs)
-            failed = 0
-            while pending:
-                for job_id in list(pending):
-                    job = client.get(f"/v1/jobs/{job_id}", headers=KEY).json()
-                    if job.get("done"):
-                        pending.discard(job_id)
-                        failed += job.get("state") != "searchable"
-                time.sleep(0.2)
+            first = 0.0
+            while True:
+                counts = meta.job_counts()
+                finished = sum(n for state, n in counts.items() if state in TERMINAL)
+                if finished and not first:
+                    first = time.monotonic()
+                if finished >= len(jobs):
+                    break
+                time.sleep(0.25)
             seconds = time.monotonic() - started
+            failed = counts.get(FAILED, 0)
+            steady = time.monotonic() - first
         finally:
+            meta.close()
             os.killpg(worker.pid, signal.SIGTERM)
             worker.wait(timeout=30)
             log.close()
@@ -130,6 +138,8 @@ def _run(redis_url: str, texts: list[str], concurrency: int, base: Settings) -> 
         "upload_seconds": round(upload_s, 1),
         "seconds": round(seconds, 1),  # from the workers' start (model load included)
         "documents_per_s": round(len(texts) / seconds, 2),
+        # From the first document done to the last: the workers' rate once models are loaded.
+        "steady_documents_per_s": round((len(texts) - 1) / max(steady, 1e-3), 2),
     }
 
 
@@ -175,7 +185,8 @@ def main() -> None:
                 _drop_indexes(settings)
         print(
             f"{n} worker process(es): {run['documents_per_s']} documents/s "
-            f"({run['documents']} in {run['seconds']} s, {run['failed']} failed)",
+            f"({run['documents']} in {run['seconds']} s, {run['failed']} failed); "
+            f"{run['steady_documents_per_s']} documents/s after the first was done",
             flush=True,
         )
         runs.append(run)
@@ -184,6 +195,9 @@ def main() -> None:
         "profile": args.profile,
         "runs": runs,
         "ratio_vs_first": [round(r["documents_per_s"] / base, 2) for r in runs],
+        "steady_ratio_vs_first": [
+            round(r["steady_documents_per_s"] / runs[0]["steady_documents_per_s"], 2) for r in runs
+        ],
     }
     print(json.dumps(result, indent=2))
     if args.json:
