@@ -238,6 +238,24 @@ def _check_expected(s: Session, doc_id: str, expect: Expect | None) -> None:
         raise DocumentChanged(f"document {doc_id} changed while this write was prepared")
 
 
+@contextmanager
+def _sqlite_file_lock(engine: Engine, name: str) -> Iterator[None]:
+    """An exclusive flock on `<database>.<name>.lock`, across the processes of one host;
+    nothing for a private in-memory database (this process is its only user)."""
+    database = engine.url.database
+    if not database or database == ":memory:":
+        yield
+        return
+    lock = Path(f"{database}.{name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with lock.open("a") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
 # The advisory lock the outbox applier holds ("ragline-writer"); migrations use another.
 _WRITER_LOCK_KEY = 0x72676C77726974
 
@@ -247,9 +265,11 @@ class SqlMetadataStore:
         self.url = url
         self.engine = make_engine(url)
         if self.engine.dialect.name == "sqlite":
-            # The embedded file is single-user and rebuilt rather than migrated.
-            Base.metadata.create_all(self.engine)
-            _drop_sqlite_source_unique(self.engine)
+            # The embedded file is rebuilt rather than migrated. Processes opening a new
+            # file at once (`serve --workers N`) take turns, or both would create a table.
+            with _sqlite_file_lock(self.engine, "schema"):
+                Base.metadata.create_all(self.engine)
+                _drop_sqlite_source_unique(self.engine)
         else:
             # A shared server database changes only through Alembic revisions.
             from indexing.migrate import upgrade
@@ -275,18 +295,8 @@ class SqlMetadataStore:
                     conn.execute(sql_text("SELECT pg_advisory_unlock(:k)"), {"k": _WRITER_LOCK_KEY})
                     conn.commit()
             return
-        database = self.engine.url.database
-        if not database or database == ":memory:":
-            yield  # a private in-memory database has one writer: this process
-            return
-        lock = Path(f"{database}.writer.lock")
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        with lock.open("a") as fh:
-            fcntl.flock(fh, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh, fcntl.LOCK_UN)
+        with _sqlite_file_lock(self.engine, "writer"):
+            yield
 
     # -- documents and versions -------------------------------------------------------
     def document(self, doc_id: str) -> Document | None:
