@@ -66,6 +66,15 @@ def _words(text: str, search_mode: bool) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=4096)
+def tagged_words(text: str) -> tuple[tuple[str, str], ...]:
+    """jieba's part-of-speech cut of Han text: (word, tag) in reading order."""
+    _jieba()
+    import jieba.posseg
+
+    return tuple((p.word, p.flag) for p in jieba.posseg.cut(text) if p.word.strip())
+
+
 def index_tokens(text: str) -> list[str]:
     """Tokens to index a passage under (jieba search mode: words and their sub-words)."""
     return list(_index_tokens(text))
@@ -109,7 +118,7 @@ _SOURCE_WORD_TEXT = """
     according article document documents says say said mention mentions mentioned states
     stated should would could shall so don doesn didn isn aren wasn weren won
 """
-_SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
+SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
 
 
 def content_terms(question: str) -> list[str]:
@@ -122,7 +131,7 @@ def content_terms(question: str) -> list[str]:
     return [
         t
         for t in query_terms(question)
-        if t not in form and t not in _SOURCE_WORDS and not (len(t) == 1 and t.isascii())
+        if t not in form and t not in SOURCE_WORDS and not (len(t) == 1 and t.isascii())
     ]
 
 

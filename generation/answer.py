@@ -24,6 +24,7 @@ from generation.extractive import TOP_HITS, Extract, Similarity, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
+from generation.slots import mentioned
 
 _LABEL_LIKE = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
 _NOT_WORD = re.compile(r"[\W_]+")
@@ -62,7 +63,13 @@ def _best_doc(ex: Extract) -> str:
     return ex.quotes[0].sources[0].chunk.doc_id if ex.quotes and ex.quotes[0].sources else ""
 
 
-def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> tuple[Verdict, Extract]:
+def _judge(
+    question: str,
+    intent: str,
+    ex: Extract,
+    hits: Sequence[Hit],
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> tuple[Verdict, Extract]:
     """The answer stands on one quote of the best quote's document: the question's
     constraints must all be met by it, its passage's declared scope and its document (a
     year found in another document's sentence is not; a padding line that happens to name
@@ -70,14 +77,14 @@ def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> tupl
     quotes are tried in order; the one that answers leads."""
     retrieved = [h.chunk for h in hits]
     if not ex.quotes:
-        return judge(question, intent, [], [], retrieved), ex
+        return judge(question, intent, [], [], retrieved, synonyms), ex
     best_doc = _best_doc(ex)
     groups = ex.groups if len(ex.groups) == len(ex.quotes) else [ex.chosen] * len(ex.quotes)
     first: Verdict | None = None
     for k, (quote, group) in enumerate(zip(ex.quotes, groups, strict=True)):
         if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
             continue
-        verdict = judge(question, intent, [quote.text], group, retrieved)
+        verdict = judge(question, intent, [quote.text], group, retrieved, synonyms)
         if verdict.covered:
             if k == 0:
                 return verdict, ex
@@ -89,7 +96,7 @@ def _judge(question: str, intent: str, ex: Extract, hits: Sequence[Hit]) -> tupl
             )
         first = first or verdict
     if first is None:  # no quote names its passage: judge the first as it stands
-        first = judge(question, intent, [ex.quotes[0].text], groups[0], retrieved)
+        first = judge(question, intent, [ex.quotes[0].text], groups[0], retrieved, synonyms)
     return first, ex
 
 
@@ -98,6 +105,11 @@ def _other_docs(hits: Sequence[Hit], ex: Extract) -> list[str]:
     retrieval order."""
     tried = _best_doc(ex)
     return [d for d in dict.fromkeys(h.chunk.doc_id for h in hits[:TOP_HITS]) if d != tried]
+
+
+def _mentions(ex: Extract, word: str) -> bool:
+    """Whether the passages quoted mention the word (any word, when it is "")."""
+    return not word or mentioned(word, " ".join(c.chunk.text for c in ex.chosen))
 
 
 def _squash(text: str) -> str:
@@ -170,27 +182,33 @@ class AnswerGenerator:
         - Chosen by word overlap alone: similarity of meaning may have preferred a sentence
           that lacks what the question pins down (the number, the unit asked).
         - From another retrieved document, when the quote's document does not mention a
-          name or identifier the question gives (the quote is about another product).
+          name or identifier the question gives (the quote is about another product), or
+          the quote is about a sibling of what was asked (国际空间站 for 天宫空间站).
         """
         if verdict.covered:
             return
         if self.similarity is not None and self.semantic_candidates > 0:
             yield extract(question, hits, self.max_sentences)
-        if verdict.failed == "name":
+        if verdict.failed in ("name", "subject"):
             for doc in _other_docs(hits, ex):
                 yield self._extract(question, [h for h in hits if h.chunk.doc_id == doc])
 
     def _extractive(
-        self, question: str, hits: Sequence[Hit], *warnings: str, intent: str = "general"
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        *warnings: str,
+        intent: str = "general",
+        synonyms: Mapping[str, Sequence[str]] | None = None,
     ) -> _Draft:
         ex = self._extract(question, hits)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
-        verdict, ex = _judge(question, intent, ex, hits)
+        verdict, ex = _judge(question, intent, ex, hits, synonyms)
         for alt in self._alternatives(question, hits, ex, verdict):
-            if not alt.quotes:
+            if not alt.quotes or not _mentions(alt, verdict.asked):
                 continue
-            alt_verdict, alt = _judge(question, intent, alt, hits)
+            alt_verdict, alt = _judge(question, intent, alt, hits, synonyms)
             if alt_verdict.covered:
                 ex, verdict = alt, alt_verdict
                 break
@@ -339,7 +357,9 @@ class AnswerGenerator:
                 question, None, "no retrieved passage matches enough of the question", hits
             )
         if reply is None:
-            return self._extractive(question, hits, intent=route.intent)
+            return self._extractive(
+                question, hits, intent=route.intent, synonyms=route.synonyms_applied
+            )
         return self._from_llm(question, hits, reply)
 
     def _needs_llm(self, hits: Sequence[Hit], covered: bool) -> bool:

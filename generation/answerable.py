@@ -26,13 +26,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
 from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
 from core.types import Chunk
 from generation.passages import Candidate
+from generation.slots import SCAFFOLDING, substitution
 
 # ASCII digits, or Chinese numerals used as a quantity (followed by a unit or measure word);
 # 第N条/第N章 are references to a clause, not quantities.
@@ -143,8 +144,10 @@ class Verdict:
     constraints: int = 0  # how many key constraints the question has
     met: int = 0  # how many of them the quote meets
     # What failed: "quantity", "unit", "name" (an identifier or name the quote's document
-    # does not mention), "row", "period"; "" when covered.
+    # does not mention), "row", "period", "subject" (the quote is about a sibling of the
+    # thing asked); "" when covered.
     failed: str = ""
+    asked: str = ""  # with "subject": the question's word the quote has another in place of
 
 
 def key_terms(question: str) -> list[str]:
@@ -217,58 +220,6 @@ _UNIT_ZH = re.compile(
     r"公顷|平方公里|平方米|亩|公分|厘米|毫米|公尺|公斤|千克|克|吨|字节|字|行|页|倍|条|项|种|位|台|"
     r"件|家|座|层|级|GB|MB|TB|KB)"
 )
-# The scaffolding of a question, not what it is about.
-_QUESTION_WORDS = frozenset(
-    {
-        "many",
-        "much",
-        "have",
-        "has",
-        "had",
-        "give",
-        "gives",
-        "given",
-        "provide",
-        "provides",
-        "show",
-        "shows",
-        "list",
-        "listed",
-        "record",
-        "recorded",
-        "report",
-        "reported",
-        "according",
-        "total",
-        "number",
-        "value",
-        "amount",
-        "figure",
-        "state",
-        "stated",
-        "say",
-        "says",
-        "said",
-        "mention",
-        "mentioned",
-        "per",
-        "does",
-        "did",
-        "多少",
-        "几",
-        "什么",
-        "哪些",
-        "哪个",
-        "是否",
-        "有",
-        "为",
-        "给出",
-        "记录",
-        "显示",
-        "根据",
-        "按",
-    }
-)
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
 
@@ -284,6 +235,50 @@ def asked_unit(question: str) -> str:
         word = m.group(1).lower()
         return word[:-1] if word.endswith("s") and len(word) > 3 else word
     return ""
+
+
+# One unit written another way: a question asks 多少厘米, the text says "2cm".
+_UNIT_FORMS = (
+    ("厘米", "公分", "cm"),
+    ("毫米", "mm"),
+    ("米", "公尺", "m"),
+    ("公里", "千米", "km"),
+    ("千克", "公斤", "kg"),
+    ("克", "g"),
+    ("吨", "t"),
+    ("小时", "钟头", "h", "hour"),
+    ("分钟", "min", "minute"),
+    ("秒", "秒钟", "s", "second"),
+    ("天", "日", "day"),
+    ("周", "星期", "week"),
+    ("字节", "byte", "b"),
+    ("平方公里", "km2", "km²"),
+    ("平方米", "m2", "m²"),
+    ("元", "人民币", "rmb", "cny"),
+    ("岁", "周岁"),
+)
+
+
+def unit_forms(unit: str) -> tuple[str, ...]:
+    """The unit and the other ways it is written ("厘米": "公分", "cm")."""
+    for forms in _UNIT_FORMS:
+        if unit in forms:
+            return forms
+    return (unit,)
+
+
+def _unit_found(unit: str, text: str) -> bool:
+    """The unit in the text as asked, or in another of its forms; a Latin symbol only
+    right after a number ("2cm", "3 km"), where it cannot be a word of its own."""
+    if _found(unit, text):
+        return True
+    for form in unit_forms(unit)[1:]:
+        if has_han(form):
+            if form in text:
+                return True
+        elif re.search(rf"\d\s*{re.escape(form)}s?(?![a-z])", text):
+            return True
+    return False
 
 
 def names(question: str) -> list[str]:
@@ -379,9 +374,7 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
         # whose words a table need not contain: this test is for English row names.)
         return ""
     terms = [
-        t
-        for t in query_terms(question)
-        if len(t) > 1 and not t.isdigit() and t not in _QUESTION_WORDS
+        t for t in query_terms(question) if len(t) > 1 and not t.isdigit() and t not in SCAFFOLDING
     ]
     values = _norm(" ".join(v for _, v in best.cells))
     if any(_term_in(t, values) for t in terms):
@@ -450,6 +443,7 @@ def judge(
     quoted: Sequence[str],
     chosen: Sequence[Candidate],
     retrieved: Sequence[Chunk] = (),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> Verdict:
     """Whether the quoted sentences (with their passages' declared scope) answer the
     question. `quoted` is the answer's sentences as shown, best first; `retrieved` the
@@ -518,7 +512,7 @@ def judge(
             failed="quantity",
         )
     unit = asked_unit(question) if quantity else ""
-    if unit and not _found(unit, evidence):
+    if unit and not _unit_found(unit, evidence):
         return Verdict(
             False,
             f"the question asks how many {unit} and the quoted evidence gives none",
@@ -531,6 +525,27 @@ def judge(
         return Verdict(
             False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
         )
+    # A quoted sentence about a sibling of the thing asked (国际空间站 for 天宫空间站). Table
+    # rows are left to the row check: their cells are not sentences.
+    if not chosen[0].is_table_row:
+        sub = substitution(
+            question,
+            " ".join(quoted),
+            " ".join([*(_scope(c) for c in chosen), doc_names]),
+            same_doc,
+            synonyms,
+            doc_names,
+            " ".join(c.chunk.text for c in chosen),
+        )
+        if sub is not None:
+            return Verdict(
+                False,
+                sub.describe(),
+                constraints=total,
+                met=met,
+                failed="subject",
+                asked=sub.asked,
+            )
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row")

@@ -1,0 +1,259 @@
+"""Does the quote talk about a sibling of what was asked? A near miss often quotes a
+sentence that matches the question word for word except in one slot: asked about
+天宫空间站, it quotes 国际空间站; asked about "eider ducks", it quotes "steamer ducks".
+The shared word (the anchor) is there, the question's word next to it is nowhere in the
+quote, and the quote has another word of the same kind in that place.
+
+Words are read in order, language-aware: jieba's tagged cut for Chinese, lower-case
+Porter2 stems for Latin words. Linking words ("的", "of", "the") are skipped, so the
+words on either side stay adjacent; other function words, question words, units, numbers
+and punctuation break adjacency, so the slot the answer fills ("谁发明了电话" / "贝尔发明了
+电话") is never taken for a substitution, and neither is the noun a question word asks
+for ("哪所学校", "which newspaper": the answer names one).
+
+Paraphrase is the risk, so a substitution counts only when it is one of like for like:
+- Chinese: both words are nouns (jieba's n* tags), so "使用/用", "一直/不断" never count;
+- English (no tagger here): the question's word is absent from every retrieved passage
+  of the quoted document, not only from the quote;
+- never when the quote's word is an acronym of the question's words ("AOA" for "angle of
+  attack") or a synonym the route applied (儿童 → 未成年人).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.text import KEYWORD_STOPWORDS, SOURCE_WORDS, has_han, stem, tagged_words
+
+# Linking words: skipped, the words on either side stay adjacent ("species of eider
+# ducks"). Articles are not: "raise an alert" / "send an alert" is a verb and its object,
+# not a noun and its modifier.
+_LINKS = frozenset({"的", "之", "of", "s"})
+_PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[A-Za-z][A-Za-z\-']*|\d[\d.,]*|\S")
+_NUMERAL = re.compile(r"^[\d.,]+$|^[零〇一二三四五六七八九十百千万亿两]+$")
+# Question words (the slot the answer fills), and units, which a quote states its own way.
+_QUESTION_WORD = re.compile(r"^(?:哪|多少|几|什么|怎|如何|为何|是否|谁)")
+_ASKS_FOR = frozenset({"which", "what", "whose"})
+_UNITS = frozenset("年月日天周时分秒个次元米行页条项种位台件家座层级名人岁字")
+
+# The scaffolding of a question, not what it is about.
+SCAFFOLDING = frozenset(
+    {
+        "many",
+        "much",
+        "have",
+        "has",
+        "had",
+        "give",
+        "gives",
+        "given",
+        "provide",
+        "provides",
+        "show",
+        "shows",
+        "list",
+        "listed",
+        "record",
+        "recorded",
+        "report",
+        "reported",
+        "according",
+        "total",
+        "number",
+        "value",
+        "amount",
+        "figure",
+        "state",
+        "stated",
+        "say",
+        "says",
+        "said",
+        "mention",
+        "mentioned",
+        "per",
+        "does",
+        "did",
+        "多少",
+        "几",
+        "什么",
+        "哪些",
+        "哪个",
+        "是否",
+        "有",
+        "为",
+        "给出",
+        "记录",
+        "显示",
+        "根据",
+        "按",
+    }
+)
+
+NOUN, WORD, ASKED_FOR = "n", "w", "a"  # a Chinese noun, another word, the noun asked for
+
+
+@dataclass(frozen=True, slots=True)
+class Substitution:
+    asked: str  # the question's word, absent from the quote
+    anchor: str  # the word both share
+    instead: str  # the quote's word in that slot
+
+    def describe(self) -> str:
+        return f"the quoted text is about {self.instead!r} {self.anchor!r}, not {self.asked!r}"
+
+
+def _barrier(w: str) -> bool:
+    return (
+        w in KEYWORD_STOPWORDS
+        or w in SOURCE_WORDS
+        or w in _UNITS
+        or w in SCAFFOLDING
+        or bool(_NUMERAL.match(w))
+        or bool(_QUESTION_WORD.match(w))
+    )
+
+
+@lru_cache(maxsize=4096)
+def words(text: str) -> tuple[tuple[str, str] | None, ...]:
+    """(word, kind) in reading order; None where adjacency breaks."""
+    out: list[tuple[str, str] | None] = []
+    asking = False  # right after a question word: the noun it asks for
+    for piece in _PIECE.findall(text.lower()):
+        if has_han(piece):
+            parts = list(tagged_words(piece))
+        elif piece[0].isalpha():
+            parts = [(p, "eng") for p in re.split(r"['\-]", piece) if p]
+        else:
+            out.append(None)
+            asking = False
+            continue
+        for w, flag in parts:
+            if w in _LINKS or flag == "u":  # 哪所学校: 所 links too
+                continue
+            if _barrier(w):
+                out.append(None)
+                asking = w in _ASKS_FOR or bool(_QUESTION_WORD.match(w))
+                continue
+            kind = ASKED_FOR if asking else NOUN if flag.startswith("n") else WORD
+            out.append((stem(w) if w.isascii() else w, kind))
+            asking = asking and not has_han(w)  # "which German verb": the phrase
+    return tuple(out)
+
+
+def _pairs(
+    seq: tuple[tuple[str, str] | None, ...],
+) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+    return [(a, b) for a, b in itertools.pairwise(seq) if a is not None and b is not None]
+
+
+def _specific(word: str) -> bool:
+    """A word specific enough to align a slot on."""
+    return len(word) >= 2 if has_han(word) else len(word) >= 3
+
+
+def _in_passage(word: str, passage: str) -> bool:
+    """A Han word is in the passage when most of its character pairs are: jieba may join a
+    name to the next word ("符泳练水" for 符泳 … 练水)."""
+    pairs = [word[i : i + 2] for i in range(len(word) - 1)]
+    return sum(p in passage for p in pairs) * 3 >= len(pairs) * 2
+
+
+def mentioned(word: str, text: str) -> bool:
+    """A word of `words` (a Han word, or a Latin stem) in a text."""
+    text = text.lower()
+    if has_han(word):
+        return _in_passage(word, text)
+    return word in {w for w, _ in filter(None, words(text))}
+
+
+def _acronym(short: str, question_words: list[str]) -> bool:
+    """`short` spells the initials of consecutive question words ("aoa": angle of attack,
+    "pep": policy enforcement point; a plural "s" may follow)."""
+    letters = short[:-1] if short.endswith("s") and len(short) > 2 else short
+    if not letters.isascii() or not letters.isalpha() or len(letters) < 2:
+        return False
+    initials = "".join(w[0] for w in question_words if w.isascii() and w[:1].isalpha())
+    return letters in initials
+
+
+def _explained(word: str, alternatives: Mapping[str, list[str]], text: str) -> bool:
+    """A synonym the route applied to (a part of) the word is in the quote: 个人数据处理者
+    asked, 个人信息处理者 quoted."""
+    for term, alts in alternatives.items():
+        related = term == word or (has_han(word) and (term in word or word in term))
+        if related and any(alt in text for alt in alts):
+            return True
+    return False
+
+
+def _latin_stems(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z]+", text)}
+
+
+def substitution(
+    question: str,
+    quote: str,
+    scope: str = "",
+    document: str = "",
+    synonyms: Mapping[str, Collection[str]] | None = None,
+    names: str = "",
+    passage: str = "",
+) -> Substitution | None:
+    """The first slot where the quote has another word of the same kind than the question,
+    around a word both share, while the question's word is nowhere in the quote or its
+    scope (`scope`: the passage's title, headings, the document's names; `document`: the
+    quoted document's retrieved text; `synonyms`: the route's applied expansions; `names`:
+    the quoted document's title and file name; `passage`: the quoted passages' text)."""
+    text = f"{quote} {scope}".lower()
+    stems = _latin_stems(text)
+    alternatives = {k.lower(): [a.lower() for a in v] for k, v in (synonyms or {}).items()}
+    passage = passage.lower()
+
+    def there(word: str) -> bool:  # cheap: no tagging of the quote
+        return word in text if has_han(word) else word in stems
+
+    # Slots worth aligning: the anchor is in the quote, the question's word beside it is
+    # nowhere in the quote, its scope, a synonym the route applied, or (Latin words) the
+    # quoted document; a Han word must be a noun that the quoted passages never name.
+    slots: list[tuple[str, str, int]] = []
+    doc_stems: set[str] | None = None
+    for a, b in _pairs(words(question)):
+        for (anchor, _), (missing, kind), side in ((a, b, 1), (b, a, 0)):
+            if kind == ASKED_FOR or not _specific(anchor) or not there(anchor):
+                continue
+            if there(missing) or _explained(missing, alternatives, text):
+                continue
+            if has_han(missing):
+                if kind != NOUN or len(missing) < 2 or _in_passage(missing, passage):
+                    continue
+            else:
+                doc_stems = _latin_stems(document.lower()) if doc_stems is None else doc_stems
+                if missing in doc_stems:
+                    continue
+            slots.append((anchor, missing, side))
+    if not slots:
+        return None
+    # The words naming the quoted document ("according to the Wikipedia Duck article") are
+    # where to look, not what is asked: the quote's "ducks" may stand in for "penguins".
+    named = {w for w, _ in filter(None, words(names))} if names else set()
+    qwords = {w for w, _ in filter(None, words(question))} - named
+    raw_words = re.findall(r"[a-z]+", question.lower())
+    quote_pairs = _pairs(words(quote))
+    for anchor, missing, side in slots:
+        latin = not has_han(missing)
+        for left, right in quote_pairs:
+            (here, _), (other, other_kind) = (left, right) if side == 1 else (right, left)
+            if here != anchor or other in qwords or not _specific(other):
+                continue
+            if _acronym(other, raw_words):
+                continue
+            # Han words sharing a character are forms of one word (藏书量/藏书, 长度/长约),
+            # not siblings.
+            if not latin and (other_kind != NOUN or set(other) & set(missing)):
+                continue
+            return Substitution(missing, anchor, other)
+    return None

@@ -1,0 +1,87 @@
+"""The quote is about a sibling of what was asked (generation/slots.py), and the judge
+refuses it; paraphrases, synonyms, acronyms and word forms are not siblings."""
+
+from gen_cases import make_chunk, make_hits
+
+from generation.answerable import judge, unit_forms
+from generation.extractive import extract
+from generation.slots import substitution
+
+STATION = "毕竟国际空间站的造价高达1500亿美元，而且其运行速度达到了每小时27680公里。"
+
+
+def test_a_sibling_in_the_slot_beside_a_shared_word_is_found() -> None:
+    sub = substitution("光明网文章中，天宫空间站的造价是多少？", STATION, passage=STATION)
+    assert sub is not None and (sub.asked, sub.anchor, sub.instead) == ("天宫", "空间站", "国际")
+    eider = substitution(
+        "How many species of eider duck are almost flightless?",
+        "Three species of steamer duck are almost flightless, however.",
+        document="Three species of steamer duck are almost flightless, however.",
+    )
+    assert eider is not None and eider.asked == "eider" and eider.instead == "steamer"
+
+
+def test_the_thing_asked_named_anywhere_in_the_passage_is_no_sibling() -> None:
+    # The quote's subject is implicit ("成鸟…"), the passage names the thing asked.
+    passage = "天宫空间站是中国的空间站。" + STATION
+    assert substitution("天宫空间站的造价是多少？", STATION, passage=passage) is None
+    # An English word the quoted document uses elsewhere may be said in other words.
+    doc = "Swans are larger. A duckling is a young duck."
+    assert (
+        substitution("What is a young swan called?", "A duckling is a young duck.", document=doc)
+        is None
+    )
+
+
+def test_paraphrases_are_not_siblings() -> None:
+    # Verbs and other non-nouns in the slot: a paraphrase, not another thing.
+    q = "按南小二系统需求规格说明书的约束条件，项目代码用什么工具做版本管理？"
+    quote = "项目使用 Git 进行版本管理。"
+    assert substitution(q, quote, passage=quote) is None
+    # Forms of one word share a character: 藏书量 / 藏书.
+    quote = "图书馆藏书约110万册。"
+    assert substitution("山东女子学院图书馆藏书量是多少？", quote, passage=quote) is None
+    # A synonym the route applied (to a part of the word jieba cut): 个人数据 -> 个人信息.
+    q = "个人数据处理者利用个人数据进行自动化决策，应当保证什么？"
+    quote = "个人信息处理者利用个人信息进行自动化决策，应当保证决策的透明度。"
+    assert substitution(q, quote, passage=quote) is not None
+    assert substitution(q, quote, passage=quote, synonyms={"个人数据": ["个人信息"]}) is None
+    # An acronym of the question's words: "AOA" is the angle of attack.
+    q = "If the two angle of attack sensor inputs differ, what does the system do?"
+    quote = "If the two AOA sensor inputs differ, the system stops."
+    assert substitution(q, quote, document=quote) is None
+    # The noun a question word asks for is answered by an instance of it.
+    q = "Which newspaper published an article advising against bread?"
+    quote = "The Guardian published an article advising against bread."
+    assert substitution(q, quote, document=quote) is None
+    # "raise an alert" / "send an alert": a verb and its object.
+    q = "What daily volume would make the algorithm raise an alert?"
+    quote = "The algorithm would send an alert above 100 records."
+    assert substitution(q, quote, document=quote) is None
+
+
+def test_the_judge_refuses_a_quote_about_a_sibling_and_says_why() -> None:
+    hits = make_hits(make_chunk(STATION, title="太空饮酒"))
+    question = "光明网文章中，天宫空间站的造价是多少？"
+    ex = extract(question, hits)
+    v = judge(question, "general", [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits])
+    assert not v.covered and v.failed == "subject" and v.asked == "天宫"
+    assert "国际" in v.reason
+    ok_q = "国际空间站的造价是多少？"
+    ok = extract(ok_q, hits)
+    verdict = judge(
+        ok_q, "general", [q.text for q in ok.quotes], ok.chosen, [h.chunk for h in hits]
+    )
+    assert verdict.covered
+
+
+def test_a_unit_counts_in_any_of_its_written_forms() -> None:
+    assert "cm" in unit_forms("厘米") and unit_forms("furlong") == ("furlong",)
+    hits = make_hits(make_chunk("该种是一个小小的毛毡苔，全长通常只有2cm（0.79英尺）。"))
+    q = "锦地罗的全长是多少厘米？"
+    ex = extract(q, hits)
+    assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen).covered
+    hits = make_hits(make_chunk("The model m has a full length of two feet."))
+    q = "What is the full length of the model in metres? How many 米?"
+    ex = extract(q, hits)
+    assert not judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen).covered
