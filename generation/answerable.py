@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
 from core.types import Chunk
 from generation.passages import Candidate
-from generation.slots import SCAFFOLDING, substitution
+from generation.slots import SCAFFOLDING, row_substitution, substitution
 
 # ASCII digits, or Chinese numerals used as a quantity (followed by a unit or measure word);
 # 第N条/第N章 are references to a clause, not quantities.
@@ -547,6 +547,18 @@ def judge(
                 asked=sub.asked,
             )
     row_miss = _row_not_asked(question, chosen[0], same_doc)
+    other_row = (
+        row_substitution(
+            question, chosen[0].cells, f"{chosen[0].chunk.text} {chosen[0].context}", same_doc
+        )
+        if chosen[0].is_table_row and not row_miss
+        else None
+    )
+    if other_row is not None:
+        row_miss = (
+            f"the table has no row with {other_row.anchor} {other_row.asked!r} "
+            f"(the row quoted has {other_row.instead!r})"
+        )
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row")
     if missing_periods:

@@ -257,3 +257,75 @@ def substitution(
                 continue
             return Substitution(missing, anchor, other)
     return None
+
+
+_HAN_NUMERAL = "零〇一二三四五六七八九十百千万两"
+_LIST_MARK = re.compile(r"[,，、;；/]")
+_VALUE_BEFORE_HAN = re.compile(rf"([{_HAN_NUMERAL}\d]+)$")
+
+
+def _numeric(value: str) -> bool:
+    return bool(value) and all(c.isdigit() or c in _HAN_NUMERAL or c in ".," for c in value)
+
+
+def _standalone(value: str, text: str) -> bool:
+    """The value as a cell of its own: not inside a longer number or word."""
+    return re.search(rf"(?<![\w.]){re.escape(value)}(?![\w.])", text) is not None
+
+
+def _header_in_question(header: str, question: str) -> str:
+    """The longest part of a column header the question writes (Han: two characters or
+    more, "车道数" -> "车道"; Latin: a whole word, "Field Name" -> "field")."""
+    if has_han(header):
+        for size in range(len(header), 1, -1):
+            for i in range(len(header) - size + 1):
+                part = header[i : i + size]
+                if has_han(part) and part in question:
+                    return part
+        return ""
+    for w in sorted(re.findall(r"[a-z]{3,}", header.lower()), key=len, reverse=True):
+        if re.search(rf"\b{w}\b", question.lower()):
+            return w
+    return ""
+
+
+def _value_asked(part: str, question: str) -> str:
+    """The value the question puts on a column: the numeral right before a Han header
+    ("十车道"), or the word right before a Latin one ("the phone field")."""
+    at = question.lower().find(part)
+    before = question[:at]
+    if has_han(part):
+        m = _VALUE_BEFORE_HAN.search(before)
+        return m.group(1) if m else ""
+    m = re.search(r"([A-Za-z][\w\-]*)\s+$", before)
+    word = m.group(1).lower() if m else ""
+    if not word or word in KEYWORD_STOPWORDS or word in SCAFFOLDING or len(word) < 3:
+        return ""
+    return word
+
+
+def row_substitution(
+    question: str, cells: Collection[tuple[str, str]], table: str, document: str = ""
+) -> Substitution | None:
+    """A quoted table row whose key cell is another value than the one the question puts
+    on that column, which the table has nowhere: asked for "十车道", the row says 车道数: 八;
+    asked for "the phone field", it says Field Name: url. A Latin word the quoted document
+    (`document`: its retrieved text) uses is not taken for a value ("the duck food
+    table": the document is about ducks)."""
+    table = f"{table} {document}".lower() if not has_han(question) else table.lower()
+    values = {v.lower() for _, v in cells}
+    for header, value in cells:
+        if not value or len(value) > 24 or len(value.split()) > 3 or _LIST_MARK.search(value):
+            continue  # a description or a list of things, not a key
+        part = _header_in_question(header, question)
+        asked = _value_asked(part, question) if part else ""
+        if not asked or _numeric(asked) != _numeric(value) or asked in values:
+            continue
+        if _numeric(asked) and (f"{asked}{part}" in table or _standalone(asked, table)):
+            continue  # another row has it: that row, not this one, is the answer
+        if not _numeric(asked) and re.search(rf"(?<![a-z]){re.escape(asked)}", table):
+            continue
+        if _numeric(asked) and not has_han(part):
+            continue
+        return Substitution(asked, header, value)
+    return None

@@ -5,7 +5,7 @@ from gen_cases import make_chunk, make_hits
 
 from generation.answerable import judge, unit_forms
 from generation.extractive import extract
-from generation.slots import substitution
+from generation.slots import row_substitution, substitution
 
 STATION = "毕竟国际空间站的造价高达1500亿美元，而且其运行速度达到了每小时27680公里。"
 
@@ -85,3 +85,39 @@ def test_a_unit_counts_in_any_of_its_written_forms() -> None:
     q = "What is the full length of the model in metres? How many 米?"
     ex = extract(q, hits)
     assert not judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen).covered
+
+
+def test_a_row_with_another_key_value_than_the_one_asked_is_found() -> None:
+    lanes = (("公路技术等级", "高速公路"), ("车道数", "八"), ("用地指标基准值", "2.5000"))
+    table = "公路技术等级 | 车道数 | 用地指标基准值\n高速公路 | 八 | 2.5000\n高速公路 | 六 | 2.1333"
+    q = "表 7.5 中，十车道高速公路停车区用地指标基准值是多少公顷？"
+    sub = row_substitution(q, lanes, table)
+    assert sub is not None and (sub.asked, sub.instead) == ("十", "八")
+    # The value asked for is the row's, or another row of the table has it.
+    assert row_substitution(q.replace("十", "八"), lanes, table) is None
+    assert row_substitution(q.replace("十", "六"), lanes, table) is None
+    fields = (("Field Name", "url"), ("Type", "string"))
+    q = "In what form MUST the phone field of the Contact Object be given?"
+    assert row_substitution(q, fields, "Field Name | Type\nname | string\nurl | string") is not None
+    # A word the document uses elsewhere, or a cell listing several things, is no key.
+    assert row_substitution(q, fields, "url | string", document="call the phone number") is None
+    food = (("Kind", "Grain"), ("Food", "Corn, Buckwheat, Barley"), ("Calories", "200"))
+    q = "In the table of duck food, how many calories does a portion of grain provide?"
+    assert row_substitution(q, food, "Kind | Food | Calories\nGrain | Corn, Barley | 200") is None
+
+
+def test_the_judge_refuses_the_wrong_row_and_names_it() -> None:
+    table = make_chunk(
+        "| 公路技术等级 | 车道数 | 用地指标基准值 |\n|---|---|---|\n"
+        "| 高速公路 | 八 | 2.5000 |\n| 高速公路 | 六 | 2.1333 |",
+        kind="table",
+    )
+    hits = make_hits(table)
+    q = "十车道高速公路停车区用地指标基准值是多少？"
+    ex = extract(q, hits)
+    assert ex.chosen and ex.chosen[0].is_table_row, ex.quotes
+    v = judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen, [table])
+    assert not v.covered and v.failed == "row" and "十" in v.reason
+    q = "六车道高速公路停车区用地指标基准值是多少？"
+    ex = extract(q, hits)
+    assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen, [table]).covered
