@@ -272,7 +272,9 @@ def _unit_found(unit: str, text: str) -> bool:
     right after a number ("2cm", "3 km"), where it cannot be a word of its own."""
     if _found(unit, text):
         return True
-    for form in unit_forms(unit)[1:]:
+    for form in unit_forms(unit):
+        if form == unit:
+            continue
         if has_han(form):
             if form in text:
                 return True
@@ -547,18 +549,16 @@ def judge(
                 asked=sub.asked,
             )
     row_miss = _row_not_asked(question, chosen[0], same_doc)
-    other_row = (
-        row_substitution(
-            question, chosen[0].cells, f"{chosen[0].chunk.text} {chosen[0].context}", same_doc
+    if not row_miss and chosen[0].is_table_row:
+        best = chosen[0]
+        other = row_substitution(
+            question, best.cells, f"{best.chunk.text} {best.context}", same_doc
         )
-        if chosen[0].is_table_row and not row_miss
-        else None
-    )
-    if other_row is not None:
-        row_miss = (
-            f"the table has no row with {other_row.anchor} {other_row.asked!r} "
-            f"(the row quoted has {other_row.instead!r})"
-        )
+        if other is not None:
+            row_miss = (
+                f"the table has no row with {other.anchor} {other.asked!r} "
+                f"(the row quoted has {other.instead!r})"
+            )
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row")
     if missing_periods:

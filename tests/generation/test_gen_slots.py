@@ -77,6 +77,11 @@ def test_the_judge_refuses_a_quote_about_a_sibling_and_says_why() -> None:
 
 def test_a_unit_counts_in_any_of_its_written_forms() -> None:
     assert "cm" in unit_forms("厘米") and unit_forms("furlong") == ("furlong",)
+    # Any form asked finds every other one, not only those listed after it.
+    hits = make_hits(make_chunk("成鸟全长约30厘米。"))
+    q = "成鸟全长是多少公分？"
+    ex = extract(q, hits)
+    assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen).covered
     hits = make_hits(make_chunk("该种是一个小小的毛毡苔，全长通常只有2cm（0.79英尺）。"))
     q = "锦地罗的全长是多少厘米？"
     ex = extract(q, hits)
