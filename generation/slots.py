@@ -5,8 +5,8 @@ The shared word (the anchor) is there, the question's word next to it is nowhere
 quote, and the quote has another word of the same kind in that place.
 
 Words are read in order, language-aware: jieba's tagged cut for Chinese, lower-case
-Porter2 stems for Latin words. Linking words ("的", "of", "the") are skipped, so the
-words on either side stay adjacent; other function words, question words, units, numbers
+Porter2 stems for Latin words. Linking words ("的", "of") are skipped, so the words on
+either side stay adjacent; articles, other function words, question words, units, numbers
 and punctuation break adjacency, so the slot the answer fills ("谁发明了电话" / "贝尔发明了
 电话") is never taken for a substitution, and neither is the noun a question word asks
 for ("哪所学校", "which newspaper": the answer names one).
@@ -34,7 +34,8 @@ from core.text import KEYWORD_STOPWORDS, SOURCE_WORDS, has_han, stem, tagged_wor
 # not a noun and its modifier.
 _LINKS = frozenset({"的", "之", "of", "s"})
 _PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[A-Za-z][A-Za-z\-']*|\d[\d.,]*|\S")
-_NUMERAL = re.compile(r"^[\d.,]+$|^[零〇一二三四五六七八九十百千万亿两]+$")
+_HAN_NUMERAL = "零〇一二三四五六七八九十百千万两"
+_NUMERAL = re.compile(rf"^[\d.,]+$|^[{_HAN_NUMERAL}亿]+$")
 # Question words (the slot the answer fills), and units, which a quote states its own way.
 _QUESTION_WORD = re.compile(r"^(?:哪|多少|几|什么|怎|如何|为何|是否|谁)")
 _ASKS_FOR = frozenset({"which", "what", "whose"})
@@ -124,9 +125,9 @@ def words(text: str) -> tuple[tuple[str, str] | None, ...]:
     asking = False  # right after a question word: the noun it asks for
     for piece in _PIECE.findall(text.lower()):
         if has_han(piece):
-            parts = list(tagged_words(piece))
+            parts = tagged_words(piece)
         elif piece[0].isalpha():
-            parts = [(p, "eng") for p in re.split(r"['\-]", piece) if p]
+            parts = tuple((p, "eng") for p in re.split(r"['\-]", piece) if p)
         else:
             out.append(None)
             asking = False
@@ -165,9 +166,7 @@ def _in_passage(word: str, passage: str) -> bool:
 def mentioned(word: str, text: str) -> bool:
     """A word of `words` (a Han word, or a Latin stem) in a text."""
     text = text.lower()
-    if has_han(word):
-        return _in_passage(word, text)
-    return word in {w for w, _ in filter(None, words(text))}
+    return _in_passage(word, text) if has_han(word) else word in _latin_stems(text)
 
 
 def _acronym(short: str, question_words: list[str]) -> bool:
@@ -259,7 +258,6 @@ def substitution(
     return None
 
 
-_HAN_NUMERAL = "零〇一二三四五六七八九十百千万两"
 _LIST_MARK = re.compile(r"[,，、;；/]")
 _VALUE_BEFORE_HAN = re.compile(rf"([{_HAN_NUMERAL}\d]+)$")
 
