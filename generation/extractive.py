@@ -45,6 +45,9 @@ CLAUSE_RUN = 4
 # How strongly similarity of meaning re-orders the best sentences by word overlap: a
 # sentence's score is multiplied by (its similarity / the best similarity) ** this.
 SEMANTIC_POWER = 1.0
+# Chinese asks in place: the words right beside the question word ("以什么为食") stand
+# beside the answer in the sentence that gives it ("以多毛类为食"); they count this much more.
+FOCUS_WEIGHT = 2.0
 
 
 class Similarity(Protocol):
@@ -53,6 +56,15 @@ class Similarity(Protocol):
     def __call__(self, question: str, texts: Sequence[str]) -> Sequence[float]: ...
 
 
+# Sentences that go on from the one before them: a contrast, the next step or item,
+# a consequence, an example, or a pronoun for what it was about.
+_CONTINUES = re.compile(
+    r"^(?:but|however|also|in addition|moreover|furthermore|second(?:ly)?|then|finally|"
+    r"for (?:example|instance)|they|these|this|it)\b|"
+    r"^(?:但|而|并且|并|且|此外|另外|另一方面|同时|其次|然后|随后|不久|最终|最后|后来|因此|所以|"
+    r"因而|于是|由于|相反|例如|比如|包括|以及|[二三四五]是|第[二三四五]|[它牠他她]们|其|这|该|此)",
+    re.IGNORECASE,
+)
 # Sentences that refer back to the one before them.
 _ANAPHOR = re.compile(
     r"^(?:it|this|these|that|those|they|such|its|their|he|she|note|therefore|thus|hence)\b|"
@@ -113,6 +125,42 @@ class _Scored:
     relevance: float  # the term/bigram overlap alone, before adjustments
     novel: bool  # says something beyond the question's own words
     matched: frozenset[str] = frozenset()  # the question terms it matches
+    topic: frozenset[str] = frozenset()  # the question terms naming its passage's topic
+
+
+# A Chinese question word, in the place of what is asked.
+_WH_HAN = re.compile(
+    r"什么|哪[里儿个些一种年位所家国条座]?|谁|多少|几[个种年次岁位]?|怎样|怎么|如何|为何|何[时地处种]"
+)
+_CLAUSE = re.compile(r"[，,。；;：:？?！!、（）()\s]")
+# Particles between a question word and its neighbour ("在大学研究什么", "位于何处").
+_GAP = 3
+# 把/将/被 move a word away from the question word ("谁把文档升级" is "X upgraded the
+# document"): what follows them does not stand beside the answer.
+_MOVED = re.compile(r"[把将被]")
+
+
+def focus_terms(question: str, terms: Sequence[str]) -> set[str]:
+    """The question's terms written right beside its question word, in its clause: what
+    stands beside the answer in a Chinese sentence that states it. Empty for questions
+    without a Chinese question word."""
+    m = _WH_HAN.search(question)
+    if m is None:
+        return set()
+    left = _CLAUSE.split(question[: m.start()])[-1]
+    right = _CLAUSE.split(question[m.end() :])[0]
+    out: set[str] = set()
+    ends = {t: left.rfind(t) + len(t) for t in terms if has_han(t) and t in left}
+    if ends:
+        last = max(ends.values())
+        if len(left) - last <= _GAP and not _MOVED.search(left[last:]):
+            out.update(t for t, e in ends.items() if e == last)
+    starts = {t: right.find(t) for t in terms if has_han(t) and t in right}
+    if starts:
+        first = min(starts.values())
+        if first <= _GAP and not _MOVED.search(right[:first]):
+            out.update(t for t, b in starts.items() if b == first)
+    return out
 
 
 def _stem(word: str) -> str:
@@ -250,12 +298,17 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     # document's sentences are preferred over the same text found elsewhere.
     named_by = {d: len(_matched_terms(list(naming), n)) for d, n in names_by_doc.items()}
     most_named = max(named_by.values(), default=0)
+    quantity = bool(_QUANTITY_QUESTION.search(question))
+    # A quantity question's sentence is picked by the number it states, and the word
+    # beside "多少" (版本, 体重) is repeated by every row and sentence that has one.
+    focus = set() if quantity else focus_terms(question, terms)
     weight = {
         t: math.log(1 + len(cands) / n)
         * math.log(1 + n_chunks / chunk_df[t])
         / math.log(1 + n_chunks)
         * (IDENTIFIER_WEIGHT if _HAS_NUMBER.search(t) else 1.0)
         * (DOC_NAME_WEIGHT if t in naming else 1.0)
+        * (FOCUS_WEIGHT if t in focus else 1.0)
         for t, n in df.items()
         if n
     }
@@ -269,7 +322,6 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         g: math.log(1 + len(cands) / n) for g in q_grams if (n := sum(g in cg for cg in cand_grams))
     }
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
-    quantity = bool(_QUANTITY_QUESTION.search(question))
     kind = answer_kind(question)
     unit = asked_unit(question) if quantity else ""
     q_numbers = set(_NUMBERS.findall(question))
@@ -345,7 +397,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         # sentence from a lower-ranked passage must match clearly better to win.
         score /= 1 + RANK_DECAY * cand.hit_rank
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
-        out.append(_Scored(cand, score, relevance, novel, frozenset(hits)))
+        out.append(_Scored(cand, score, relevance, novel, frozenset(hits), frozenset(topic)))
     return _prefer_named_copy(out, named_by)
 
 
@@ -368,7 +420,7 @@ def _prefer_named_copy(scored: list[_Scored], named_by: dict[str, int]) -> list[
         for i in idx:
             s = scored[i]
             score = top if i == winner else min(s.score, 0.95 * top)
-            out[i] = _Scored(s.cand, score, s.relevance, s.novel, s.matched)
+            out[i] = _Scored(s.cand, score, s.relevance, s.novel, s.matched, s.topic)
     return out
 
 
@@ -540,7 +592,10 @@ def _answer_test(question: str) -> AnswerTest:
 
 
 def _completion(
-    chosen: _Scored, by_chunk: dict[str, list[Candidate]], holds_answer: AnswerTest
+    chosen: _Scored,
+    by_chunk: dict[str, list[Candidate]],
+    holds_answer: AnswerTest,
+    describes: bool = False,
 ) -> list[Candidate]:
     """Adjacent sentences that complete a chosen one: the one before when the chosen one
     opens with a pronoun or a note that refers back to it ("It", "这", "说明："); and,
@@ -588,6 +643,16 @@ def _completion(
             if other is not None and other not in out and holds_answer(other.text):
                 out.append(other)
                 break
+    elif (
+        describes
+        and nxt is not None
+        and nxt not in out
+        and not nxt.list_item
+        and _CONTINUES.match(nxt.text)
+    ):
+        # A sentence that goes on from this one ("但当风向转为东风后…", "其次，…",
+        # "牠们的毛…") is the rest of a description or a reason.
+        out.append(nxt)
     return out
 
 
@@ -644,6 +709,14 @@ def _by_meaning(
         else scored[i].cand.text
         for i in top
     }
+    # A sentence means what it says about its passage's topic: "根稍肉质" in the passage
+    # on 天门冬 is about 天门冬's roots. Without the topic, the embedding prefers whichever
+    # sentence repeats the name over the one that answers.
+    for i in top:
+        s = scored[i]
+        missing = sorted(t for t in s.topic if t not in s.cand.text)
+        if missing:
+            meant[s.cand.text] = " ".join([*missing, meant[s.cand.text]])
     texts = list(meant)
     sims = dict(zip(texts, similarity(question, [meant[t] for t in texts]), strict=True))
     best = max(sims.values())
@@ -667,7 +740,7 @@ def _by_meaning(
         if s.cand.is_table_row:
             continue  # rows are judged by their columns
         f = factor[s.cand.text] if i in chosen else floor
-        out[i] = _Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched)
+        out[i] = _Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched, s.topic)
     return out
 
 
@@ -688,6 +761,9 @@ def extract(
     for c in cands:
         by_chunk.setdefault(c.chunk.content_id, []).append(c)
     holds_answer = _answer_test(question)
+    # A question asking for a description, a reason or a way (not a number, date, person
+    # or place) is answered by a passage's sentences together.
+    describes = not _QUANTITY_QUESTION.search(question) and answer_kind(question) is None
     scored = _score(question, cands)
     if similarity is not None and semantic_candidates > 0:
         scored = _by_meaning(question, scored, similarity, semantic_candidates, by_chunk)
@@ -706,7 +782,7 @@ def extract(
             groups[-1].append(s.cand)  # several rows of one table: one small table
             used.add(id(s.cand))
             continue
-        completion = _completion(s, by_chunk, holds_answer)
+        completion = _completion(s, by_chunk, holds_answer, s is selected[0] and describes)
         before = [c for c in completion if c.position < s.cand.position]
         after = [c for c in completion if c.position > s.cand.position]
         items = (

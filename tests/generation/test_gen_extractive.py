@@ -5,7 +5,8 @@ from __future__ import annotations
 from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
 
 from core.ids import citation_label
-from generation.extractive import extractive_answer
+from core.text import content_terms
+from generation.extractive import extractive_answer, focus_terms
 
 FAA = "ab12cd0000000000"
 TEX = "dd22330000000000"
@@ -243,3 +244,44 @@ def test_a_list_is_quoted_with_its_items() -> None:
     assert "2. All communication is secured regardless of location." in parts
     assert "3. Access is granted per session." in parts
     assert "Detail follows." not in text  # in a long list an item's explanation is left out
+
+
+def test_focus_terms_are_the_words_beside_a_chinese_question_word() -> None:
+    def focus(q: str) -> set[str]:
+        return focus_terms(q, content_terms(q))
+
+    assert "为食" in focus("斯氏腔吻鳕主要以什么为食？")
+    assert focus("洛拉·帕尼亚尼在大学研究什么？") == {"研究"}
+    assert "著作" in focus("魏玩的著作有哪些？")
+    # 把 moves the object away from the question word: 文档 does not stand beside the
+    # answer (who did it).
+    assert "文档" not in focus("修订记录里，是谁把文档升级到 V1.1 的？")
+    assert focus("What does the policy engine decide?") == set()
+
+
+def test_words_beside_the_question_word_pick_the_sentence() -> None:
+    chunk = make_chunk(
+        "斯氏腔吻鳕为辐鳍鱼纲鳕形目鼠尾鳕科的其中一种。"
+        "本鱼分布于西太平洋区，栖息在大陆棚斜坡。"
+        "生活在混浊的泥沙底质上，几乎是以多毛类为食，偶在胃中发现甲壳类。",
+        doc_id=TIDB,
+    )
+    text, _ = extractive_answer("斯氏腔吻鳕主要以什么为食？", make_hits(chunk), max_sentences=1)
+    assert "以多毛类为食" in text
+
+
+def test_a_description_goes_on_into_the_sentence_that_continues_it() -> None:
+    chunk = make_chunk(
+        "战事在猪苗代湖北岸展开，开战初期风向为西，烈风变成顺风，对芦名军十分有利。"
+        "但当风向转为东风后，伊达军的形势开始渐入佳境。"
+        "战后伊达政宗进入黑川城。",
+        doc_id=TIDB,
+    )
+    hits = make_hits(chunk)
+    text, _ = extractive_answer("风向对这次战事有什么影响？", hits, max_sentences=1)
+    assert "对芦名军十分有利。 但当风向转为东风后" in text  # one quote, in order
+    assert "黑川城" not in text
+    assert_verbatim(text, [chunk.text])
+    # A question for a number is answered by the sentence that has it, nothing more.
+    number, _ = extractive_answer("开战初期烈风从哪个方向来，有几级？", hits, max_sentences=1)
+    assert "但当风向" not in number

@@ -253,3 +253,24 @@ def test_a_list_item_ending_in_a_semicolon_does_not_bring_the_next_items() -> No
     text = " ".join(q.text for q in ex.quotes)
     assert "（二）利用个人信息进行自动化决策；" in text
     assert "（三）" not in text
+
+
+def test_meaning_reads_a_sentence_with_its_passages_topic() -> None:
+    # The embedding favours the sentence that repeats the plant's name; the answer is the
+    # one about the leaflets, which names the plant only through its passage.
+    chunk = make_chunk(
+        "盾柱木是豆科盾柱木属的植物，原产于东南亚。"
+        "羽片8~14对，对生或近对生，羽轴基部膨大。"
+        "盾柱木常作行道树栽培。",
+        doc_id=LAW,
+    )
+    meaning = FakeMeaning({"盾柱木": 0.9})
+    text = _quoted("盾柱木的羽片有什么特点？", make_hits(chunk), meaning)
+    assert text.startswith("羽片8~14对")
+    # What the similarity was asked about: the sentence with the topic before it.
+    assert any(
+        "盾柱" in t
+        and t.endswith("羽片8~14对，对生或近对生，羽轴基部膨大。")
+        and not t.startswith("羽片")
+        for t in meaning.calls[0]
+    )
