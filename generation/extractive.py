@@ -797,9 +797,11 @@ def extract(
         # Keep a group contiguous in the passage: a gap would claim lines it skips.
         group = _contiguous(group, s.cand)
         whole = _whole_list(group, items, by_chunk)
-        if whole:
+        if whole and not any(id(c) in used for c in whole):
+            # (A list part of which is already quoted is not quoted whole again: the
+            # quote would skip the lines quoted before, and claim them.)
             # A short list is quoted in one piece, its items with what explains them.
-            group, items = [c for c in whole if id(c) not in used], []
+            group, items = whole, []
         used.update(id(c) for c in group)
         groups.append(group)
         # A list is quoted with its items, each its own sentence.

@@ -285,3 +285,20 @@ def test_a_description_goes_on_into_the_sentence_that_continues_it() -> None:
     # A question for a number is answered by the sentence that has it, nothing more.
     number, _ = extractive_answer("开战初期烈风从哪个方向来，有几级？", hits, max_sentences=1)
     assert "但当风向" not in number
+
+
+def test_a_list_partly_quoted_already_is_not_quoted_whole_around_the_gap() -> None:
+    chunk = make_chunk(
+        "TiFlash 存算分离架构下 TiFlash Write Node 和 Compute Node 的推荐要求如下：\n"
+        "- 软件：与存算一体架构一致。\n"
+        "- 磁盘空间：\n"
+        "  - TiFlash Write Node 磁盘空间：推荐 200 GB+，用作上传数据前的本地缓冲区。\n"
+        "  - TiFlash Compute Node：推荐 100 GB+，用于缓存从 Write Node 读取的数据。\n"
+        "- CPU 以及内存等要求参考下文。",
+        doc_id=TIDB,
+    )
+    text, _ = extractive_answer(
+        "TiFlash 存算分离架构中，TiFlash Write Node 推荐多大的磁盘空间？", make_hits(chunk)
+    )
+    assert "200 GB+" in text
+    assert_verbatim(text, [chunk.text])  # every quote is one contiguous run of the text
