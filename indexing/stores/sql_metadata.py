@@ -781,8 +781,25 @@ class SqlMetadataStore:
         reason: str,
         best_coverage: float,
     ) -> GapRecord:
-        now = _now()
         misses = json.dumps(list(near_misses), ensure_ascii=False, default=str)
+        try:
+            return self._record_gap(key, normalised, question, roles, misses, reason, best_coverage)
+        except IntegrityError:
+            # Two requests asked the same new question at once and both inserted (SQLite
+            # has no row lock to make the second wait): the row exists now, so count again.
+            return self._record_gap(key, normalised, question, roles, misses, reason, best_coverage)
+
+    def _record_gap(
+        self,
+        key: str,
+        normalised: str,
+        question: str,
+        roles: Sequence[str],
+        misses: str,
+        reason: str,
+        best_coverage: float,
+    ) -> GapRecord:
+        now = _now()
         with self._session.begin() as s:
             row = s.get(KnowledgeGapRow, key, with_for_update=True)
             if row is None:

@@ -50,3 +50,25 @@ def test_gaps_cli(tmp_path: Path) -> None:
     assert out.exit_code == 0 and "no open knowledge gaps" in out.output
     out = runner.invoke(cli, ["gaps", "--data-dir", str(data)])
     assert "2x  quarvian cooling budget, what is it?" in out.output
+
+
+def test_a_gap_recorded_twice_at_once_is_counted_not_lost(tmp_path: Path) -> None:
+    # Two requests with the same new question: both find no row and both insert (SQLite
+    # has no row lock). The one that loses the insert counts again instead of failing the
+    # request with a 500.
+    store = SqlMetadataStore(f"sqlite:///{tmp_path / 'ragline.db'}")
+    first = store._record_gap
+    calls = []
+
+    def racing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 1:
+            first(*args, **kwargs)  # the other request's insert lands first ...
+            from sqlalchemy.exc import IntegrityError
+
+            raise IntegrityError("INSERT", {}, Exception("UNIQUE constraint failed"))
+        return first(*args, **kwargs)
+
+    store._record_gap = racing  # type: ignore[method-assign]
+    _record(store, "Who signs the badge form?", ["role:hr"])
+    assert [g.count for g in store.gaps()] == [2]
