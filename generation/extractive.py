@@ -797,10 +797,10 @@ def extract(
         # Keep a group contiguous in the passage: a gap would claim lines it skips.
         group = _contiguous(group, s.cand)
         whole = _whole_list(group, items, by_chunk)
+        # A short list is quoted in one piece, its items with what explains them; not
+        # when part of it is quoted already (the piece would skip those lines, yet claim
+        # them).
         if whole and not any(id(c) in used for c in whole):
-            # (A list part of which is already quoted is not quoted whole again: the
-            # quote would skip the lines quoted before, and claim them.)
-            # A short list is quoted in one piece, its items with what explains them.
             group, items = whole, []
         used.update(id(c) for c in group)
         groups.append(group)
