@@ -31,6 +31,10 @@ class EmbedderSettings(BaseModel):
     kind: Literal["use", "e5", "bge"] = "use"
     threads: int = 1
     batch_size: int = 32
+    # Batches of one large embed_passages call (ingest) embedded at once, each on its own
+    # thread (the model's maths release the GIL): 0 = one per core. Queries and small
+    # calls stay on the caller's thread.
+    passage_threads: int = 0
     # BGE-M3 via FlagEmbedding: a local directory (or a hub id where the hub is reachable).
     bge_model_path: str = ""
     use_fp16: bool = False
@@ -81,6 +85,9 @@ class IngestSettings(BaseModel):
     pii_salt: str = ""  # secret salt for the "hash" policy
     ocr: bool = False  # OCR scanned PDFs with tesseract (chi_sim+eng) when installed
     summarize: bool = False  # one-sentence LLM summary per chunk (needs llm.base_url)
+    # Passages of consecutive files of one batch embedded in one call, in the background
+    # while the next files are prepared; 0 = each file on its own, in the foreground.
+    embed_group: int = 128
 
 
 class IngestLimitSettings(BaseModel):

@@ -232,19 +232,35 @@ class Ragline:
         )
         by_index: dict[int, FileOutcome] = {}
         report = SyncReport()
-        for n, i in enumerate(order, start=1):
-            path, supported = found[i]
-            if supported:
-                by_index[i] = self.ingestor.ingest(path, tags=tags, principal=principal)
-            else:
+        # Files go in groups of consecutive ones up to the next sync, the supported ones
+        # ingested together (the passages of small files embedded in one call).
+        group: list[int] = []
+
+        def ingest_group() -> None:
+            todo = [i for i in group if found[i][1]]
+            skipped = [i for i in group if not found[i][1]]
+            for i in skipped:
+                path = found[i][0]
                 by_index[i] = FileOutcome(
                     str(path),
                     "skipped",
                     f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS",
                 )
+            outcomes = self.ingestor.ingest_batch(
+                [found[i][0] for i in todo], tags=tags, principal=principal, progress=progress
+            )
+            by_index.update(zip(todo, outcomes, strict=True))
             if progress is not None:
-                progress(path)
-            if n % sync_every == 0 or (deferred and n == len(order) - deferred):
+                for i in skipped:
+                    progress(found[i][0])
+            group.clear()
+
+        for n, i in enumerate(order, start=1):
+            group.append(i)
+            synced = n % sync_every == 0 or (deferred and n == len(order) - deferred)
+            if synced or n == len(order):
+                ingest_group()
+            if synced:
                 self._merge(report, self.sync())
         outcomes = [by_index[i] for i in range(len(found))]
         outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()], principal))

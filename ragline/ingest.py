@@ -10,12 +10,13 @@ from __future__ import annotations
 import fnmatch
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as package_version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -39,6 +40,7 @@ from ingestion.parse import (
 from ingestion.pii import PiiMasker
 from ragline.writes import authorize_write
 
+_T = TypeVar("_T")
 RAGLINE_VERSION = "0.1.0"
 EMBED_SLICE = 256  # passages embedded between two checks of the per-file time limit
 # The distribution that carries each embedder kind's model: its version goes into lineage.
@@ -241,7 +243,6 @@ class DocumentIngestor:
         `principal` None is the operator; otherwise the write is checked (`ragline.writes`)
         before anything is compared or staged. Unchanged bytes with changed metadata are
         a metadata update ("updated"): no parse, no embedding."""
-        start = time.perf_counter()
         source = source or source_uri(path)
         doc_id = doc_id or doc_id_for(source)
         wanted = _Wanted(
@@ -253,26 +254,139 @@ class DocumentIngestor:
             modified,
             principal,
         )
-        try:
-            outcome = self._ingest(path, source, doc_id, wanted)
-        except RaglineError as exc:
-            outcome = FileOutcome(str(path), "failed", str(exc), doc_id)
-        except Exception as exc:  # a bug must cost one file, not the batch; keep the reason
-            outcome = FileOutcome(
-                str(path), "failed", f"internal error: {type(exc).__name__}: {exc}", doc_id
+        return self._run([_Job(path, source, doc_id, wanted)])[0]
+
+    def ingest_batch(
+        self,
+        paths: Sequence[Path],
+        *,
+        tags: Iterable[str] | None = None,
+        principal: Principal | None = None,
+        progress: Callable[[Path], None] | None = None,
+    ) -> list[FileOutcome]:
+        """`ingest` for several files (each as the document of its own URI), in order, with
+        the passages of consecutive small files embedded in one call: an embedder spends
+        most of a one-passage call on fixed costs, and a batch spreads over its threads.
+        Each file still succeeds or fails alone, with its own reason. `progress` is called
+        with each file's path as it is done, in order."""
+        frozen = None if tags is None else frozenset(tags)
+        jobs = []
+        for path in paths:
+            source = source_uri(path)
+            wanted = _Wanted(frozen, None, None, None, path.name, None, principal)
+            jobs.append(_Job(path, source, doc_id_for(source), wanted))
+        return self._run(jobs, progress)
+
+    def _run(
+        self, jobs: Sequence[_Job], progress: Callable[[Path], None] | None = None
+    ) -> list[FileOutcome]:
+        """Prepare each file (parse, mask, chunk, entities); once `ingest.embed_group`
+        passages are prepared (and at the end), embed them in one call, then stage those
+        files in order. A group is embedded in the background while the next one is
+        prepared: the embedder's maths release the GIL, the rest of ingest is Python (128
+        passages is one batch on each of two embedder threads)."""
+        group = max(1, self._settings.ingest.embed_group)
+        inline = self._settings.ingest.embed_group <= 0 or len(jobs) == 1
+        outcomes: list[FileOutcome | None] = [None] * len(jobs)
+        ready: list[tuple[int, _Prepared, float]] = []  # (job index, prepared, seconds so far)
+        embedding: Future[tuple[list[np.ndarray | Exception], float]] | None = None
+        embedded: list[tuple[int, _Prepared, float]] = []
+        reported = 0  # files before this one have been reported to `progress`
+
+        def report() -> None:
+            nonlocal reported
+            while reported < len(jobs) and outcomes[reported] is not None:
+                if progress is not None:
+                    progress(jobs[reported].path)
+                reported += 1
+
+        def timed_embed(batch: list[_Prepared]) -> tuple[list[np.ndarray | Exception], float]:
+            t0 = time.perf_counter()
+            return self._embed_prepared(batch), time.perf_counter() - t0
+
+        def stage_embedded() -> None:
+            if embedding is None:
+                return
+            vectors, embed_s = embedding.result()
+            total = sum(len(p.chunks) for _, p, _ in embedded) or 1
+            for (i, prepared, spent), vecs in zip(embedded, vectors, strict=True):
+                start = time.perf_counter()
+                job = jobs[i]
+                if isinstance(vecs, Exception):
+                    outcome = _failed(job, vecs)
+                else:
+                    outcome = _guarded(job, self._stage, prepared, vecs)
+                share = embed_s * len(prepared.chunks) / total
+                outcomes[i] = replace(outcome, seconds=spent + share + time.perf_counter() - start)
+                report()
+
+        # (Its thread starts on the first submit: never, inline.)
+        with ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background:
+
+            def flush() -> None:
+                nonlocal embedding, embedded
+                stage_embedded()  # the group before, in order
+                embedded = list(ready)
+                batch = [p for _, p, _ in ready]
+                ready.clear()
+                if inline:
+                    embedding = Future()
+                    embedding.set_result(timed_embed(batch))
+                    stage_embedded()
+                    embedding = None
+                else:
+                    embedding = background.submit(timed_embed, batch)
+
+            for i, job in enumerate(jobs):
+                start = time.perf_counter()
+                result = _guarded(job, self._prepare, job)
+                if isinstance(result, _Prepared):
+                    ready.append((i, result, time.perf_counter() - start))
+                    if sum(len(p.chunks) for _, p, _ in ready) >= group:
+                        flush()
+                else:
+                    outcomes[i] = replace(result, seconds=time.perf_counter() - start)
+                    report()
+            if ready:
+                flush()
+            stage_embedded()
+        done = [o for o in outcomes if o is not None]
+        for job, outcome in zip(jobs, done, strict=True):
+            self._meta.record_ingest(
+                IngestRecord(
+                    job.source,
+                    outcome.status,
+                    outcome.note,
+                    job.doc_id,
+                    outcome.version,
+                    datetime.now(UTC).replace(tzinfo=None),
+                )
             )
-        outcome = replace(outcome, seconds=time.perf_counter() - start)
-        self._meta.record_ingest(
-            IngestRecord(
-                source,
-                outcome.status,
-                outcome.note,
-                doc_id,
-                outcome.version,
-                datetime.now(UTC).replace(tzinfo=None),
-            )
-        )
-        return outcome
+        return done
+
+    def _embed_prepared(self, ready: Sequence[_Prepared]) -> list[np.ndarray | Exception]:
+        """Each prepared file's vectors, from one call over all their passages; when that
+        fails, file by file, so a failure (a file's time limit) is that file's alone."""
+        texts = [c.text for p in ready for c in p.chunks]
+        if len(ready) > 1:
+            try:
+                vectors = self._embed(texts)
+            except Exception:  # find the file it belongs to, below
+                pass
+            else:
+                out: list[np.ndarray | Exception] = []
+                at = 0
+                for p in ready:
+                    out.append(vectors[at : at + len(p.chunks)])
+                    at += len(p.chunks)
+                return out
+        out = []
+        for p in ready:
+            try:
+                out.append(self._embed([c.text for c in p.chunks]))
+            except Exception as exc:
+                out.append(exc)
+        return out
 
     def _document(
         self,
@@ -312,7 +426,9 @@ class DocumentIngestor:
         authorize_write(wanted.principal, existing, wanted.tags, source)
         return existing
 
-    def _ingest(self, path: Path, source: str, doc_id: str, wanted: _Wanted) -> FileOutcome:
+    def _prepare(self, job: _Job) -> FileOutcome | _Prepared:
+        """Everything before embedding; a metadata-only update is done here."""
+        path, source, doc_id, wanted = job.path, job.source, job.doc_id, job.wanted
         limits = self._settings.ingest
         max_bytes = int(limits.max_file_mb * 2**20)
         # Before the file is even read: nothing about a document the caller may not write
@@ -386,19 +502,39 @@ class DocumentIngestor:
             )
             for i, d in enumerate(drafts)
         ]
-        vectors = self._embed([c.text for c in chunks])
+        return _Prepared(
+            path,
+            source,
+            doc_id,
+            wanted,
+            version,
+            doc_format,
+            title,
+            stated,
+            chunks,
+            parsed.parser,
+            parsed.page_count,
+            pii_counts,
+            warnings,
+            sum(bool(s) for s in summaries),
+        )
+
+    def _stage(self, p: _Prepared, vectors: np.ndarray) -> FileOutcome:
+        path, source, doc_id, wanted, version = p.path, p.source, p.doc_id, p.wanted, p.version
+        doc_format, title, stated, chunks = p.doc_format, p.title, p.stated, p.chunks
+        pii_counts, warnings = p.pii, p.warnings
         lineage = {
             # Every version ever staged counts (rows are never removed), so this only grows.
             "sync_version": len(self._meta.versions(doc_id)) + 1,
             "ragline": RAGLINE_VERSION,
-            "parser": parsed.parser,
+            "parser": p.parser,
             "chunker": self._settings.chunk.model_dump(),
             "embedder": self._embedder_lineage(),
-            "summaries": sum(bool(s) for s in summaries) if self._summarize else None,
+            "summaries": p.summaries if self._summarize else None,
             "pii": pii_counts,
             "warnings": warnings,
         }
-        staged = DocumentVersion(doc_id, version, "pending", len(chunks), parsed.page_count)
+        staged = DocumentVersion(doc_id, version, "pending", len(chunks), p.page_count)
         # Embedding took a while too, and the document may have changed hands (its ACL
         # tightened, a re-tag) since the check above. The write is decided once more on
         # the live document and staged only if that is still the live one, in the same
@@ -426,7 +562,7 @@ class DocumentIngestor:
             version,
             len(chunks),
             sum(c.kind == "table" for c in chunks),
-            parsed.page_count,
+            p.page_count,
             0.0,
             pii_counts,
             tuple(warnings),
@@ -511,3 +647,49 @@ class _Wanted:
     name: str
     modified: date | None
     principal: Principal | None
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """One file to ingest, as the document `doc_id` at `source`."""
+
+    path: Path
+    source: str
+    doc_id: str
+    wanted: _Wanted
+
+
+@dataclass(frozen=True, slots=True)
+class _Prepared:
+    """A file parsed, masked and chunked, waiting for its vectors."""
+
+    path: Path
+    source: str
+    doc_id: str
+    wanted: _Wanted
+    version: str
+    doc_format: str
+    title: str
+    stated: date | None
+    chunks: list[Chunk]
+    parser: str
+    page_count: int
+    pii: dict[str, int]
+    warnings: list[str]
+    summaries: int
+
+
+def _guarded(job: _Job, step: Callable[..., _T], *args: Any) -> _T | FileOutcome:
+    """Run one file's step; its failure becomes that file's outcome."""
+    try:
+        return step(*args)
+    except Exception as exc:
+        return _failed(job, exc)
+
+
+def _failed(job: _Job, exc: Exception) -> FileOutcome:
+    if isinstance(exc, RaglineError):
+        return FileOutcome(str(job.path), "failed", str(exc), job.doc_id)
+    # A bug must cost one file, not the batch; keep the reason.
+    reason = f"internal error: {type(exc).__name__}: {exc}"
+    return FileOutcome(str(job.path), "failed", reason, job.doc_id)

@@ -14,19 +14,12 @@ import logging
 import os
 from typing import Any
 
+from core.cores import cores
 from core.settings import ThreadSettings
 
 log = logging.getLogger("ragline")
 
 _BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-
-
-def cores() -> int:
-    """Cores this process may run on (the affinity mask, else the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:  # pragma: no cover - not on Linux
-        return os.cpu_count() or 1
 
 
 def retrieve_pool_size(t: ThreadSettings) -> int:

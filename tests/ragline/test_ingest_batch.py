@@ -1,0 +1,81 @@
+"""Files of one `ingest` call are prepared one by one and their passages embedded
+together (issue 13, ingest throughput), while each file still succeeds or fails alone and
+progress is reported file by file, in order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from core.settings import Settings
+from core.types import Principal
+from ragline.app import Ragline
+
+OPERATOR = Principal("ops", superuser=True)
+
+
+def _note(i: int, extra: str = "") -> str:
+    return (
+        f"# Note {i}\n\nForm F-{i} is filed with registry office {i} within {i + 2} days. {extra}"
+    )
+
+
+def test_one_bad_file_fails_alone_and_the_others_share_embedding_calls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text(_note(1))
+    (folder / "b.pdf").write_bytes(b"%PDF-1.4 this is not a pdf at all")
+    (folder / "c.md").write_text(_note(3))
+    (folder / "d.md").write_text(_note(4, "POISON"))
+    (folder / "e.md").write_text(_note(5))
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    calls: list[list[str]] = []
+    real = rag.embedder.embed_passages
+
+    def embed(texts: Any) -> Any:
+        calls.append(list(texts))
+        if any("POISON" in t for t in texts):
+            raise RuntimeError("the embedder broke on this text")
+        return real(texts)
+
+    monkeypatch.setattr(rag.embedder, "embed_passages", embed)
+    seen: list[str] = []
+    try:
+        outcomes, _ = rag.ingest([folder], progress=lambda p: seen.append(p.name))
+        assert [Path(o.path).name for o in outcomes] == ["a.md", "b.pdf", "c.md", "d.md", "e.md"]
+        assert [o.status for o in outcomes] == ["indexed", "failed", "indexed", "failed", "indexed"]
+        assert "the embedder broke on this text" in outcomes[3].reason
+        assert outcomes[1].reason  # the parser's reason, not the neighbours'
+        assert seen == ["a.md", "b.pdf", "c.md", "d.md", "e.md"]
+        # The first call embedded the four parsed files' passages together; after it
+        # failed, each file was embedded on its own to find the one it belongs to.
+        assert sum("Form F-" in t for t in calls[0]) == 4
+        assert [len(c) for c in calls[1:]] == [1, 1, 1, 1]
+        for i in (1, 3, 5):
+            hits = rag.search(f"form F-{i} registry office {i}", OPERATOR, top_k=1).hits
+            assert hits and f"F-{i} " in hits[0].chunk.text
+        assert all("POISON" not in h.chunk.text for h in rag.search("POISON", OPERATOR).hits)
+        log = {Path(r.source).name: r.status for r in rag.stores.metadata.ingest_log()}
+        assert log["d.md"] == "failed" and log["e.md"] == "indexed"
+        # Unchanged files are neither parsed nor embedded again.
+        calls.clear()
+        again, _ = rag.ingest([folder])
+        assert [o.status for o in again if o.path.endswith(".md")].count("unchanged") == 3
+        assert all("POISON" in t for c in calls for t in c)  # only the failed one retried
+    finally:
+        rag.close()
+
+
+def test_use_embedder_threads_give_the_same_vectors() -> None:
+    from indexing.embedders import UseEmbedder
+
+    texts = [f"第{i}条 规定了登记机关在{i}日内办理的手续 and form F-{i}" for i in range(70)]
+    one, two = UseEmbedder(workers=1), UseEmbedder(workers=2)
+    a, b = one.embed_passages(texts), two.embed_passages(texts)
+    assert a.shape == b.shape == (70, 512)
+    assert float(abs(a - b).max()) < 1e-5
+    assert float(abs(two.embed_query(texts[5]) - b[5]).max()) < 1e-5
