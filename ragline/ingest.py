@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from core.cores import cores
 from core.errors import DocumentChanged, ParseError, RaglineError
 from core.ids import content_id_for, doc_id_for, source_uri, version_of
 from core.settings import Settings
@@ -320,8 +321,13 @@ class DocumentIngestor:
                 outcomes[i] = replace(outcome, seconds=spent + share + time.perf_counter() - start)
                 report()
 
-        # (Its thread starts on the first submit: never, inline.)
-        with ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background:
+        # Parses in flight: they wait on parse worker processes, so two help even on one core.
+        ahead = 1 if inline else max(2, cores())
+        # (Their threads start on the first submit: never, inline.)
+        with (
+            ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background,
+            ThreadPoolExecutor(ahead, thread_name_prefix="ingest-parse") as parsers,
+        ):
 
             def flush() -> None:
                 nonlocal embedding, embedded
@@ -330,16 +336,36 @@ class DocumentIngestor:
                 batch = [p for _, p, _ in ready]
                 ready.clear()
                 if inline:
-                    embedding = Future()
-                    embedding.set_result(timed_embed(batch))
+                    embedding = _run_now(timed_embed, batch)
                     stage_embedded()
                     embedding = None
                 else:
                     embedding = background.submit(timed_embed, batch)
 
+            checked: dict[int, FileOutcome | _Read] = {}
+            parsing: dict[int, Future[ParsedDocument]] = {}
+
+            def look_ahead(i: int) -> None:
+                # The next files are checked and their parses started (in parse worker
+                # processes: another core) while this one is chunked and staged.
+                for j in range(i, min(len(jobs), i + ahead)):
+                    if j in checked:
+                        continue
+                    checked[j] = _guarded(jobs[j], self._check, jobs[j])
+                    if isinstance(checked[j], _Read):
+                        if inline:
+                            parsing[j] = _run_now(self._parse, jobs[j])
+                        else:
+                            parsing[j] = parsers.submit(self._parse, jobs[j])
+
             for i, job in enumerate(jobs):
                 start = time.perf_counter()
-                result = _guarded(job, self._prepare, job)
+                look_ahead(i)
+                read = checked.pop(i)
+                if isinstance(read, _Read):
+                    result = _guarded(job, self._prepare, job, read, parsing.pop(i))
+                else:
+                    result = read
                 if isinstance(result, _Prepared):
                     ready.append((i, result, time.perf_counter() - start))
                     if sum(len(p.chunks) for _, p, _ in ready) >= group:
@@ -426,11 +452,11 @@ class DocumentIngestor:
         authorize_write(wanted.principal, existing, wanted.tags, source)
         return existing
 
-    def _prepare(self, job: _Job) -> FileOutcome | _Prepared:
-        """Everything before embedding; a metadata-only update is done here."""
+    def _check(self, job: _Job) -> FileOutcome | _Read:
+        """The cheap part before parsing: may the caller write it, and are these bytes
+        new? A metadata-only update is done here."""
         path, source, doc_id, wanted = job.path, job.source, job.doc_id, job.wanted
-        limits = self._settings.ingest
-        max_bytes = int(limits.max_file_mb * 2**20)
+        max_bytes = int(self._settings.ingest.max_file_mb * 2**20)
         # Before the file is even read: nothing about a document the caller may not write
         # (not even whether these bytes are its bytes) is looked at.
         existing = self._authorized(doc_id, wanted, source)
@@ -440,22 +466,33 @@ class DocumentIngestor:
         doc_format = document_format(path, data[:4096], self._options)
         if self._meta.has_version(doc_id, version) and existing is not None:
             return self._update_metadata(path, existing, doc_format, wanted, version)
-        parsed = parse_file(
-            path,
-            max_bytes=max_bytes,
+        return _Read(len(data), version, doc_format)
+
+    def _parse(self, job: _Job) -> ParsedDocument:
+        limits = self._settings.ingest
+        return parse_file(
+            job.path,
+            max_bytes=int(limits.max_file_mb * 2**20),
             timeout_s=limits.parse_timeout_s,
             isolate=limits.isolate,
             pool=self._parser,
             options=self._options,
         )
+
+    def _prepare(self, job: _Job, read: _Read, parsing: Future[ParsedDocument]) -> _Prepared:
+        """Everything after parsing and before embedding."""
+        path, source, doc_id, wanted = job.path, job.source, job.doc_id, job.wanted
+        version, doc_format = read.version, read.doc_format
+        data_len = read.size
+        parsed = parsing.result()
         blocks, pii_counts = self._masker.mask_blocks(parsed.blocks, source)
         drafts = chunk_blocks(
             blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
         )
         if not drafts:  # a non-empty file (empty ones fail in the parser) with no text
-            raise ParseError(no_chunks_reason(parsed, doc_format, len(data)))
+            raise ParseError(no_chunks_reason(parsed, doc_format, data_len))
         warnings = list(parsed.warnings)
-        if (bare := headings_only_warning(parsed, len(data))) is not None:
+        if (bare := headings_only_warning(parsed, data_len)) is not None:
             warnings.append(bare)
         cap = self._settings.ingest_limits.max_chunks_per_file
         if 0 < cap < len(drafts):  # before summaries and embeddings: they cost per chunk
@@ -660,6 +697,15 @@ class _Job:
 
 
 @dataclass(frozen=True, slots=True)
+class _Read:
+    """A file whose bytes are new: their size, version and format, before parsing."""
+
+    size: int
+    version: str
+    doc_format: str
+
+
+@dataclass(frozen=True, slots=True)
 class _Prepared:
     """A file parsed, masked and chunked, waiting for its vectors."""
 
@@ -685,6 +731,16 @@ def _guarded(job: _Job, step: Callable[..., _T], *args: Any) -> _T | FileOutcome
         return step(*args)
     except Exception as exc:
         return _failed(job, exc)
+
+
+def _run_now(step: Callable[..., _T], *args: Any) -> Future[_T]:
+    """`step(*args)` run here, as a done future (the inline twin of a pool's submit)."""
+    done: Future[_T] = Future()
+    try:
+        done.set_result(step(*args))
+    except Exception as exc:
+        done.set_exception(exc)
+    return done
 
 
 def _failed(job: _Job, exc: Exception) -> FileOutcome:

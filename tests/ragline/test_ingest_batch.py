@@ -79,3 +79,39 @@ def test_use_embedder_threads_give_the_same_vectors() -> None:
     assert a.shape == b.shape == (70, 512)
     assert float(abs(a - b).max()) < 1e-5
     assert float(abs(two.embed_query(texts[5]) - b[5]).max()) < 1e-5
+
+
+def test_the_next_file_is_parsed_while_this_one_is_chunked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from ragline.ingest import DocumentIngestor
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / f"{name}.md").write_text(_note(ord(name)))
+    b_parsing = threading.Event()
+    seen_during_a: list[bool] = []
+    real_parse, real_prepare = DocumentIngestor._parse, DocumentIngestor._prepare
+
+    def parse(self: DocumentIngestor, job: Any) -> Any:
+        if job.path.name == "b.md":
+            b_parsing.set()
+        return real_parse(self, job)
+
+    def prepare(self: DocumentIngestor, job: Any, read: Any, parsing: Any) -> Any:
+        if job.path.name == "a.md":
+            seen_during_a.append(b_parsing.wait(10))
+        return real_prepare(self, job, read, parsing)
+
+    monkeypatch.setattr(DocumentIngestor, "_parse", parse)
+    monkeypatch.setattr(DocumentIngestor, "_prepare", prepare)
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        outcomes, _ = rag.ingest([folder])
+    finally:
+        rag.close()
+    assert [o.status for o in outcomes] == ["indexed"] * 3
+    assert seen_during_a == [True]
