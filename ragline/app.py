@@ -237,22 +237,38 @@ class Ragline:
         group: list[int] = []
 
         def ingest_group() -> None:
-            todo = [i for i in group if found[i][1]]
-            skipped = [i for i in group if not found[i][1]]
-            for i in skipped:
-                path = found[i][0]
-                by_index[i] = FileOutcome(
-                    str(path),
-                    "skipped",
-                    f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS",
-                )
+            supported = [k for k, i in enumerate(group) if found[i][1]]  # group positions
+            for i in group:
+                path, known = found[i]
+                if not known:
+                    by_index[i] = FileOutcome(
+                        str(path),
+                        "skipped",
+                        f"extension {path.suffix!r} not in RAGLINE_INGEST__EXTENSIONS",
+                    )
+            shown = 0  # the group's files before this position have been reported
+            done = 0  # supported files of the group ingested so far
+
+            def show(upto: int) -> None:
+                nonlocal shown
+                if progress is not None:
+                    for i in group[shown:upto]:
+                        progress(found[i][0])
+                shown = max(shown, upto)
+
+            def one_done(_: Path) -> None:  # the next supported file, in order
+                nonlocal done
+                show(supported[done] + 1)
+                done += 1
+
             outcomes = self.ingestor.ingest_batch(
-                [found[i][0] for i in todo], tags=tags, principal=principal, progress=progress
+                [found[group[k]][0] for k in supported],
+                tags=tags,
+                principal=principal,
+                progress=one_done,
             )
-            by_index.update(zip(todo, outcomes, strict=True))
-            if progress is not None:
-                for i in skipped:
-                    progress(found[i][0])
+            by_index.update(zip((group[k] for k in supported), outcomes, strict=True))
+            show(len(group))  # skipped files after the last supported one
             group.clear()
 
         for n, i in enumerate(order, start=1):

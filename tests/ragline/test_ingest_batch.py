@@ -115,3 +115,20 @@ def test_the_next_file_is_parsed_while_this_one_is_chunked(
         rag.close()
     assert [o.status for o in outcomes] == ["indexed"] * 3
     assert seen_during_a == [True]
+
+
+def test_progress_keeps_skipped_files_in_found_order(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.md").write_text(_note(1))
+    (folder / "b.xyz").write_text("not an ingest format")
+    (folder / "c.md").write_text(_note(3))
+    (folder / "d.xyz").write_text("not one either")
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    seen: list[str] = []
+    try:
+        outcomes, _ = rag.ingest([folder], progress=lambda p: seen.append(p.name))
+    finally:
+        rag.close()
+    assert seen == ["a.md", "b.xyz", "c.md", "d.xyz"]
+    assert [o.status for o in outcomes] == ["indexed", "skipped", "indexed", "skipped"]
