@@ -393,10 +393,9 @@ class DocumentIngestor:
     def _embed_prepared(self, ready: Sequence[_Prepared]) -> list[np.ndarray | Exception]:
         """Each prepared file's vectors, from one call over all their passages; when that
         fails, file by file, so a failure (a file's time limit) is that file's alone."""
-        texts = [c.text for p in ready for c in p.chunks]
         if len(ready) > 1:
             try:
-                vectors = self._embed(texts)
+                vectors = self._embed([c.text for p in ready for c in p.chunks])
             except Exception:  # find the file it belongs to, below
                 pass
             else:
@@ -456,7 +455,7 @@ class DocumentIngestor:
         """The cheap part before parsing: may the caller write it, and are these bytes
         new? A metadata-only update is done here."""
         path, source, doc_id, wanted = job.path, job.source, job.doc_id, job.wanted
-        max_bytes = int(self._settings.ingest.max_file_mb * 2**20)
+        max_bytes = self._max_bytes()
         # Before the file is even read: nothing about a document the caller may not write
         # (not even whether these bytes are its bytes) is looked at.
         existing = self._authorized(doc_id, wanted, source)
@@ -468,11 +467,14 @@ class DocumentIngestor:
             return self._update_metadata(path, existing, doc_format, wanted, version)
         return _Read(len(data), version, doc_format)
 
+    def _max_bytes(self) -> int:
+        return int(self._settings.ingest.max_file_mb * 2**20)
+
     def _parse(self, job: _Job) -> ParsedDocument:
         limits = self._settings.ingest
         return parse_file(
             job.path,
-            max_bytes=int(limits.max_file_mb * 2**20),
+            max_bytes=self._max_bytes(),
             timeout_s=limits.parse_timeout_s,
             isolate=limits.isolate,
             pool=self._parser,
@@ -483,16 +485,15 @@ class DocumentIngestor:
         """Everything after parsing and before embedding."""
         path, source, doc_id, wanted = job.path, job.source, job.doc_id, job.wanted
         version, doc_format = read.version, read.doc_format
-        data_len = read.size
         parsed = parsing.result()
         blocks, pii_counts = self._masker.mask_blocks(parsed.blocks, source)
         drafts = chunk_blocks(
             blocks, self._settings.chunk, approx_tokens, has_pages=parsed.has_pages
         )
         if not drafts:  # a non-empty file (empty ones fail in the parser) with no text
-            raise ParseError(no_chunks_reason(parsed, doc_format, data_len))
+            raise ParseError(no_chunks_reason(parsed, doc_format, read.size))
         warnings = list(parsed.warnings)
-        if (bare := headings_only_warning(parsed, data_len)) is not None:
+        if (bare := headings_only_warning(parsed, read.size)) is not None:
             warnings.append(bare)
         cap = self._settings.ingest_limits.max_chunks_per_file
         if 0 < cap < len(drafts):  # before summaries and embeddings: they cost per chunk
@@ -540,12 +541,8 @@ class DocumentIngestor:
             for i, d in enumerate(drafts)
         ]
         return _Prepared(
-            path,
-            source,
-            doc_id,
-            wanted,
-            version,
-            doc_format,
+            job,
+            read,
             title,
             stated,
             chunks,
@@ -557,8 +554,9 @@ class DocumentIngestor:
         )
 
     def _stage(self, p: _Prepared, vectors: np.ndarray) -> FileOutcome:
-        path, source, doc_id, wanted, version = p.path, p.source, p.doc_id, p.wanted, p.version
-        doc_format, title, stated, chunks = p.doc_format, p.title, p.stated, p.chunks
+        path, source, doc_id, wanted = p.job.path, p.job.source, p.job.doc_id, p.job.wanted
+        version, doc_format = p.read.version, p.read.doc_format
+        title, stated, chunks = p.title, p.stated, p.chunks
         pii_counts, warnings = p.pii, p.warnings
         lineage = {
             # Every version ever staged counts (rows are never removed), so this only grows.
@@ -709,12 +707,8 @@ class _Read:
 class _Prepared:
     """A file parsed, masked and chunked, waiting for its vectors."""
 
-    path: Path
-    source: str
-    doc_id: str
-    wanted: _Wanted
-    version: str
-    doc_format: str
+    job: _Job
+    read: _Read
     title: str
     stated: date | None
     chunks: list[Chunk]

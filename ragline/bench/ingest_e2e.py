@@ -26,12 +26,11 @@ TARGET_CHUNKS_PER_S = 100.0
 TARGET_PDF_PAGES_PER_S = 40.0
 
 
-def _warm_up(settings: Settings) -> None:
+def _warm_up() -> None:
+    """Load the process-wide tokeniser dictionaries (each run loads its own model)."""
     from core.text import keyword_tokens
-    from indexing.embedders import make_embedder
     from indexing.entities import extract_entities
 
-    make_embedder(settings.embedder).load()
     extract_entities("预热分词词典 warm up the dictionaries")
     keyword_tokens("预热分词词典 warm up")
 
@@ -91,7 +90,7 @@ def run_end_to_end(
             keep = dict(list(paras.items())[:paragraphs] if paragraphs else paras.items())
             write_corpus(keep, root / "paragraphs")
             folders.append(root / "paragraphs")
-        _warm_up(settings)
+        _warm_up()
         baseline_settings = settings.model_copy(deep=True)
         baseline_settings.ingest.embed_group = 0
         baseline_settings.embedder.passage_threads = 1
