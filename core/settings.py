@@ -35,6 +35,9 @@ class EmbedderSettings(BaseModel):
     # thread (the model's maths release the GIL): 0 = one per core. Queries and small
     # calls stay on the caller's thread.
     passage_threads: int = 0
+    # Questions of concurrent requests embedded together, at most this many per model call
+    # (indexing/query_batch.py); 1 = each on its own.
+    query_batch: int = 32
     # BGE-M3 via FlagEmbedding: a local directory (or a hub id where the hub is reachable).
     bge_model_path: str = ""
     use_fp16: bool = False

@@ -17,6 +17,7 @@ import numpy as np
 from core.cores import cores
 from core.errors import ModelMissing
 from core.settings import EmbedderSettings
+from indexing.query_batch import QueryBatcher
 
 
 @runtime_checkable
@@ -60,7 +61,9 @@ class UseEmbedder:
     model = "use-multilingual-v3"
     dim = 512
 
-    def __init__(self, threads: int = 1, batch_size: int = 32, workers: int = 1) -> None:
+    def __init__(
+        self, threads: int = 1, batch_size: int = 32, workers: int = 1, query_batch: int = 32
+    ) -> None:
         self._threads = threads
         self._batch = batch_size
         self._workers = max(1, workers)
@@ -68,6 +71,7 @@ class UseEmbedder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
         self._lock = threading.Lock()
+        self._queries = QueryBatcher(self._embed_queries, query_batch)
 
     def _encoder(self) -> Any:
         with self._lock:  # two first callers must not load the weights twice
@@ -114,8 +118,11 @@ class UseEmbedder:
         out[order] = np.vstack(parts)
         return _normalise(out)
 
+    def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(self._encoder().encode(list(texts)))
+
     def embed_query(self, text: str) -> np.ndarray:
-        return _normalise(self._encoder().encode([text]))[0]
+        return self._queries.embed(text)
 
 
 class E5Embedder:
@@ -124,9 +131,10 @@ class E5Embedder:
     model = "multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, threads: int = 1) -> None:
+    def __init__(self, threads: int = 1, query_batch: int = 32) -> None:
         self._threads = threads
         self._engine: Any = None
+        self._queries = QueryBatcher(self._embed_queries, query_batch)
 
     def _e5(self) -> Any:
         if self._engine is None:
@@ -147,8 +155,11 @@ class E5Embedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         return _normalise(np.asarray(self._e5().passage(list(texts))))
 
+    def _embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(np.asarray(self._e5().query(list(texts))))
+
     def embed_query(self, text: str) -> np.ndarray:
-        return _normalise(np.asarray(self._e5().query([text])))[0]
+        return self._queries.embed(text)
 
 
 class BgeM3Embedder:
@@ -157,7 +168,9 @@ class BgeM3Embedder:
     model = "bge-m3"
     dim = 1024
 
-    def __init__(self, model_path: str, use_fp16: bool = False, batch_size: int = 32) -> None:
+    def __init__(
+        self, model_path: str, use_fp16: bool = False, batch_size: int = 32, query_batch: int = 32
+    ) -> None:
         if not model_path:
             raise ModelMissing(
                 "RAGLINE_EMBEDDER__KIND=bge needs RAGLINE_EMBEDDER__BGE_MODEL_PATH: "
@@ -174,6 +187,7 @@ class BgeM3Embedder:
         self._fp16 = use_fp16
         self._batch = batch_size
         self._bge: Any = None
+        self._queries = QueryBatcher(self.embed_passages, query_batch)
 
     def _model(self) -> Any:
         if self._bge is None:
@@ -202,13 +216,15 @@ class BgeM3Embedder:
         return _normalise(out)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_passages([text])[0]
+        return self._queries.embed(text)
 
 
 def make_embedder(settings: EmbedderSettings) -> Embedder:
     if settings.kind == "use":
         workers = settings.passage_threads if settings.passage_threads > 0 else cores()
-        return UseEmbedder(settings.threads, settings.batch_size, workers)
+        return UseEmbedder(settings.threads, settings.batch_size, workers, settings.query_batch)
     if settings.kind == "e5":
-        return E5Embedder(threads=settings.threads)
-    return BgeM3Embedder(settings.bge_model_path, settings.use_fp16, settings.batch_size)
+        return E5Embedder(threads=settings.threads, query_batch=settings.query_batch)
+    return BgeM3Embedder(
+        settings.bge_model_path, settings.use_fp16, settings.batch_size, settings.query_batch
+    )

@@ -9,6 +9,7 @@ says why in `error`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -67,12 +68,18 @@ def parse_synonyms(text: str, where: str) -> dict[str, list[tuple[str, ...]]]:
 def _occurs(term: str, lowered: str) -> bool:
     """Han and other scripts: substring. Latin: whole words, the last one also in its
     plural ("policy enforcement points", "PEPs" name the group of "PEP")."""
+    pattern = _pattern(term)
+    return pattern.search(lowered) is not None if pattern is not None else term.lower() in lowered
+
+
+@functools.lru_cache(maxsize=8192)
+def _pattern(term: str) -> re.Pattern[str] | None:
+    """The whole-word pattern of a Latin term, compiled once (None: match as substring)."""
     t = term.lower()
     if re.search(r"[^\x00-\x7f]", t):
-        return t in lowered
+        return None
     plural = r"(?:e?s)?" if t[-1:].isalpha() else ""
-    pattern = rf"(?<!-){LATIN_WORD_START}{re.escape(t)}{plural}{LATIN_WORD_END}(?!-)"
-    return re.search(pattern, lowered) is not None
+    return re.compile(rf"(?<!-){LATIN_WORD_START}{re.escape(t)}{plural}{LATIN_WORD_END}(?!-)")
 
 
 class SynonymDictionary:
