@@ -251,6 +251,22 @@ def load(
     baseline: Annotated[
         bool, typer.Option("--baseline/--no-baseline", help="Also measure 1 process, no bound.")
     ] = True,
+    baseline_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--baseline-env",
+            help="NAME=VALUE the baseline server alone runs with (repeatable), e.g. "
+            "RAGLINE_EMBEDDER__QUERY_BATCH=1 to measure without a feature.",
+        ),
+    ] = None,
+    client: Annotated[
+        Literal["fast", "requests"],
+        typer.Option(
+            "--client",
+            help="Locust's HTTP client: fast (FastHttpUser, geventhttpclient) leaves the "
+            "shared cores to the server; requests (HttpUser) is what earlier runs used.",
+        ),
+    ] = "fast",
     json_out: JsonOut = None,
     profile: Profile = "embedded",
 ) -> None:
@@ -262,13 +278,26 @@ def load(
 
     counts = [int(u) for u in users.split(",") if u.strip()]
     candidate = ServerConfig("candidate", workers or os.cpu_count() or 1, max_in_flight)
-    base = ServerConfig("baseline", 1, 0) if baseline else None
+    pairs = [e.split("=", 1) for e in baseline_env or []]
+    if any(len(p) != 2 or not p[0] for p in pairs):
+        raise typer.BadParameter("expected NAME=VALUE", param_hint="--baseline-env")
+    env = tuple((p[0], p[1]) for p in pairs)
+    base = ServerConfig("baseline", 1, 0, env) if baseline else None
     with (
         tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp,
         _settings(Path(tmp), profile) as settings,
     ):
         result = run_load(
-            settings, docs_dir, questions, scenario, counts, duration, candidate, base, period
+            settings,
+            docs_dir,
+            questions,
+            scenario,
+            counts,
+            duration,
+            candidate,
+            base,
+            period,
+            client,
         )
         result["profile"] = profile
     write_json(json_out, result)

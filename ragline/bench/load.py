@@ -37,6 +37,7 @@ class ServerConfig:
     name: str
     workers: int
     max_in_flight: int
+    env: tuple[tuple[str, str], ...] = ()  # settings this server alone runs with
 
 
 def _free_port() -> int:
@@ -67,6 +68,7 @@ def running_server(config: ServerConfig, base_env: dict[str, str], log: Path) ->
         "RAGLINE_API__MAX_IN_FLIGHT": str(config.max_in_flight),
         "RAGLINE_API__CACHE_TTL_S": "0",
         "RAGLINE_MONITORING__INTERVAL_S": "0",
+        **dict(config.env),
     }
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -173,10 +175,12 @@ def run_locust(
     questions: Path,
     out: Path,
     period_s: float,
+    client: str = "fast",
 ) -> dict[str, Any]:
     prefix = out / f"{scenario}-{users}"
     env = {
         **os.environ,
+        "RAGLINE_LOAD_CLIENT": client,
         "RAGLINE_LOAD_KEY": _KEY,
         "RAGLINE_LOAD_SCENARIO": scenario,
         "RAGLINE_LOAD_QUESTIONS": str(questions),
@@ -238,6 +242,7 @@ def run_load(
     candidate: ServerConfig,
     baseline: ServerConfig | None,
     period_s: float = 2.0,
+    client: str = "fast",
 ) -> dict[str, Any]:
     rag = Ragline(settings)
     try:
@@ -253,7 +258,11 @@ def run_load(
         qfile.write_text("\n".join(load_questions(questions_file)) + "\n", encoding="utf-8")
         runs: dict[str, dict[str, Any]] = {}
         for config in [c for c in (baseline, candidate) if c is not None]:
-            runs[config.name] = {"workers": config.workers, "max_in_flight": config.max_in_flight}
+            runs[config.name] = {
+                "workers": config.workers,
+                "max_in_flight": config.max_in_flight,
+                "env": dict(config.env),
+            }
             with running_server(config, settings_env(settings), out / f"{config.name}.log") as base:
                 for u in users:
                     print(
@@ -262,7 +271,7 @@ def run_load(
                         flush=True,
                     )
                     runs[config.name][str(u)] = run_locust(
-                        base, u, duration_s, scenario, qfile, out, period_s
+                        base, u, duration_s, scenario, qfile, out, period_s, client
                     )
     ratios: dict[str, dict[str, float | None]] = {}
     if baseline is not None:
@@ -283,6 +292,7 @@ def run_load(
             "scenario": scenario,
             "duration_s": duration_s,
             "period_s": period_s if scenario == "open" else None,
+            "client": client,
             "documents": len([o for o in outcomes if o.status in ("indexed", "unchanged")]),
             "chunks": chunks,
             "ingest_s": round(ingest_s, 1),

@@ -57,7 +57,8 @@ def test_questions_load_from_jsonl_squad_and_text(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize("client", ["fast", "requests"])
+def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path, client: str) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "handbook.md").write_text(
@@ -88,6 +89,8 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path) -
             "--workers",
             "1",
             "--no-baseline",
+            "--client",
+            client,
             "--json",
             str(out),
         ],
@@ -102,3 +105,4 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path) -
     assert point["served"] > 0
     assert point["errors"] == 0, point
     assert {"search", "ask"} <= set(point["per_endpoint"])
+    assert json.loads(out.read_text())["load"]["client"] == client
