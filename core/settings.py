@@ -33,7 +33,7 @@ class EmbedderSettings(BaseModel):
     batch_size: int = 32
     # Batches of one large embed_passages call (ingest) embedded at once, each on its own
     # thread (the model's maths release the GIL): 0 = one per core. Queries and small
-    # calls stay on the caller's thread.
+    # calls never use these threads (queries run on a request's thread, see query_batch).
     passage_threads: int = 0
     # Questions of concurrent requests embedded together, at most this many per model call
     # (indexing/query_batch.py); 1 = each on its own.

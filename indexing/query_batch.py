@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,7 +25,7 @@ class _Slot:
     text: str
     vector: np.ndarray | None = None
     error: BaseException | None = None
-    done: bool = field(default=False)
+    done: bool = False
 
 
 class QueryBatcher:
