@@ -190,14 +190,19 @@ class SignalReranker:
         Where it does, the two swap scores. Only the first 20 hits are compared."""
         top = min(len(hits), 20)
         policy = self.policy
+        least = self.fusion.version_similarity
+        sizes = [len(g) for g in grams[:top]]
         for i in range(top):
             for j in range(i + 1, top):
                 a, b = hits[i], hits[j]
                 if a.chunk.doc_id == b.chunk.doc_id:
                     continue
+                small, large = sorted((sizes[i], sizes[j]))
+                # Jaccard is at most small/large: most pairs end here, with no set built.
+                if small < least * large:
+                    continue
                 inter = len(grams[i] & grams[j])
-                union = len(grams[i] | grams[j]) or 1
-                if inter / union < self.fusion.version_similarity:
+                if inter / ((sizes[i] + sizes[j] - inter) or 1) < least:
                     continue
                 ka, kb = (_version_key(policy, h.chunk) for h in (a, b))
                 better, worse = (a, b) if ka < kb else (b, a)

@@ -9,13 +9,16 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 from sqlalchemy import (
     Engine,
     MetaData,
+    bindparam,
     create_engine,
     delete,
     event,
@@ -188,6 +191,33 @@ _SERVING_COLUMNS = (
 )
 
 
+_SERVING_NAMES = tuple(c.name for c in _SERVING_COLUMNS)
+
+# Built once: the serve-check's statement, ids bound per call (an expanding IN).
+_SERVING = (
+    select(*_SERVING_COLUMNS)
+    .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
+    .join(
+        VersionRow,
+        (VersionRow.doc_id == ChunkRow.doc_id) & (VersionRow.version == ChunkRow.version),
+    )
+    .where(
+        ChunkRow.content_id.in_(bindparam("ids", expanding=True)),
+        # `status || ''`: no index on status for this query. With it, SQLite started from
+        # every current version and read all their chunks (the whole corpus per query);
+        # now it looks the ids up.
+        VersionRow.status.concat("") == "current",
+        DocumentRow.deleted.is_(False),
+    )
+)
+
+
+def _serving_chunk(values: tuple[Any, ...]) -> Chunk:
+    # A row has the attributes of both (no name in common is selected).
+    row = SimpleNamespace(**dict(zip(_SERVING_NAMES, values, strict=True)))
+    return _chunk(row, row)  # type: ignore[arg-type]
+
+
 def _batches(items: Sequence[str]) -> Iterable[Sequence[str]]:
     for i in range(0, len(items), _IN_BATCH):
         yield items[i : i + _IN_BATCH]
@@ -276,6 +306,8 @@ class SqlMetadataStore:
 
             upgrade(self.engine)
         self._session = sessionmaker(self.engine, expire_on_commit=False)
+        # Row values -> Chunk for the serve-check (thread-safe, bounded, per store).
+        self._row_chunk = lru_cache(maxsize=8192)(_serving_chunk)
 
     # -- the writer lock --------------------------------------------------------------
     @contextmanager
@@ -655,30 +687,16 @@ class SqlMetadataStore:
     # -- serving ----------------------------------------------------------------------
     def serving(self, content_ids: Sequence[str]) -> dict[str, Chunk]:
         # The serve-check of every query: plain rows (no ORM identity map or instance
-        # state), one round trip per batch of ids.
+        # state), one round trip per batch of ids, through one prepared statement. The
+        # status and deletion checks run in SQL every time; only turning a row into a
+        # Chunk is memoised, keyed by the whole row, so any change to the chunk or its
+        # document's fields (title, ACL, trust...) is a new key, never a stale Chunk.
         out: dict[str, Chunk] = {}
         with self.engine.connect() as conn:
             for batch in _batches(list(content_ids)):
-                rows = conn.execute(
-                    select(*_SERVING_COLUMNS)
-                    .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
-                    .join(
-                        VersionRow,
-                        (VersionRow.doc_id == ChunkRow.doc_id)
-                        & (VersionRow.version == ChunkRow.version),
-                    )
-                    .where(
-                        ChunkRow.content_id.in_(list(batch)),
-                        # `status || ''`: no index on status for this query. With it,
-                        # SQLite started from every current version and read all their
-                        # chunks (the whole corpus per query); now it looks the ids up.
-                        VersionRow.status.concat("") == "current",
-                        DocumentRow.deleted.is_(False),
-                    )
-                )
-                for row in rows:
-                    # A row has the attributes of both (no name in common is selected).
-                    out[row.content_id] = _chunk(row, row)  # type: ignore[arg-type]
+                for row in conn.execute(_SERVING, {"ids": list(batch)}):
+                    chunk = self._row_chunk(tuple(row))
+                    out[chunk.content_id] = chunk
         return out
 
     def _ids_with_status(self, status: str) -> set[str]:

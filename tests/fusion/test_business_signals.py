@@ -103,6 +103,37 @@ def test_rerank_formula_prefers_newer_and_trusted_when_relevance_ties() -> None:
     assert ranked[1].source_class == "news" and ranked[1].signals["trust"] == 0.3
 
 
+def test_versions_of_unequal_length_are_ordered_at_the_similarity_bound() -> None:
+    """Near-identical passages of two documents: the newer goes first even when the older
+    one was fused far higher, once their word sets overlap by at least
+    `version_similarity` (0.7), measured exactly also when their sizes differ."""
+    words = [
+        "alpha",
+        "bravo",
+        "charlie",
+        "delta",
+        "echo",
+        "foxtrot",
+        "golf",
+        "hotel",
+        "india",
+        "juliet",
+    ]
+    extra = ["kilo", "lima", "mike", "november", "oscar"]
+    older = _chunk("older", " ".join(words), title="policy", modified=TODAY - timedelta(days=30))
+
+    def ranked(newer_words: list[str]) -> list[str]:
+        newer = _chunk(
+            "newer", " ".join(newer_words), title="policy", modified=TODAY - timedelta(days=20)
+        )
+        hits = [Hit(older, 1.0), Hit(newer, 0.2)]
+        return [h.chunk.content_id for h in SignalReranker(today=TODAY).rerank("zulu", hits, 1.0)]
+
+    # The title is a word of both: 11 shared of 15 (0.73), then 11 of 16 (0.69).
+    assert ranked(words + extra[:4]) == ["newer", "older"]
+    assert ranked(words + extra) == ["older", "newer"]
+
+
 def test_relevance_still_dominates_age() -> None:
     """Decay reorders near-ties; it does not bury the passage that answers the question."""
     answer = _chunk(

@@ -204,6 +204,10 @@ def test_update_document_changes_served_metadata_and_enqueues_meta_entries(
     _finish(meta)
     meta.promote_ready()
     v2 = _stage(meta, doc, b"meta two")  # pending: gets its own entry
+    ids = meta.version_content_ids(doc.doc_id, v1.version)
+    # Served once before the change: what the serve-check remembers of a row must not
+    # outlive the row.
+    assert meta.serving(ids)[ids[0]].acl_tags == frozenset()
     tightened = replace(
         doc,
         title="Salaries",
@@ -216,7 +220,6 @@ def test_update_document_changes_served_metadata_and_enqueues_meta_entries(
     assert meta.update_document(tightened, STORES)
     got = meta.document(doc.doc_id)
     assert got == replace(tightened, source=doc.source)
-    ids = meta.version_content_ids(doc.doc_id, v1.version)
     served = meta.serving(ids)[ids[0]]  # the truth serves the new ACL at once
     assert served.acl_tags == frozenset({"hr"}) and served.title == "Salaries"
     assert served.department == "hr" and served.modified == date(2025, 1, 2)
@@ -224,6 +227,7 @@ def test_update_document_changes_served_metadata_and_enqueues_meta_entries(
         entries = [(e.op, e.version) for e in meta.pending(store, 100) if e.op == "meta"]
         assert sorted(entries) == sorted([("meta", v1.version), ("meta", v2.version)])
     assert meta.delete_document(doc.doc_id, STORES)
+    assert meta.serving(ids) == {}
     assert not meta.update_document(tightened, STORES)
     assert not meta.update_document(_doc("never-staged.md"), STORES)
 
