@@ -191,8 +191,6 @@ _SERVING_COLUMNS = (
 )
 
 
-_SERVING_NAMES = tuple(c.name for c in _SERVING_COLUMNS)
-
 # Built once: the serve-check's statement, ids bound per call (an expanding IN).
 _SERVING = (
     select(*_SERVING_COLUMNS)
@@ -210,6 +208,9 @@ _SERVING = (
         DocumentRow.deleted.is_(False),
     )
 )
+
+
+_SERVING_NAMES = tuple(_SERVING.selected_columns.keys())
 
 
 def _serving_chunk(values: tuple[Any, ...]) -> Chunk:
