@@ -25,10 +25,17 @@ _TIME_Q = re.compile(
     r"哪一?年|哪一?天|几月|哪个月|何年|日期",
     re.IGNORECASE,
 )
+# A calendar date or year asked for by name (not "when"/"何时": those are often answered
+# by an event, "after the war", "高二的时候").
+_DATE_Q = re.compile(
+    r"what (year|date|day|month)|which (year|date|day|month)|哪一?年|哪一?天|几月|哪个月|何年|日期",
+    re.IGNORECASE,
+)
 _TIME = re.compile(
-    r"\b(1[0-9]\d\d|20\d\d)\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
+    r"\b(1[0-9]\d\d|20\d\d)s?\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
     r"\b(january|february|march|april|may|june|july|august|september|october|november|"
-    r"december)\b|世纪|朝|年代",
+    r"december)\b|世纪|朝|年代|时期|年间|[夏商周秦汉晋隋唐宋元明清]代|\bcentury\b|"
+    r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",
     re.IGNORECASE,
 )
 _CAPITALISED = re.compile(r"(?<=\w[\s,;] )[A-Z][a-z]+")
@@ -49,6 +56,11 @@ def answer_kind(question: str) -> Kind | None:
     if _PLACE_Q.search(question):
         return "place"
     return None
+
+
+def asks_date(question: str) -> bool:
+    """Whether the question asks for a year, month or date by name."""
+    return _DATE_Q.search(question) is not None
 
 
 @lru_cache(maxsize=4096)

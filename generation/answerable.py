@@ -32,6 +32,7 @@ from urllib.parse import unquote
 
 from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
 from core.types import Chunk
+from generation.answer_type import asks_date, has_answer_type
 from generation.passages import Candidate
 from generation.slots import SCAFFOLDING, row_substitution, substitution
 
@@ -145,7 +146,7 @@ class Verdict:
     met: int = 0  # how many of them the quote meets
     # What failed: "quantity", "unit", "name" (an identifier or name the quote's document
     # does not mention), "row", "period", "subject" (the quote is about a sibling of the
-    # thing asked); "" when covered.
+    # thing asked), "time" (a date asked, none quoted); "" when covered.
     failed: str = ""
     asked: str = ""  # with "subject": the question's word the quote has another in place of
 
@@ -512,6 +513,16 @@ def judge(
             constraints=total,
             met=met - 1,
             failed="quantity",
+        )
+    # A question asking for a date or year by name ("哪一天", "what year") needs one in the
+    # quoted sentences that the question does not already give.
+    if asks_date(question) and not any(has_answer_type(q, "time", question) for q in quoted):
+        return Verdict(
+            False,
+            "the question asks for a date and the quoted evidence states none",
+            constraints=total + 1,
+            met=met,
+            failed="time",
         )
     unit = asked_unit(question) if quantity else ""
     if unit and not _unit_found(unit, evidence):

@@ -169,6 +169,14 @@ def mentioned(word: str, text: str) -> bool:
     return _in_passage(word, text) if has_han(word) else word in _latin_stems(text)
 
 
+def _same_root(a: str, b: str) -> bool:
+    """Two Latin stems with the same consonants in the same order: forms of one word that
+    differ in a vowel, which the stemmer leaves apart (becam/becom, wrote/write, began/
+    begin), not siblings (eider/steamer, swan/swallow)."""
+    ca, cb = (re.sub(r"[aeiouy]", "", w) for w in (a, b))
+    return len(ca) >= 2 and ca == cb and a[0] == b[0]
+
+
 def _acronym(short: str, question_words: list[str]) -> bool:
     """`short` spells the initials of consecutive question words ("aoa": angle of attack,
     "pep": policy enforcement point; a plural "s" may follow)."""
@@ -253,6 +261,9 @@ def substitution(
             # Han words sharing a character are forms of one word (藏书量/藏书, 长度/长约),
             # not siblings.
             if not latin and (other_kind != NOUN or set(other) & set(missing)):
+                continue
+            # Latin stems of one word's forms (become/became, write/wrote) start alike.
+            if latin and _same_root(other, missing):
                 continue
             return Substitution(missing, anchor, other)
     return None

@@ -144,3 +144,25 @@ def test_years_names_and_numbers_written_against_han_characters_are_found() -> N
     asked = "1995年的研究中有多少名男子参与？"
     assert not has_quantity("1995年美国联邦航空管理局做了研究。", asked)
     assert has_quantity("1995年的研究中有17名男子参与。", asked)
+
+
+def test_a_question_asking_for_a_date_needs_one_in_the_quote() -> None:
+    purpose = make_chunk(
+        "1.1 目的\n本文档描述了交易交流系统的功能需求和非功能需求，"
+        "开发人员的实现和验证工作都将以此为依据。"
+    )
+    miss = _verdict("交易交流系统需求文档的定稿日期是什么？", make_hits(purpose))
+    assert not miss.covered and miss.failed == "time"
+    numbered = make_chunk("第3条 本文档描述了交易交流系统的 12 项功能需求。")
+    assert not _verdict("交易交流系统需求文档的定稿日期是什么？", make_hits(numbered)).covered
+    dated = make_chunk("1.1 目的\n本文档描述了交易交流系统的功能需求，于 2019年3月1日 定稿。")
+    assert _verdict("交易交流系统需求文档的定稿日期是什么？", make_hits(dated)).covered
+    # A period written as a decade or a dynasty is a time too.
+    decade = make_chunk("Swing music became popular in the 1930s across the country.")
+    assert _verdict("In what year did swing music become popular?", make_hits(decade)).covered
+    # "When" is often answered by an event: it is not held to a date.
+    event = make_chunk("四国征伐后，长宗我部家随即成为丰臣家的从属势力。")
+    assert _verdict("长宗我部家何时成为丰臣家的从属势力？", make_hits(event)).covered
+    # A date the question itself gives is not the answer.
+    given = make_chunk("2015年11月的报告记录了各州的背景调查数量。")
+    assert not _verdict("2015年11月的报告是哪一天发布的？", make_hits(given)).covered

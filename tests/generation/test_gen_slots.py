@@ -126,3 +126,15 @@ def test_the_judge_refuses_the_wrong_row_and_names_it() -> None:
     q = "六车道高速公路停车区用地指标基准值是多少？"
     ex = extract(q, hits)
     assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen, [table]).covered
+
+
+def test_forms_of_one_english_verb_are_not_siblings() -> None:
+    """become/became stem apart (becom/becam); a vowel change is one word, not a slot."""
+    assert (
+        substitution("When did swing music become popular?", "Swing music became popular.") is None
+    )
+    # Siblings still count.
+    sub = substitution(
+        "How fast can eider ducks fly?", "Steamer ducks cannot fly at all.", document="ducks"
+    )
+    assert sub is not None and sub.asked == "eider"
