@@ -267,6 +267,14 @@ def load(
             "shared cores to the server; requests (HttpUser) is what earlier runs used.",
         ),
     ] = "fast",
+    retry_after: Annotated[
+        Literal["ignore", "honour"],
+        typer.Option(
+            "--retry-after",
+            help="ignore: a refused agent calls again at once (the worst case); honour: it "
+            "waits the Retry-After seconds first, as a well-behaved client does.",
+        ),
+    ] = "ignore",
     json_out: JsonOut = None,
     profile: Profile = "embedded",
 ) -> None:
@@ -298,6 +306,7 @@ def load(
             base,
             period,
             client,
+            retry_after,
         )
         result["profile"] = profile
     write_json(json_out, result)

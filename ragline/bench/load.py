@@ -176,6 +176,7 @@ def run_locust(
     out: Path,
     period_s: float,
     client: str = "fast",
+    retry_after: str = "ignore",
 ) -> dict[str, Any]:
     prefix = out / f"{scenario}-{users}"
     env = {
@@ -185,6 +186,7 @@ def run_locust(
         "RAGLINE_LOAD_SCENARIO": scenario,
         "RAGLINE_LOAD_QUESTIONS": str(questions),
         "RAGLINE_LOAD_PERIOD_S": str(period_s),
+        "RAGLINE_LOAD_RETRY_AFTER": retry_after,
     }
     cmd = [
         sys.executable,
@@ -243,6 +245,7 @@ def run_load(
     baseline: ServerConfig | None,
     period_s: float = 2.0,
     client: str = "fast",
+    retry_after: str = "ignore",
 ) -> dict[str, Any]:
     rag = Ragline(settings)
     try:
@@ -271,7 +274,7 @@ def run_load(
                         flush=True,
                     )
                     runs[config.name][str(u)] = run_locust(
-                        base, u, duration_s, scenario, qfile, out, period_s, client
+                        base, u, duration_s, scenario, qfile, out, period_s, client, retry_after
                     )
     ratios: dict[str, dict[str, float | None]] = {}
     if baseline is not None:
@@ -293,6 +296,7 @@ def run_load(
             "duration_s": duration_s,
             "period_s": period_s if scenario == "open" else None,
             "client": client,
+            "retry_after": retry_after,
             "documents": len([o for o in outcomes if o.status in ("indexed", "unchanged")]),
             "chunks": chunks,
             "ingest_s": round(ingest_s, 1),

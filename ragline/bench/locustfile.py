@@ -8,6 +8,9 @@ by hand:
         --host http://127.0.0.1:8080
 
 RAGLINE_LOAD_CLIENT=requests uses Locust's HttpUser instead of FastHttpUser.
+RAGLINE_LOAD_RETRY_AFTER=honour makes an agent refused with 429 wait the Retry-After
+seconds before its next call, as a well-behaved client does; the default (ignore) retries
+at once, the worst case for the server.
 
 Scenarios (RAGLINE_LOAD_SCENARIO):
 - search: agents retrieving passages (/v1/search), closed loop;
@@ -28,6 +31,7 @@ from __future__ import annotations
 import itertools
 import os
 import random
+import time
 import uuid
 from pathlib import Path
 from typing import Any, ClassVar
@@ -40,6 +44,7 @@ _PERIOD = float(os.environ.get("RAGLINE_LOAD_PERIOD_S", "2"))
 _QUESTIONS_FILE = os.environ.get("RAGLINE_LOAD_QUESTIONS", "")
 # fast: geventhttpclient (FastHttpUser), a fraction of the CPU per request of requests
 # (HttpUser), so the load generator takes less of the cores it shares with the server.
+_HONOUR_RETRY_AFTER = os.environ.get("RAGLINE_LOAD_RETRY_AFTER", "ignore") == "honour"
 _CLIENT = FastHttpUser if os.environ.get("RAGLINE_LOAD_CLIENT", "fast") == "fast" else HttpUser
 
 
@@ -84,6 +89,16 @@ class Agent(_CLIENT):  # type: ignore[valid-type,misc]
                 r.success()
             elif r.status_code != 200:
                 r.failure(f"HTTP {r.status_code}")
+        self._back_off(r)
+
+    def _back_off(self, r: Any) -> None:
+        """After a 429, wait what Retry-After says (outside the timed request), when the
+        run honours it. gevent patches `time.sleep`: other agents go on meanwhile."""
+        if _HONOUR_RETRY_AFTER and r.status_code == 429:
+            try:
+                time.sleep(max(0.0, float(r.headers.get("Retry-After") or 1)))
+            except ValueError:
+                time.sleep(1.0)
 
     def _search(self) -> None:
         self._post("/v1/search", "search", {"question": next(self._deck), "top_k": 5})
@@ -106,6 +121,7 @@ class Agent(_CLIENT):  # type: ignore[valid-type,misc]
                 r.success()
             elif r.status_code != 202:
                 r.failure(f"HTTP {r.status_code}")
+        self._back_off(r)
 
     @task
     def step(self) -> None:

@@ -57,8 +57,13 @@ def test_questions_load_from_jsonl_squad_and_text(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("client", ["fast", "requests"])
-def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path, client: str) -> None:
+@pytest.mark.parametrize(
+    ("client", "retry_after", "bound"),
+    [("fast", "ignore", 32), ("requests", "ignore", 32), ("fast", "honour", 1)],
+)
+def test_a_short_mixed_load_run_serves_requests_without_errors(
+    tmp_path: Path, client: str, retry_after: str, bound: int
+) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "handbook.md").write_text(
@@ -91,6 +96,10 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path, c
             "--no-baseline",
             "--client",
             client,
+            "--retry-after",
+            retry_after,
+            "--max-in-flight",
+            str(bound),
             "--json",
             str(out),
         ],
@@ -105,4 +114,9 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(tmp_path: Path, c
     assert point["served"] > 0
     assert point["errors"] == 0, point
     assert {"search", "ask"} <= set(point["per_endpoint"])
-    assert json.loads(out.read_text())["load"]["client"] == client
+    load = json.loads(out.read_text())["load"]
+    assert load["client"] == client and load["retry_after"] == retry_after
+    if retry_after == "honour":
+        # One request at a time for four agents: some are refused, and each refused agent
+        # waits a second, so refusals stay far fewer than a client hammering would send.
+        assert 0 < point["refused_429"] <= 4 * (6 + 1)
