@@ -38,6 +38,10 @@ class EmbedderSettings(BaseModel):
     # Questions of concurrent requests embedded together, at most this many per model call
     # (indexing/query_batch.py); 1 = each on its own.
     query_batch: int = 32
+    # Sentence vectors kept for extractive answers' meaning signal (about 2 KB each with
+    # USE): the same sentences of the same passages are re-scored question after
+    # question. 0 = embed them every time.
+    sentence_cache: int = Field(default=8192, ge=0)
     # BGE-M3 via FlagEmbedding: a local directory (or a hub id where the hub is reachable).
     bge_model_path: str = ""
     use_fp16: bool = False

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -40,6 +41,37 @@ def similarity(embedder: Embedder, question: str, texts: Sequence[str]) -> list[
     if not texts:
         return []
     return [float(x) for x in embedder.embed_passages(texts) @ embedder.embed_query(question)]
+
+
+class MemoisedSimilarity:
+    """`similarity`, with the passage side remembered (bounded, least recently used first
+    out; thread-safe): an extractive answer embeds a few sentences of its top passages,
+    and popular passages come back question after question. The question is embedded
+    every time. A text's vector is the one `embed_passages` gave it the first time."""
+
+    def __init__(self, embedder: Embedder, size: int) -> None:
+        self._embedder = embedder
+        self._size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __call__(self, question: str, texts: Sequence[str]) -> list[float]:
+        if not texts:
+            return []
+        with self._lock:
+            known = {t: self._vectors[t] for t in texts if t in self._vectors}
+            for t in known:
+                self._vectors.move_to_end(t)
+        missing = [t for t in dict.fromkeys(texts) if t not in known]
+        if missing:
+            fresh = dict(zip(missing, self._embedder.embed_passages(missing), strict=True))
+            known.update(fresh)
+            with self._lock:
+                self._vectors.update(fresh)
+                while len(self._vectors) > self._size:
+                    self._vectors.popitem(last=False)
+        q = self._embedder.embed_query(question)
+        return [float(known[t] @ q) for t in texts]
 
 
 def _normalise(vectors: np.ndarray) -> np.ndarray:

@@ -40,7 +40,7 @@ from generation.blocks import compose
 from generation.conversation import Focus, Turn
 from generation.llm import OpenAICompatibleClient
 from generation.model_router import ModelRouter
-from indexing.embedders import Embedder, make_embedder, similarity
+from indexing.embedders import Embedder, MemoisedSimilarity, make_embedder, similarity
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
 from indexing.stores.sql_metadata import make_engine
@@ -135,7 +135,11 @@ class Ragline:
         answerer = functools.partial(
             AnswerGenerator,
             max_sentences=settings.retrieval.answer_sentences,
-            similarity=functools.partial(similarity, self.embedder),
+            similarity=(
+                MemoisedSimilarity(self.embedder, settings.embedder.sentence_cache)
+                if settings.embedder.sentence_cache
+                else functools.partial(similarity, self.embedder)
+            ),
             semantic_candidates=settings.retrieval.answer_semantic_candidates,
         )
         self.answerer = answerer(self.llm)
