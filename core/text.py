@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from functools import lru_cache
 from typing import Any
 
@@ -192,10 +193,13 @@ KEYWORD_STOPWORDS = STOPWORDS | frozenset(_EN_STOP_EXTRA.split())
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> Any:
+def _stemmer() -> tuple[Any, threading.Lock]:
+    """One stemmer and the lock it is used under: a snowball stemmer keeps the word being
+    stemmed in its own fields, so two threads stemming at once corrupt each other
+    (IndexError under concurrent /v1/ask)."""
     import snowballstemmer
 
-    return snowballstemmer.stemmer("english")
+    return snowballstemmer.stemmer("english"), threading.Lock()
 
 
 @lru_cache(maxsize=65536)
@@ -203,7 +207,9 @@ def stem(word: str) -> str:
     """The Porter2 stem of a lower-case Latin word; other tokens unchanged."""
     if not word.isascii() or not word.isalpha() or len(word) < 3:
         return word
-    return str(_stemmer().stemWord(word))
+    stemmer, lock = _stemmer()
+    with lock:
+        return str(stemmer.stemWord(word))
 
 
 def _keyword_analyse(text: str, query: bool) -> list[str]:

@@ -14,3 +14,29 @@ def test_chinese_and_identifiers_unchanged() -> None:
     terms = keyword_query_terms("TiDB 的 max_connections 是多少 P12.1.2")
     assert "tidb" in terms and "max_connections" in terms and "p12.1.2" in terms
     assert "的" not in terms and "多少" not in terms
+
+
+def test_stemming_from_many_threads_at_once_gives_the_single_thread_stems() -> None:
+    """The snowball stemmer keeps its word in its own fields: unguarded, concurrent
+    requests raised IndexError or got each other's stems."""
+    import itertools
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from core.text import stem
+
+    words = ["".join(p) + "ations" for p in itertools.product("bcdfglmnprst", repeat=3)]
+    expected = {}
+    for w in words:
+        stem.cache_clear()
+        expected[w] = stem(w)
+    stem.cache_clear()
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter allows
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            got = list(pool.map(stem, words * 2))
+    finally:
+        sys.setswitchinterval(switch)
+        stem.cache_clear()
+    assert got == [expected[w] for w in words * 2]
