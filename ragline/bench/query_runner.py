@@ -12,9 +12,10 @@ question, so both see the same machine load.
 What it measures, per question, asked one at a time after a warm-up:
 - `cpu_ms`: the process's CPU time for the whole call (time.process_time), all threads;
 - `stores_ms`: CPU time spent inside store calls and model inference, each measured on the
-  calling thread (time.thread_time) by wrapping the stores, the embedder and the writes
-  the ask path makes; models and FAISS run single-threaded here (settings), so the calling
-  thread is where their work happens;
+  calling thread (time.thread_time) by wrapping the stores, the embedder, the answerers'
+  sentence embeddings (`embed_sentences`) and the writes the ask path makes; models and
+  FAISS run single-threaded here (settings), so the calling thread is where their work
+  happens;
 - `around_ms` = cpu_ms - stores_ms: the query path's own work (routing, fusion, rerank,
   answer, audit, bookkeeping) -- what issue 13 asks to cut;
 - `wall_ms` and the response's own stage timings (wall clock).
@@ -88,6 +89,18 @@ def instrument(rag: Any, meter: Meter) -> None:
     rag.embedder = _Proxy(rag.embedder, meter, "embed", STORE_CALLS["embed"])
     stores.metadata = _Proxy(stores.metadata, meter, "writes", ("log_query", "record_gap"))
     rag.records.save_trace = meter.wrap("writes", rag.records.save_trace)
+    # Sentence embeddings of extractive answers (model inference): each answerer holds its
+    # own similarity function, bound to the embedder before it was wrapped above.
+    answerers = [getattr(rag, "answerer", None), getattr(rag, "extractive", None)]
+    answerers += list(getattr(rag, "_answerers", {}).values())
+    seen: set[int] = set()
+    for answerer in answerers:
+        if answerer is None or id(answerer) in seen:
+            continue
+        seen.add(id(answerer))
+        similarity = getattr(answerer, "similarity", None)
+        if similarity is not None:
+            answerer.similarity = meter.wrap("embed_sentences", similarity)
     # The serve-check: the pipeline holds the metadata store's bound method.
     pipeline = rag.pipeline
     serving = getattr(pipeline, "_serving", None)
