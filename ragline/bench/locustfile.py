@@ -18,7 +18,7 @@ Scenarios (RAGLINE_LOAD_SCENARIO):
 - mixed: 70 % search, 25 % ask, 5 % uploads of small new documents;
 - open: every simulated agent asks every RAGLINE_LOAD_PERIOD_S seconds (default 2) whatever
   the latency (Locust's constant pacing; a call slower than the period starts the next one
-  at once), the arrival pattern of many independent agents.
+  at once), each from its own random phase: the arrival pattern of many independent agents.
 
 A 429 is recorded under its own name ("search 429", ...) as a success: backpressure is the
 server doing its job; the harness reports how fast it came. Anything else non-2xx is a
@@ -79,6 +79,14 @@ class Agent(_CLIENT):  # type: ignore[valid-type,misc]
 
     # Sent with each request: the two clients keep default headers in different places.
     _auth: ClassVar[dict[str, str]] = {"X-API-Key": _KEY}
+
+    def on_start(self) -> None:
+        """Open loop: each agent starts at its own moment within the first period, as
+        independent agents do. Locust spawns them all within a second, and constant pacing
+        would then keep them in step: every period would open with one burst of all the
+        agents at once (100 agents, bound 32: 68 refused per burst)."""
+        if _SCENARIO == "open":
+            time.sleep(random.uniform(0.0, _PERIOD))
 
     def _post(self, endpoint: str, name: str, payload: dict[str, Any]) -> None:
         with self.client.post(
