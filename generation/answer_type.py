@@ -20,17 +20,12 @@ _PLACE_Q = re.compile(
     r"哪个(国家|城市|省|地区)|哪(国|省|市)",
     re.IGNORECASE,
 )
-_TIME_Q = re.compile(
-    r"\bwhen\b|what (year|date|day|month)|which (year|date)|何时|什么时候|"
-    r"哪一?年|哪一?天|几月|哪个月|何年|日期",
-    re.IGNORECASE,
-)
-# A calendar date or year asked for by name (not "when"/"何时": those are often answered
-# by an event, "after the war", "高二的时候").
-_DATE_Q = re.compile(
-    r"what (year|date|day|month)|which (year|date|day|month)|哪一?年|哪一?天|几月|哪个月|何年|日期",
-    re.IGNORECASE,
-)
+# A calendar date or year asked for by name: the part of a time question that wants a date.
+_CALENDAR_Q = r"what (year|date|day|month)|哪一?年|哪一?天|几月|哪个月|何年|日期"
+_TIME_Q = re.compile(rf"\bwhen\b|which (year|date)|何时|什么时候|{_CALENDAR_Q}", re.IGNORECASE)
+# Only a date asked for by name (not "when"/"何时": those are often answered by an event,
+# "after the war", "高二的时候").
+_DATE_Q = re.compile(rf"which (year|date|day|month)|{_CALENDAR_Q}", re.IGNORECASE)
 _TIME = re.compile(
     r"\b(1[0-9]\d\d|20\d\d)s?\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
     r"\b(january|february|march|april|may|june|july|august|september|october|november|"

@@ -42,9 +42,9 @@ _SCENARIO = os.environ.get("RAGLINE_LOAD_SCENARIO", "search")
 _KEY = os.environ.get("RAGLINE_LOAD_KEY", "")
 _PERIOD = float(os.environ.get("RAGLINE_LOAD_PERIOD_S", "2"))
 _QUESTIONS_FILE = os.environ.get("RAGLINE_LOAD_QUESTIONS", "")
+_HONOUR_RETRY_AFTER = os.environ.get("RAGLINE_LOAD_RETRY_AFTER", "ignore") == "honour"
 # fast: geventhttpclient (FastHttpUser), a fraction of the CPU per request of requests
 # (HttpUser), so the load generator takes less of the cores it shares with the server.
-_HONOUR_RETRY_AFTER = os.environ.get("RAGLINE_LOAD_RETRY_AFTER", "ignore") == "honour"
 _CLIENT = FastHttpUser if os.environ.get("RAGLINE_LOAD_CLIENT", "fast") == "fast" else HttpUser
 
 
