@@ -56,6 +56,9 @@ def main() -> None:
     ap.add_argument("--questions", type=Path, action="append", default=[])
     ap.add_argument("--squad", type=Path)
     ap.add_argument("--variant", action="append", default=[], help="semantic=N or power=X")
+    ap.add_argument(
+        "--dump", type=Path, help="write each answer (JSON lines) here, to diff two runs"
+    )
     args = ap.parse_args()
     questions = _load(args.questions) if args.questions else []
     if args.squad:
@@ -75,11 +78,18 @@ def main() -> None:
         answerer.semantic_candidates = int(value) if name == "semantic" else 16
         extractive.SEMANTIC_POWER = float(value) if name == "power" else default_power
         rows: dict[str, dict[str, list[float]]] = {}
+        dumped: list[str] = []
         cpu = time.process_time()
         for set_name, q in questions:
             hits, route = found[q["question"]]
             covered, _ = SearchPipeline._covered(q["question"], hits, route.min_coverage, {})
             a = answerer.answer(q["question"], hits, covered, route, {}, "ablation")
+            dumped.append(
+                json.dumps(
+                    {"variant": variant, "id": q["id"], "covered": a.covered, "answer": a.text},
+                    ensure_ascii=False,
+                )
+            )
             r = rows.setdefault(set_name, {"ac": [], "cp": [], "refused": [], "ok": [], "n": []})
             if q["kind"] == "squad":
                 r["ac"].append(float(contains_answer(a.text, q["answers"])))
@@ -94,6 +104,9 @@ def main() -> None:
             r["ok"].append(ok)
             r["n"].append(n)
         ms = (time.process_time() - cpu) * 1000 / max(len(questions), 1)
+        if args.dump:
+            with args.dump.open("a", encoding="utf-8") as out:
+                out.writelines(line + "\n" for line in dumped)
         for set_name, r in rows.items():
             mean = {k: round(sum(v) / len(v), 4) if v else None for k, v in r.items()}
             support = f"{int(sum(r['ok']))}/{int(sum(r['n']))}"

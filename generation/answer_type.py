@@ -26,6 +26,23 @@ _TIME_Q = re.compile(rf"\bwhen\b|which (year|date)|何时|什么时候|{_CALENDA
 # Only a date asked for by name (not "when"/"何时": those are often answered by an event,
 # "after the war", "高二的时候").
 _DATE_Q = re.compile(rf"which (year|date|day|month)|{_CALENDAR_Q}", re.IGNORECASE)
+# A day asked for by name ("哪一天", "几月几日", "what day", "on what date"): a year or a
+# month alone does not answer it.
+_DAY_Q = re.compile(r"哪一?天|几月几[日号]|几号(?!线)|\b(?:what|which) (?:day|date)\b", re.I)
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+    r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+)
+_DAY = re.compile(
+    r"\d{1,2}\s*[日号]|[一二三四五六七八九十廿卅]+[日号]|初[一二三四五六七八九十]|"
+    r"[次翌当同前后今明昨]一?[日天]|星期[一二三四五六日天]|周[一二三四五六日]|礼拜[一二三四五六日天]|"
+    r"\b\d{4}[/.-]\d{1,2}[/.-]\d{1,2}\b|\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b|"
+    rf"\b{_MONTH_NAME}\.? \d{{1,2}}(?:st|nd|rd|th)?\b|"
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}\b|"
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
+    r"\b(?:next|following|same|previous|that) day\b",
+    re.IGNORECASE,
+)
 _TIME = re.compile(
     r"\b(1[0-9]\d\d|20\d\d)s?\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
     r"\b(january|february|march|april|may|june|july|august|september|october|november|"
@@ -58,6 +75,17 @@ def asks_date(question: str) -> bool:
     return _DATE_Q.search(question) is not None
 
 
+def asks_day(question: str) -> bool:
+    """Whether the question asks for a day ("哪一天", "what date"), not only a year."""
+    return _DAY_Q.search(question) is not None
+
+
+def has_day(text: str, question: str) -> bool:
+    """Whether the sentence names a day (a date, a weekday, "次日", "the next day") that
+    the question does not already give."""
+    return any(m.group(0) not in question for m in _DAY.finditer(text))
+
+
 @lru_cache(maxsize=4096)
 def _tagged(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((p.word, p.flag) for p in _posseg().cut(text))
@@ -66,7 +94,9 @@ def _tagged(text: str) -> tuple[tuple[str, str], ...]:
 def has_answer_type(text: str, kind: Kind, question: str) -> bool:
     """Whether the sentence holds a thing of that kind that the question does not name."""
     if kind == "time":
-        return any(m.group(0) not in question for m in _TIME.finditer(text))
+        return any(m.group(0) not in question for m in _TIME.finditer(text)) or has_day(
+            text, question
+        )
     if has_han(text):
         flags = {"person": ("nr", "nrt", "nrfg"), "place": ("ns", "nt")}[kind]
         return any(f in flags and len(w) >= 2 and w not in question for w, f in _tagged(text))

@@ -32,7 +32,7 @@ from urllib.parse import unquote
 
 from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
 from core.types import Chunk
-from generation.answer_type import asks_date, has_answer_type
+from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
 from generation.passages import Candidate
 from generation.slots import SCAFFOLDING, row_substitution, substitution
 
@@ -40,7 +40,7 @@ from generation.slots import SCAFFOLDING, row_substitution, substitution
 # 第N条/第N章 are references to a clause, not quantities.
 _CLAUSE_REF = re.compile(r"第[零〇一二三四五六七八九十百千万\d]+[条章节款项编篇]")
 _NUMBER = re.compile(
-    r"(?:\d|[零〇一二三四五六七八九十百千万亿两]+\s*"
+    r"(?:\d|[零〇一二三四五六七八九十百千万亿两]+\s*[多余来几]?"
     r"[个年月日天周小时分钟秒次条款项名人元角倍岁%％家台件种类层级位])"
 )
 _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八九十百\d]+[章节条部分篇])\s*")
@@ -284,6 +284,32 @@ def _unit_found(unit: str, text: str) -> bool:
     return False
 
 
+_HAN_COUNT = "零〇一二三四五六七八九十百千万亿两半几"
+# A number written out: digits (with separators) or Han numerals, not the tail of a longer
+# one, not an ordinal or a "last/next" ("第三年", "上一年度"); "多/余/来" may follow it
+# ("100多年", "十余人"), and a measure word 个 ("三个小时").
+_COUNT = rf"(?<![上下\d.,{_HAN_COUNT}])(?:\d[\d.,]*[万亿]?|[{_HAN_COUNT}]+)\s*[多余来]?\s*个?\s*"
+_ORDINAL_Q = re.compile(r"第(?:几|多少)")
+# Han units that begin a longer word of another sense: 年度, 年级, 年代 are not years.
+_NOT_THE_UNIT = {"年": "度级代龄纪初底末份中", "天": "然气空下堂津", "行": "业为政动人"}
+
+
+def _counted(unit: str, text: str, ordinal: bool = False) -> bool:
+    """A number of the unit in the text ("80 行", "三个小时", "2cm", "100多年"): a Han unit
+    must follow a number, not merely appear somewhere ("上一年度" is no number of years);
+    an ordinal ("第二位") only when the question asks for one (`ordinal`: "第几位")."""
+    first = "" if ordinal else "(?<!第)"
+    for form in unit_forms(unit):
+        if has_han(form):
+            after = _NOT_THE_UNIT.get(form, "")
+            tail = f"(?![{after}])" if after else ""
+            if re.search(f"{first}{_COUNT}{re.escape(form)}{tail}", text):
+                return True
+        elif re.search(rf"\d\s*{re.escape(form)}s?(?![a-z])", text, re.IGNORECASE):
+            return True
+    return False
+
+
 def names(question: str) -> list[str]:
     """Named things the question writes out (entities, products, titles)."""
     out: list[str] = key_terms(question)
@@ -506,7 +532,13 @@ def judge(
         if not _period_found(t, evidence) and not _period_found(t, same_doc)
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
-    if quantity and not any(has_quantity(q, question) for q in quoted):
+    day = asks_day(question)
+    # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would.
+    if (
+        quantity
+        and not any(has_quantity(q, question) for q in quoted)
+        and not (day and any(has_day(q, question) for q in quoted))
+    ):
         return Verdict(
             False,
             "the question asks for a quantity and the quoted evidence states none",
@@ -524,8 +556,26 @@ def judge(
             met=met,
             failed="time",
         )
+    # "哪一天", "on what date": a year or a month alone does not say which day.
+    if day and not any(has_day(q, question) for q in quoted):
+        return Verdict(
+            False,
+            "the question asks for a day and the quoted evidence names none",
+            constraints=total + 1,
+            met=met,
+            failed="time",
+        )
     unit = asked_unit(question) if quantity else ""
-    if unit and not _unit_found(unit, evidence):
+    # A Han unit is counted in the quoted sentences themselves: "多少年" needs a number of
+    # years there. (A table states its unit once, in the header or caption.)
+    if unit and (
+        not _unit_found(unit, evidence)
+        or (
+            has_han(unit)
+            and not chosen[0].is_table_row
+            and not any(_counted(unit, q, bool(_ORDINAL_Q.search(question))) for q in quoted)
+        )
+    ):
         return Verdict(
             False,
             f"the question asks how many {unit} and the quoted evidence gives none",

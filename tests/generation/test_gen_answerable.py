@@ -166,3 +166,55 @@ def test_a_question_asking_for_a_date_needs_one_in_the_quote() -> None:
     # A date the question itself gives is not the answer.
     given = make_chunk("2015年11月的报告记录了各州的背景调查数量。")
     assert not _verdict("2015年11月的报告是哪一天发布的？", make_hits(given)).covered
+
+
+def test_a_question_asking_for_a_day_needs_a_day_in_the_quote() -> None:
+    # A year alone (a reference's publication year) does not say which day.
+    reference = make_chunk("参考文献：需求工程——软件建模与分析，高等教育出版社，2009。")
+    miss = _verdict("需求工程这本参考文献是在哪一天出版的？", make_hits(reference))
+    assert not miss.covered and miss.failed == "time"
+    dated = make_chunk("参考文献：需求工程——软件建模与分析，高等教育出版社，2009年5月1日出版。")
+    assert _verdict("需求工程这本参考文献是在哪一天出版的？", make_hits(dated)).covered
+    iso = make_chunk("修订记录：曾婧 2015-11-10 文档初始化 V1.0。")
+    assert _verdict("修订记录中文档初始化是在哪一天？", make_hits(iso)).covered
+    relative = make_chunk("鹿鸣宴设于乡试放榜次日，宴请新科举人。")
+    assert _verdict("鹿鸣宴设于哪一天？", make_hits(relative)).covered
+    english = make_chunk("The treaty was signed in 1648 in the city of Osnabrueck.")
+    assert not _verdict("On what date was the treaty signed?", make_hits(english)).covered
+    english_day = make_chunk("The treaty was signed on 24 October 1648 in Osnabrueck.")
+    assert _verdict("On what date was the treaty signed?", make_hits(english_day)).covered
+
+
+def test_a_han_unit_asked_for_is_counted_in_the_quote() -> None:
+    q = "违法处理个人信息拒不改正的，对责任人员并处多少年以下拘留？"
+    # 年 is there, but only in 上一年度: no number of years.
+    fine = make_chunk(
+        "违法处理个人信息拒不改正的，并处五千万元以下或者上一年度营业额百分之五以下罚款，"
+        "对责任人员处十万元以上一百万元以下罚款。"
+    )
+    miss = _verdict(q, make_hits(fine))
+    assert not miss.covered and miss.failed == "unit"
+    jailed = make_chunk("违法处理个人信息拒不改正的，对责任人员并处三年以下拘留。")
+    assert _verdict(q, make_hits(jailed)).covered
+    # A measure word or "多" between the number and the unit still counts it.
+    hours = make_chunk("发生个人信息泄露后，处理者应当在三个小时内通知主管部门。")
+    asked = "发生个人信息泄露后，处理者须在多少小时内通知主管部门？"
+    assert _verdict(asked, make_hits(hours)).covered
+    years = make_chunk("该寺院始建于唐代，至今已有一千多年的历史。")
+    assert _verdict("该寺院至今已有多少年的历史？", make_hits(years)).covered
+    # An ordinal answers a question that asks for one, and only that.
+    second = make_chunk("高英是高家嫁入北魏皇家的第二位皇后。")
+    assert _verdict("高英是高家嫁入北魏皇家的第几位皇后？", make_hits(second)).covered
+    assert not _verdict("高家有多少位皇后嫁入北魏皇家？", make_hits(second)).covered
+
+
+def test_a_table_row_counts_in_the_unit_its_header_gives() -> None:
+    table = make_chunk(
+        "表 7.5 高速公路停车区用地指标（公顷）\n| 公路技术等级 | 车道数 | 用地指标基准值 |\n"
+        "| 高速公路 | 六 | 2.1333 |",
+        kind="table",
+        table_header=("公路技术等级", "车道数", "用地指标基准值"),
+        table_rows=(("高速公路", "六", "2.1333"),),
+    )
+    q = "表 7.5 中，六车道高速公路停车区用地指标基准值是多少公顷？"
+    assert _verdict(q, make_hits(table)).covered
