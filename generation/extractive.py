@@ -48,6 +48,10 @@ SEMANTIC_POWER = 1.0
 # Chinese asks in place: the words right beside the question word ("以什么为食") stand
 # beside the answer in the sentence that gives it ("以多毛类为食"); they count this much more.
 FOCUS_WEIGHT = 2.0
+# A focus word met only through some of its characters counts this share of it.
+FOCUS_PARTIAL = 0.75
+# Characters that are (or mostly are) function words: no trace of a word asked ("为食"'s 为).
+_FUNCTION_CHARS = frozenset("的是在有为以于之和与了及其而或也被把对从向到由所者着个这那")
 
 
 class Similarity(Protocol):
@@ -313,6 +317,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         if n
     }
     total = sum(weight.values()) or 1.0
+    mean_weight = total / len(weight) if weight else 1.0
     q_grams = char_bigrams(question) if has_han(question) else set()
     # Han bigrams weighted by rarity among the candidates, like terms: the bigrams of the
     # subject every sentence repeats ("大果西番莲") count less than the one naming the
@@ -368,6 +373,16 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
                 )
                 / gram_total
             )
+        # A word beside the question word lives on in a paraphrase through one of its
+        # characters ("美誉" / "被誉为", "颜色" / "体呈淡蓝色", "位置" / "位于"): part credit.
+        text = cand.text
+        for t in focus:
+            if t in hits or not has_han(t) or len(t) < 2:
+                continue
+            chars = set(t) - _FUNCTION_CHARS
+            share = sum(ch in text for ch in chars) / len(set(t)) if chars else 0.0
+            if share:
+                relevance += FOCUS_PARTIAL * share * weight.get(t, mean_weight) / total
         score = relevance
         heading = _heading_like(cand)
         if heading:

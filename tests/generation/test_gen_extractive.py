@@ -270,6 +270,24 @@ def test_words_beside_the_question_word_pick_the_sentence() -> None:
     assert "以多毛类为食" in text
 
 
+def test_a_word_beside_the_question_word_counts_through_its_characters() -> None:
+    # 美誉 asked, 被誉为 said; 颜色 asked, 体呈淡蓝红色 said: of the sentences naming the
+    # topic, the one that keeps a character of the word asked wins.
+    praised = make_chunk(
+        "王爱爱，女，1940年生，山西省榆次人。王爱爱擅长青衣。王爱爱被誉为晋剧皇后。",
+        doc_id=TIDB,
+    )
+    text, _ = extractive_answer("王爱爱有什么美誉？", make_hits(praised), max_sentences=1)
+    assert "晋剧皇后" in text
+    fish = make_chunk(
+        "黄鳍紫鱼，又称黄鳍姬鲷，为辐鳍鱼纲鲈形目笛鲷科的其中一个种。"
+        "黄鳍紫鱼分布于印度太平洋区。黄鳍紫鱼体呈淡蓝红色，头部有网状斑点。",
+        doc_id=TIDB,
+    )
+    text, _ = extractive_answer("黄鳍紫鱼的身体是什么颜色的？", make_hits(fish), max_sentences=1)
+    assert "淡蓝红色" in text
+
+
 def test_a_description_goes_on_into_the_sentence_that_continues_it() -> None:
     chunk = make_chunk(
         "战事在猪苗代湖北岸展开，开战初期风向为西，烈风变成顺风，对芦名军十分有利。"
