@@ -279,9 +279,15 @@ def _unit_found(unit: str, text: str) -> bool:
         if has_han(form):
             if form in text:
                 return True
-        elif re.search(rf"\d\s*{re.escape(form)}s?(?![a-z])", text):
+        elif _symbol_after_number(form, text):
             return True
     return False
+
+
+def _symbol_after_number(symbol: str, text: str) -> bool:
+    """A Latin unit symbol right after a number ("2cm", "3 km"), where it cannot be a word
+    of its own."""
+    return re.search(rf"\d\s*{re.escape(symbol)}s?(?![a-z])", text, re.IGNORECASE) is not None
 
 
 _HAN_COUNT = "零〇一二三四五六七八九十百千万亿两半几"
@@ -305,7 +311,7 @@ def _counted(unit: str, text: str, ordinal: bool = False) -> bool:
             tail = f"(?![{after}])" if after else ""
             if re.search(f"{first}{_COUNT}{re.escape(form)}{tail}", text):
                 return True
-        elif re.search(rf"\d\s*{re.escape(form)}s?(?![a-z])", text, re.IGNORECASE):
+        elif _symbol_after_number(form, text):
             return True
     return False
 
@@ -533,12 +539,9 @@ def judge(
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
     day = asks_day(question)
+    day_quoted = day and any(has_day(q, question) for q in quoted)
     # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would.
-    if (
-        quantity
-        and not any(has_quantity(q, question) for q in quoted)
-        and not (day and any(has_day(q, question) for q in quoted))
-    ):
+    if quantity and not day_quoted and not any(has_quantity(q, question) for q in quoted):
         return Verdict(
             False,
             "the question asks for a quantity and the quoted evidence states none",
@@ -557,7 +560,7 @@ def judge(
             failed="time",
         )
     # "哪一天", "on what date": a year or a month alone does not say which day.
-    if day and not any(has_day(q, question) for q in quoted):
+    if day and not day_quoted:
         return Verdict(
             False,
             "the question asks for a day and the quoted evidence names none",

@@ -318,6 +318,14 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     }
     total = sum(weight.values()) or 1.0
     mean_weight = total / len(weight) if weight else 1.0
+    # A focus word lives on in a paraphrase through its content characters ("美誉" /
+    # "被誉为", "颜色" / "体呈淡蓝色", "位置" / "位于"): (word, those characters, the credit
+    # each of them gives).
+    partial_focus = [
+        (t, chars, FOCUS_PARTIAL * weight.get(t, mean_weight) / total / len(set(t)))
+        for t in focus
+        if has_han(t) and len(t) >= 2 and (chars := set(t) - _FUNCTION_CHARS)
+    ]
     q_grams = char_bigrams(question) if has_han(question) else set()
     # Han bigrams weighted by rarity among the candidates, like terms: the bigrams of the
     # subject every sentence repeats ("大果西番莲") count less than the one naming the
@@ -373,16 +381,9 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
                 )
                 / gram_total
             )
-        # A word beside the question word lives on in a paraphrase through one of its
-        # characters ("美誉" / "被誉为", "颜色" / "体呈淡蓝色", "位置" / "位于"): part credit.
-        text = cand.text
-        for t in focus:
-            if t in hits or not has_han(t) or len(t) < 2:
-                continue
-            chars = set(t) - _FUNCTION_CHARS
-            share = sum(ch in text for ch in chars) / len(set(t)) if chars else 0.0
-            if share:
-                relevance += FOCUS_PARTIAL * share * weight.get(t, mean_weight) / total
+        for t, chars, credit in partial_focus:
+            if t not in hits:
+                relevance += credit * sum(ch in cand.text for ch in chars)
         score = relevance
         heading = _heading_like(cand)
         if heading:
