@@ -5,8 +5,8 @@ retrieval (and single questions traced) without re-running the pipeline.
 Ingests once into --data-dir (re-runs skip unchanged files), runs every question with the
 business formula switched off (score = relevance), writes one JSON line per question:
 gold doc_id, route rule, synonyms applied, BM25-alone rank, and per candidate
-[doc_id, relevance, timeliness, trust, coverage, content_id]. Then prints R@1 / MRR@10 per
-formula (document-level, like `ragline bench squad`).
+[doc_id, relevance, timeliness, trust, coverage, content_id, {signal: value}]. Then prints
+R@1 / MRR@10 per formula (document-level, like `ragline bench squad`).
 
     .venv/bin/python bench/cmrc_candidates.py ../shared/data/cmrc2018/trial.json \
         --corpus ../shared/data/cmrc2018/train.json --data-dir D --out rows.jsonl
@@ -34,6 +34,11 @@ FORMULAS = {
     "issue / default 0.5 + 0.3 t + 0.15 s + 0.05 c": (0.5, 0.3, 0.15, 0.05),
     "0.55 + 0.3 t + 0.15 s (no coverage)": (0.55, 0.3, 0.15, 0.0),
 }
+
+
+# The relevance signals of each candidate (fusion.rerank), kept so their weights can be
+# compared offline too.
+SIGNALS = ("fused", "coverage", "bigrams", "bigrams_idf", "rare_terms", "boost")
 
 
 def collect(args: argparse.Namespace) -> None:
@@ -87,6 +92,7 @@ def collect(args: argparse.Namespace) -> None:
                             round(h.signals["trust"], 3),
                             round(h.signals["coverage"], 4),
                             h.chunk.content_id,
+                            {k: round(h.signals.get(k, 0.0), 5) for k in SIGNALS},
                         ]
                         for h in res.hits
                     ],

@@ -11,10 +11,16 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 
 from core.switches import Switch
-from core.text import content_terms
+from core.text import content_terms, query_terms
 from core.types import Chunk, Hit, Principal, QueryFilter, Route, ScoredId, SourceSpec
 from fusion.breaker import CircuitBreaker
-from fusion.rerank import SignalReranker, coverage, searchable_text, synonym_alternatives
+from fusion.rerank import (
+    SignalReranker,
+    coverage,
+    rarity_weights,
+    searchable_text,
+    synonym_alternatives,
+)
 from fusion.retrieve import Retriever, SourceOutcome, retrieve_all
 from fusion.rrf import trust_weighted, weighted_rrf
 from routing.instruction import InstructionBuilder, RetrievalInstruction, TaskContext
@@ -39,6 +45,11 @@ class SearchResult:
 # What the pipeline needs per source: given the query, the filter and the intent,
 # a retriever for this one request.
 RetrieverFactory = Callable[[str, QueryFilter, Intent], Retriever]
+# Corpus statistics for the rerank's rare-term signal: terms -> (chunks, {term: chunks with it}).
+Frequencies = Callable[[Sequence[str]], tuple[int, dict[str, int]]]
+# How long the rerank waits for those statistics once retrieval is done: they are fetched
+# beside it, and a slow or failing keyword store must not slow the request down.
+_STATS_GRACE_S = 0.05
 
 
 def _fallback(outcomes: Sequence[SourceOutcome], route: Route) -> str:
@@ -70,6 +81,7 @@ class SearchPipeline:
         fast_source: str = "keyword",
         instructions: InstructionBuilder | None = None,
         synonyms: SynonymDictionary | None = None,
+        frequencies: Frequencies | None = None,
     ) -> None:
         self._fast_path = fast_path  # on: every route narrowed to `fast_source` alone
         self._fast_source = fast_source
@@ -80,6 +92,7 @@ class SearchPipeline:
         self._executor = executor
         self._instructions = instructions or InstructionBuilder()
         self._synonyms = synonyms
+        self._frequencies = frequencies
         self.breakers = {
             name: CircuitBreaker(breaker_failures, breaker_cooldown_s)
             for name in ("keyword", "dense", "graph")
@@ -130,12 +143,23 @@ class SearchPipeline:
             s.name: self._sources[s.name](run_query, where, intent) for s in route.sources
         }
         t1 = time.perf_counter()
+        stats = self._start_rarity(question)
         outcomes = await retrieve_all(route, retrievers, self.breakers, self._executor)
+        rarity = await self._rarity(stats)
         t2 = time.perf_counter()
         # Fusion, the serve-check (a store round trip) and the rerank are CPU and blocking
         # I/O: off the event loop, so it stays free to accept, refuse (429) and answer.
         hits, covered, why, t3 = await asyncio.to_thread(
-            self._rank, question, where, route, rule, outcomes, boost_terms, expansion, top_k
+            self._rank,
+            question,
+            where,
+            route,
+            rule,
+            outcomes,
+            boost_terms,
+            expansion,
+            top_k,
+            rarity,
         )
         t4 = time.perf_counter()
         route = replace(route, fallback=_fallback(outcomes, route))
@@ -165,6 +189,7 @@ class SearchPipeline:
         boost_terms: tuple[str, ...],
         expansion: Expansion,
         top_k: int | None,
+        rarity: Mapping[str, float],
     ) -> tuple[list[Hit], bool, str, float]:
         """Weighted RRF, the serve-check against the truth, the rerank and the coverage
         decision: (the top hits, covered, why not, when the serve-check ended)."""
@@ -189,10 +214,39 @@ class SearchPipeline:
             boost_terms=boost_terms,
             boost_fields=rule.boost_fields,
             alternatives=alternatives,
+            rarity=rarity,
         )
         k = top_k or route.top_k
         covered, why = self._covered(question, hits, route.min_coverage, alternatives)
         return hits[:k], covered, why, t3
+
+    def _start_rarity(self, question: str) -> asyncio.Future[tuple[int, dict[str, int]]] | None:
+        """Fetch the question's term statistics beside retrieval (one keyword-store call),
+        unless the signal is off or the keyword store's breaker is open."""
+        terms = query_terms(question)
+        if self._frequencies is None or not terms or not self._reranker.weights.rare_terms:
+            return None
+        if not self.breakers["keyword"].allow():
+            return None
+        loop = asyncio.get_running_loop()
+        stats = loop.run_in_executor(self._executor, self._frequencies, terms)
+        # Read a late failure here, so it is never reported as an unretrieved exception.
+        stats.add_done_callback(lambda f: f.cancelled() or f.exception())
+        return stats
+
+    @staticmethod
+    async def _rarity(
+        stats: asyncio.Future[tuple[int, dict[str, int]]] | None,
+    ) -> dict[str, float]:
+        """{term: weight} from the statistics, or {} (the signal stays out) when they are
+        not there within a moment of retrieval or the store failed."""
+        if stats is None:
+            return {}
+        try:
+            n, df = await asyncio.wait_for(asyncio.shield(stats), _STATS_GRACE_S)
+        except Exception:  # a timeout or a store error: rank without the signal
+            return {}
+        return rarity_weights(n, df)
 
     def _degrade(self, route: Route) -> Route:
         """The fast path: only one source, keeping the route's own settings for it when it

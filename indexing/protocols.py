@@ -83,6 +83,13 @@ class KeywordIndex(DerivedStore, Protocol):
         """Top-k by BM25 over text, title and section path, among chunks `where` admits."""
         ...
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(chunks held, {term: chunks holding it}) for query terms, each analysed as a
+        query is; a term the analysis drops (a stop word) is left out, and one analysed into
+        several tokens counts the chunks of its rarest token. Corpus statistics for the
+        rerank (how rare a question's words are), not filtered by ACL, like BM25's own."""
+        ...
+
 
 @runtime_checkable
 class GraphStore(DerivedStore, Protocol):

@@ -129,6 +129,9 @@ class Ragline:
             fast_source=settings.monitoring.fast_path,
             instructions=self.instructions,
             synonyms=self.synonyms,
+            frequencies=(
+                self.stores.keyword.document_frequencies if settings.fusion.use_rare_terms else None
+            ),
         )
         self.metrics = Metrics()
         self.metrics.watch_state(self.ops_state)

@@ -324,5 +324,36 @@ class ElasticKeywordIndex:
         hits = self._es.call("POST", f"/{self.alias}/_search", body)["hits"]["hits"]
         return [ScoredId(h["_id"], float(h["_score"])) for h in hits]
 
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        tokens = {t: keyword_query_terms(t, self._english) for t in terms}
+        wanted = sorted({x for xs in tokens.values() for x in xs})
+        fields = [f.split("^")[0] for f in self._fields]
+        # One request: the total and, per token, the chunks holding it in any BM25 field.
+        body: dict[str, Any] = {"size": 0, "track_total_hits": True, "query": {"match_all": {}}}
+        if wanted:
+            body["aggs"] = {
+                "df": {
+                    "filters": {
+                        "filters": {
+                            str(i): {
+                                "bool": {
+                                    "should": [{"term": {f: x}} for f in fields],
+                                    "minimum_should_match": 1,
+                                }
+                            }
+                            for i, x in enumerate(wanted)
+                        }
+                    }
+                }
+            }
+        with self._lock:
+            if self._dirty:
+                self.refresh()
+        out = self._es.call("POST", f"/{self.alias}/_search", body)
+        buckets = out.get("aggregations", {}).get("df", {}).get("buckets", {})
+        held = {x: int(buckets.get(str(i), {}).get("doc_count", 0)) for i, x in enumerate(wanted)}
+        n = int(out["hits"]["total"]["value"])
+        return n, {t: min(held[x] for x in xs) for t, xs in tokens.items() if xs}
+
     def close(self) -> None:
         self._es.close()

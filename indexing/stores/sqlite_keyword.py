@@ -17,6 +17,7 @@ import json
 import logging
 import sqlite3
 import threading
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -62,6 +63,14 @@ def type_token(doc_type: str) -> str:
     return "d" + hashlib.sha1(doc_type.encode("utf-8")).hexdigest()[:12]
 
 
+def fts_token(token: str) -> str:
+    """A token as FTS5's unicode61 tokenizer stores it: lower case, diacritics removed."""
+    kept = "".join(
+        c for c in unicodedata.normalize("NFD", token.lower()) if not unicodedata.combining(c)
+    )
+    return unicodedata.normalize("NFC", kept)
+
+
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
@@ -87,6 +96,10 @@ class SqliteKeywordIndex:
     ) -> None:
         self._lock = threading.Lock()
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
+        # Term statistics (document frequency per token), per connection: nothing is stored.
+        self._conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kw_vocab USING fts5vocab(main, kw_fts, 'row')"
+        )
         self._configured = english_analysis
         self._english = self._analysis_in_use(english_analysis)
         # acl and doc_type get weight 0: they are filters and must not move the score.
@@ -283,6 +296,22 @@ class SqliteKeywordIndex:
             raise StoreError(f"keyword search failed: {exc}") from exc
         # bm25() is lower-is-better; ScoredId is higher-is-better.
         return [ScoredId(cid, -float(s)) for cid, s in rows]
+
+    def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        tokens = {t: [fts_token(x) for x in keyword_query_terms(t, self._english)] for t in terms}
+        wanted = sorted({x for xs in tokens.values() for x in xs})
+        try:
+            with self._lock:
+                n = self._conn.execute("SELECT count(*) FROM kw_chunks").fetchone()[0]
+                rows = self._conn.execute(
+                    "SELECT term, doc FROM temp.kw_vocab"
+                    " WHERE term IN (SELECT value FROM json_each(?))",
+                    (json.dumps(wanted, ensure_ascii=False),),
+                ).fetchall()
+        except sqlite3.Error as exc:
+            raise StoreError(f"keyword term statistics failed: {exc}") from exc
+        held = dict(rows)
+        return int(n), {t: min(held.get(x, 0) for x in xs) for t, xs in tokens.items() if xs}
 
     def flush(self) -> None:
         """Every write is committed already (WAL)."""

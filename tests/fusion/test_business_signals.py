@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from core.settings import FusionSettings, TrustRule
 from core.types import Chunk, Hit, Principal, QueryFilter, ScoredId
 from fusion.pipeline import SearchPipeline
-from fusion.rerank import SignalReranker
+from fusion.rerank import SignalReranker, rare_term_coverage, rarity_weights
 from fusion.trust import TrustPolicy, decay
 from routing.instruction import TaskContext
 from routing.intent import Intent
@@ -237,3 +237,61 @@ def test_the_same_short_sentence_about_two_subjects_is_no_conflict() -> None:
         hit("b", "个人信息保护法（草案）", "个人信息保护法。处理者应当在三十日内答复。"),
     ]
     assert detector.detect("处理者应当在多少日内答复？", versions)
+
+
+def test_rare_terms_put_the_passage_naming_the_subject_first() -> None:
+    # Both passages say "别名"; only one names the plant asked about. The other leads on
+    # fused rank, and without corpus statistics nothing says "蓍" matters more.
+    other = _chunk("other", "威立雅运输集团的别名来自希腊神话中风神的别名。", modified=TODAY)
+    answer = _chunk("ans", "蓍，别名欧蓍、千叶蓍，是菊科蓍属的多年生草本植物。", modified=TODAY)
+    question = "蓍的别名是什么？"
+
+    def ranked(rarity: dict[str, float] | None) -> list[str]:
+        hits = [Hit(other, 1.0, {}), Hit(answer, 0.8, {})]
+        out = SignalReranker(today=TODAY).rerank(question, hits, 1.0, rarity=rarity)
+        return [h.chunk.content_id for h in out]
+
+    assert ranked(None) == ["other", "ans"]
+    rarity = rarity_weights(4000, {"蓍": 2, "别名": 60})
+    assert rarity["蓍"] > 5 * rarity["别名"]  # idf cubed: the subject dominates
+    assert ranked(rarity) == ["ans", "other"]
+    assert rare_term_coverage(rarity, "没有这两个词") == 0.0
+    assert rare_term_coverage(rarity, "蓍 别名") == 1.0
+
+
+def test_term_statistics_are_fetched_beside_retrieval_and_never_block_it() -> None:
+    stores = _Stores([_chunk("a", "第十三条 个人信息处理者", modified=TODAY)])
+    asked: list[Sequence[str]] = []
+
+    def frequencies(terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        asked.append(terms)
+        return 100, {t: 3 for t in terms}
+
+    def failing(terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        raise RuntimeError("keyword store down")
+
+    def slow(terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        time.sleep(1.0)
+        return 100, {t: 3 for t in terms}
+
+    def run(freq):  # type: ignore[no-untyped-def]
+        pipe = SearchPipeline(
+            Router(),
+            {n: stores.factory(n) for n in ("keyword", "dense", "graph")},
+            stores.serving,
+            SignalReranker(today=TODAY),
+            POOL,
+            frequencies=freq,
+        )
+        return asyncio.run(pipe.search("个人信息处理者", Principal()))
+
+    hit = run(frequencies).hits[0]
+    assert asked and hit.signals["rare_terms"] == 1.0
+    for freq in (failing, None):
+        result = run(freq)
+        assert [h.chunk.content_id for h in result.hits] == ["a"]
+        assert "rare_terms" not in result.hits[0].signals
+    start = time.perf_counter()
+    result = run(slow)
+    assert time.perf_counter() - start < 0.8  # the rerank does not wait for slow statistics
+    assert "rare_terms" not in result.hits[0].signals

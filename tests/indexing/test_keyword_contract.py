@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from store_cases import DIM, Corpus, check_metadata_readback, make_chunk, relabel, unit
 
+from core.text import keyword_query_terms, keyword_tokens
 from core.types import Principal, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk, KeywordIndex
 
@@ -200,3 +201,38 @@ def test_held_metadata_reads_back_and_shows_stale_fields(
     keyword_store: Any, corpus: Corpus
 ) -> None:
     check_metadata_readback(keyword_store(), corpus)
+
+
+def _reference_frequency(corpus: Corpus, term: str) -> int | None:
+    """Chunks holding the term's rarest query token in text, title or section (None: the
+    analysis drops the term)."""
+    tokens = keyword_query_terms(term)
+    if not tokens:
+        return None
+    held = [
+        set(keyword_tokens(c.chunk.text))
+        | set(keyword_tokens(c.chunk.title))
+        | set(keyword_tokens(" ".join(c.chunk.section_path)))
+        for c in corpus.all()
+    ]
+    return min(sum(t in h for h in held) for t in tokens)
+
+
+def test_document_frequencies_agree_with_reference(loaded: KeywordIndex, corpus: Corpus) -> None:
+    terms = ["backup", "backups", "nightly", "华为", "数据库", "err-1042", "the", "zzzunseen"]
+    n, df = loaded.document_frequencies(terms)
+    assert n == len(corpus.all())
+    expected = {t: f for t in terms if (f := _reference_frequency(corpus, t)) is not None}
+    assert df == expected
+    assert "the" not in df  # a stop word is left out, not counted as rare
+    assert df["zzzunseen"] == 0
+    assert df["backup"] == df["backups"] >= 1  # analysed like a query: one stem
+    assert loaded.document_frequencies([]) == (n, {})
+
+
+def test_document_frequencies_follow_deletes(loaded: KeywordIndex, corpus: Corpus) -> None:
+    n, before = loaded.document_frequencies(["nightly"])
+    loaded.delete([corpus.cid("next")])
+    n_after, after = loaded.document_frequencies(["nightly"])
+    assert n_after == n - 1
+    assert after["nightly"] == before["nightly"] - 1
