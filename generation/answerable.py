@@ -33,6 +33,7 @@ from urllib.parse import unquote
 from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
 from core.types import Chunk
 from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
+from generation.asked_kind import asked_kind, names_kind
 from generation.passages import Candidate
 from generation.slots import SCAFFOLDING, row_substitution, substitution
 
@@ -585,6 +586,16 @@ def judge(
             constraints=total,
             met=met - 1,
             failed="unit",
+        )
+    # "哪所学校", "which agency": the quote must name one, not only repeat the question.
+    kind = asked_kind(question)
+    if kind and not any(names_kind(kind, q) for q in quoted):
+        return Verdict(
+            False,
+            f"the question asks which {kind} and the quoted evidence names none",
+            constraints=total + 1,
+            met=met,
+            failed="kind",
         )
     if missing_ids or missing_names:
         what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])

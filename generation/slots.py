@@ -12,7 +12,9 @@ and punctuation break adjacency, so the slot the answer fills ("谁发明了电�
 for ("哪所学校", "which newspaper": the answer names one).
 
 Paraphrase is the risk, so a substitution counts only when it is one of like for like:
-- Chinese: both words are nouns (jieba's n* tags), so "使用/用", "一直/不断" never count;
+- Chinese: both words are nouns (jieba's n* tags), so "使用/用", "一直/不断" never count
+  (a one-character noun of the question only when the quoted passages never have the
+  character: "单个类的总行数" against "单个方法的总行数");
 - English (no tagger here): the question's word is absent from every retrieved passage
   of the quoted document, not only from the quote;
 - never when the quote's word is an acronym of the question's words ("AOA" for "angle of
@@ -139,7 +141,9 @@ def words(text: str) -> tuple[tuple[str, str] | None, ...]:
                 out.append(None)
                 asking = w in _ASKS_FOR or bool(_QUESTION_WORD.match(w))
                 continue
-            kind = ASKED_FOR if asking else NOUN if flag.startswith("n") else WORD
+            # A one-character classifier stands for a noun ("单个类的总行数": 类).
+            noun = flag.startswith("n") or (flag == "q" and len(w) == 1)
+            kind = ASKED_FOR if asking else NOUN if noun else WORD
             out.append((stem(w) if w.isascii() else w, kind))
             asking = asking and not has_han(w)  # "which German verb": the phrase
     return tuple(out)
@@ -235,7 +239,12 @@ def substitution(
             if there(missing) or _explained(missing, alternatives, text):
                 continue
             if has_han(missing):
-                if kind != NOUN or len(missing) < 2 or _in_passage(missing, passage):
+                # A one-character noun (类, 头) counts only when the quoted passages never
+                # have that character at all.
+                if len(missing) == 1:
+                    if kind != NOUN or missing in passage:
+                        continue
+                elif kind != NOUN or _in_passage(missing, passage):
                     continue
             else:
                 doc_stems = _latin_stems(document.lower()) if doc_stems is None else doc_stems

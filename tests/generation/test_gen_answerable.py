@@ -218,3 +218,26 @@ def test_a_table_row_counts_in_the_unit_its_header_gives() -> None:
     )
     q = "表 7.5 中，六车道高速公路停车区用地指标基准值是多少公顷？"
     assert _verdict(q, make_hits(table)).covered
+
+
+def test_a_which_question_needs_a_quote_naming_one() -> None:
+    q = "处理不满十四周岁未成年人个人信息的，应当取得哪所学校的同意？"
+    guardian = make_chunk(
+        "第三十一条 个人信息处理者处理不满十四周岁未成年人个人信息的，"
+        "应当取得未成年人的父母或者其他监护人的同意。"
+    )
+    miss = _verdict(q, make_hits(guardian))
+    assert not miss.covered and miss.failed == "kind" and "学校" in miss.reason
+    school = make_chunk("处理不满十四周岁学生的个人信息的，应当取得北京四中的同意。")
+    assert _verdict(q, make_hits(school)).covered
+    # A member of the kind by its form, a proper name jieba tags, an English name.
+    graduate = make_chunk("罗保铭，天津人，南开大学明清史专业毕业。")
+    assert _verdict("罗保铭毕业于哪所大学？", make_hits(graduate)).covered
+    country = make_chunk("该条约于1648年由瑞典与神圣罗马帝国签订。")
+    assert _verdict("该条约由哪个国家签订？", make_hits(country)).covered
+    agency = make_chunk("The report is published every month by the FBI.")
+    assert _verdict("Which agency publishes the report?", make_hits(agency)).covered
+    monthly = make_chunk("The report is published every month in print and online.")
+    assert _verdict("Which agency publishes the report?", make_hits(monthly)).failed == "kind"
+    # Kinds whose names are ordinary words ("盛大") are not checked.
+    assert _verdict("哪家公司运营这款游戏？", make_hits(make_chunk("由盛大游戏运营。"))).covered

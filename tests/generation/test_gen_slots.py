@@ -138,3 +138,16 @@ def test_forms_of_one_english_verb_are_not_siblings() -> None:
         "How fast can eider ducks fly?", "Steamer ducks cannot fly at all.", document="ducks"
     )
     assert sub is not None and sub.asked == "eider"
+
+
+def test_a_one_character_word_the_passage_never_has_is_a_slot() -> None:
+    q = "按《Java 开发手册（黄山版）》，单个类的总行数不超过多少行？"
+    quote = "11.【推荐】单个方法的总行数不超过 80 行。"
+    sub = substitution(q, quote, passage=quote + "说明：除注释之外的方法签名、左右大括号。")
+    assert sub is not None and sub.asked == "类" and sub.instead == "方法"
+    # The character anywhere in the quoted passages: the quote may name it in other words.
+    assert substitution(q, quote, passage=quote + "类的方法不宜过长。") is None
+    # A one-character word that is no noun (若, "if") is no slot.
+    q = "TiDB 的硬件建议里，TiKV 若使用 PCIe SSD，单盘容量上限建议是多少？"
+    quote = "- TiKV 硬盘大小配置建议 PCIe SSD 不超过 4 TB，普通 SSD 不超过 1.5 TB。"
+    assert substitution(q, quote, passage=quote) is None
