@@ -61,12 +61,22 @@ def coverage(
     """Share of the query's content terms that occur in the text (longer terms weigh more,
     since jieba's search mode also emits their sub-words). A term also counts as present
     when one of its domain synonyms (`alternatives`) occurs."""
+    return _coverage(terms, text, {t for t in terms if t in text}, alternatives)
+
+
+def _coverage(
+    terms: Sequence[str],
+    text: str,
+    held: AbstractSet[str],
+    alternatives: dict[str, list[str]] | None,
+) -> float:
+    """`coverage` once the terms the text holds (`held`) are known."""
     if not terms:
         return 0.0
     alts = alternatives or {}
     total = sum(len(t) for t in terms)
     return (
-        sum(len(t) for t in terms if t in text or any(a in text for a in alts.get(t, ()))) / total
+        sum(len(t) for t in terms if t in held or any(a in text for a in alts.get(t, ()))) / total
     )
 
 
@@ -104,8 +114,9 @@ def rarity_weights(chunks: int, frequencies: Mapping[str, int]) -> dict[str, flo
     }
 
 
-def rare_term_coverage(rarity: Mapping[str, float], text: str) -> float:
-    """Share of the question's rarity-weighted terms that occur in the text."""
+def rare_term_coverage(rarity: Mapping[str, float], text: str | AbstractSet[str]) -> float:
+    """Share of the question's rarity-weighted terms that occur in the text (or are among
+    the terms a text was found to hold)."""
     total = sum(rarity.values())
     return sum(w for t, w in rarity.items() if t in text) / total if total else 0.0
 
@@ -175,7 +186,8 @@ class SignalReranker:
         for i, hit in enumerate(hits):
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
-            s["coverage"] = coverage(terms, texts[i], alternatives)
+            held = {t for t in terms if t in texts[i]}  # each term searched for once
+            s["coverage"] = _coverage(terms, texts[i], held, alternatives)
             s["bigrams"] = bigram_overlap(grams, text_grams[i])
             s["bigrams_idf"] = rare[i]
             relevance = (
@@ -185,7 +197,7 @@ class SignalReranker:
                 + w.bigrams_idf * s["bigrams_idf"]
             )
             if rarity and w.rare_terms:
-                s["rare_terms"] = rare_term_coverage(rarity, texts[i])
+                s["rare_terms"] = rare_term_coverage(rarity, held)
                 relevance += w.rare_terms * s["rare_terms"]
             if boost_terms and boost_fields:
                 s["boost"] = field_boost(hit.chunk, boost_terms, boost_fields)

@@ -106,6 +106,10 @@ def instrument(rag: Any, meter: Meter) -> None:
     serving = getattr(pipeline, "_serving", None)
     if serving is not None:
         pipeline._serving = meter.wrap("serving", serving)
+    # The keyword store's term statistics for the rare-term signal (a store call too).
+    frequencies = getattr(pipeline, "_frequencies", None)
+    if frequencies is not None:
+        pipeline._frequencies = meter.wrap("keyword", frequencies)
 
 
 async def _run(job: dict[str, Any]) -> None:
