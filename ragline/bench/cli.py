@@ -359,6 +359,7 @@ def scale(
 ) -> None:
     """Ingest rate, disk, memory, pipeline recall@10 and p50/p95 at N scale-corpus chunks;
     the approximate dense index against exact search (baseline) in the same run."""
+    from core.settings import Settings
     from ragline.bench.hostile_corpus import find_shared_docs
     from ragline.bench.scale import run_scale
     from ragline.bench.scale_corpus import default_corpus

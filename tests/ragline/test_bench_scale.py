@@ -80,3 +80,46 @@ def test_bench_scale_measures_recall_and_the_approximate_index(tmp_path: Path) -
     assert dense["acl"]["queries"] == dense["all"]["queries"] > 0
     vectors = cache.load(0, 200)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+
+
+def test_bench_scale_command_runs_dense_only(tmp_path: Path) -> None:
+    """The command itself, end to end on a small data folder (it once failed before any
+    work: a name used in the command was never imported)."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from ragline.cli import app as cli
+
+    data = tmp_path / "shared"
+    (data / "cmrc2018").mkdir(parents=True)
+    (data / "docs").mkdir()
+    (data / "docs" / "note.md").write_text("# Note\n\nAn English block. It has two sentences.\n")
+    for name in ("train.json", "trial.json"):
+        squad = {"data": [{"title": "t", "paragraphs": _paragraphs(30)}]}
+        (data / "cmrc2018" / name).write_text(json.dumps(squad, ensure_ascii=False))
+    out = tmp_path / "scale.json"
+    result = CliRunner().invoke(
+        cli,
+        [
+            "bench",
+            "scale",
+            "--chunks",
+            "120",
+            "--dense-only",
+            "--max-embed",
+            "20",
+            "--questions",
+            "3",
+            "--data",
+            str(data),
+            "--vectors",
+            str(tmp_path / "vectors"),
+            "--json",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    run = json.loads(out.read_text())["runs"][0]
+    assert run["chunks"] == 120 and run["vectors"]["real"] == 20
+    assert run["dense"]["all"]["recall@10_vs_exact"] > 0
