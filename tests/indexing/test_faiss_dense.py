@@ -198,3 +198,19 @@ def test_mapped_index_serves_reads_and_copies_itself_on_the_first_write(
     mapped.flush()
     assert plain.refresh() is True
     assert corpus.cid("en") not in plain.content_ids()
+
+
+def test_automatic_probe_count_covers_a_fifth_of_large_indexes() -> None:
+    from types import SimpleNamespace
+
+    from indexing.stores.faiss_dense import _Ivf
+
+    def probes(nlist: int, allowed_share: float = 1.0, nprobe: int = 0) -> int:
+        n = 1_000_000
+        return _Ivf.probes(SimpleNamespace(nlist=nlist), nprobe, n, int(n * allowed_share))  # type: ignore[arg-type]
+
+    assert probes(358) == 76  # small: 4 * sqrt(lists), as measured at 14k
+    assert probes(4000) == 800  # 1M: 253 probes gave recall@10 0.88
+    assert probes(4000, allowed_share=0.5) == 1600  # a filter probes more
+    assert probes(4000, nprobe=50) == 50  # a configured count wins
+    assert probes(4000, allowed_share=0.01) == 4000
