@@ -162,7 +162,10 @@ def _specific(word: str) -> bool:
 
 def _in_passage(word: str, passage: str) -> bool:
     """A Han word is in the passage when most of its character pairs are: jieba may join a
-    name to the next word ("符泳练水" for 符泳 … 练水)."""
+    name to the next word ("符泳练水" for 符泳 … 练水). A one-character word has no pairs:
+    it is in the passage when its character is."""
+    if len(word) == 1:
+        return word in passage
     pairs = [word[i : i + 2] for i in range(len(word) - 1)]
     return sum(p in passage for p in pairs) * 3 >= len(pairs) * 2
 
@@ -239,12 +242,8 @@ def substitution(
             if there(missing) or _explained(missing, alternatives, text):
                 continue
             if has_han(missing):
-                # A one-character noun (类, 头) counts only when the quoted passages never
-                # have that character at all.
-                if len(missing) == 1:
-                    if kind != NOUN or missing in passage:
-                        continue
-                elif kind != NOUN or _in_passage(missing, passage):
+                # (A one-character noun, 类 or 头, only when no quoted passage has it.)
+                if kind != NOUN or _in_passage(missing, passage):
                     continue
             else:
                 doc_stems = _latin_stems(document.lower()) if doc_stems is None else doc_stems

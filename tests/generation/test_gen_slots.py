@@ -5,7 +5,7 @@ from gen_cases import make_chunk, make_hits
 
 from generation.answerable import judge, unit_forms
 from generation.extractive import extract
-from generation.slots import row_substitution, substitution
+from generation.slots import mentioned, row_substitution, substitution
 
 STATION = "毕竟国际空间站的造价高达1500亿美元，而且其运行速度达到了每小时27680公里。"
 
@@ -147,6 +147,9 @@ def test_a_one_character_word_the_passage_never_has_is_a_slot() -> None:
     assert sub is not None and sub.asked == "类" and sub.instead == "方法"
     # The character anywhere in the quoted passages: the quote may name it in other words.
     assert substitution(q, quote, passage=quote + "类的方法不宜过长。") is None
+    # The other-document retry asks whether a passage mentions the word asked: a single
+    # character is looked for, not taken as found.
+    assert mentioned("类", "类的方法不宜过长。") and not mentioned("类", quote)
     # A one-character word that is no noun (若, "if") is no slot.
     q = "TiDB 的硬件建议里，TiKV 若使用 PCIe SSD，单盘容量上限建议是多少？"
     quote = "- TiKV 硬盘大小配置建议 PCIe SSD 不超过 4 TB，普通 SSD 不超过 1.5 TB。"
