@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from core.types import Principal
     from ragline.app import Ragline
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__)
+app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, rich_markup_mode=None)
 app.add_typer(bench_app, name="bench")
 register_service_commands(app)  # serve, worker, jobs
 register_monitoring_commands(app)  # audit export, alerts check

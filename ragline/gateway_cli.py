@@ -18,7 +18,9 @@ if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
 
 console = Console()
 err = Console(stderr=True)
-gateway_app = typer.Typer(no_args_is_help=True, help="Sample data and sources of the gateway.")
+gateway_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Sample data and sources of the gateway."
+)
 
 DataDir = Annotated[Path | None, typer.Option("--data-dir", help="RAGLINE_DATA_DIR")]
 User = Annotated[str, typer.Option("--user", help="Who is asking.")]

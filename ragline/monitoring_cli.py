@@ -17,8 +17,12 @@ if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
     from monitoring.alerts import Alert
 
 
-audit_app = typer.Typer(no_args_is_help=True, help="Export the audit logs as CSV.")
-alerts_app = typer.Typer(no_args_is_help=True, help="Evaluate the alert rules.")
+audit_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Export the audit logs as CSV."
+)
+alerts_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Evaluate the alert rules."
+)
 err = Console(stderr=True)
 
 DataDir = Annotated[

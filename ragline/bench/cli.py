@@ -16,7 +16,9 @@ if TYPE_CHECKING:  # imported where used: `ragline --help` must not load the sto
     from core.settings import Settings
     from ragline.app import Ragline
 
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print their numbers.")
+bench_app = typer.Typer(
+    no_args_is_help=True, rich_markup_mode=None, help="Benchmarks that print their numbers."
+)
 
 JsonOut = Annotated[Path | None, typer.Option("--json", help="Also write the result here.")]
 Work = Annotated[

@@ -83,3 +83,19 @@ def test_the_application_service_loads_no_web_stack_or_parsers(module: str) -> N
     modules = _imported(f"import {module}")
     assert "sqlalchemy" in modules  # the stores it needs are there
     assert _offenders(modules, ASK_FORBIDDEN) == []
+
+
+@pytest.mark.parametrize(
+    "argv", [["bench", "scale", "--no-such-option"], ["no-such-command"], ["--help"]]
+)
+def test_usage_errors_and_help_are_plain_text(argv: list[str]) -> None:
+    """Messages are plain text: a mistyped option reads "Error: No such option", with no
+    box-drawing panel (Rich's) around it, whether or not the output is a terminal."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "FORCE_COLOR": "1", "COLUMNS": "100"}
+    code = "from ragline.cli import app\napp()"
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    text = out.stdout + out.stderr
+    assert ("Error:" in text) == (argv != ["--help"]) and "Usage:" in text
+    assert not any(c in text for c in "╭╮╰╯│─") and "\x1b[" not in text
