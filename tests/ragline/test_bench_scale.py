@@ -123,3 +123,61 @@ def test_bench_scale_command_runs_dense_only(tmp_path: Path) -> None:
     run = json.loads(out.read_text())["runs"][0]
     assert run["chunks"] == 120 and run["vectors"]["real"] == 20
     assert run["dense"]["all"]["recall@10_vs_exact"] > 0
+
+
+class _Served:
+    """A served dense index answering from exact search's ranking, rank `pick` (0-based)
+    by rank: an ANN index that breaks a tie otherwise, or one that misses."""
+
+    def __init__(self, exact: object, pick: list[int]) -> None:
+        self.exact, self.pick = exact, pick
+
+    def search(self, vector: np.ndarray, k: int, where: object) -> list[object]:
+        hits = self.exact.search(vector, max(self.pick) + 1, where)  # type: ignore[attr-defined]
+        return [hits[i] for i in self.pick]
+
+
+def test_dense_recall_counts_a_tied_copy_but_the_id_share_does_not(tmp_path: Path) -> None:
+    """Recall against exact search counts a returned chunk whose exact score reaches the
+    10th (the scale corpus repeats sentences, so copies tie); `recall@10_ids` is the
+    strict share of exact's own ids. A chunk scoring below the 10th counts in neither."""
+    from indexing.protocols import IndexedChunk
+    from indexing.stores.faiss_dense import FaissDenseIndex
+    from ragline.bench.scale import _chunks_of, dense_compare
+
+    corpus = ScaleCorpus(_paragraphs(40), questions=3)
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        n, dim = 210, rag.embedder.dim
+        rng = np.random.default_rng(0)
+        unique = rng.normal(size=(n // 3, dim)).astype(np.float32)
+        unique /= np.linalg.norm(unique, axis=1, keepdims=True)
+        vectors = np.concatenate([unique] * 3)  # three chunks hold each vector
+        chunks = [c for d in range(n // 10) for c in _chunks_of(corpus, d, n, False)[1]]
+        assert len(chunks) == n
+        exact = FaissDenseIndex(tmp_path / "served", dim, rag.embedder.model)
+        exact.upsert([IndexedChunk(c, vectors[i]) for i, c in enumerate(chunks)])
+
+        def run(pick: list[int]) -> dict[str, float]:
+            out = dense_compare(
+                rag,
+                corpus,
+                vectors,
+                corpus.questions,
+                "exact",
+                0,
+                tmp_path / "run",
+                lambda _m: None,
+                served=_Served(exact, pick),  # type: ignore[arg-type]
+            )
+            return out["all"]  # type: ignore[no-any-return]
+
+        # Ranks 10-12 (1-based) are the three copies of the 4th vector: the 11th ties.
+        tied = run([*range(9), 10])
+        assert tied["tied_at_10"] == tied["queries"] > 0
+        assert tied["recall@10_vs_exact"] == 1.0
+        assert tied["recall@10_ids"] == 0.9
+        below = run(list(range(12, 22)))  # the 5th vector on: all below the 10th
+        assert below["recall@10_vs_exact"] == below["recall@10_ids"] == 0.0
+    finally:
+        rag.close()
