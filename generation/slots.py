@@ -106,6 +106,8 @@ class Substitution:
     instead: str  # the quote's word in that slot
 
     def describe(self) -> str:
+        if not self.instead:  # the quote has the anchor alone, not the question's compound
+            return f"the quoted text is about {self.anchor!r}, not {self.anchor + self.asked!r}"
         return f"the quoted text is about {self.instead!r} {self.anchor!r}, not {self.asked!r}"
 
 
@@ -234,9 +236,10 @@ def substitution(
     # nowhere in the quote, its scope, a synonym the route applied, or (Latin words) the
     # quoted document; a Han word must be a noun that the quoted passages never name.
     slots: list[tuple[str, str, int]] = []
+    verb_heads: list[tuple[str, str]] = []  # (a word that is no noun, the noun after it)
     doc_stems: set[str] | None = None
     for a, b in _pairs(words(question)):
-        for (anchor, _), (missing, kind), side in ((a, b, 1), (b, a, 0)):
+        for (anchor, anchor_kind), (missing, kind), side in ((a, b, 1), (b, a, 0)):
             if kind == ASKED_FOR or not _specific(anchor) or not there(anchor):
                 continue
             if there(missing) or _explained(missing, alternatives, text):
@@ -250,6 +253,12 @@ def substitution(
                 if missing in doc_stems:
                     continue
             slots.append((anchor, missing, side))
+            # A verb and a one-character noun written as one word (请求头, 响应体): a
+            # compound noun. A longer noun after a verb is its object (处理孩子的信息).
+            compound = anchor + missing
+            one_word = len(missing) == 1 and has_han(compound) and compound in question
+            if side == 1 and anchor_kind == WORD and one_word:
+                verb_heads.append((anchor, missing))
     if not slots:
         return None
     # The words naming the quoted document ("according to the Wikipedia Duck article") are
@@ -274,6 +283,17 @@ def substitution(
             if latin and _same_root(other, missing):
                 continue
             return Substitution(missing, anchor, other)
+    # A Han noun the question makes of a verb and a one-character noun (请求头, "request
+    # header"; 选举的重要性 is an attribute, 处理孩子 a verb and its object) whose head
+    # no quoted passage has, while the quote uses the verb as a verb only, never
+    # before a noun (请求通过 URL 传递参数): the quote is about the act, not the thing.
+    # (A noun's compound, 项目代码 against 项目使用, is left alone: paraphrase.)
+    for anchor, missing in verb_heads:
+        if anchor + missing in text:
+            continue
+        uses = [(here, after) for here, after in quote_pairs if here[0] == anchor]
+        if uses and all(here[1] == WORD and after[1] != NOUN for here, after in uses):
+            return Substitution(missing, anchor, "")
     return None
 
 

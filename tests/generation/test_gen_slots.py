@@ -154,3 +154,27 @@ def test_a_one_character_word_the_passage_never_has_is_a_slot() -> None:
     q = "TiDB 的硬件建议里，TiKV 若使用 PCIe SSD，单盘容量上限建议是多少？"
     quote = "- TiKV 硬盘大小配置建议 PCIe SSD 不超过 4 TB，普通 SSD 不超过 1.5 TB。"
     assert substitution(q, quote, passage=quote) is None
+
+
+def test_a_compound_whose_head_no_passage_has_is_not_the_quotes_subject() -> None:
+    """Asked about 请求头 (request header), the quote speaks of 请求 (request) alone, as a
+    word that names nothing of its own: not covered. Where the quote's 请求 names a thing
+    (请求体), the sibling rule decides; where the passages have the head, or the quote
+    writes the compound, it is covered."""
+    q = "按《Java 开发手册（黄山版）》，HTTP 请求头不能超过多少字节？"
+    quote = "7.【强制】HTTP 请求通过 URL 传递参数时，不能超过 2048 字节。"
+    sub = substitution(q, quote, passage=quote)
+    assert sub is not None and (sub.asked, sub.anchor, sub.instead) == ("头", "请求", "")
+    assert "'请求头'" in sub.describe()
+    assert substitution(q, quote, passage=quote + "请求头的大小由服务器决定。") is None
+    assert substitution(q, "HTTP 请求头通过代理时不能超过 8 KB。", passage="") is None
+    # The same question asked about what the quote says: covered.
+    q = "按《Java 开发手册（黄山版）》，HTTP 请求通过 URL 传递参数时不能超过多少字节？"
+    assert substitution(q, quote, passage=quote) is None
+    # A verb and its object (处理孩子), or an attribute after 的: no compound.
+    q = "处理孩子的个人信息必须征得家长同意，这个年龄界限是多少？"
+    quote = "个人信息处理者处理不满十四周岁未成年人个人信息的，应当取得父母的同意。"
+    assert substitution(q, quote, passage=quote, synonyms={"家长": ["父母"]}) is None
+    q = "第7届日本参议院议员通常选举的重要性是什么？"
+    quote = "第7届日本参议院议员通常选举于昭和40年7月4日举行，改选出125名参议员。"
+    assert substitution(q, quote, passage=quote) is None
