@@ -6,6 +6,7 @@ retrieved chunk; table rows are shown as "Header: value" cells taken from the ta
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -679,8 +680,19 @@ def _quote_for(group: list[Candidate], terms: Sequence[str]) -> Quote:
     if group[0].is_table_row:
         text = _row_text(group[0], terms) if len(group) == 1 else _markdown_table(group, terms)
     else:
-        text = " ".join(normalise_ws(c.text) for c in group)
+        text = _joined([normalise_ws(c.text) for c in group], normalise_ws(chunk.text))
     return Quote(text, (Source(chunk, first, last, group[0].page),))
+
+
+def _joined(sentences: list[str], source: str) -> str:
+    """Sentences of one passage joined as the passage writes them: with nothing between
+    two that follow each other without a space there ("水源；因此", "《CDTV×Sacas！》节目",
+    where the splitter cut inside a title), with a space otherwise. A quote is then the
+    passage's own text wherever it quotes a run of it."""
+    out = sentences[0]
+    for before, after in itertools.pairwise(sentences):
+        out += after if before + after in source else " " + after
+    return out
 
 
 @dataclass(frozen=True, slots=True)

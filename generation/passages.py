@@ -182,14 +182,15 @@ _ABBREVIATION = re.compile(
 )
 
 
-def _balanced(sentences: list[str]) -> list[str]:
+def _balanced(sentences: list[str], source: str) -> list[str]:
     """Sentences re-joined where a split fell inside brackets or quotes ("X（学名：'；"
-    and the rest of the parenthesis are one sentence) or after an abbreviation ("St.")."""
+    and the rest of the parenthesis are one sentence; 《CDTV×Sacas！》) or after an
+    abbreviation ("St."), with what `source` has between the two pieces."""
     out: list[str] = []
     depth = 0
     for sentence in sentences:
         if out and (depth > 0 or _ABBREVIATION.search(out[-1])):
-            out[-1] = f"{out[-1]}{'' if has_han(sentence[:1]) else ' '}{sentence}"
+            out[-1] = f"{out[-1]}{'' if out[-1] + sentence in source else ' '}{sentence}"
         else:
             out.append(sentence)
         depth += sum(sentence.count(c) for c in _OPENERS)
@@ -289,7 +290,7 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
         for logical in _logical_lines(lines[i:j], i):
             marker = _STRUCT_START.match(logical.text)
             item = bool(marker) and not logical.text.startswith("#")
-            sentences = _balanced(split_sentences(logical.text))
+            sentences = _balanced(split_sentences(logical.text), logical.text)
             if item and marker and len(sentences) > 1 and sentences[0] == marker.group(0).strip():
                 # "1. All data sources are resources." : the item number is not a sentence.
                 sentences = [f"{sentences[0]} {sentences[1]}", *sentences[2:]]

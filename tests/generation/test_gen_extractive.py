@@ -297,7 +297,7 @@ def test_a_description_goes_on_into_the_sentence_that_continues_it() -> None:
     )
     hits = make_hits(chunk)
     text, _ = extractive_answer("风向对这次战事有什么影响？", hits, max_sentences=1)
-    assert "对芦名军十分有利。 但当风向转为东风后" in text  # one quote, in order
+    assert "对芦名军十分有利。但当风向转为东风后" in text  # one quote, as the passage writes it
     assert "黑川城" not in text
     assert_verbatim(text, [chunk.text])
     # A question for a number is answered by the sentence that has it, nothing more.
@@ -320,3 +320,23 @@ def test_a_list_partly_quoted_already_is_not_quoted_whole_around_the_gap() -> No
     )
     assert "200 GB+" in text
     assert_verbatim(text, [chunk.text])  # every quote is one contiguous run of the text
+
+
+def test_a_run_of_sentences_is_quoted_as_the_passage_writes_it() -> None:
+    """Consecutive sentences of one passage are joined with what the passage has between
+    them: nothing after a Chinese full stop or semicolon, or where the splitter cut inside
+    a title (《CDTV×Sacas！》); a space where the passage has one. An inserted space made
+    the quote differ from the document ("水源； 因此")."""
+    chunk = make_chunk(
+        "吉斯伯恩有长时间的日照，肥沃的土壤和河川带来丰富的水源；因此，畜牧业发达；"
+        "其他园艺、农业等种植的农产品，如葡萄经过加工酿制成酒。"
+        "2008年3月播放的《CDTV×Sacas！》节目中第一次于公开场合演唱。",
+        doc_id=TIDB,
+    )
+    text, _ = extractive_answer("为什么吉斯伯恩的畜牧业发达？", make_hits(chunk))
+    assert "水源；因此，畜牧业发达" in text
+    text, _ = extractive_answer("第一次在公开场合演唱是什么节目？", make_hits(chunk))
+    assert "《CDTV×Sacas！》节目中第一次" in text
+    english = make_chunk("The index is rebuilt nightly. It takes an hour.", doc_id=TIDB)
+    text, _ = extractive_answer("How long does the nightly rebuild take?", make_hits(english))
+    assert "nightly. It takes" in text or "It takes an hour." in text
