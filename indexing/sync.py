@@ -32,6 +32,10 @@ def _relabel(applied: list[OutboxEntry], relabelled: set[tuple[str, str]] | None
         relabelled.update((e.doc_id, e.version) for e in applied if e.op == "meta")
 
 
+# Chunks (with their vectors) of the versions read in one batch, kept for the other stores.
+_CACHED_CHUNKS = 20_000
+
+
 class OutboxApplier:
     def __init__(
         self,
@@ -44,14 +48,34 @@ class OutboxApplier:
         self._stores = stores
         self._batch = batch
         self._group_chunks = group_chunks  # 0 or 1: every entry on its own
+        # A version's items as read for the stores in this round of `run`: every store
+        # has the same entries pending, and reading and rebuilding the chunks was a
+        # sixth of store ingest, three times over (bench/RESULTS.md).
+        self._items: dict[tuple[str, str], list[IndexedChunk]] = {}
+
+    def _version_items(self, doc_id: str, version: str) -> list[IndexedChunk]:
+        key = (doc_id, version)
+        items = self._items.get(key)
+        if items is None:
+            items = list(self._meta.version_items(doc_id, version))
+            self._keep(key, items)
+        return items
+
+    def _keep(self, key: tuple[str, str], items: list[IndexedChunk]) -> None:
+        held = sum(len(v) for v in self._items.values())
+        if held + len(items) <= _CACHED_CHUNKS:  # bounded: vectors are large
+            self._items[key] = items
 
     def _apply_one(self, store: DerivedStore, entry: OutboxEntry) -> None:
         if entry.op == "upsert":
-            store.upsert(self._meta.version_items(entry.doc_id, entry.version))
+            store.upsert(self._version_items(entry.doc_id, entry.version))
         elif entry.op == "delete":
             store.delete(self._meta.version_content_ids(entry.doc_id, entry.version))
         elif entry.op == "meta":
-            items = self._meta.version_items(entry.doc_id, entry.version)
+            # Read fresh: the entry is there because the fields changed since.
+            items = list(self._meta.version_items(entry.doc_id, entry.version))
+            self._items.pop((entry.doc_id, entry.version), None)
+            self._keep((entry.doc_id, entry.version), items)
             store.update_metadata([item.chunk for item in items])
         else:
             raise ValueError(f"unknown outbox op {entry.op!r}")
@@ -78,48 +102,75 @@ class OutboxApplier:
                 self._apply_one(store, entry)
                 done.append(entry.id)
                 continue
-            items.extend(self._meta.version_items(entry.doc_id, entry.version))
+            items.extend(self._version_items(entry.doc_id, entry.version))
             run.append(entry)
             if len(items) >= self._group_chunks:
                 write_run()
         write_run()
 
-    def apply_store(self, name: str, relabelled: set[tuple[str, str]] | None = None) -> int:
-        """Apply this store's pending entries in order. Stops at the first failure so
-        entries never apply out of order; the failed one is retried on the next run.
-        Versions whose "meta" entries were applied are added to `relabelled`."""
+    def apply_batch(self, name: str, relabelled: set[tuple[str, str]] | None = None) -> int:
+        """Apply up to one batch of this store's pending entries, in order; how many were
+        applied (0: none pending). Stops at the first failure so entries never apply out
+        of order; the failed one is retried on the next run. Versions whose "meta"
+        entries were applied are added to `relabelled`."""
         store = self._stores[name]
+        entries = self._meta.pending(name, self._batch)
+        done: list[int] = []
+        try:
+            self._apply(store, entries, done)
+        except Exception as exc:
+            _relabel(entries[: len(done)], relabelled)
+            failed = entries[len(done)]
+            log.warning("outbox %s #%d failed: %s", name, failed.id, exc)
+            if done:
+                store.flush()
+                self._meta.mark_done(done)
+            self._meta.mark_failed(failed.id, f"{type(exc).__name__}: {exc}")
+            raise
+        if not entries:
+            return 0
+        # Durable in the store first, then marked done: a crash in between only means
+        # the (idempotent) entries are applied again.
+        store.flush()
+        self._meta.mark_done(done)
+        _relabel(entries, relabelled)
+        return len(done)
+
+    def apply_store(self, name: str, relabelled: set[tuple[str, str]] | None = None) -> int:
+        """Apply all of this store's pending entries (see `apply_batch`)."""
         applied = 0
-        while entries := self._meta.pending(name, self._batch):
-            done: list[int] = []
-            try:
-                self._apply(store, entries, done)
-            except Exception as exc:
-                _relabel(entries[: len(done)], relabelled)
-                failed = entries[len(done)]
-                log.warning("outbox %s #%d failed: %s", name, failed.id, exc)
-                if done:
-                    store.flush()
-                    self._meta.mark_done(done)
-                self._meta.mark_failed(failed.id, f"{type(exc).__name__}: {exc}")
-                raise
-            # Durable in the store first, then marked done: a crash in between only
-            # means the (idempotent) entries are applied again.
-            store.flush()
-            self._meta.mark_done(done)
-            _relabel(entries, relabelled)
-            applied += len(done)
+        try:
+            while n := self.apply_batch(name, relabelled):
+                applied += n
+        finally:
+            self._items.clear()
         return applied
 
     def run(self) -> SyncReport:
+        """Every store's pending entries, batch by batch and store by store in turn, so
+        the stores read each version's items once between them; a store that fails is
+        left for the next run, the others go on."""
         report = SyncReport()
         for _round in range(2):  # promotion enqueues deletes of superseded versions
+            active = list(self._stores)
+            try:
+                while active:
+                    self._items.clear()  # one batch's versions in memory at a time
+                    for name in list(active):
+                        try:
+                            n = self.apply_batch(name, report.relabelled)
+                        except Exception as exc:
+                            report.errors[name] = f"{type(exc).__name__}: {exc}"
+                            n = 0
+                        if n == 0:
+                            active.remove(name)
+                        else:
+                            report.applied[name] = report.applied.get(name, 0) + n
+            finally:
+                self._items.clear()
             for name in self._stores:
-                try:
-                    n = self.apply_store(name, report.relabelled)
-                    report.applied[name] = report.applied.get(name, 0) + n
-                except Exception as exc:
-                    report.errors[name] = f"{type(exc).__name__}: {exc}"
+                if name not in report.errors:
+                    report.applied.setdefault(name, 0)
             promoted = self._meta.promote_ready()
             report.promoted.extend(promoted)
             if not promoted:

@@ -252,8 +252,9 @@ class _Ivf:
         """Lists to probe: `nprobe`, or when 0 about 4 * sqrt(lists) but at least a fifth
         of them (the square root held for recall@10 >= 0.95 up to 100k vectors; at 1M,
         4,000 lists, derived vectors need 800 probes for 0.961, real embeddings give 0.992
-        there at a p95 of 17 ms, bench/RESULTS.md). A filter admitting a fraction f of the vectors probes 1/f times
-        as many, so about as many admitted candidates are seen."""
+        there at a p95 of 17 ms, bench/RESULTS.md). A filter admitting a fraction f of
+        the vectors probes 1/f times as many, so about as many admitted candidates are
+        seen."""
         auto = max(np.ceil(4 * self.nlist**0.5), np.ceil(self.nlist * MIN_PROBE_SHARE))
         base = nprobe if nprobe > 0 else int(auto)
         return min(self.nlist, int(np.ceil(base * total / max(allowed, 1))))

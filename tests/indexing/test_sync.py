@@ -326,3 +326,43 @@ def test_consecutive_upserts_reach_a_store_as_one_write(env) -> None:  # type: i
     counting.fail_on = ""
     assert not applier.run().errors
     assert all(d.ok for d in check(meta, stores))
+
+
+class CountingReads:
+    """The metadata store, counting how often each version's items are read."""
+
+    def __init__(self, inner: SqlMetadataStore) -> None:
+        self.inner = inner
+        self.reads: dict[tuple[str, str], int] = {}
+
+    def version_items(self, doc_id: str, version: str) -> list[IndexedChunk]:
+        key = (doc_id, version)
+        self.reads[key] = self.reads.get(key, 0) + 1
+        return list(self.inner.version_items(doc_id, version))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def test_a_sync_reads_each_version_once_for_all_stores(env) -> None:  # type: ignore[no-untyped-def]
+    """The stores take their pending entries batch by batch in turn, so a version's
+    items are read once between them (not once per store); a store that fails leaves
+    its entries for the next run while the others go on."""
+    meta, stores = env
+    counting = CountingReads(meta)
+    applier = OutboxApplier(counting, stores, batch=2)  # type: ignore[arg-type]
+    docs = [stage(meta, f"r{i}.txt", f"第{i}号文档 document {i}") for i in range(5)]
+    report = applier.run()
+    assert not report.errors and len(report.promoted) == 5
+    assert report.applied == {"dense": 5, "keyword": 5, "graph": 5}
+    assert all(counting.reads[d] == 1 for d in docs)
+    assert all(d.ok for d in check(meta, stores))
+    # One store down: the others apply; it catches up on the next run.
+    more = [stage(meta, f"s{i}.txt", f"第{i}号新文档 new {i}") for i in range(3)]
+    stores["graph"].down = True
+    report = applier.run()
+    assert "graph" in report.errors and report.applied["keyword"] == 3
+    stores["graph"].down = False
+    assert not applier.run().errors
+    assert all(d.ok for d in check(meta, stores))
+    assert meta.serving_ids() >= set(meta.version_content_ids(*more[0]))
