@@ -310,6 +310,9 @@ class FaissDenseIndex:
         self._dir = Path(directory)
         self._lock = threading.RLock()
         self._payload: dict[int, _Payload] = {}
+        # Each payload row as JSON, as last written: a flush serialises only the rows
+        # that are new or changed since (a payload object is replaced on every change).
+        self._row_json: dict[int, tuple[_Payload, str]] = {}
         self._cols = _Columns()
         self._generation = 0
         self._stamp = (0, 0)  # identity of the sidecar loaded, for refresh()
@@ -415,11 +418,14 @@ class FaissDenseIndex:
                 "dim": self.dim,
                 "generation": generation,
                 "ivf": ivf is not None,
-                "payload": [self._payload[v].to_json() for v in self._cols.vids.tolist()],
             }
+            head = json.dumps(meta, ensure_ascii=False, separators=(",", ":"))[:-1]
+            rows = ",".join(self._rows_json())
             tmp_meta = self._dir / (_SIDECAR + ".tmp")
             with tmp_meta.open("w", encoding="utf-8") as fh:
-                json.dump(meta, fh, ensure_ascii=False, separators=(",", ":"))
+                # One write of cached row strings: json.dump of every row at every flush
+                # was most of a flush at 500k vectors (bench/RESULTS.md).
+                fh.write(f'{head},"payload":[{rows}]}}')
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp_meta, self._dir / _SIDECAR)  # the commit point
@@ -428,6 +434,22 @@ class FaissDenseIndex:
             self._generation = generation
             self._stamp = _stamp(self._dir / _SIDECAR)
             self._dirty = False
+
+    def _rows_json(self) -> list[str]:
+        """The payload rows in storage order as JSON, reusing the strings of rows that
+        did not change since the last flush; rows no longer held are dropped."""
+        cache: dict[int, tuple[_Payload, str]] = {}
+        out: list[str] = []
+        for vid in self._cols.vids.tolist():
+            payload = self._payload[vid]
+            held = self._row_json.get(vid)
+            if held is None or held[0] is not payload:
+                row = json.dumps(payload.to_json(), ensure_ascii=False, separators=(",", ":"))
+                held = (payload, row)
+            cache[vid] = held
+            out.append(held[1])
+        self._row_json = cache
+        return out
 
     def close(self) -> None:
         self.flush()

@@ -214,3 +214,27 @@ def test_automatic_probe_count_covers_a_fifth_of_large_indexes() -> None:
     assert probes(4000, allowed_share=0.5) == 1600  # a filter probes more
     assert probes(4000, nprobe=50) == 50  # a configured count wins
     assert probes(4000, allowed_share=0.01) == 4000
+
+
+def test_each_flush_writes_every_rows_current_fields(tmp_path: Path, corpus: Corpus) -> None:
+    """A flush reuses the JSON of rows unchanged since the last one; a row whose fields
+    changed, a removed row and an appended row are written as they are now (a reader
+    opening the files sees exactly what the writer holds)."""
+    from dataclasses import replace
+
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL)
+    writer.upsert(corpus.all())
+    writer.flush()
+    first = {item.chunk.content_id for item in corpus.all()}
+    zh = corpus["zh"].chunk
+    writer.update_metadata([replace(zh, acl_tags=frozenset({"finance"}))])
+    writer.delete([corpus.cid("en")])
+    writer.flush()
+    reader = FaissDenseIndex(tmp_path, DIM, MODEL)
+    assert reader.held_metadata() == writer.held_metadata()
+    assert reader.content_ids() == first - {corpus.cid("en")}
+    assert "finance" in reader.held_metadata()[zh.content_id]
+    writer.upsert([corpus["en"]])  # appended again
+    writer.flush()
+    assert reader.refresh() and reader.held_metadata() == writer.held_metadata()
+    assert "finance" not in reader.held_metadata()[corpus.cid("en")]
