@@ -17,6 +17,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -47,6 +48,10 @@ CREATE VIRTUAL TABLE IF NOT EXISTS kw_fts USING fts5(
 );
 CREATE TABLE IF NOT EXISTS kw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+
+
+# How long a chunk count read for term statistics is reused (other processes' writes).
+_COUNT_TTL_S = 10.0
 
 
 class _Row(NamedTuple):
@@ -95,6 +100,9 @@ class SqliteKeywordIndex:
         english_analysis: bool = True,
     ) -> None:
         self._lock = threading.Lock()
+        # (when, chunks held): count(*) scans the table (tens of ms at 1M chunks), and
+        # term statistics only need it roughly current. Own writes reset it.
+        self._count: tuple[float, int] | None = None
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
         # Term statistics (document frequency per token), per connection: nothing is stored.
         self._conn.execute(
@@ -180,6 +188,7 @@ class SqliteKeywordIndex:
 
     def _write(self, delete: Sequence[str], insert: Sequence[_Row]) -> None:
         with self._lock:
+            self._count = None
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
@@ -269,12 +278,23 @@ class SqliteKeywordIndex:
             match += " AND " + _any_of("acl", tokens)
         if where.doc_types:
             match += " AND " + _any_of("doc_type", [type_token(t) for t in where.doc_types])
+        params: list[object] = [match]
+        if not (where.doc_ids or where.departments or where.modified_from or where.modified_to):
+            # Nothing to check in the side table: rank inside FTS5 first and join only the
+            # top k, not every match (1.45x faster at 580k chunks, bench/RESULTS.md).
+            # Equal scores keep the insertion order (rowid) at the cut.
+            sql = [
+                "SELECT c.content_id, f.s FROM",
+                f"(SELECT rowid, bm25(kw_fts, {self._weights}) AS s FROM kw_fts",
+                "WHERE kw_fts MATCH ? ORDER BY s, rowid LIMIT ?) f",
+                "JOIN kw_chunks c ON c.id = f.rowid ORDER BY f.s, c.content_id",
+            ]
+            return self._run(sql, [match, k])
         sql = [
             f"SELECT c.content_id, bm25(kw_fts, {self._weights}) AS s",
             "FROM kw_fts CROSS JOIN kw_chunks c ON c.id = kw_fts.rowid",
             "WHERE kw_fts MATCH ?",
         ]
-        params: list[object] = [match]
         if where.doc_ids:
             sql.append("AND c.doc_id IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(sorted(where.doc_ids)))
@@ -289,6 +309,9 @@ class SqliteKeywordIndex:
             params.append(where.modified_to.isoformat())
         sql.append("ORDER BY s, c.content_id LIMIT ?")
         params.append(k)
+        return self._run(sql, params)
+
+    def _run(self, sql: list[str], params: list[object]) -> list[ScoredId]:
         try:
             with self._lock:
                 rows = self._conn.execute(" ".join(sql), params).fetchall()
@@ -302,7 +325,11 @@ class SqliteKeywordIndex:
         wanted = sorted({x for xs in tokens.values() for x in xs})
         try:
             with self._lock:
-                n = self._conn.execute("SELECT count(*) FROM kw_chunks").fetchone()[0]
+                now = time.monotonic()
+                if self._count is None or now - self._count[0] > _COUNT_TTL_S:
+                    count = self._conn.execute("SELECT count(*) FROM kw_chunks").fetchone()[0]
+                    self._count = (now, int(count))
+                n = self._count[1]
                 rows = self._conn.execute(
                     "SELECT term, doc FROM temp.kw_vocab"
                     " WHERE term IN (SELECT value FROM json_each(?))",
