@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from store_cases import DIM, make_chunk, unit
 
 from core.types import QueryFilter
@@ -60,4 +61,29 @@ def test_term_statistics_reuse_the_chunk_count_until_a_write(tmp_path: Path) -> 
     dated = index.search("storage backup job 2", 3, QueryFilter(departments=frozenset({""})))
     assert [h.content_id for h in fast] == [h.content_id for h in dated]
     assert fast[0].content_id == items[2].chunk.content_id
+    index.close()
+
+
+def test_a_large_index_drops_the_terms_most_chunks_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `_PRUNE_FROM` chunks on, a query leaves out terms that more than a tenth of
+    the chunks hold (BM25 would score every one of them for little): chunks matching
+    only such a term are no longer candidates. A query of common terms alone keeps
+    them, and a smaller index keeps every term."""
+    import indexing.stores.sqlite_keyword as kw
+
+    index = SqliteKeywordIndex(tmp_path / "kw.db")
+    items = [
+        IndexedChunk(make_chunk(f"c{i}", f"storage report {i} of the year"), unit(np.ones(DIM)))
+        for i in range(20)
+    ]
+    rare = IndexedChunk(make_chunk("r", "the zanzibar storage report"), unit(np.ones(DIM)))
+    index.upsert([*items, rare])
+    everything = {h.content_id for h in index.search("zanzibar storage", 50, QueryFilter())}
+    assert len(everything) == 21  # below the size: every term kept
+    monkeypatch.setattr(kw, "_PRUNE_FROM", 10)
+    pruned = [h.content_id for h in index.search("zanzibar storage", 50, QueryFilter())]
+    assert pruned == [rare.chunk.content_id]
+    assert len(index.search("storage report", 50, QueryFilter())) == 21  # all common
     index.close()
