@@ -19,7 +19,6 @@ import json
 import math
 import sqlite3
 import threading
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,7 +27,7 @@ from core.errors import StoreError
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.entities import extract_entities, normalize_entity
 from indexing.protocols import IndexedChunk
-from indexing.stores.sqlite_conn import open_sqlite
+from indexing.stores.sqlite_conn import RowCount, open_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS g_document (doc_id TEXT PRIMARY KEY) WITHOUT ROWID;
@@ -73,9 +72,6 @@ CREATE VIEW IF NOT EXISTS g_edges (src, rel, dst) AS
     UNION ALL SELECT 'chunk:' || a.content_id, 'NEXT', 'chunk:' || b.content_id
       FROM g_next n JOIN g_chunk a ON a.id = n.src JOIN g_chunk b ON b.id = n.dst;
 """
-
-# How long a chunk count read for the entities' idf is reused.
-_COUNT_TTL_S = 10.0
 
 # {acl} is the ACL condition on the seed chunks: hop 2 never starts from a chunk the
 # principal cannot see, so a neighbour's score reveals nothing about hidden chunks.
@@ -184,9 +180,7 @@ class SqliteGraphStore:
         self._bridge_df = bridge_df
         self._seeds = seeds
         self._lock = threading.Lock()
-        # (when, chunks held) for the entities' idf: COUNT(*) scans the table (20 ms at 1M
-        # chunks, on every query). Own writes reset it; other processes' show in 10 s.
-        self._count: tuple[float, int] | None = None
+        self._chunks = RowCount("g_chunk")  # for the entities' idf, on every search
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
 
     # ---- writes ------------------------------------------------------------------------
@@ -265,7 +259,7 @@ class SqliteGraphStore:
         # store); the lock is held for SQL only.
         entities = [chunk_entities(chunk) for chunk in insert]
         with self._lock:
-            self._count = None
+            self._chunks.reset()
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
@@ -370,7 +364,7 @@ class SqliteGraphStore:
                 ).fetchall()
                 if not found:
                     return []
-                total = self._chunks_locked()
+                total = self._chunks.get(self._conn)
                 # idf-like rarity: an entity few chunks mention says more about a chunk.
                 query = [[eid, math.log(1.0 + total / df)] for eid, df in found]
                 params: dict[str, Any] = {
@@ -385,13 +379,6 @@ class SqliteGraphStore:
         except sqlite3.Error as exc:
             raise StoreError(f"graph search failed: {exc}") from exc
         return [ScoredId(cid, float(score)) for cid, score in rows]
-
-    def _chunks_locked(self) -> int:
-        now = time.monotonic()
-        if self._count is None or now - self._count[0] > _COUNT_TTL_S:
-            (total,) = self._conn.execute("SELECT COUNT(*) FROM g_chunk").fetchone()
-            self._count = (now, int(total))
-        return self._count[1]
 
     def flush(self) -> None:
         """Every write is committed already (WAL)."""

@@ -17,7 +17,6 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from core.errors import StoreError
 from core.text import keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
-from indexing.stores.sqlite_conn import open_sqlite
+from indexing.stores.sqlite_conn import RowCount, open_sqlite
 
 log = logging.getLogger("ragline.keyword")
 
@@ -50,8 +49,6 @@ CREATE TABLE IF NOT EXISTS kw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-# How long a chunk count read for term statistics is reused (other processes' writes).
-_COUNT_TTL_S = 10.0
 # From this many chunks on, a query drops its terms held by more than this share of them.
 _PRUNE_FROM = 50_000
 _COMMON_SHARE = 0.1
@@ -103,9 +100,7 @@ class SqliteKeywordIndex:
         english_analysis: bool = True,
     ) -> None:
         self._lock = threading.Lock()
-        # (when, chunks held): count(*) scans the table (tens of ms at 1M chunks), and
-        # term statistics only need it roughly current. Own writes reset it.
-        self._count: tuple[float, int] | None = None
+        self._chunks = RowCount("kw_chunks")  # for term statistics, on every query
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
         # Term statistics (document frequency per token), per connection: nothing is stored.
         self._conn.execute(
@@ -191,7 +186,7 @@ class SqliteKeywordIndex:
 
     def _write(self, delete: Sequence[str], insert: Sequence[_Row]) -> None:
         with self._lock:
-            self._count = None
+            self._chunks.reset()
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
@@ -332,10 +327,11 @@ class SqliteKeywordIndex:
         if len(terms) < 2:
             return terms
         try:
+            with self._lock:  # a small index needs no term statistics at all
+                if self._chunks.get(self._conn) < _PRUNE_FROM:
+                    return terms
             n, df = self._token_frequencies(terms)
         except sqlite3.Error:
-            return terms
-        if n < _PRUNE_FROM:
             return terms
         kept = [t for t in terms if df.get(t, 0) <= _COMMON_SHARE * n]
         return kept or terms
@@ -344,11 +340,7 @@ class SqliteKeywordIndex:
         """(chunks held, {token: chunks holding it}) for analysed tokens."""
         wanted = {fts_token(t): t for t in tokens}
         with self._lock:
-            now = time.monotonic()
-            if self._count is None or now - self._count[0] > _COUNT_TTL_S:
-                count = self._conn.execute("SELECT count(*) FROM kw_chunks").fetchone()[0]
-                self._count = (now, int(count))
-            n = self._count[1]
+            n = self._chunks.get(self._conn)
             rows = self._conn.execute(
                 "SELECT term, doc FROM temp.kw_vocab"
                 " WHERE term IN (SELECT value FROM json_each(?))",

@@ -20,7 +20,9 @@ def test_graph_search_reuses_the_chunk_count_until_a_write(tmp_path: Path) -> No
     make = [make_chunk(f"g{i}", f"Raft item {i}", entities=("raft", f"item{i}")) for i in range(3)]
     graph.upsert([IndexedChunk(c, unit(np.ones(DIM))) for c in make[:2]])
     counts: list[str] = []
-    graph._conn.set_trace_callback(lambda sql: counts.append(sql) if "COUNT(*)" in sql else None)
+    graph._conn.set_trace_callback(
+        lambda sql: counts.append(sql) if "count(*)" in sql.lower() else None
+    )
     first = graph.search(["raft"], 5, QueryFilter())
     assert {h.content_id for h in first} == {c.content_id for c in make[:2]}
     graph.search(["item1"], 5, QueryFilter())
