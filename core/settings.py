@@ -319,6 +319,11 @@ class BackendSettings(BaseModel):
     # (bench/RESULTS.md). Changing it needs `ragline repair --rebuild keyword`; until
     # then a SQLite index keeps querying with the analysis it was built with.
     english_analysis: bool = True
+    # SQLite keyword search from 50k chunks on: a query keeps its rarest terms while the
+    # chunks holding them sum to at most this many (the rarest always stays), so one query
+    # costs at most about this many BM25 evaluations (~1 ms per thousand at 1M chunks).
+    # Larger = closer to BM25 over every term, slower; Elasticsearch prunes on its own.
+    keyword_postings_budget: int = Field(default=60_000, ge=1)
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).
     dense_mmap: bool = True

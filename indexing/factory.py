@@ -45,7 +45,11 @@ def _keyword(settings: Settings) -> KeywordIndex:
         return ElasticKeywordIndex(b.es_url, b.es_index, english_analysis=b.english_analysis)
     from indexing.stores.sqlite_keyword import SqliteKeywordIndex
 
-    return SqliteKeywordIndex(settings.sqlite_path, english_analysis=b.english_analysis)
+    return SqliteKeywordIndex(
+        settings.sqlite_path,
+        english_analysis=b.english_analysis,
+        postings_budget=b.keyword_postings_budget,
+    )
 
 
 def _graph(settings: Settings) -> GraphStore:

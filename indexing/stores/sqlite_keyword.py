@@ -49,9 +49,11 @@ CREATE TABLE IF NOT EXISTS kw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
 
 
-# From this many chunks on, a query drops its terms held by more than this share of them.
+# From this many chunks on, a query drops its terms held by more than this share of them,
+# and keeps its rarest terms only up to a budget of postings (chunks holding them, summed).
 _PRUNE_FROM = 50_000
 _COMMON_SHARE = 0.1
+POSTINGS_BUDGET = 60_000
 
 
 class _Row(NamedTuple):
@@ -98,7 +100,9 @@ class SqliteKeywordIndex:
         section_weight: float = 1.5,
         busy_timeout_s: float = 30.0,
         english_analysis: bool = True,
+        postings_budget: int = POSTINGS_BUDGET,
     ) -> None:
+        self._budget = postings_budget
         self._lock = threading.Lock()
         self._chunks = RowCount("kw_chunks")  # for term statistics, on every query
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
@@ -320,10 +324,14 @@ class SqliteKeywordIndex:
         return [ScoredId(cid, -float(s)) for cid, s in rows]
 
     def _selective(self, terms: list[str]) -> list[str]:
-        """The query's terms without those most chunks hold, in a large index: BM25
-        scores every chunk matching any term, and one term in a fifth of a million chunks
-        ("年") made a query 5-10x slower while its idf (< 2.3) barely moves the ranking.
-        Kept when every term is that common, and below `_PRUNE_FROM` chunks."""
+        """The query's terms a large index can afford to score. FTS5 computes BM25 for
+        every chunk matching any term (about 1 ms per thousand at 1M chunks), so from
+        `_PRUNE_FROM` chunks on a query drops the terms most chunks hold: first those in
+        more than `_COMMON_SHARE` of them (one term in a fifth of a million chunks, "年",
+        made a query 5-10x slower while its idf (< 2.3) barely moves the ranking), then,
+        most common first, those past the postings budget; the rarest term always stays.
+        The ranking is BM25 over the kept terms (bench/RESULTS.md: at 1M chunks keyword
+        p95 138 -> 70 ms, the planted chunk's recall unchanged)."""
         if len(terms) < 2:
             return terms
         try:
@@ -333,8 +341,16 @@ class SqliteKeywordIndex:
             n, df = self._token_frequencies(terms)
         except sqlite3.Error:
             return terms
-        kept = [t for t in terms if df.get(t, 0) <= _COMMON_SHARE * n]
-        return kept or terms
+        held = {t: df.get(t, 0) for t in terms}
+        telling = [t for t in terms if held[t] <= _COMMON_SHARE * n] or terms
+        kept: set[str] = set()
+        spent = 0
+        for term in sorted(telling, key=lambda t: (held[t], t)):
+            if kept and spent + held[term] > self._budget:
+                break
+            kept.add(term)
+            spent += held[term]
+        return [t for t in terms if t in kept]
 
     def _token_frequencies(self, tokens: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(chunks held, {token: chunks holding it}) for analysed tokens."""

@@ -87,3 +87,38 @@ def test_a_large_index_drops_the_terms_most_chunks_hold(
     assert pruned == [rare.chunk.content_id]
     assert len(index.search("storage report", 50, QueryFilter())) == 21  # all common
     index.close()
+
+
+def test_a_large_index_keeps_its_rarest_terms_within_the_postings_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From `_PRUNE_FROM` chunks on, terms are kept rarest first while the chunks holding
+    them sum to at most the budget: the rarest term always stays, however common."""
+    import indexing.stores.sqlite_keyword as kw
+
+    monkeypatch.setattr(kw, "_PRUNE_FROM", 10)
+    index = SqliteKeywordIndex(tmp_path / "kw.db", postings_budget=4)
+    # "archive" in 3 chunks, "ledger" in 2, "quartz" in 1, "north" in 4, "filler" in 40.
+    texts = ["archive ledger", "archive ledger", "archive north", "quartz north"]
+    texts += ["north", "north"] + [f"filler {i}" for i in range(40)]
+    items = [IndexedChunk(make_chunk(f"c{i}", t), unit(np.ones(DIM))) for i, t in enumerate(texts)]
+    index.upsert(items)
+    key = {item.chunk.content_id: f"c{i}" for i, item in enumerate(items)}
+
+    def found(query: str) -> set[str]:
+        return {key[h.content_id] for h in index.search(query, 50, QueryFilter())}
+
+    # quartz (1) + ledger (2) fit in 4; archive (3) and north (4) do not.
+    assert found("north archive ledger quartz") == {"c0", "c1", "c3"}
+    tight = SqliteKeywordIndex(tmp_path / "kw.db", postings_budget=2)
+    # The rarest term alone past the budget still searches.
+    assert {key[h.content_id] for h in tight.search("north archive", 50, QueryFilter())} == {
+        "c0",
+        "c1",
+        "c2",
+    }
+    wide = SqliteKeywordIndex(tmp_path / "kw.db", postings_budget=100)
+    assert len(wide.search("north archive ledger quartz", 50, QueryFilter())) == 6
+    for other in (tight, wide):
+        other.close()
+    index.close()
