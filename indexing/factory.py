@@ -62,7 +62,7 @@ def _graph(settings: Settings) -> GraphStore:
         )
     from indexing.stores.sqlite_graph import SqliteGraphStore
 
-    return SqliteGraphStore(settings.sqlite_path)
+    return SqliteGraphStore(settings.sqlite_path, mentions_budget=b.graph_mentions_budget)
 
 
 def _dense(settings: Settings, embedder: Embedder) -> DenseIndex:
