@@ -19,7 +19,7 @@ from core.types import Answer, AnswerSentence, Citation, Hit, Route
 from generation.answerable import Verdict, judge
 from generation.citations import check_citations
 from generation.cite import assemble
-from generation.confidence import answer_confidence, refusal_confidence
+from generation.confidence import AnswerEvidence, answer_confidence, refusal_confidence
 from generation.extractive import TOP_HITS, Extract, Similarity, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
@@ -57,6 +57,28 @@ def _term_share(question: str, ex: Extract) -> float:
     chunk = ex.chosen[0].chunk
     text = f"{chunk.title} {unquote(chunk.source)} {chunk.text}".lower()
     return sum(t in text for t in terms) / len(terms)
+
+
+def _evidence(
+    question: str,
+    hits: Sequence[Hit],
+    ex: Extract,
+    verdict: Verdict,
+    text: str,
+    citations: Sequence[Citation],
+) -> AnswerEvidence:
+    relevance = [h.signals.get("relevance", h.score) for h in hits[:2]]
+    first = relevance[0] if relevance else 0.0
+    second = relevance[1] if len(relevance) > 1 else 0.0
+    return AnswerEvidence(
+        coverage=_coverage(hits),
+        term_share=_term_share(question, ex),
+        pinned=verdict.constraints > 0,
+        runner_up=second / first if first > 0 else 1.0,
+        rare_bigrams=hits[0].signals.get("bigrams_idf", 0.0) if hits else 0.0,
+        top_quoted=bool(hits) and hits[0].chunk.content_id in {c.content_id for c in citations},
+        length=len(text) / 300,
+    )
 
 
 def _best_doc(ex: Extract) -> str:
@@ -223,7 +245,7 @@ class AnswerGenerator:
             tuple(citations),
             warnings=notes,
             confidence=answer_confidence(
-                verdict, ex.best_relevance, _coverage(hits), _term_share(question, ex)
+                verdict, _evidence(question, hits, ex, verdict, text, citations)
             ),
             reason=verdict.reason,
             sentences=tuple(sentences),

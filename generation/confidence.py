@@ -1,14 +1,23 @@
-"""A calibrated-by-construction confidence for every answer, 0..1.
+"""A calibrated confidence for every answer, 0..1.
 
-Covered answers: how much of the question the best quote matches (its term/bigram
-relevance), how well retrieval covered the question, and whether the quote meets the
-question's key constraints; a partial answer is capped. Not-covered answers: how sure the
-refusal is — a constraint that nothing quoted meets (a year, a name, a quantity) is strong
-evidence; a weak retrieval match is weaker evidence. `ragline bench docs` reports how these
-numbers line up with being right (mean confidence of right and wrong answers, Brier score).
+Covered extractive answers: the probability that the answer is right, from a logistic model
+over evidence an answer has whatever the corpus or the language (no raw scores, whose scale
+changes with a cross-encoder): how well retrieval covered the question, the share of its
+words in the quoted passage, whether it pins something down (a year, a name, a number) the
+quote meets, how far the best hit stands above the second, how rare the question's bigrams
+shared with the best hit are among the candidates, whether the quote comes from the best
+hit, and the answer's length. The weights are fitted by `bench/calibrate_confidence.py` on
+803 CMRC train questions, which no reported set contains; a partial answer is capped.
+Not-covered answers: how sure the refusal is — a constraint that nothing quoted meets (a
+year, a name, a quantity) is strong evidence; a weak retrieval match is weaker evidence.
+`ragline bench docs` reports how these numbers line up with being right (mean confidence of
+right and wrong answers, Brier score).
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass
 
 from generation.answerable import Verdict
 
@@ -19,19 +28,43 @@ def _clamp(x: float) -> float:
     return round(min(_CEIL, max(_FLOOR, x)), 3)
 
 
-def answer_confidence(
-    verdict: Verdict, relevance: float, coverage: float, term_share: float = 1.0
-) -> float:
-    """Confidence that a covered answer is right. `relevance`: the best quote's match with
-    the question (0..~1.5); `coverage`: the retrieval coverage signal of the best hit;
-    `term_share`: the share of the question's words found in the best quote's passage (a
-    word found nowhere there is often the thing the documents do not have)."""
-    r = min(1.0, max(0.0, relevance))
-    c = min(1.0, max(0.0, coverage))
-    t = min(1.0, max(0.0, term_share))
-    score = 0.1 + 0.35 * r + 0.15 * c + 0.35 * t
-    if verdict.constraints:
-        score += 0.1 * verdict.met / verdict.constraints
+def _unit(x: float) -> float:
+    return min(1.0, max(0.0, x))
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerEvidence:
+    """What a covered extractive answer rests on, each in 0..1 (see the module doc)."""
+
+    coverage: float  # the retrieval coverage signal of the best hits
+    term_share: float  # the question's words found in the best quote's passage
+    pinned: bool  # the question has key constraints (all met, or it would be refused)
+    runner_up: float  # the second hit's relevance over the first's
+    rare_bigrams: float  # the best hit's candidate-idf bigram overlap with the question
+    top_quoted: bool  # the answer quotes the best hit
+    length: float  # the answer's characters / 300
+
+    def features(self) -> tuple[float, ...]:
+        return (
+            _unit(self.coverage),
+            _unit(self.term_share),
+            float(self.pinned),
+            _unit(self.runner_up),
+            _unit(self.rare_bigrams),
+            float(self.top_quoted),
+            _unit(self.length),
+        )
+
+
+# Intercept, then one weight per `AnswerEvidence.features()` entry, in order
+# (`bench/calibrate_confidence.py`; bench/RESULTS.md has the fit and its held-out check).
+WEIGHTS = (-0.87, 1.04, 0.76, 0.45, -1.81, 2.25, 1.33, 0.38)
+
+
+def answer_confidence(verdict: Verdict, evidence: AnswerEvidence) -> float:
+    """Confidence that a covered answer is right."""
+    z = WEIGHTS[0] + sum(w * x for w, x in zip(WEIGHTS[1:], evidence.features(), strict=True))
+    score = 1.0 / (1.0 + math.exp(-z))
     if verdict.partial:
         score = min(score, 0.5)
     return _clamp(score)

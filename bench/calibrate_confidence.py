@@ -1,0 +1,145 @@
+"""Fit and check the covered-answer confidence (generation/confidence.py) on fixed search
+results: the extractive answer runs on each question's cached hits (as in
+`bench/answer_ablation.py`), its `AnswerEvidence` is recorded with whether the answer is
+right (it contains a gold answer), a logistic model is fitted on the --fit set, and the
+shipped `WEIGHTS` and the refit are scored on every set: Brier score, AUC (how well the
+confidence orders right above wrong answers), mean confidence when right and when wrong.
+
+    python bench/calibrate_confidence.py --data-dir C --fit-squad train800.json \
+        --squad ../shared/data/cmrc2018/trial.json \
+        --docs-data-dir D --questions ../shared/data/qa/examples_qa.jsonl ...
+
+C / D: data dirs of earlier `ragline bench squad|docs --data-dir` runs whose
+`answer_ablation_search.pkl` caches hold the questions' hits (run answer_ablation.py on
+them once). train800.json: CMRC train questions (SQuAD format) held out from the sets
+reported; the corpus of C must hold their paragraphs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import pickle
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import generation.answer as answer_module
+from core.settings import Settings
+from fusion.pipeline import SearchPipeline
+from generation.confidence import WEIGHTS, AnswerEvidence
+from ragline.app import Ragline
+from ragline.bench.common import contains_answer
+from ragline.bench.docs import _is_negative, _load, score_question
+
+Row = tuple[AnswerEvidence, bool]
+
+
+def _squad(path: Path) -> list[dict[str, Any]]:
+    import json
+
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return [
+        {"question": qa["question"], "answers": [a["text"] for a in qa["answers"]]}
+        for art in data["data"]
+        for p in art["paragraphs"]
+        for qa in p["qas"]
+    ]
+
+
+def _rows(data_dir: Path, questions: Sequence[dict[str, Any]], docs: Path | None) -> list[Row]:
+    """(evidence, right) for every question answered as covered."""
+    seen: list[AnswerEvidence] = []
+    shipped = answer_module.answer_confidence
+
+    def record(verdict: Any, evidence: AnswerEvidence) -> float:
+        seen.append(evidence)
+        return shipped(verdict, evidence)
+
+    answer_module.answer_confidence = record  # type: ignore[assignment]
+    rag = Ragline(Settings(data_dir=data_dir))
+    found = pickle.loads((data_dir / "answer_ablation_search.pkl").read_bytes())
+    out: list[Row] = []
+    try:
+        for q in questions:
+            if q["question"] not in found:
+                raise SystemExit(f"no cached hits for {q['question']!r}: run answer_ablation.py")
+            hits, route = found[q["question"]]
+            covered, _ = SearchPipeline._covered(q["question"], hits, route.min_coverage, {})
+            seen.clear()
+            a = rag.extractive.answer(q["question"], hits, covered, route, {}, "calibration")
+            if not a.covered or not seen:
+                continue
+            if docs is None:
+                right = contains_answer(a.text, q["answers"])
+            else:
+                right = score_question(q, a, docs)["answer_contains"] >= 1.0
+            out.append((seen[-1], bool(right)))
+    finally:
+        answer_module.answer_confidence = shipped  # type: ignore[assignment]
+        rag.close()
+    return out
+
+
+def _matrix(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
+    x = np.array([(1.0, *e.features()) for e, _ in rows])
+    return x, np.array([float(ok) for _, ok in rows])
+
+
+def fit(rows: Sequence[Row], l2: float = 1.0) -> np.ndarray:
+    """Logistic regression by Newton's method, L2 on every weight but the intercept."""
+    x, y = _matrix(rows)
+    w = np.zeros(x.shape[1])
+    ridge = l2 * np.diag(np.r_[0.0, np.ones(x.shape[1] - 1)])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-x @ w))
+        grad = x.T @ (p - y) + ridge @ w
+        hess = x.T @ (x * (p * (1 - p))[:, None]) + ridge
+        w -= np.linalg.solve(hess, grad)
+    return w
+
+
+def _auc(score: np.ndarray, right: np.ndarray) -> float:
+    pos, neg = score[right == 1], score[right == 0]
+    if not len(pos) or not len(neg):
+        return math.nan
+    return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
+
+
+def report(name: str, rows: Sequence[Row], weights: Sequence[float]) -> str:
+    x, y = _matrix(rows)
+    c = np.clip(1 / (1 + np.exp(-x @ np.asarray(weights))), 0.05, 0.97)
+    when = {ok: float(c[y == ok].mean()) if (y == ok).any() else math.nan for ok in (0, 1)}
+    return (
+        f"{name}: n {len(rows)}, right {y.mean():.3f}, brier {((c - y) ** 2).mean():.4f}, "
+        f"auc {_auc(c, y):.3f}, mean when right {when[1]:.3f}, when wrong {when[0]:.3f}"
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--data-dir", type=Path, required=True, help="SQuAD runs' data dir")
+    ap.add_argument("--fit-squad", type=Path, required=True)
+    ap.add_argument("--squad", type=Path, action="append", default=[])
+    ap.add_argument("--docs-data-dir", type=Path)
+    ap.add_argument("--docs", type=Path, default=Path("../shared/data/docs"))
+    ap.add_argument("--questions", type=Path, action="append", default=[])
+    args = ap.parse_args()
+    train = _rows(args.data_dir, _squad(args.fit_squad), None)
+    sets = {args.fit_squad.name: train}
+    for path in args.squad:
+        sets[path.name] = _rows(args.data_dir, _squad(path), None)
+    if args.docs_data_dir and args.questions:
+        qs = [q for _, q in _load(args.questions) if not _is_negative(q)]
+        sets["shared documents"] = _rows(args.docs_data_dir, qs, args.docs)
+    refit = fit(train)
+    print("refit weights:", ", ".join(f"{w:.2f}" for w in refit))
+    for name, rows in sets.items():
+        print(report(f"{name} shipped", rows, WEIGHTS))
+        print(report(f"{name} refit", rows, refit))
+
+
+if __name__ == "__main__":
+    main()
