@@ -5,14 +5,16 @@ right (it contains a gold answer), a logistic model is fitted on the --fit set, 
 shipped `WEIGHTS` and the refit are scored on every set: Brier score, AUC (how well the
 confidence orders right above wrong answers), mean confidence when right and when wrong.
 
-    python bench/calibrate_confidence.py --data-dir C --fit-squad train800.json \
+    python bench/calibrate_confidence.py --data-dir C \
+        --fit-squad ../shared/data/cmrc2018/train.json --fit-limit 803 \
         --squad ../shared/data/cmrc2018/trial.json \
         --docs-data-dir D --questions ../shared/data/qa/examples_qa.jsonl ...
 
-C / D: data dirs of earlier `ragline bench squad|docs --data-dir` runs whose
-`answer_ablation_search.pkl` caches hold the questions' hits (run answer_ablation.py on
-them once). train800.json: CMRC train questions (SQuAD format) held out from the sets
-reported; the corpus of C must hold their paragraphs.
+C / D: data dirs of earlier `ragline bench squad|docs --data-dir` runs (C: trial + train
+paragraphs). Each question's hits are searched once and cached in the data dir's
+`answer_ablation_search.pkl` (shared with `bench/answer_ablation.py`). The fit set is the
+first --fit-limit questions of --fit-squad: CMRC train questions, none of them in a set
+reported.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from core.settings import Settings
 from fusion.pipeline import SearchPipeline
 from generation.confidence import WEIGHTS, AnswerEvidence
 from ragline.app import Ragline
-from ragline.bench.common import contains_answer
+from ragline.bench.common import OPERATOR, contains_answer
 from ragline.bench.docs import _is_negative, _load, score_question
 
 Row = tuple[AnswerEvidence, bool]
@@ -60,12 +62,17 @@ def _rows(data_dir: Path, questions: Sequence[dict[str, Any]], docs: Path | None
 
     answer_module.answer_confidence = record  # type: ignore[assignment]
     rag = Ragline(Settings(data_dir=data_dir))
-    found = pickle.loads((data_dir / "answer_ablation_search.pkl").read_bytes())
+    cache = data_dir / "answer_ablation_search.pkl"
+    found: dict[str, Any] = pickle.loads(cache.read_bytes()) if cache.exists() else {}
+    missing = [q["question"] for q in questions if q["question"] not in found]
+    for question in missing:
+        r = rag.search(question, OPERATOR, top_k=8)
+        found[question] = (r.hits, r.route)
+    if missing:
+        cache.write_bytes(pickle.dumps(found))
     out: list[Row] = []
     try:
         for q in questions:
-            if q["question"] not in found:
-                raise SystemExit(f"no cached hits for {q['question']!r}: run answer_ablation.py")
             hits, route = found[q["question"]]
             covered, _ = SearchPipeline._covered(q["question"], hits, route.min_coverage, {})
             seen.clear()
@@ -122,12 +129,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data-dir", type=Path, required=True, help="SQuAD runs' data dir")
     ap.add_argument("--fit-squad", type=Path, required=True)
+    ap.add_argument("--fit-limit", type=int, default=0, help="its first N questions (0 = all)")
     ap.add_argument("--squad", type=Path, action="append", default=[])
     ap.add_argument("--docs-data-dir", type=Path)
     ap.add_argument("--docs", type=Path, default=Path("../shared/data/docs"))
     ap.add_argument("--questions", type=Path, action="append", default=[])
     args = ap.parse_args()
-    train = _rows(args.data_dir, _squad(args.fit_squad), None)
+    fit_questions = _squad(args.fit_squad)
+    if args.fit_limit:
+        fit_questions = fit_questions[: args.fit_limit]
+    train = _rows(args.data_dir, fit_questions, None)
     sets = {args.fit_squad.name: train}
     for path in args.squad:
         sets[path.name] = _rows(args.data_dir, _squad(path), None)
