@@ -60,7 +60,7 @@ def _rows(data_dir: Path, questions: Sequence[dict[str, Any]], docs: Path | None
         seen.append(evidence)
         return shipped(verdict, evidence)
 
-    answer_module.answer_confidence = record  # type: ignore[assignment]
+    answer_module.answer_confidence = record
     rag = Ragline(Settings(data_dir=data_dir))
     cache = data_dir / "answer_ablation_search.pkl"
     found: dict[str, Any] = pickle.loads(cache.read_bytes()) if cache.exists() else {}
@@ -85,7 +85,7 @@ def _rows(data_dir: Path, questions: Sequence[dict[str, Any]], docs: Path | None
                 right = score_question(q, a, docs)["answer_contains"] >= 1.0
             out.append((seen[-1], bool(right)))
     finally:
-        answer_module.answer_confidence = shipped  # type: ignore[assignment]
+        answer_module.answer_confidence = shipped
         rag.close()
     return out
 
@@ -115,7 +115,7 @@ def _auc(score: np.ndarray, right: np.ndarray) -> float:
     return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
 
 
-def report(name: str, rows: Sequence[Row], weights: Sequence[float]) -> str:
+def report(name: str, rows: Sequence[Row], weights: Sequence[float] | np.ndarray) -> str:
     x, y = _matrix(rows)
     c = np.clip(1 / (1 + np.exp(-x @ np.asarray(weights))), 0.05, 0.97)
     when = {ok: float(c[y == ok].mean()) if (y == ok).any() else math.nan for ok in (0, 1)}
