@@ -23,6 +23,7 @@ _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
 # space, and Python's \w counts Han characters as word characters.
 LATIN_WORD_START = r"(?<![^\W\u3400-\u9fff\uf900-\ufaff])"
 LATIN_WORD_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff])"
+_NON_HAN_WORD_CHAR = re.compile(r"[^\W\u3400-\u9fff\uf900-\ufaff]")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
 
 # Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,
@@ -46,6 +47,18 @@ def _jieba() -> Any:
     jieba.setLogLevel(logging.WARNING)
     jieba.initialize()
     return jieba
+
+
+def starts_latin_word(text: str, term: str) -> bool:
+    """Whether `term` occurs in `text` where a Latin word may start (LATIN_WORD_START):
+    `re.search(LATIN_WORD_START + re.escape(term), text)` without compiling a pattern per
+    term (its character class costs ~1 ms to compile, and every question brings new terms)."""
+    i = text.find(term)
+    while i >= 0:
+        if i == 0 or _NON_HAN_WORD_CHAR.match(text, i - 1) is None:
+            return True
+        i = text.find(term, i + 1)
+    return False
 
 
 def has_han(text: str) -> bool:

@@ -30,7 +30,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from core.text import LATIN_WORD_END, LATIN_WORD_START, STOPWORDS, has_han, query_terms
+from core.text import (
+    LATIN_WORD_END,
+    LATIN_WORD_START,
+    STOPWORDS,
+    has_han,
+    query_terms,
+    starts_latin_word,
+)
 from core.types import Chunk
 from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
@@ -347,7 +354,7 @@ def _found(term: str, text: str) -> bool:
     # A word starts where a Latin letter or digit does not precede it ("2015" is not
     # found in "12015"); Han characters do ("截至2015年", "绝对SuperStar"). A plural or
     # possessive ending still matches ("Kentucky's").
-    return re.search(rf"{_WORD_START}{re.escape(t)}", text) is not None
+    return starts_latin_word(text, t)
 
 
 def has_quantity(text: str, given: str = "") -> bool:

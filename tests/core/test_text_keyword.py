@@ -40,3 +40,22 @@ def test_stemming_from_many_threads_at_once_gives_the_single_thread_stems() -> N
         sys.setswitchinterval(switch)
         stem.cache_clear()
     assert got == [expected[w] for w in words * 2]
+
+
+def test_starts_latin_word_agrees_with_the_lookbehind_pattern() -> None:
+    """`starts_latin_word` is the LATIN_WORD_START regex without a compile per term: same
+    answer on mixed Han / Latin / digit text, every occurrence tried."""
+    import random
+    import re
+
+    from core.text import LATIN_WORD_START, starts_latin_word
+
+    rng = random.Random(7)
+    alphabet = ["a", "b", "1", "2", "截", "至", " ", "-", ".", "_", "é", "年"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        term = "".join(rng.choice(alphabet[:6]) for _ in range(rng.randint(1, 3)))
+        expected = re.search(LATIN_WORD_START + re.escape(term), text) is not None
+        assert starts_latin_word(text, term) is expected, (text, term)
+    assert starts_latin_word("截至2015年", "2015") and not starts_latin_word("12015", "2015")
+    assert starts_latin_word("x 2015, 12015", "2015")  # a later occurrence counts
