@@ -179,20 +179,39 @@ def _token_stems(text: str) -> frozenset[str]:
     return frozenset(_stem(t) for t in index_tokens(text))
 
 
+@dataclass(frozen=True, slots=True)
+class _TermTests:
+    """How each of a question's terms is looked for, worked out once per question
+    instead of once per sentence scored."""
+
+    han: tuple[str, ...]  # found as substrings
+    stems: tuple[tuple[str, str], ...]  # (term, its stem) looked up among the tokens
+    numerals: tuple[tuple[str, str], ...]  # (a number of up to 5 digits, in Han numerals)
+    joined: tuple[str, ...]  # identifiers with separators, found inside longer ones
+
+
+@lru_cache(maxsize=1024)
+def _term_tests(terms: tuple[str, ...]) -> _TermTests:
+    return _TermTests(
+        han=tuple(t for t in terms if has_han(t)),
+        stems=tuple((t, _stem(t)) for t in terms),
+        numerals=tuple((t, chinese_numeral(int(t))) for t in terms if t.isdigit() and len(t) <= 5),
+        joined=tuple(t for t in terms if _JOINED.search(t) is not None),
+    )
+
+
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     lowered = text.lower()
     tokens = _token_stems(text)
+    tests = _term_tests(tuple(terms))
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四").
-    return {
-        t
-        for t in terms
-        if (has_han(t) and t in lowered)
-        or _stem(t) in tokens
-        or (t.isdigit() and len(t) <= 5 and _numeral_in(chinese_numeral(int(t)), lowered))
-        or (_JOINED.search(t) is not None and _whole_in(t, lowered))
-    }
+    out = {t for t in tests.han if t in lowered}
+    out.update(t for t, stem in tests.stems if stem in tokens)
+    out.update(t for t, n in tests.numerals if t not in out and _numeral_in(n, lowered))
+    out.update(t for t in tests.joined if t not in out and _whole_in(t, lowered))
+    return out
 
 
 # Identifiers written with separators ("800-207", "v1.5"): found inside longer ones too
