@@ -46,6 +46,29 @@ def contains_answer(answer: str, golds: Sequence[str]) -> bool:
     return any(normalise(g) and normalise(g) in a for g in golds)
 
 
+def calibration_of(rows: Sequence[tuple[float, bool]]) -> dict[str, Any]:
+    """How confidence lines up with being right: Brier score, AUC (the chance that a right
+    answer has a higher confidence than a wrong one; ties count half) and the mean
+    confidence of right and of wrong answers."""
+    if not rows:
+        return {}
+    conf = np.array([c for c, _ in rows], dtype=float)
+    ok = np.array([r for _, r in rows], dtype=bool)
+    right, wrong = conf[ok], conf[~ok]
+    auc = None
+    if len(right) and len(wrong):
+        above = (right[:, None] > wrong[None, :]).mean()
+        tied = (right[:, None] == wrong[None, :]).mean()
+        auc = round(float(above + 0.5 * tied), 4)
+    return {
+        "brier": round(float(((conf - ok) ** 2).mean()), 4),
+        "auc": auc,
+        "mean_when_right": round(float(right.mean()), 3) if len(right) else None,
+        "mean_when_wrong": round(float(wrong.mean()), 3) if len(wrong) else None,
+        "n": len(rows),
+    }
+
+
 def write_json(path: Path | None, payload: dict[str, Any]) -> None:
     text = json.dumps(payload, ensure_ascii=False, indent=2)
     print(text)

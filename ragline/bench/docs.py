@@ -22,7 +22,7 @@ from typing import Any
 from core.ids import path_from_uri
 from core.types import Answer, Chunk
 from ragline.app import Ragline
-from ragline.bench.common import OPERATOR, contains_answer, percentile
+from ragline.bench.common import OPERATOR, calibration_of, contains_answer, percentile
 from ragline.bench.support import sentence_support
 
 NEGATIVE_KINDS = frozenset({"negative", "near_miss"})
@@ -104,22 +104,6 @@ def _metrics(rows: list[dict[str, float]]) -> dict[str, Any]:
     return out
 
 
-def _calibration(rows: list[tuple[float, bool]]) -> dict[str, Any]:
-    """How confidence lines up with being right: Brier score and mean confidence of right
-    and wrong answers (a refusal is right on a negative, an answer when it holds the
-    expected text)."""
-    if not rows:
-        return {}
-    right = [c for c, ok in rows if ok]
-    wrong = [c for c, ok in rows if not ok]
-    return {
-        "brier": round(sum((c - float(ok)) ** 2 for c, ok in rows) / len(rows), 4),
-        "mean_when_right": round(sum(right) / len(right), 3) if right else None,
-        "mean_when_wrong": round(sum(wrong) / len(wrong), 3) if wrong else None,
-        "n": len(rows),
-    }
-
-
 def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> dict[str, Any]:
     files_in = questions_files if isinstance(questions_files, list) else [questions_files]
     t0 = time.perf_counter()
@@ -180,7 +164,7 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
         if negatives or twins
         else {}
     )
-    calibration = _calibration(
+    calibration = calibration_of(
         [
             (a.confidence, bool(s.get("negatives_refused", s.get("answer_contains", 0.0))))
             for _, _, s, a, _ in per_q

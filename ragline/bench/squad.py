@@ -15,6 +15,7 @@ from core.types import QueryFilter
 from ragline.app import Ragline
 from ragline.bench.common import (
     OPERATOR,
+    calibration_of,
     contains_answer,
     doc_ranking,
     percentile,
@@ -95,6 +96,7 @@ def run_squad(
     where = QueryFilter.for_principal(OPERATOR)
     support = [0, 0]  # supported answer sentences, answer sentences
     covered = [0]
+    confidence: list[tuple[float, bool]] = []  # every question is answerable: a refusal is wrong
 
     async def run_all() -> None:
         for q in questions:
@@ -104,7 +106,9 @@ def run_squad(
             pipe["latency"].append((time.perf_counter() - t) * 1000)
             for k, v in rank_metrics(_rank(doc_ranking(answer.hits), gold)).items():
                 pipe[k].append(v)
-            pipe["answer_contains"].append(float(contains_answer(answer.text, q.answers)))
+            right = contains_answer(answer.text, q.answers)
+            pipe["answer_contains"].append(float(right))
+            confidence.append((answer.confidence, answer.covered and right))
             supported, sentences = sentence_support(answer)
             support[0] += supported
             support[1] += sentences
@@ -135,6 +139,7 @@ def run_squad(
     pipeline["covered"] = round(covered[0] / len(questions), 4) if questions else None
     return {
         "pipeline": pipeline,
+        "confidence": calibration_of(confidence),
         "bm25": summary(bm25),
         "ingest": {
             "seconds": round(ingest_s, 1),

@@ -1,0 +1,81 @@
+"""`ragline bench squad` and `bench docs` report how answers' confidence lines up with
+being right (issue 8: a calibrated confidence)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from core.settings import Settings
+from ragline.app import Ragline
+from ragline.bench.common import calibration_of
+from ragline.bench.squad import run_squad
+
+
+def test_calibration_scores_brier_auc_and_means() -> None:
+    rows = [(0.9, True), (0.8, True), (0.6, False), (0.8, False)]
+    got = calibration_of(rows)
+    # Right above wrong: (0.9 > 0.6, 0.9 > 0.8, 0.8 > 0.6, 0.8 = 0.8 counts half) / 4.
+    assert got["auc"] == pytest.approx(3.5 / 4)
+    assert got["brier"] == pytest.approx((0.01 + 0.04 + 0.36 + 0.64) / 4, abs=1e-4)
+    assert got["mean_when_right"] == pytest.approx(0.85)
+    assert got["mean_when_wrong"] == pytest.approx(0.7)
+    assert calibration_of([(0.7, True)])["auc"] is None  # no wrong answer to order against
+    assert calibration_of([]) == {}
+
+
+def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> None:
+    paragraphs = [
+        (
+            "p1",
+            "The Loire is the longest river in France, 1,006 km long.",
+            "How long is the Loire?",
+            "1,006 km",
+        ),
+        (
+            "p2",
+            "Mount Kosciuszko, 2,228 m high, is the highest mountain of Australia.",
+            "How high is Mount Kosciuszko?",
+            "2,228 m",
+        ),
+        (
+            "p3",
+            "The okapi lives in the rainforests of the Congo.",
+            "Where does the okapi live?",
+            "Congo",
+        ),
+    ]
+    data = {
+        "data": [
+            {
+                "title": key,
+                "paragraphs": [
+                    {
+                        "context": text,
+                        "qas": [
+                            {
+                                "id": f"{key}-q",
+                                "question": q,
+                                "answers": [{"text": a, "answer_start": text.find(a)}],
+                            }
+                        ],
+                    }
+                ],
+            }
+            for key, text, q, a in paragraphs
+        ]
+    }
+    file = tmp_path / "tiny.json"
+    file.write_text(json.dumps(data), encoding="utf-8")
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        out = run_squad(rag, file, [], None, tmp_path / "work")
+    finally:
+        rag.close()
+    conf = out["confidence"]
+    assert conf["n"] == 3
+    assert 0.0 <= conf["brier"] <= 1.0
+    assert out["pipeline"]["answer_contains"] == 1.0  # each answer is in its one paragraph
+    assert conf["mean_when_right"] is not None and conf["mean_when_wrong"] is None
