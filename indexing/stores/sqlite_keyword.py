@@ -17,6 +17,7 @@ import json
 import logging
 import sqlite3
 import threading
+import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +55,11 @@ CREATE TABLE IF NOT EXISTS kw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 _PRUNE_FROM = 50_000
 _COMMON_SHARE = 0.1
 POSTINGS_BUDGET = 60_000
+# Term statistics are remembered this long (as the chunk count is, `RowCount`) and until
+# this store writes: a query asks for its terms' frequencies twice (the pipeline's rarity
+# signal, then the common-term cut here), and popular terms come back query after query.
+_DF_TTL_S = 10.0
+_DF_CACHE_MAX = 100_000
 
 
 class _Row(NamedTuple):
@@ -105,6 +111,8 @@ class SqliteKeywordIndex:
         self._budget = postings_budget
         self._lock = threading.Lock()
         self._chunks = RowCount("kw_chunks")  # for term statistics, on every query
+        self._df: dict[str, int] = {}  # fts token -> chunks holding it (0 = none)
+        self._df_at = 0.0  # when `_df` was started
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
         # Term statistics (document frequency per token), per connection: nothing is stored.
         self._conn.execute(
@@ -190,7 +198,7 @@ class SqliteKeywordIndex:
 
     def _write(self, delete: Sequence[str], insert: Sequence[_Row]) -> None:
         with self._lock:
-            self._chunks.reset()
+            self._forget_statistics_locked()
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
@@ -232,6 +240,7 @@ class SqliteKeywordIndex:
         if not latest:
             return
         with self._lock:
+            self._forget_statistics_locked()  # titles are indexed: their terms' counts move
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 for cid, (department, modified, title, acl, doc_type) in latest.items():
@@ -352,17 +361,30 @@ class SqliteKeywordIndex:
             spent += held[term]
         return [t for t in terms if t in kept]
 
+    def _forget_statistics_locked(self) -> None:
+        self._chunks.reset()
+        self._df.clear()
+
     def _token_frequencies(self, tokens: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(chunks held, {token: chunks holding it}) for analysed tokens."""
         wanted = {fts_token(t): t for t in tokens}
         with self._lock:
             n = self._chunks.get(self._conn)
-            rows = self._conn.execute(
-                "SELECT term, doc FROM temp.kw_vocab"
-                " WHERE term IN (SELECT value FROM json_each(?))",
-                (json.dumps(sorted(wanted), ensure_ascii=False),),
-            ).fetchall()
-        return n, {wanted[term]: int(doc) for term, doc in rows if term in wanted}
+            now = time.monotonic()
+            if now - self._df_at > _DF_TTL_S or len(self._df) > _DF_CACHE_MAX:
+                self._df.clear()
+                self._df_at = now
+            missing = [w for w in wanted if w not in self._df]
+            if missing:
+                rows = self._conn.execute(
+                    "SELECT term, doc FROM temp.kw_vocab"
+                    " WHERE term IN (SELECT value FROM json_each(?))",
+                    (json.dumps(sorted(missing), ensure_ascii=False),),
+                ).fetchall()
+                found = {term: int(doc) for term, doc in rows}
+                self._df.update((w, found.get(w, 0)) for w in missing)
+            held = {w: self._df[w] for w in wanted}
+        return n, {wanted[w]: df for w, df in held.items() if df > 0}
 
     def document_frequencies(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         tokens = {t: [fts_token(x) for x in keyword_query_terms(t, self._english)] for t in terms}

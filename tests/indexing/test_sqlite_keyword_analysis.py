@@ -3,6 +3,7 @@ same way until the index is emptied and rebuilt with the configured one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -121,4 +122,29 @@ def test_a_large_index_keeps_its_rarest_terms_within_the_postings_budget(
     assert len(wide.search("north archive ledger quartz", 50, QueryFilter())) == 6
     for other in (tight, wide):
         other.close()
+    index.close()
+
+
+def test_term_frequencies_are_looked_up_once_until_a_write(tmp_path: Path) -> None:
+    """A query's terms are counted twice on the query path (the rarity signal, then the
+    common-term cut); the second time, and for terms asked again, no fts5vocab lookup runs
+    until this index writes (a title change included: titles are indexed)."""
+    index = SqliteKeywordIndex(tmp_path / "kw.db")
+    items = [
+        IndexedChunk(make_chunk(f"c{i}", f"ledger entry {i} of the audit"), unit(np.ones(DIM)))
+        for i in range(3)
+    ]
+    index.upsert(items[:2])
+    lookups: list[str] = []
+    index._conn.set_trace_callback(lambda sql: lookups.append(sql) if "kw_vocab" in sql else None)
+    assert index.document_frequencies(["ledger", "zebra"]) == (2, {"ledger": 2, "zebra": 0})
+    assert index.document_frequencies(["ledger", "zebra"]) == (2, {"ledger": 2, "zebra": 0})
+    assert index.document_frequencies(["audit"]) == (2, {"audit": 2})
+    assert len(lookups) == 2  # "audit" was new; "ledger" and "zebra" (absent) remembered
+    index.upsert(items[2:])
+    assert index.document_frequencies(["ledger"]) == (3, {"ledger": 3})
+    assert len(lookups) == 3
+    renamed = replace(items[0].chunk, title="zebra handbook")
+    index.update_metadata([renamed])
+    assert index.document_frequencies(["zebra"]) == (3, {"zebra": 1})
     index.close()
