@@ -78,6 +78,7 @@ def _evidence(
         rare_bigrams=hits[0].signals.get("bigrams_idf", 0.0) if hits else 0.0,
         top_quoted=bool(hits) and hits[0].chunk.content_id in {c.content_id for c in citations},
         length=len(text) / 300,
+        margin=ex.margin,
     )
 
 

@@ -6,12 +6,13 @@ changes with a cross-encoder): how well retrieval covered the question, the shar
 words in the quoted passage, whether it pins something down (a year, a name, a number) the
 quote meets, how far the best hit stands above the second, how rare the question's bigrams
 shared with the best hit are among the candidates, whether the quote comes from the best
-hit, and the answer's length. The weights are fitted by `bench/calibrate_confidence.py` on
-803 CMRC train questions, which no reported set contains; a partial answer is capped.
+hit, the answer's length, and how far its best sentence scores above the next one. The
+weights are fitted by `bench/calibrate_confidence.py` on the first 803 CMRC train
+questions, which no reported set contains; a partial answer is capped.
 Not-covered answers: how sure the refusal is — a constraint that nothing quoted meets (a
 year, a name, a quantity) is strong evidence; a weak retrieval match is weaker evidence.
 `ragline bench docs` reports how these numbers line up with being right (mean confidence of
-right and wrong answers, Brier score).
+right and wrong answers, Brier score, AUC); `ragline bench squad` too.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class AnswerEvidence:
     rare_bigrams: float  # the best hit's candidate-idf bigram overlap with the question
     top_quoted: bool  # the answer quotes the best hit
     length: float  # the answer's characters / 300
+    margin: float = 1.0  # the best sentence's score above the next one's, as a share of it
 
     def features(self) -> tuple[float, ...]:
         return (
@@ -53,12 +55,13 @@ class AnswerEvidence:
             _unit(self.rare_bigrams),
             float(self.top_quoted),
             _unit(self.length),
+            _unit(self.margin),
         )
 
 
 # Intercept, then one weight per `AnswerEvidence.features()` entry, in order
 # (`bench/calibrate_confidence.py`; bench/RESULTS.md has the fit and its held-out check).
-WEIGHTS = (-0.87, 1.04, 0.76, 0.45, -1.81, 2.25, 1.33, 0.38)
+WEIGHTS = (-1.53, 1.00, 0.65, 0.39, -1.59, 2.18, 1.31, 0.85, 1.17)
 
 
 def answer_confidence(verdict: Verdict, evidence: AnswerEvidence) -> float:

@@ -722,6 +722,8 @@ class Extract:
     chosen: list[Candidate]  # every candidate quoted, in answer order
     best_relevance: float
     groups: list[list[Candidate]] = field(default_factory=list)  # each quote's candidates
+    # How far the best sentence's score stands above the next one's, as a share of it.
+    margin: float = 1.0
 
 
 def _pins(question: str) -> set[str]:
@@ -861,7 +863,15 @@ def extract(
             g.sort(key=lambda c: c.position)
     quotes = [_quote_for(g, terms) for g in groups]
     chosen = [c for g in groups for c in g]
-    return Extract(quotes, chosen, selected[0].relevance if selected else 0.0, groups)
+    top = sorted((s.score for s in scored), reverse=True)[:2]
+    margin = (top[0] - top[1]) / top[0] if len(top) == 2 and top[0] > 0 else 1.0
+    return Extract(
+        quotes,
+        chosen,
+        selected[0].relevance if selected else 0.0,
+        groups,
+        margin=margin,
+    )
 
 
 # A list whose intro, items and the sentences between them fit in this many characters is

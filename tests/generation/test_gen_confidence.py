@@ -15,6 +15,7 @@ STRONG = AnswerEvidence(
     rare_bigrams=0.8,
     top_quoted=True,
     length=0.5,
+    margin=0.6,
 )
 WEAK = AnswerEvidence(
     coverage=0.3,
@@ -24,6 +25,7 @@ WEAK = AnswerEvidence(
     rare_bigrams=0.1,
     top_quoted=False,
     length=0.2,
+    margin=0.05,
 )
 
 
@@ -35,7 +37,8 @@ def test_strong_evidence_is_confident_and_weak_evidence_is_not() -> None:
 
 def test_each_kind_of_support_raises_the_confidence() -> None:
     """The fitted weights keep the direction each signal should have: more coverage, a
-    quote from the best hit, rarer shared bigrams raise it; a close runner-up lowers it."""
+    quote from the best hit, rarer shared bigrams, a best sentence well ahead of the next
+    raise it; a close runner-up hit lowers it."""
     covered = Verdict(True)
     base = answer_confidence(covered, WEAK)
     for change in (
@@ -44,6 +47,7 @@ def test_each_kind_of_support_raises_the_confidence() -> None:
         {"top_quoted": True},
         {"rare_bigrams": 0.7},
         {"runner_up": 0.3},
+        {"margin": 0.5},
     ):
         assert answer_confidence(covered, replace(WEAK, **change)) > base, change
 
