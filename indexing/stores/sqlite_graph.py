@@ -27,6 +27,7 @@ from core.errors import StoreError
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.entities import extract_entities, normalize_entity
 from indexing.protocols import IndexedChunk
+from indexing.stores.budget import rarest_within
 from indexing.stores.sqlite_conn import RowCount, open_sqlite
 
 _SCHEMA = """
@@ -127,18 +128,6 @@ LIMIT :k
 # every query entity, and one entity in 14k chunks made a 1M-chunk search 5x slower.
 _BUDGET_FROM = 50_000
 MENTIONS_BUDGET = 5_000
-
-
-def _within_budget(found: list[tuple[int, int]], budget: int) -> list[tuple[int, int]]:
-    """(entity id, df) pairs, rarest first, while their dfs sum to at most `budget`."""
-    kept: list[tuple[int, int]] = []
-    spent = 0
-    for eid, df in sorted(found, key=lambda f: (f[1], f[0])):
-        if kept and spent + df > budget:
-            break
-        kept.append((eid, df))
-        spent += df
-    return kept
 
 
 def _acl_sql(where: QueryFilter, alias: str) -> str:
@@ -387,7 +376,8 @@ class SqliteGraphStore:
                     return []
                 total = self._chunks.get(self._conn)
                 if total >= _BUDGET_FROM:
-                    found = _within_budget(found, self._budget)
+                    kept = rarest_within(dict(found), self._budget)
+                    found = [(eid, df) for eid, df in found if eid in kept]
                 # idf-like rarity: an entity few chunks mention says more about a chunk.
                 query = [[eid, math.log(1.0 + total / df)] for eid, df in found]
                 params: dict[str, Any] = {

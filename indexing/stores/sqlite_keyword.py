@@ -27,6 +27,7 @@ from core.errors import StoreError
 from core.text import keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
+from indexing.stores.budget import rarest_within
 from indexing.stores.sqlite_conn import RowCount, open_sqlite
 
 log = logging.getLogger("ragline.keyword")
@@ -352,13 +353,7 @@ class SqliteKeywordIndex:
             return terms
         held = {t: df.get(t, 0) for t in terms}
         telling = [t for t in terms if held[t] <= _COMMON_SHARE * n] or terms
-        kept: set[str] = set()
-        spent = 0
-        for term in sorted(telling, key=lambda t: (held[t], t)):
-            if kept and spent + held[term] > self._budget:
-                break
-            kept.add(term)
-            spent += held[term]
+        kept = rarest_within({t: held[t] for t in telling}, self._budget)
         return [t for t in terms if t in kept]
 
     def _forget_statistics_locked(self) -> None:
