@@ -20,7 +20,6 @@ reported.
 from __future__ import annotations
 
 import argparse
-import math
 import pickle
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,22 +32,16 @@ from core.settings import Settings
 from fusion.pipeline import SearchPipeline
 from generation.confidence import WEIGHTS, AnswerEvidence
 from ragline.app import Ragline
-from ragline.bench.common import OPERATOR, contains_answer
+from ragline.bench.common import OPERATOR, calibration_of, contains_answer
 from ragline.bench.docs import _is_negative, _load, score_question
+from ragline.bench.squad import load_squad
 
 Row = tuple[AnswerEvidence, bool]
 
 
 def _squad(path: Path) -> list[dict[str, Any]]:
-    import json
-
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return [
-        {"question": qa["question"], "answers": [a["text"] for a in qa["answers"]]}
-        for art in data["data"]
-        for p in art["paragraphs"]
-        for qa in p["qas"]
-    ]
+    """The questions of a SQuAD file, in file order, as `_rows` takes them."""
+    return [{"question": q.text, "answers": list(q.answers)} for q in load_squad(path)[1]]
 
 
 def _rows(data_dir: Path, questions: Sequence[dict[str, Any]], docs: Path | None) -> list[Row]:
@@ -108,20 +101,13 @@ def fit(rows: Sequence[Row], l2: float = 1.0) -> np.ndarray:
     return w
 
 
-def _auc(score: np.ndarray, right: np.ndarray) -> float:
-    pos, neg = score[right == 1], score[right == 0]
-    if not len(pos) or not len(neg):
-        return math.nan
-    return float((pos[:, None] > neg[None, :]).mean() + 0.5 * (pos[:, None] == neg[None, :]).mean())
-
-
 def report(name: str, rows: Sequence[Row], weights: Sequence[float] | np.ndarray) -> str:
     x, y = _matrix(rows)
     c = np.clip(1 / (1 + np.exp(-x @ np.asarray(weights))), 0.05, 0.97)
-    when = {ok: float(c[y == ok].mean()) if (y == ok).any() else math.nan for ok in (0, 1)}
+    m = calibration_of(list(zip(c.tolist(), (y == 1).tolist(), strict=True)))
     return (
-        f"{name}: n {len(rows)}, right {y.mean():.3f}, brier {((c - y) ** 2).mean():.4f}, "
-        f"auc {_auc(c, y):.3f}, mean when right {when[1]:.3f}, when wrong {when[0]:.3f}"
+        f"{name}: n {m['n']}, right {y.mean():.3f}, brier {m['brier']:.4f}, auc {m['auc']}, "
+        f"mean when right {m['mean_when_right']}, when wrong {m['mean_when_wrong']}"
     )
 
 
