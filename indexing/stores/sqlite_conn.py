@@ -35,6 +35,12 @@ class RowCount:
     def reset(self) -> None:
         self._held = None
 
+    @property
+    def stamp(self) -> float | None:
+        """When the count held was taken (None: none held): statistics read alongside it
+        are as current as it is while this stays the same."""
+        return self._held[0] if self._held else None
+
     def get(self, conn: sqlite3.Connection) -> int:
         now = time.monotonic()
         if self._held is None or now - self._held[0] > self._ttl_s:

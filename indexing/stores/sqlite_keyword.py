@@ -17,7 +17,6 @@ import json
 import logging
 import sqlite3
 import threading
-import time
 import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
@@ -56,10 +55,10 @@ CREATE TABLE IF NOT EXISTS kw_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 _PRUNE_FROM = 50_000
 _COMMON_SHARE = 0.1
 POSTINGS_BUDGET = 60_000
-# Term statistics are remembered this long (as the chunk count is, `RowCount`) and until
-# this store writes: a query asks for its terms' frequencies twice (the pipeline's rarity
-# signal, then the common-term cut here), and popular terms come back query after query.
-_DF_TTL_S = 10.0
+# Term statistics are remembered as long as the chunk count they go with (`RowCount`: its
+# TTL, or until this store writes): a query asks for its terms' frequencies twice (the
+# pipeline's rarity signal, then the common-term cut here), and popular terms come back
+# query after query.
 _DF_CACHE_MAX = 100_000
 
 
@@ -113,7 +112,7 @@ class SqliteKeywordIndex:
         self._lock = threading.Lock()
         self._chunks = RowCount("kw_chunks")  # for term statistics, on every query
         self._df: dict[str, int] = {}  # fts token -> chunks holding it (0 = none)
-        self._df_at = 0.0  # when `_df` was started
+        self._df_stamp: float | None = None  # the chunk count `_df` goes with
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
         # Term statistics (document frequency per token), per connection: nothing is stored.
         self._conn.execute(
@@ -199,7 +198,7 @@ class SqliteKeywordIndex:
 
     def _write(self, delete: Sequence[str], insert: Sequence[_Row]) -> None:
         with self._lock:
-            self._forget_statistics_locked()
+            self._chunks.reset()  # the term frequencies go with it
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
@@ -241,7 +240,7 @@ class SqliteKeywordIndex:
         if not latest:
             return
         with self._lock:
-            self._forget_statistics_locked()  # titles are indexed: their terms' counts move
+            self._chunks.reset()  # titles are indexed: their terms' frequencies move
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 for cid, (department, modified, title, acl, doc_type) in latest.items():
@@ -356,19 +355,14 @@ class SqliteKeywordIndex:
         kept = rarest_within({t: held[t] for t in telling}, self._budget)
         return [t for t in terms if t in kept]
 
-    def _forget_statistics_locked(self) -> None:
-        self._chunks.reset()
-        self._df.clear()
-
     def _token_frequencies(self, tokens: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(chunks held, {token: chunks holding it}) for analysed tokens."""
         wanted = {fts_token(t): t for t in tokens}
         with self._lock:
             n = self._chunks.get(self._conn)
-            now = time.monotonic()
-            if now - self._df_at > _DF_TTL_S or len(self._df) > _DF_CACHE_MAX:
+            if self._df_stamp != self._chunks.stamp or len(self._df) > _DF_CACHE_MAX:
                 self._df.clear()
-                self._df_at = now
+                self._df_stamp = self._chunks.stamp
             missing = [w for w in wanted if w not in self._df]
             if missing:
                 rows = self._conn.execute(
