@@ -6,6 +6,7 @@ retrieved chunk; table rows are shown as "Header: value" cells taken from the ta
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import math
 import re
@@ -863,7 +864,7 @@ def extract(
             g.sort(key=lambda c: c.position)
     quotes = [_quote_for(g, terms) for g in groups]
     chosen = [c for g in groups for c in g]
-    top = sorted((s.score for s in scored), reverse=True)[:2]
+    top = heapq.nlargest(2, (s.score for s in scored))  # no full sort for two
     margin = (top[0] - top[1]) / top[0] if len(top) == 2 and top[0] > 0 else 1.0
     return Extract(
         quotes,
