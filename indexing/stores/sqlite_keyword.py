@@ -340,7 +340,7 @@ class SqliteKeywordIndex:
         made a query 5-10x slower while its idf (< 2.3) barely moves the ranking), then,
         most common first, those past the postings budget; the rarest term always stays.
         The ranking is BM25 over the kept terms (bench/RESULTS.md: at 1M chunks keyword
-        p95 138 -> 70 ms, the planted chunk's recall unchanged)."""
+        p95 112 -> 67 ms, the planted chunk's recall unchanged)."""
         if len(terms) < 2:
             return terms
         try:
