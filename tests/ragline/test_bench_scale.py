@@ -75,6 +75,9 @@ def test_bench_scale_measures_recall_and_the_approximate_index(tmp_path: Path) -
     assert result["ingest"]["chunks"] == 400 and not result["ingest"]["sync_errors"]
     assert result["pipeline"]["questions"] == 8
     assert result["pipeline"]["recall@10"] >= 0.75  # planted chunks are found
+    stages = result["pipeline"]["stages_ms"]  # where the time goes, per source too
+    assert {"retrieve", "rerank", "source_keyword", "source_dense"} <= set(stages)
+    assert all(s["p95_ms"] >= s["p50_ms"] >= 0 for s in stages.values())
     dense = result["dense"]
     assert dense["all"]["recall@10_vs_exact"] >= 0.95
     assert dense["acl"]["queries"] == dense["all"]["queries"] > 0
