@@ -115,15 +115,25 @@ def squad(
         typer.Option("--corpus", exists=True, help="Extra paragraphs (SQuAD JSON)."),
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
+    negatives: Annotated[
+        bool,
+        typer.Option(
+            "--negatives/--no-negatives",
+            help="Also ask each question with its answer's paragraphs hidden (must refuse).",
+        ),
+    ] = True,
     json_out: JsonOut = None,
     data_dir: Work = None,
     profile: Profile = "embedded",
 ) -> None:
-    """recall@1/5, mrr@10, answer_contains and latency: pipeline vs BM25 alone."""
+    """recall@1/5, mrr@10, answer_contains and latency: pipeline vs BM25 alone; refusals
+    with the answer taken away."""
     from ragline.bench.squad import run_squad
 
     result = _run_in(
-        data_dir, lambda rag, root: run_squad(rag, file, corpus or [], limit, root), profile
+        data_dir,
+        lambda rag, root: run_squad(rag, file, corpus or [], limit, root, negatives),
+        profile,
     )
     write_json(json_out, result)
 

@@ -1,5 +1,13 @@
 """`ragline bench squad`: retrieval and answer quality on SQuAD-format data (CMRC 2018 is),
-for the full pipeline and for BM25 alone over the same index, in the same run."""
+for the full pipeline and for BM25 alone over the same index, in the same run.
+
+With `negatives` on, every question is asked a second time with the answer taken away: a
+filter hides its own paragraph and every paragraph that holds one of its gold answers, so
+what retrieval finds is the rest of the corpus, often the same article's other paragraphs
+(the same names, not the answer). The right reply is "not covered"; `removed_answer`
+reports how often it is, and how the confidence lines up over both kinds of question. Any
+SQuAD-format file makes such near-miss negatives, in any language, without writing one.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +26,7 @@ from ragline.bench.common import (
     calibration_of,
     contains_answer,
     doc_ranking,
+    normalise,
     percentile,
     rank_metrics,
 )
@@ -65,8 +74,50 @@ def _rank(ranking: list[str], gold_doc: str) -> int | None:
     return ranking.index(gold_doc) + 1 if gold_doc in ranking else None
 
 
+class _AnswerHider:
+    """The documents a question may see once its answer is taken away: all but its own
+    paragraph's and those of every paragraph holding one of its gold answers (compared
+    as `contains_answer` does)."""
+
+    def __init__(self, paragraphs: dict[str, tuple[str, str]], key_doc: dict[str, str]) -> None:
+        self._docs = {
+            key_doc[k]: normalise(text)  # what the corpus file holds
+            for k, (_title, text) in paragraphs.items()
+            if k in key_doc
+        }
+        self._key_doc = key_doc
+        self._all = frozenset(self._docs)
+
+    def without(self, q: Question) -> frozenset[str]:
+        golds = [g for g in (normalise(a) for a in q.answers) if g]
+        away = {self._key_doc.get(q.paragraph, "")}
+        away.update(d for d, text in self._docs.items() if any(g in text for g in golds))
+        return self._all - away
+
+
+def _removed_report(
+    removed: list[tuple[float, bool]], answerable: list[tuple[float, bool]]
+) -> dict[str, Any]:
+    """Refusals with the answer taken away, and the confidence over both kinds of question
+    (a refusal is right only there)."""
+    n = len(removed)
+    return {
+        "questions": n,
+        "refused": round(sum(r for _, r in removed) / n, 4) if n else None,
+        "confidence_when_covered": round(
+            sum(c for c, r in removed if not r) / max(1, sum(not r for _, r in removed)), 3
+        ),
+        "confidence_with_answerable": calibration_of([*answerable, *removed]),
+    }
+
+
 def run_squad(
-    rag: Ragline, file: Path, corpus: list[Path], limit: int | None, workdir: Path
+    rag: Ragline,
+    file: Path,
+    corpus: list[Path],
+    limit: int | None,
+    workdir: Path,
+    negatives: bool = True,
 ) -> dict[str, Any]:
     paragraphs, questions = load_squad(file)
     for extra in corpus:
@@ -97,6 +148,8 @@ def run_squad(
     support = [0, 0]  # supported answer sentences, answer sentences
     covered = [0]
     confidence: list[tuple[float, bool]] = []  # every question is answerable: a refusal is wrong
+    hidden = _AnswerHider(paragraphs, key_doc) if negatives else None
+    removed: list[tuple[float, bool]] = []  # (confidence, refused) with the answer taken away
 
     async def run_all() -> None:
         for q in questions:
@@ -121,6 +174,10 @@ def run_squad(
             bm25["latency"].append((time.perf_counter() - t) * 1000)
             for k, v in rank_metrics(_rank(ranking, gold)).items():
                 bm25[k].append(v)
+            if hidden is not None and (visible := hidden.without(q)):
+                where_else = QueryFilter.for_principal(OPERATOR, doc_ids=visible)
+                away = await rag.aask(q.text, OPERATOR, where=where_else, top_k=10)
+                removed.append((away.confidence, not away.covered))
 
     asyncio.run(run_all())
 
@@ -140,6 +197,7 @@ def run_squad(
     return {
         "pipeline": pipeline,
         "confidence": calibration_of(confidence),
+        **({"removed_answer": _removed_report(removed, confidence)} if negatives else {}),
         "bm25": summary(bm25),
         "ingest": {
             "seconds": round(ingest_s, 1),

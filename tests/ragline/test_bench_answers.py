@@ -79,3 +79,24 @@ def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> No
     assert 0.0 <= conf["brier"] <= 1.0
     assert out["pipeline"]["answer_contains"] == 1.0  # each answer is in its one paragraph
     assert conf["mean_when_right"] is not None and conf["mean_when_wrong"] is None
+    # Asked again with its paragraph hidden, each question has nothing left to answer from.
+    removed = out["removed_answer"]
+    assert removed["questions"] == 3
+    assert removed["refused"] == 1.0
+    assert removed["confidence_with_answerable"]["n"] == 6
+
+
+def test_the_answer_hider_hides_every_paragraph_that_holds_a_gold_answer() -> None:
+    from ragline.bench.squad import Question, _AnswerHider
+
+    paragraphs = {
+        "own": ("t", "The Loire is 1,006 km long."),
+        "copy": ("t", "Its length, 1,006  KM, makes it France's longest river."),  # spaces, case
+        "other": ("t", "The Seine flows through Paris."),
+    }
+    docs = {"own": "d1", "copy": "d2", "other": "d3"}
+    hider = _AnswerHider(paragraphs, docs)
+    q = Question("q", "How long is the Loire?", ("1,006 km",), "own")
+    assert hider.without(q) == frozenset({"d3"})
+    # A question whose answers are all empty hides only its own paragraph.
+    assert hider.without(Question("q2", "?", ("",), "own")) == frozenset({"d2", "d3"})
