@@ -19,7 +19,13 @@ from core.types import Answer, AnswerSentence, Citation, Hit, Route
 from generation.answerable import Verdict, judge
 from generation.citations import check_citations
 from generation.cite import assemble
-from generation.confidence import AnswerEvidence, answer_confidence, refusal_confidence
+from generation.confidence import (
+    AnswerEvidence,
+    answer_confidence,
+    answer_probability,
+    refusal_confidence,
+    weak_refusal_confidence,
+)
 from generation.extractive import TOP_HITS, Extract, Similarity, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
@@ -149,8 +155,10 @@ class AnswerGenerator:
         prompt_budget_chars: int = DEFAULT_BUDGET_CHARS,
         similarity: Similarity | None = None,
         semantic_candidates: int = 16,
+        min_confidence: float = 0.0,
     ) -> None:
         self.llm = llm
+        self.min_confidence = min_confidence
         self.similarity = similarity
         self.semantic_candidates = semantic_candidates
         self.max_sentences = max_sentences
@@ -238,6 +246,18 @@ class AnswerGenerator:
         if not verdict.covered:
             return self._refusal(question, verdict, verdict.reason, hits, *warnings)
         text, citations, sentences = assemble(ex.quotes)
+        evidence = _evidence(question, hits, ex, verdict, text, citations)
+        # The operator's floor: weak evidence is refused, not quoted. A partial answer is
+        # judged on its evidence too (its confidence is capped for being partial).
+        p = answer_probability(evidence)
+        if p < self.min_confidence:
+            why = (
+                f"the best quote answers the question only weakly "
+                f"(confidence {p:.2f}, below the floor {self.min_confidence:.2f})"
+            )
+            return self._not_covered(
+                question, *warnings, why, reason=why, confidence=weak_refusal_confidence(p)
+            )
         notes = (*warnings, verdict.reason) if verdict.reason else warnings
         return _Draft(
             text,
@@ -245,9 +265,7 @@ class AnswerGenerator:
             "extractive",
             tuple(citations),
             warnings=notes,
-            confidence=answer_confidence(
-                verdict, _evidence(question, hits, ex, verdict, text, citations)
-            ),
+            confidence=answer_confidence(verdict, evidence),
             reason=verdict.reason,
             sentences=tuple(sentences),
         )

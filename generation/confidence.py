@@ -8,7 +8,10 @@ quote meets, how far the best hit stands above the second, how rare the question
 shared with the best hit are among the candidates, whether the quote comes from the best
 hit, the answer's length, and how far its best sentence scores above the next one. The
 weights are fitted by `bench/calibrate_confidence.py` on the first 803 CMRC train
-questions, which no reported set contains; a partial answer is capped.
+questions, which no reported set contains; a partial answer is capped. An operator who
+would rather refuse than quote weak evidence sets `retrieval.answer_min_confidence`: a
+covered answer whose probability falls below it is reported as not covered, with the
+reason (off by default: bench/RESULTS.md has what it trades).
 Not-covered answers: how sure the refusal is — a constraint that nothing quoted meets (a
 year, a name, a quantity) is strong evidence; a weak retrieval match is weaker evidence.
 `ragline bench docs` reports how these numbers line up with being right (mean confidence of
@@ -64,13 +67,24 @@ class AnswerEvidence:
 WEIGHTS = (-1.53, 1.00, 0.65, 0.39, -1.59, 2.18, 1.31, 0.85, 1.17)
 
 
+def answer_probability(evidence: AnswerEvidence) -> float:
+    """The model's probability that an answer on this evidence is right (not clamped)."""
+    z = WEIGHTS[0] + sum(w * x for w, x in zip(WEIGHTS[1:], evidence.features(), strict=True))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
 def answer_confidence(verdict: Verdict, evidence: AnswerEvidence) -> float:
     """Confidence that a covered answer is right."""
-    z = WEIGHTS[0] + sum(w * x for w, x in zip(WEIGHTS[1:], evidence.features(), strict=True))
-    score = 1.0 / (1.0 + math.exp(-z))
+    score = answer_probability(evidence)
     if verdict.partial:
         score = min(score, 0.5)
     return _clamp(score)
+
+
+def weak_refusal_confidence(probability: float) -> float:
+    """Confidence that "not covered" is right when it was said because the best quote's
+    probability of being right fell below the configured floor."""
+    return _clamp(1.0 - probability)
 
 
 def refusal_confidence(verdict: Verdict | None, coverage: float) -> float:

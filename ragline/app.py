@@ -144,6 +144,7 @@ class Ragline:
                 else functools.partial(similarity, self.embedder)
             ),
             semantic_candidates=settings.retrieval.answer_semantic_candidates,
+            min_confidence=settings.retrieval.answer_min_confidence,
         )
         self.answerer = answerer(self.llm)
         # Model routing: one answerer per configured endpoint, "none" = extractive.

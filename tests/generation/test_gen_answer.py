@@ -169,3 +169,19 @@ def test_async_answer(llm_server: FakeLLMServer, hits: list[Hit], route: Route) 
     answer = asyncio.run(gen.aanswer(QUESTION, hits, True, route, {}, "t2"))
     assert answer.mode == "llm" and [c.label for c in answer.citations] == ["[Docef3456_p1]"]
     assert answer.citations[0].content_id == hits[1].chunk.content_id
+
+
+def test_a_confidence_floor_refuses_weak_evidence_and_says_why(
+    hits: list[Hit], route: Route
+) -> None:
+    answered = ask(AnswerGenerator(max_sentences=2), hits, route)
+    assert answered.covered and 0.05 <= answered.confidence < 0.97
+    # The same answer under a floor above its confidence is refused, with the reason and
+    # a refusal confidence that mirrors the answer's; a floor below it changes nothing.
+    strict = AnswerGenerator(max_sentences=2, min_confidence=0.99)
+    refused = ask(strict, hits, route)
+    assert not refused.covered and refused.citations == ()
+    assert "only weakly" in refused.reason and "below the floor 0.99" in refused.reason
+    assert refused.confidence == pytest.approx(1 - answered.confidence, abs=0.01)
+    lenient = ask(AnswerGenerator(max_sentences=2, min_confidence=0.01), hits, route)
+    assert (lenient.covered, lenient.text) == (True, answered.text)
