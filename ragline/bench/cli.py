@@ -107,6 +107,16 @@ def write_json_quiet(path: Path, result: dict[str, Any]) -> None:
     write(path, result)
 
 
+Negatives = Annotated[
+    bool,
+    typer.Option(
+        "--negatives/--no-negatives",
+        help="Also ask each answerable question with its answer's documents hidden "
+        "(the right reply is 'not covered').",
+    ),
+]
+
+
 @bench_app.command("squad")
 def squad(
     file: Annotated[Path, typer.Argument(exists=True, help="SQuAD-format JSON.")],
@@ -115,13 +125,7 @@ def squad(
         typer.Option("--corpus", exists=True, help="Extra paragraphs (SQuAD JSON)."),
     ] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1)] = None,
-    negatives: Annotated[
-        bool,
-        typer.Option(
-            "--negatives/--no-negatives",
-            help="Also ask each question with its answer's paragraphs hidden (must refuse).",
-        ),
-    ] = True,
+    negatives: Negatives = True,
     json_out: JsonOut = None,
     data_dir: Work = None,
     profile: Profile = "embedded",
@@ -150,15 +154,19 @@ def docs(
             help="Question file (JSON lines); repeat for more. The first is `pipeline`.",
         ),
     ],
+    negatives: Negatives = True,
     json_out: JsonOut = None,
     data_dir: Work = None,
     profile: Profile = "embedded",
 ) -> None:
     """hit@5, answer_contains, citation_page_accuracy, citation_support, negatives_refused
-    on real documents; near-miss refusals and their twins apart."""
+    on real documents; near-miss refusals and their twins apart; refusals with the answer
+    taken away."""
     from ragline.bench.docs import run_docs
 
-    result = _run_in(data_dir, lambda rag, root: run_docs(rag, docs_dir, questions), profile)
+    result = _run_in(
+        data_dir, lambda rag, root: run_docs(rag, docs_dir, questions, negatives), profile
+    )
     write_json(json_out, result)
     near = result.get("near_miss") or {}
     if near:

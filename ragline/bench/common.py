@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +81,35 @@ def write_json_quiet(path: Path, payload: dict[str, Any]) -> None:
     """`write_json` to a file only (for results too long to print)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+
+
+class AnswerHider:
+    """The documents a question may see once its answer is taken away: all but its own and
+    every document whose text holds one of its gold answers (compared as `contains_answer`
+    does). `texts`: each document's whole text by doc_id."""
+
+    def __init__(self, texts: Mapping[str, str]) -> None:
+        self._texts = {doc: normalise(text) for doc, text in texts.items()}
+        self._all = frozenset(self._texts)
+
+    def without(self, answers: Sequence[str], *own: str) -> frozenset[str]:
+        golds = [g for g in (normalise(a) for a in answers) if g]
+        away = set(own)
+        away.update(d for d, text in self._texts.items() if any(g in text for g in golds))
+        return self._all - away
+
+
+def removed_report(
+    removed: Sequence[tuple[float, bool]], answerable: Sequence[tuple[float, bool]]
+) -> dict[str, Any]:
+    """Refusals of the questions asked with their answer taken away ((confidence, refused)
+    each), and the confidence over those and the answerable ones together ((confidence,
+    right) each): a refusal is right only with the answer away."""
+    n = len(removed)
+    covered = [c for c, refused in removed if not refused]
+    return {
+        "questions": n,
+        "refused": round(1 - len(covered) / n, 4) if n else None,
+        "confidence_when_covered": round(sum(covered) / len(covered), 3) if covered else None,
+        "confidence_with_answerable": calibration_of([*answerable, *removed]),
+    }

@@ -8,6 +8,11 @@ are reported apart in `near_miss`: refusal rate on the first, answer_contains on
 second. `citation_support` is the share of answer sentences found in the passage their
 label names at the reported lines (`ragline.bench.support`); `confidence` shows how the
 answers' confidence lines up with being right.
+
+With `negatives` on, every answerable question is asked again with its answer taken away:
+a filter hides its own file and every document whose text holds its answer, and the right
+reply is "not covered" (`removed_answer`, overall and per question file; as in `bench
+squad`).
 """
 
 from __future__ import annotations
@@ -20,9 +25,16 @@ from pathlib import Path
 from typing import Any
 
 from core.ids import path_from_uri
-from core.types import Answer, Chunk
+from core.types import Answer, Chunk, QueryFilter
 from ragline.app import Ragline
-from ragline.bench.common import OPERATOR, calibration_of, contains_answer, percentile
+from ragline.bench.common import (
+    OPERATOR,
+    AnswerHider,
+    calibration_of,
+    contains_answer,
+    percentile,
+    removed_report,
+)
 from ragline.bench.support import sentence_support
 
 NEGATIVE_KINDS = frozenset({"negative", "near_miss"})
@@ -104,13 +116,30 @@ def _metrics(rows: list[dict[str, float]]) -> dict[str, Any]:
     return out
 
 
-def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> dict[str, Any]:
+def _documents(rag: Ragline, root: Path) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """Every served document's text by doc_id, and the doc_ids of each file (relative to
+    the documents folder)."""
+    metadata = rag.stores.metadata
+    texts: dict[str, list[str]] = defaultdict(list)
+    of_file: dict[str, set[str]] = defaultdict(set)
+    for chunk in metadata.serving(sorted(metadata.serving_ids())).values():
+        texts[chunk.doc_id].append(chunk.text)
+        of_file[_rel(chunk.source, root)].add(chunk.doc_id)
+    return {d: "\n".join(t) for d, t in texts.items()}, of_file
+
+
+def run_docs(
+    rag: Ragline, docs: Path, questions_files: Path | list[Path], negatives: bool = True
+) -> dict[str, Any]:
     files_in = questions_files if isinstance(questions_files, list) else [questions_files]
     t0 = time.perf_counter()
     outcomes, report = rag.ingest([docs])
     ingest_s = time.perf_counter() - t0
     questions = _load(files_in)
     per_q: list[tuple[str, dict[str, Any], dict[str, float], Answer, float]] = []
+    texts, of_file = _documents(rag, docs) if negatives else ({}, {})
+    hider = AnswerHider(texts)
+    removed: dict[str, list[tuple[float, bool]]] = defaultdict(list)
 
     async def run_all() -> None:
         for set_name, q in questions:
@@ -122,6 +151,12 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
             if n and not _is_negative(q):
                 score["_supported"], score["_sentences"] = float(ok), float(n)
             per_q.append((set_name, q, score, answer, ms))
+            if negatives and not _is_negative(q):
+                own = of_file.get(q["file"], set())
+                if visible := hider.without([q["answer"]], *own):
+                    where = QueryFilter.for_principal(OPERATOR, doc_ids=visible)
+                    away = await rag.aask(q["question"], OPERATOR, where=where, top_k=8)
+                    removed[set_name].append((away.confidence, not away.covered))
 
     asyncio.run(run_all())
 
@@ -151,17 +186,17 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
         for kind, rows in sorted(by_kind_rows.items())
     }
     sets = {name: _metrics(rows) | {"n": len(rows)} for name, rows in by_set_rows.items()}
-    negatives = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss"]
+    misses = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss"]
     twins = [s for _, q, s, _, _ in per_q if q["kind"] == "near_miss_twin"]
     near_miss = (
         {
-            "negatives": len(negatives),
-            "refused": _mean(negatives, "negatives_refused"),
+            "negatives": len(misses),
+            "refused": _mean(misses, "negatives_refused"),
             "twins": len(twins),
             "twins_answer_contains": _mean(twins, "answer_contains"),
             "twins_citation_page_accuracy": _mean(twins, "citation_page_accuracy"),
         }
-        if negatives or twins
+        if misses or twins
         else {}
     )
     calibration = calibration_of(
@@ -169,6 +204,17 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
             (a.confidence, bool(s.get("negatives_refused", s.get("answer_contains", 0.0))))
             for _, _, s, a, _ in per_q
         ]
+    )
+    answerable = [
+        (a.confidence, a.covered and s.get("answer_contains", 0.0) >= 1.0)
+        for _, q, s, a, _ in per_q
+        if not _is_negative(q)
+    ]
+    removed_answer = (
+        removed_report([r for rows in removed.values() for r in rows], answerable)
+        | {"sets": {name: removed_report(rows, [])["refused"] for name, rows in removed.items()}}
+        if negatives
+        else {}
     )
     files = {
         _rel(Path(o.path).resolve().as_uri(), docs) or o.path: {
@@ -205,6 +251,7 @@ def run_docs(rag: Ragline, docs: Path, questions_files: Path | list[Path]) -> di
         "sets": sets,
         "near_miss": near_miss,
         "confidence": calibration,
+        **({"removed_answer": removed_answer} if negatives else {}),
         "files": files,
         "questions": details,
         "sync_errors": report.errors,

@@ -23,12 +23,13 @@ from core.types import QueryFilter
 from ragline.app import Ragline
 from ragline.bench.common import (
     OPERATOR,
+    AnswerHider,
     calibration_of,
     contains_answer,
     doc_ranking,
-    normalise,
     percentile,
     rank_metrics,
+    removed_report,
 )
 from ragline.bench.support import sentence_support
 
@@ -74,43 +75,6 @@ def _rank(ranking: list[str], gold_doc: str) -> int | None:
     return ranking.index(gold_doc) + 1 if gold_doc in ranking else None
 
 
-class _AnswerHider:
-    """The documents a question may see once its answer is taken away: all but its own
-    paragraph's and those of every paragraph holding one of its gold answers (compared
-    as `contains_answer` does)."""
-
-    def __init__(self, paragraphs: dict[str, tuple[str, str]], key_doc: dict[str, str]) -> None:
-        self._docs = {
-            key_doc[k]: normalise(text)  # what the corpus file holds
-            for k, (_title, text) in paragraphs.items()
-            if k in key_doc
-        }
-        self._key_doc = key_doc
-        self._all = frozenset(self._docs)
-
-    def without(self, q: Question) -> frozenset[str]:
-        golds = [g for g in (normalise(a) for a in q.answers) if g]
-        away = {self._key_doc.get(q.paragraph, "")}
-        away.update(d for d, text in self._docs.items() if any(g in text for g in golds))
-        return self._all - away
-
-
-def _removed_report(
-    removed: list[tuple[float, bool]], answerable: list[tuple[float, bool]]
-) -> dict[str, Any]:
-    """Refusals with the answer taken away, and the confidence over both kinds of question
-    (a refusal is right only there)."""
-    n = len(removed)
-    return {
-        "questions": n,
-        "refused": round(sum(r for _, r in removed) / n, 4) if n else None,
-        "confidence_when_covered": round(
-            sum(c for c, r in removed if not r) / max(1, sum(not r for _, r in removed)), 3
-        ),
-        "confidence_with_answerable": calibration_of([*answerable, *removed]),
-    }
-
-
 def run_squad(
     rag: Ragline,
     file: Path,
@@ -148,7 +112,8 @@ def run_squad(
     support = [0, 0]  # supported answer sentences, answer sentences
     covered = [0]
     confidence: list[tuple[float, bool]] = []  # every question is answerable: a refusal is wrong
-    hidden = _AnswerHider(paragraphs, key_doc) if negatives else None
+    texts = {key_doc[k]: text for k, (_title, text) in paragraphs.items() if k in key_doc}
+    hidden = AnswerHider(texts) if negatives else None
     removed: list[tuple[float, bool]] = []  # (confidence, refused) with the answer taken away
 
     async def run_all() -> None:
@@ -174,7 +139,8 @@ def run_squad(
             bm25["latency"].append((time.perf_counter() - t) * 1000)
             for k, v in rank_metrics(_rank(ranking, gold)).items():
                 bm25[k].append(v)
-            if hidden is not None and (visible := hidden.without(q)):
+            own = key_doc.get(q.paragraph, "")
+            if hidden is not None and (visible := hidden.without(q.answers, own)):
                 where_else = QueryFilter.for_principal(OPERATOR, doc_ids=visible)
                 away = await rag.aask(q.text, OPERATOR, where=where_else, top_k=10)
                 removed.append((away.confidence, not away.covered))
@@ -197,7 +163,7 @@ def run_squad(
     return {
         "pipeline": pipeline,
         "confidence": calibration_of(confidence),
-        **({"removed_answer": _removed_report(removed, confidence)} if negatives else {}),
+        **({"removed_answer": removed_report(removed, confidence)} if negatives else {}),
         "bm25": summary(bm25),
         "ingest": {
             "seconds": round(ingest_s, 1),

@@ -86,17 +86,62 @@ def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> No
     assert removed["confidence_with_answerable"]["n"] == 6
 
 
-def test_the_answer_hider_hides_every_paragraph_that_holds_a_gold_answer() -> None:
-    from ragline.bench.squad import Question, _AnswerHider
+def test_the_answer_hider_hides_every_document_that_holds_a_gold_answer() -> None:
+    from ragline.bench.common import AnswerHider
 
-    paragraphs = {
-        "own": ("t", "The Loire is 1,006 km long."),
-        "copy": ("t", "Its length, 1,006  KM, makes it France's longest river."),  # spaces, case
-        "other": ("t", "The Seine flows through Paris."),
-    }
-    docs = {"own": "d1", "copy": "d2", "other": "d3"}
-    hider = _AnswerHider(paragraphs, docs)
-    q = Question("q", "How long is the Loire?", ("1,006 km",), "own")
-    assert hider.without(q) == frozenset({"d3"})
-    # A question whose answers are all empty hides only its own paragraph.
-    assert hider.without(Question("q2", "?", ("",), "own")) == frozenset({"d2", "d3"})
+    hider = AnswerHider(
+        {
+            "d1": "The Loire is 1,006 km long.",
+            "d2": "Its length, 1,006  KM, makes it France's longest river.",  # spaces, case
+            "d3": "The Seine flows through Paris.",
+        }
+    )
+    assert hider.without(["1,006 km"], "d1") == frozenset({"d3"})
+    # No answer text: only the question's own document is hidden.
+    assert hider.without([""], "d1") == frozenset({"d2", "d3"})
+    assert hider.without(["Paris"]) == frozenset({"d1", "d2"})
+
+
+def test_docs_bench_asks_again_with_the_answer_taken_away(tmp_path: Path) -> None:
+    from ragline.bench.docs import run_docs
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "loire.txt").write_text(
+        "The Loire is the longest river in France, 1,006 km long.", encoding="utf-8"
+    )
+    (docs / "okapi.txt").write_text(
+        "The okapi lives in the rainforests of the Congo.", encoding="utf-8"
+    )
+    (docs / "seine.txt").write_text("The Seine flows through Paris.", encoding="utf-8")
+    questions = tmp_path / "q.jsonl"
+    rows = [
+        {
+            "id": "a",
+            "file": "loire.txt",
+            "page": None,
+            "question": "How long is the Loire?",
+            "answer": "1,006 km",
+            "kind": "numeric",
+        },
+        {
+            "id": "b",
+            "file": "okapi.txt",
+            "page": None,
+            "question": "Where does the okapi live?",
+            "answer": "Congo",
+            "kind": "fact",
+        },
+    ]
+    questions.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        out = run_docs(rag, docs, [questions])
+        quiet = run_docs(rag, docs, [questions], negatives=False)
+    finally:
+        rag.close()
+    assert out["pipeline"]["answer_contains"] == 1.0
+    removed = out["removed_answer"]
+    assert removed["questions"] == 2 and removed["refused"] == 1.0
+    assert removed["sets"] == {"q.jsonl": 1.0}
+    assert "removed_answer" not in quiet
