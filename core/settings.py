@@ -126,9 +126,11 @@ class RetrievalSettings(BaseModel):
     # words with their answer); 0 turns it off.
     answer_semantic_candidates: int = 16
     # Refuse a covered extractive answer whose confidence (the fitted probability that it
-    # is right) is below this; 0 = never. Higher refuses more questions the documents do
-    # not answer and also some they do (bench/RESULTS.md, "answer taken away").
-    answer_min_confidence: float = Field(default=0.0, ge=0.0, le=1.0)
+    # is right) is below this, when the question pins nothing down that the quote was
+    # checked for (a name, period, identifier, quantity); 0 = never. 0.5: refuse what is
+    # more likely wrong than right. Higher refuses more questions the documents do not
+    # answer and also some they do (bench/RESULTS.md, "answer taken away").
+    answer_min_confidence: float = Field(default=0.5, ge=0.0, le=1.0)
     reranker_path: str = ""  # local bge-reranker-v2-m3 directory; empty = signals only
     breaker_failures: int = 3
     breaker_cooldown_s: float = 30.0

@@ -155,7 +155,7 @@ class AnswerGenerator:
         prompt_budget_chars: int = DEFAULT_BUDGET_CHARS,
         similarity: Similarity | None = None,
         semantic_candidates: int = 16,
-        min_confidence: float = 0.0,
+        min_confidence: float = 0.5,
     ) -> None:
         self.llm = llm
         self.min_confidence = min_confidence
@@ -247,10 +247,12 @@ class AnswerGenerator:
             return self._refusal(question, verdict, verdict.reason, hits, *warnings)
         text, citations, sentences = assemble(ex.quotes)
         evidence = _evidence(question, hits, ex, verdict, text, citations)
-        # The operator's floor: weak evidence is refused, not quoted. A partial answer is
-        # judged on its evidence too (its confidence is capped for being partial).
+        # The confidence floor, for a question that pins nothing down (no name, period,
+        # identifier or quantity the rules checked in the quote): there the fitted
+        # probability alone speaks, and below the floor the quote is more likely a near
+        # miss than an answer. A partial answer is judged on its evidence too.
         p = answer_probability(evidence)
-        if p < self.min_confidence:
+        if not evidence.pinned and p < self.min_confidence:
             why = (
                 f"the best quote answers the question only weakly "
                 f"(confidence {p:.2f}, below the floor {self.min_confidence:.2f})"
