@@ -8,10 +8,10 @@ quote meets, how far the best hit stands above the second, how rare the question
 shared with the best hit are among the candidates, whether the quote comes from the best
 hit, the answer's length, and how far its best sentence scores above the next one. The
 weights are fitted by `bench/calibrate_confidence.py` on the first 803 CMRC train
-questions, which no reported set contains; a partial answer is capped. An operator who
-would rather refuse than quote weak evidence sets `retrieval.answer_min_confidence`: a
-covered answer whose probability falls below it is reported as not covered, with the
-reason (off by default: bench/RESULTS.md has what it trades).
+questions, which no reported set contains; a partial answer is capped. Below
+`retrieval.answer_min_confidence` (0.5) an answer to a question that pins nothing down is
+reported as not covered, with the reason (the answer step applies it; bench/RESULTS.md
+has what it trades).
 Not-covered answers: how sure the refusal is — a constraint that nothing quoted meets (a
 year, a name, a quantity) is strong evidence; a weak retrieval match is weaker evidence.
 `ragline bench docs` reports how these numbers line up with being right (mean confidence of
