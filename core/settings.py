@@ -331,8 +331,8 @@ class BackendSettings(BaseModel):
     # costs at most about this many BM25 evaluations (~1 ms per thousand at 1M chunks).
     # Larger = closer to BM25 over every term, slower; Elasticsearch prunes on its own.
     keyword_postings_budget: int = Field(default=60_000, ge=1)
-    # The same for the SQLite graph search: from 50k chunks on, the query's rarest entities
-    # while the chunks mentioning them sum to at most this many.
+    # The same for the graph search (SQLite and Neo4j): from 50k chunks on, the query's
+    # rarest entities while the chunks mentioning them sum to at most this many.
     graph_mentions_budget: int = Field(default=5_000, ge=1)
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).

@@ -58,7 +58,11 @@ def _graph(settings: Settings) -> GraphStore:
         from indexing.stores.neo4j_graph import Neo4jGraphStore
 
         return Neo4jGraphStore(
-            b.neo4j_url, b.neo4j_user, b.neo4j_password, namespace=b.neo4j_namespace
+            b.neo4j_url,
+            b.neo4j_user,
+            b.neo4j_password,
+            namespace=b.neo4j_namespace,
+            mentions_budget=b.graph_mentions_budget,
         )
     from indexing.stores.sqlite_graph import SqliteGraphStore
 

@@ -33,7 +33,8 @@ from core.errors import StoreError
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.entities import normalize_entity
 from indexing.protocols import IndexedChunk
-from indexing.stores.sqlite_graph import chunk_entities
+from indexing.stores.budget import rarest_within
+from indexing.stores.sqlite_graph import BUDGET_FROM, MENTIONS_BUDGET, chunk_entities
 
 _SCHEMA = [
     "CREATE CONSTRAINT ragline_chunk_uid IF NOT EXISTS FOR (n:Chunk) REQUIRE n.uid IS UNIQUE",
@@ -180,10 +181,13 @@ class Neo4jGraphStore:
         bridge_df: int = 50,
         seeds: int = 50,
         timeout_s: float = 10.0,
+        mentions_budget: int = MENTIONS_BUDGET,
+        budget_from: int = BUDGET_FROM,
     ) -> None:
         if not re.fullmatch(r"[A-Za-z0-9_.-]+", namespace):
             raise StoreError(f"invalid Neo4j namespace {namespace!r}")
         self.ns = namespace
+        self._budget, self._budget_from = mentions_budget, budget_from
         self._hop2 = hop2_weight
         self._bridge_df = bridge_df
         self._seeds = seeds
@@ -417,6 +421,9 @@ class Neo4jGraphStore:
         if not found:
             return []
         total = self._read("MATCH (c:Chunk {ns: $ns}) RETURN count(c) AS n")[0]["n"]
+        if total >= self._budget_from:  # as the SQLite graph: hop 1 reads every mention
+            kept = rarest_within({r["uid"]: r["df"] for r in found}, self._budget)
+            found = [r for r in found if r["uid"] in kept]
         # idf-like rarity: an entity few chunks mention says more about a chunk.
         weight = {r["uid"]: math.log(1.0 + total / r["df"]) for r in found}
         params: dict[str, Any] = {}

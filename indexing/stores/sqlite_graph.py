@@ -126,7 +126,7 @@ LIMIT :k
 # From this many chunks on, a search keeps its rarest entities while the chunks mentioning
 # them sum to at most the budget (the rarest always stays): hop 1 reads every mention of
 # every query entity, and one entity in 14k chunks made a 1M-chunk search 5x slower.
-_BUDGET_FROM = 50_000
+BUDGET_FROM = 50_000
 MENTIONS_BUDGET = 5_000
 
 
@@ -184,8 +184,9 @@ class SqliteGraphStore:
         seeds: int = 50,
         busy_timeout_s: float = 30.0,
         mentions_budget: int = MENTIONS_BUDGET,
+        budget_from: int = BUDGET_FROM,
     ) -> None:
-        self._budget = mentions_budget
+        self._budget, self._budget_from = mentions_budget, budget_from
         self._hop2 = hop2_weight
         self._bridge_df = bridge_df
         self._seeds = seeds
@@ -375,7 +376,7 @@ class SqliteGraphStore:
                 if not found:
                     return []
                 total = self._chunks.get(self._conn)
-                if total >= _BUDGET_FROM:
+                if total >= self._budget_from:
                     kept = rarest_within(dict(found), self._budget)
                     found = [(eid, df) for eid, df in found if eid in kept]
                 # idf-like rarity: an entity few chunks mention says more about a chunk.

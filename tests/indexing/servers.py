@@ -76,10 +76,10 @@ def neo4j_auth() -> tuple[str, str]:
     )
 
 
-def neo4j_graph(root: Path) -> Neo4jGraphStore:
+def neo4j_graph(root: Path, **options: Any) -> Neo4jGraphStore:
     user, password = neo4j_auth()
     url = server_url("RAGLINE_TEST_NEO4J_URL")
-    return Neo4jGraphStore(url, user, password, namespace=scoped_name(root, "t"))
+    return Neo4jGraphStore(url, user, password, namespace=scoped_name(root, "t"), **options)
 
 
 def postgres_url() -> str:

@@ -70,3 +70,31 @@ def test_namespaces_are_isolated(neo: Neo4jGraphStore, tmp_path: Path) -> None:
     finally:
         other.drop()
         other.close()
+
+
+def test_a_large_graph_searches_its_rarest_entities_within_the_mentions_budget(
+    tmp_path: Path,
+) -> None:
+    """As the SQLite graph: from `budget_from` chunks on, the query's rarest entities
+    while the chunks mentioning them sum to at most the budget; the rarest always stays."""
+    ents = [("kafka",), ("raft",), ("raft",), *[("etcd",)] * 4]
+    made = [
+        make_chunk(f"e{i}", f"entity chunk {i}", doc=f"d{i}", entities=e)
+        for i, e in enumerate(ents)
+    ]
+    store = neo4j_graph(tmp_path, mentions_budget=3, budget_from=5)
+    unbounded = neo4j_graph(tmp_path, mentions_budget=3)  # the same namespace
+    try:
+        store.upsert([item(c) for c in made])
+
+        def found(graph: Neo4jGraphStore, names: list[str]) -> set[str]:
+            return {h.content_id for h in graph.search(names, 20, ALL)}
+
+        ids = [c.content_id for c in made]
+        assert found(unbounded, ["kafka", "raft", "etcd"]) == set(ids)  # 7 < 50k chunks
+        assert found(store, ["kafka", "raft", "etcd"]) == set(ids[:3])  # 1 + 2 fit in 3
+        assert found(store, ["etcd"]) == set(ids[3:])  # the rarest alone, past the budget
+    finally:
+        store.drop()
+        store.close()
+        unbounded.close()

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import pytest
 from store_cases import DIM, make_chunk, unit
 
 from core.types import QueryFilter
@@ -35,13 +34,11 @@ def test_graph_search_reuses_the_chunk_count_until_a_write(tmp_path: Path) -> No
 
 
 def test_a_large_graph_searches_its_rarest_entities_within_the_mentions_budget(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    """From `_BUDGET_FROM` chunks on, a search keeps the query's rarest entities while the
+    """From `budget_from` chunks on, a search keeps the query's rarest entities while the
     chunks mentioning them sum to at most the budget; the rarest always stays. Below
     that size every entity searches."""
-    import indexing.stores.sqlite_graph as sg
-
     # "kafka" in 1 chunk, "raft" in 2, "etcd" in 4 (chunks 3-6), with no neighbours
     # linking them (one document per chunk).
     ents = [("kafka",), ("raft",), ("raft",), *[("etcd",)] * 4]
@@ -51,13 +48,14 @@ def test_a_large_graph_searches_its_rarest_entities_within_the_mentions_budget(
     ]
     graph = SqliteGraphStore(tmp_path / "g.db", mentions_budget=3)
     graph.upsert([IndexedChunk(c, unit(np.ones(DIM))) for c in made])
+    budgeted = SqliteGraphStore(tmp_path / "g.db", mentions_budget=3, budget_from=5)
 
     def found(store: SqliteGraphStore, names: list[str]) -> set[str]:
         return {h.content_id for h in store.search(names, 20, QueryFilter())}
 
     ids = [c.content_id for c in made]
     assert found(graph, ["kafka", "raft", "etcd"]) == set(ids)  # a small graph: all
-    monkeypatch.setattr(sg, "_BUDGET_FROM", 5)
-    assert found(graph, ["kafka", "raft", "etcd"]) == set(ids[:3])  # 1 + 2 fit in 3
-    assert found(graph, ["etcd"]) == set(ids[3:])  # the rarest alone, past the budget
+    assert found(budgeted, ["kafka", "raft", "etcd"]) == set(ids[:3])  # 1 + 2 fit in 3
+    assert found(budgeted, ["etcd"]) == set(ids[3:])  # the rarest alone, past the budget
+    budgeted.close()
     graph.close()
