@@ -136,6 +136,16 @@ SET c.public = r.public, c.acl = r.acl, c.doc_type = r.doc_type,
 """
 
 
+# Candidates admitted through the filter per round trip (at least 4k), best first.
+_ADMIT_BATCH = 200
+# How long a search reuses the namespace's chunk count (the idf's N) before counting again.
+_COUNT_TTL_S = 30.0
+
+
+def _best_first(scored: tuple[float, str]) -> tuple[float, str]:
+    return (-scored[0], scored[1])
+
+
 def _acl(where: QueryFilter, alias: str) -> str:
     if where.access_tokens is None:
         return "true"
@@ -188,6 +198,7 @@ class Neo4jGraphStore:
             raise StoreError(f"invalid Neo4j namespace {namespace!r}")
         self.ns = namespace
         self._budget, self._budget_from = mentions_budget, budget_from
+        self._count: tuple[int, float] = (-1, 0.0)  # chunks in the namespace, when counted
         self._hop2 = hop2_weight
         self._bridge_df = bridge_df
         self._seeds = seeds
@@ -204,6 +215,7 @@ class Neo4jGraphStore:
     # ---- plumbing ----------------------------------------------------------------------
 
     def _write_tx(self, work: Any, **kw: Any) -> Any:
+        self._count = (-1, 0.0)  # this instance's writes show at its next search
         try:
             with self._driver.session() as session:
                 return session.execute_write(work, **kw)
@@ -321,6 +333,7 @@ class Neo4jGraphStore:
 
     def drop(self) -> None:
         """Delete every node of this namespace (tests, benches); constraints stay."""
+        self._count = (-1, 0.0)
         try:
             with self._driver.session() as session:
                 for label in _LABELS:
@@ -414,13 +427,13 @@ class Neo4jGraphStore:
         quids = [f"{self.ns}|{n}" for n in names]
         found = self._read(
             "MATCH (e:Entity) WHERE e.uid IN $quids"
-            " WITH e, COUNT { (e)<-[:MENTIONS]-(:Chunk) } AS df WHERE df > 0"
+            " WITH e, COUNT { (e)<-[:MENTIONS]-() } AS df WHERE df > 0"
             " RETURN e.uid AS uid, df",
             quids=quids,
         )
         if not found:
             return []
-        total = self._read("MATCH (c:Chunk {ns: $ns}) RETURN count(c) AS n")[0]["n"]
+        total = self._chunk_count()
         if total >= self._budget_from:  # as the SQLite graph: hop 1 reads every mention
             kept = rarest_within({r["uid"]: r["df"] for r in found}, self._budget)
             found = [r for r in found if r["uid"] in kept]
@@ -447,7 +460,7 @@ class Neo4jGraphStore:
             " RETURN s.content_id AS src, n.content_id AS dst"
             " UNION ALL "
             "MATCH (s:Chunk)-[:MENTIONS]->(b:Entity) WHERE s.uid IN $seeds AND NOT b.uid IN $quids"
-            " WITH s, b, COUNT { (b)<-[:MENTIONS]-(:Chunk) } AS df"
+            " WITH s, b, COUNT { (b)<-[:MENTIONS]-() } AS df"
             " WHERE df >= 2 AND df <= $bridge_df"
             " MATCH (b)<-[:MENTIONS]-(m:Chunk) WHERE m <> s"
             " RETURN s.content_id AS src, m.content_id AS dst",
@@ -459,13 +472,35 @@ class Neo4jGraphStore:
             for eid, w in hit[r["src"]].items():
                 best = reach[r["dst"]]
                 best[eid] = max(best.get(eid, 0.0), w * self._hop2)
+        # The filter, on the best-scored candidates first: a large graph reaches thousands
+        # of chunks, and only the top k admitted ones are returned.
+        ranked = sorted(((sum(r.values()), cid) for cid, r in reach.items()), key=_best_first)
         params = {}
-        admitted = self._read(
-            f"MATCH (c:Chunk) WHERE c.uid IN $cands AND {_filter(where, params)}"
-            " RETURN c.content_id AS cid",
-            cands=[self._uid(c) for c in reach],
-            **params,
-        )
-        scored = [(sum(reach[r["cid"]].values()), r["cid"]) for r in admitted]
-        scored.sort(key=lambda sc: (-sc[0], sc[1]))
+        match = f"MATCH (c:Chunk) WHERE c.uid IN $cands AND {_filter(where, params)}"
+        scored: list[tuple[float, str]] = []
+        step = max(4 * k, _ADMIT_BATCH)
+        for start in range(0, len(ranked), step):
+            batch = ranked[start : start + step]
+            admitted = {
+                r["cid"]
+                for r in self._read(
+                    f"{match} RETURN c.content_id AS cid",
+                    cands=[self._uid(cid) for _, cid in batch],
+                    **params,
+                )
+            }
+            scored += [sc for sc in batch if sc[1] in admitted]
+            if len(scored) >= k:
+                break
         return [ScoredId(cid, float(score)) for score, cid in scored[:k]]
+
+    def _chunk_count(self) -> int:
+        """This namespace's chunk count, for the entities' idf: counted at most every
+        `_COUNT_TTL_S` (a scan of the namespace, ~25-50 ms at 1M chunks) and after this
+        instance's own writes; another process's writes show within that time."""
+        now = time.monotonic()
+        held, at = self._count
+        if held < 0 or now - at > _COUNT_TTL_S:
+            held = self._read("MATCH (c:Chunk {ns: $ns}) RETURN count(c) AS n")[0]["n"]
+            self._count = (held, now)
+        return held
