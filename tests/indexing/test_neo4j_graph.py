@@ -98,3 +98,24 @@ def test_a_large_graph_searches_its_rarest_entities_within_the_mentions_budget(
         store.drop()
         store.close()
         unbounded.close()
+
+
+def test_the_filter_admits_the_best_candidates_batch_by_batch(
+    neo: Neo4jGraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Candidates go through the filter best first, a batch at a time, until k are in: the
+    five best here are hidden from the caller, so the one it may see is found in the
+    second batch."""
+    import indexing.stores.neo4j_graph as ng
+
+    monkeypatch.setattr(ng, "_ADMIT_BATCH", 1)  # batches of max(4k, 1) = 4 for k = 1
+    hidden = [
+        make_chunk(f"h{i}", "", doc=f"h{i}", tags=frozenset({"hr"}), entities=("kafka", "raft"))
+        for i in range(5)
+    ]
+    seen = make_chunk("open", "", doc="open", entities=("kafka",))
+    neo.upsert([item(c) for c in [*hidden, seen]])
+    best = neo.search(["kafka", "raft"], 1, ALL)
+    assert len(best) == 1 and best[0].content_id != seen.content_id
+    nobody = QueryFilter(access_tokens=frozenset())
+    assert [h.content_id for h in neo.search(["kafka", "raft"], 1, nobody)] == [seen.content_id]
