@@ -8,6 +8,7 @@ through revisions, under an advisory lock so processes starting together migrate
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -20,6 +21,7 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 
 from indexing.models import Base
 
@@ -64,6 +66,23 @@ def scratch_database(url: str, prefix: str = "ragline_tmp") -> Iterator[str]:
             conn.execute(text(f'CREATE DATABASE "{name}"'))
         yield base.set(database=name).render_as_string(hide_password=False)
     finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-        admin.dispose()
+        try:
+            _drop_database(admin, name)
+        finally:
+            admin.dispose()
+
+
+def _drop_database(admin: Engine, name: str, attempts: int = 10) -> None:
+    """DROP DATABASE ... WITH (FORCE), retried: FORCE may not terminate a session of
+    another role, such as an autovacuum worker that started on the fresh database after a
+    bulk write ("must be a member of the role whose process is being terminated"); it
+    finishes or is cancelled within moments."""
+    for attempt in range(attempts):
+        try:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            return
+        except DBAPIError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5 * (attempt + 1))

@@ -62,3 +62,38 @@ def test_store_on_postgres_migrates_itself() -> None:
             assert head is not None and head.split("_")[0] == revisions[-1].split("_")[0]
         finally:
             store.close()
+
+
+def test_dropping_a_scratch_database_retries_a_session_it_may_not_terminate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An autovacuum worker on the fresh database makes DROP ... WITH (FORCE) fail for a
+    moment; the drop is retried, and a lasting failure is raised, not swallowed."""
+    from contextlib import contextmanager
+
+    from sqlalchemy.exc import DBAPIError
+
+    import indexing.migrate as migrate
+
+    monkeypatch.setattr(migrate.time, "sleep", lambda _s: None)
+
+    class Admin:
+        def __init__(self, failures: int) -> None:
+            self.failures, self.calls = failures, 0
+
+        @contextmanager
+        def connect(self):  # type: ignore[no-untyped-def]
+            yield self
+
+        def execute(self, _stmt: object) -> None:
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise DBAPIError("DROP DATABASE", {}, Exception("must be a member of the role"))
+
+    flaky = Admin(failures=2)
+    migrate._drop_database(flaky, "x")  # type: ignore[arg-type]
+    assert flaky.calls == 3
+    stuck = Admin(failures=99)
+    with pytest.raises(DBAPIError):
+        migrate._drop_database(stuck, "x", attempts=4)  # type: ignore[arg-type]
+    assert stuck.calls == 4
