@@ -6,11 +6,14 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from core.types import Hit, Principal
+from core.types import Hit, Principal, QueryFilter
+
+if TYPE_CHECKING:
+    from ragline.app import Ragline
 
 # Benchmarks measure retrieval, not permissions: an operator principal sees everything.
 OPERATOR = Principal(user="bench", superuser=True)
@@ -97,6 +100,18 @@ class AnswerHider:
         away = set(own)
         away.update(d for d, text in self._texts.items() if any(g in text for g in golds))
         return self._all - away
+
+    async def ask(
+        self, rag: Ragline, question: str, answers: Sequence[str], *own: str, top_k: int
+    ) -> tuple[float, bool] | None:
+        """The question asked through the whole pipeline with its answer taken away:
+        (confidence, refused), or None when no document would be left to search."""
+        visible = self.without(answers, *own)
+        if not visible:
+            return None
+        where = QueryFilter.for_principal(OPERATOR, doc_ids=visible)
+        away = await rag.aask(question, OPERATOR, where=where, top_k=top_k)
+        return away.confidence, not away.covered
 
 
 def removed_report(

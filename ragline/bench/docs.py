@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from core.ids import path_from_uri
-from core.types import Answer, Chunk, QueryFilter
+from core.types import Answer, Chunk
 from ragline.app import Ragline
 from ragline.bench.common import (
     OPERATOR,
@@ -153,10 +153,9 @@ def run_docs(
             per_q.append((set_name, q, score, answer, ms))
             if negatives and not _is_negative(q):
                 own = of_file.get(q["file"], set())
-                if visible := hider.without([q["answer"]], *own):
-                    where = QueryFilter.for_principal(OPERATOR, doc_ids=visible)
-                    away = await rag.aask(q["question"], OPERATOR, where=where, top_k=8)
-                    removed[set_name].append((away.confidence, not away.covered))
+                away = await hider.ask(rag, q["question"], [q["answer"]], *own, top_k=8)
+                if away is not None:
+                    removed[set_name].append(away)
 
     asyncio.run(run_all())
 
@@ -210,12 +209,9 @@ def run_docs(
         for _, q, s, a, _ in per_q
         if not _is_negative(q)
     ]
-    removed_answer = (
-        removed_report([r for rows in removed.values() for r in rows], answerable)
-        | {"sets": {name: removed_report(rows, [])["refused"] for name, rows in removed.items()}}
-        if negatives
-        else {}
-    )
+    removed_answer = removed_report([r for rows in removed.values() for r in rows], answerable) | {
+        "sets": {name: removed_report(rows, [])["refused"] for name, rows in removed.items()}
+    }
     files = {
         _rel(Path(o.path).resolve().as_uri(), docs) or o.path: {
             "status": o.status,

@@ -139,11 +139,10 @@ def run_squad(
             bm25["latency"].append((time.perf_counter() - t) * 1000)
             for k, v in rank_metrics(_rank(ranking, gold)).items():
                 bm25[k].append(v)
-            own = key_doc.get(q.paragraph, "")
-            if hidden is not None and (visible := hidden.without(q.answers, own)):
-                where_else = QueryFilter.for_principal(OPERATOR, doc_ids=visible)
-                away = await rag.aask(q.text, OPERATOR, where=where_else, top_k=10)
-                removed.append((away.confidence, not away.covered))
+            if hidden is not None:
+                own = key_doc.get(q.paragraph, "")
+                if (away := await hidden.ask(rag, q.text, q.answers, own, top_k=10)) is not None:
+                    removed.append(away)
 
     asyncio.run(run_all())
 
