@@ -55,7 +55,9 @@ def main() -> None:
     ap.add_argument("--docs", type=Path, default=Path("../shared/data/docs"))
     ap.add_argument("--questions", type=Path, action="append", default=[])
     ap.add_argument("--squad", type=Path)
-    ap.add_argument("--variant", action="append", default=[], help="semantic=N or power=X")
+    ap.add_argument(
+        "--variant", action="append", default=[], help="semantic=N, power=X or window=X"
+    )
     ap.add_argument(
         "--dump", type=Path, help="write each answer (JSON lines) here, to diff two runs"
     )
@@ -73,10 +75,20 @@ def main() -> None:
     cache.write_bytes(pickle.dumps(found))
     answerer = rag.extractive
     default_power = extractive.SEMANTIC_POWER
+    default_window = answerer.semantic_window
     for variant in args.variant or ["semantic=16"]:
         name, _, value = variant.partition("=")
         answerer.semantic_candidates = int(value) if name == "semantic" else 16
         extractive.SEMANTIC_POWER = float(value) if name == "power" else default_power
+        answerer.semantic_window = float(value) if name == "window" else default_window
+        sim = answerer.similarity
+        counted = [0]
+
+        def counting(question: str, texts: Any, _sim: Any = sim, _n: Any = counted) -> Any:
+            _n[0] += len(texts)
+            return _sim(question, texts)
+
+        answerer.similarity = counting
         rows: dict[str, dict[str, list[float]]] = {}
         dumped: list[str] = []
         cpu = time.process_time()
@@ -114,7 +126,9 @@ def main() -> None:
                 f"{variant:14} {set_name:24} answer_contains {mean['ac']}  page {mean['cp']}  "
                 f"refused {mean['refused']}  support {support}"
             )
-        print(f"{variant:14} answer step CPU {ms:.1f} ms/question")
+        answerer.similarity = sim
+        per_q = counted[0] / max(len(questions), 1)
+        print(f"{variant:14} answer step CPU {ms:.1f} ms/question, {per_q:.1f} sentences embedded")
     rag.close()
 
 

@@ -125,6 +125,11 @@ class RetrievalSettings(BaseModel):
     # are re-scored by the embedder's similarity to the question (paraphrases share few
     # words with their answer); 0 turns it off.
     answer_semantic_candidates: int = 16
+    # ... of those, only the ones scoring at least this share of the best by word overlap
+    # (a sentence under it overtakes the best only if the best's similarity is under this
+    # share of the most similar's): half the sentences embedded, 1 answer of 1,002 CMRC
+    # and 1 of 204 shared-doc answers different (bench/RESULTS.md, session 15). 0 = all.
+    answer_semantic_window: float = Field(default=0.2, ge=0.0, le=1.0)
     # Refuse a covered extractive answer whose confidence (the fitted probability that it
     # is right) is below this, when the question pins nothing down that the quote was
     # checked for (a name, period, identifier, quantity); 0 = never. 0.5: refuse what is

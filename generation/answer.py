@@ -155,12 +155,14 @@ class AnswerGenerator:
         prompt_budget_chars: int = DEFAULT_BUDGET_CHARS,
         similarity: Similarity | None = None,
         semantic_candidates: int = 16,
+        semantic_window: float = 0.2,
         min_confidence: float = 0.5,
     ) -> None:
         self.llm = llm
         self.min_confidence = min_confidence
         self.similarity = similarity
         self.semantic_candidates = semantic_candidates
+        self.semantic_window = semantic_window
         self.max_sentences = max_sentences
         self.not_covered = not_covered
         self.prompt_budget_chars = prompt_budget_chars
@@ -201,7 +203,12 @@ class AnswerGenerator:
 
     def _extract(self, question: str, hits: Sequence[Hit]) -> Extract:
         return extract(
-            question, hits, self.max_sentences, self.similarity, self.semantic_candidates
+            question,
+            hits,
+            self.max_sentences,
+            self.similarity,
+            self.semantic_candidates,
+            self.semantic_window,
         )
 
     def _alternatives(

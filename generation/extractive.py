@@ -739,15 +739,20 @@ def _by_meaning(
     similarity: Similarity,
     n: int,
     by_chunk: dict[str, list[Candidate]],
+    window: float = 0.0,
 ) -> list[_Scored]:
     """Re-score the `n` best sentences by word overlap with their similarity of meaning
     to the question: of the sentences that share words with it, the one that says what
     was asked in other words ("单盘容量上限" / "不超过 4 TB") wins. Sentences below the `n`
-    keep their order under them."""
+    keep their order under them, and so do those scoring under `window` times the best."""
     order = sorted(range(len(scored)), key=lambda i: -scored[i].score)
     # Table rows ("Header: value" cells) are judged by their columns, not by meaning: an
     # embedding compares prose with prose.
     top = [i for i in order if scored[i].relevance > 0 and not scored[i].cand.is_table_row][:n]
+    if top:
+        # One under `window` of the best score could overtake it only if the best's own
+        # similarity were under `window` of the most similar's (power 1): not embedded.
+        top = [i for i in top if scored[i].score >= window * scored[top[0]].score]
     if len(top) < 2:
         return scored
     # A sentence that introduces a list means what its items say.
@@ -800,6 +805,7 @@ def extract(
     max_sentences: int = 3,
     similarity: Similarity | None = None,
     semantic_candidates: int = 16,
+    semantic_window: float = 0.0,
 ) -> Extract:
     """The best retrieved sentences (table rows, lists with their items), as quotes.
     With `similarity`, the best sentences by word overlap are re-ordered by meaning."""
@@ -816,7 +822,9 @@ def extract(
     describes = not _QUANTITY_QUESTION.search(question) and answer_kind(question) is None
     scored = _score(question, cands)
     if similarity is not None and semantic_candidates > 0:
-        scored = _by_meaning(question, scored, similarity, semantic_candidates, by_chunk)
+        scored = _by_meaning(
+            question, scored, similarity, semantic_candidates, by_chunk, semantic_window
+        )
     selected = _select(scored, max_sentences, holds_answer, _codes(question))
     groups: list[list[Candidate]] = []
     used: set[int] = set()

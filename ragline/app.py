@@ -144,6 +144,7 @@ class Ragline:
                 else functools.partial(similarity, self.embedder)
             ),
             semantic_candidates=settings.retrieval.answer_semantic_candidates,
+            semantic_window=settings.retrieval.answer_semantic_window,
             min_confidence=settings.retrieval.answer_min_confidence,
         )
         self.answerer = answerer(self.llm)

@@ -274,3 +274,22 @@ def test_meaning_reads_a_sentence_with_its_passages_topic() -> None:
         and not t.startswith("羽片")
         for t in meaning.calls[0]
     )
+
+
+def test_only_sentences_within_the_window_of_the_best_are_embedded() -> None:
+    chunk = make_chunk(
+        "TiKV 硬盘大小配置建议 PCIe SSD 不超过 4 TB。"
+        "TiKV 的 SSD 容量建议不超过 2 TB。"
+        "集群部署时请参考官方文档。"
+    )
+    question = "TiKV 使用 PCIe SSD 时单盘容量上限建议是多少？"
+    hits = make_hits(chunk)
+    every, window = FakeMeaning({}), FakeMeaning({})
+    extract(question, hits, 1, every, semantic_window=0.0)
+    extract(question, hits, 1, window, semantic_window=0.5)
+    embedded = {t for call in every.calls for t in call}
+    kept = {t for call in window.calls for t in call}
+    # The sentence sharing one word of the question is scored far below the other two.
+    assert any("官方文档" in t for t in embedded)
+    assert not any("官方文档" in t for t in kept)
+    assert any("4 TB" in t for t in kept) and any("2 TB" in t for t in kept)
