@@ -8,12 +8,17 @@ calls: a caller that finds the encoder idle embeds everything queued at that mom
 (itself included) in one call; callers that arrive while it runs wait, and the first of
 them embeds the next batch. Nothing waits on a timer: a lone caller embeds at once, as
 before, and the batch grows only with the requests that are already waiting.
+
+The last `remember` questions' vectors are kept (least recently used out): an ask embeds
+its question twice, for the dense search and for choosing its answer sentences by meaning,
+and agents retry the same question; the second time costs no model call.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -30,10 +35,14 @@ class _Slot:
 
 class QueryBatcher:
     def __init__(
-        self, embed_many: Callable[[Sequence[str]], np.ndarray], max_batch: int = 32
+        self,
+        embed_many: Callable[[Sequence[str]], np.ndarray],
+        max_batch: int = 32,
+        remember: int = 256,
     ) -> None:
         self._embed_many = embed_many
         self._max = max(1, max_batch)
+        self._remember = max(0, remember)
         self._pid = os.getpid()
         self._reset()
 
@@ -41,6 +50,7 @@ class QueryBatcher:
         self._cond = threading.Condition()
         self._queue: list[_Slot] = []
         self._busy = False
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self.calls = 0  # model calls made, and the texts they held (for tests and benches)
         self.texts = 0
 
@@ -50,6 +60,10 @@ class QueryBatcher:
             self._reset()
         slot = _Slot(text)
         with self._cond:
+            known = self._recent.get(text)
+            if known is not None:
+                self._recent.move_to_end(text)
+                return known.copy()  # a caller may write to its vector
             self._queue.append(slot)
         while not slot.done:
             self._run_next(slot)
@@ -76,6 +90,11 @@ class QueryBatcher:
             with self._cond:
                 for s in batch:
                     s.done = True
+                    if s.vector is not None and self._remember:
+                        self._recent[s.text] = s.vector.copy()
+                        self._recent.move_to_end(s.text)
+                while len(self._recent) > self._remember:
+                    self._recent.popitem(last=False)
                 self.calls += 1
                 self.texts += len(batch)
                 self._busy = False

@@ -135,3 +135,34 @@ def test_max_batch_below_one_means_one(bad: int) -> None:
     model = GatedModel()
     model.gate.set()
     assert QueryBatcher(model, max_batch=bad)._max == 1
+
+
+class CountingModel:
+    def __init__(self) -> None:
+        self.batches: list[list[str]] = []
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        self.batches.append(list(texts))
+        return np.stack([_vector(t) for t in texts])
+
+
+def test_a_question_asked_again_is_not_embedded_again() -> None:
+    model = CountingModel()
+    batcher = QueryBatcher(model, remember=2)
+    first = batcher.embed("which port")
+    first[0] = -1.0  # the caller's copy: what is remembered stays as the model gave it
+    again = batcher.embed("which port")
+    assert model.batches == [["which port"]]
+    assert np.array_equal(again, _vector("which port"))
+    batcher.embed("b")
+    batcher.embed("c")  # "which port" is the least recently used of three: forgotten
+    batcher.embed("which port")
+    assert model.batches[-1] == ["which port"]
+
+
+def test_remember_zero_embeds_every_time() -> None:
+    model = CountingModel()
+    batcher = QueryBatcher(model, remember=0)
+    batcher.embed("x")
+    batcher.embed("x")
+    assert model.batches == [["x"], ["x"]]
