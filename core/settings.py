@@ -42,6 +42,9 @@ class EmbedderSettings(BaseModel):
     # USE): the same sentences of the same passages are re-scored question after
     # question. 0 = embed them every time.
     sentence_cache: int = Field(default=8192, ge=0)
+    # Question vectors kept (2 KB each with USE): an ask embeds its question for the dense
+    # search and again for its answer sentences; agents retry. 0 = embed every time.
+    query_cache: int = Field(default=256, ge=0)
     # BGE-M3 via FlagEmbedding: a local directory (or a hub id where the hub is reachable).
     bge_model_path: str = ""
     use_fp16: bool = False

@@ -94,7 +94,12 @@ class UseEmbedder:
     dim = 512
 
     def __init__(
-        self, threads: int = 1, batch_size: int = 32, workers: int = 1, query_batch: int = 32
+        self,
+        threads: int = 1,
+        batch_size: int = 32,
+        workers: int = 1,
+        query_batch: int = 32,
+        query_cache: int = 256,
     ) -> None:
         self._threads = threads
         self._batch = batch_size
@@ -103,7 +108,7 @@ class UseEmbedder:
         self._pool: ThreadPoolExecutor | None = None
         self._pool_pid = 0
         self._lock = threading.Lock()
-        self._queries = QueryBatcher(self._embed_queries, query_batch)
+        self._queries = QueryBatcher(self._embed_queries, query_batch, query_cache)
 
     def _encoder(self) -> Any:
         with self._lock:  # two first callers must not load the weights twice
@@ -163,10 +168,10 @@ class E5Embedder:
     model = "multilingual-e5-small-q4"
     dim = 384
 
-    def __init__(self, threads: int = 1, query_batch: int = 32) -> None:
+    def __init__(self, threads: int = 1, query_batch: int = 32, query_cache: int = 256) -> None:
         self._threads = threads
         self._engine: Any = None
-        self._queries = QueryBatcher(self._embed_queries, query_batch)
+        self._queries = QueryBatcher(self._embed_queries, query_batch, query_cache)
 
     def _e5(self) -> Any:
         if self._engine is None:
@@ -201,7 +206,12 @@ class BgeM3Embedder:
     dim = 1024
 
     def __init__(
-        self, model_path: str, use_fp16: bool = False, batch_size: int = 32, query_batch: int = 32
+        self,
+        model_path: str,
+        use_fp16: bool = False,
+        batch_size: int = 32,
+        query_batch: int = 32,
+        query_cache: int = 256,
     ) -> None:
         if not model_path:
             raise ModelMissing(
@@ -219,7 +229,7 @@ class BgeM3Embedder:
         self._fp16 = use_fp16
         self._batch = batch_size
         self._bge: Any = None
-        self._queries = QueryBatcher(self.embed_passages, query_batch)
+        self._queries = QueryBatcher(self.embed_passages, query_batch, query_cache)
 
     def _model(self) -> Any:
         if self._bge is None:
@@ -254,9 +264,19 @@ class BgeM3Embedder:
 def make_embedder(settings: EmbedderSettings) -> Embedder:
     if settings.kind == "use":
         workers = settings.passage_threads if settings.passage_threads > 0 else cores()
-        return UseEmbedder(settings.threads, settings.batch_size, workers, settings.query_batch)
+        return UseEmbedder(
+            settings.threads,
+            settings.batch_size,
+            workers,
+            settings.query_batch,
+            settings.query_cache,
+        )
     if settings.kind == "e5":
-        return E5Embedder(threads=settings.threads, query_batch=settings.query_batch)
+        return E5Embedder(settings.threads, settings.query_batch, settings.query_cache)
     return BgeM3Embedder(
-        settings.bge_model_path, settings.use_fp16, settings.batch_size, settings.query_batch
+        settings.bge_model_path,
+        settings.use_fp16,
+        settings.batch_size,
+        settings.query_batch,
+        settings.query_cache,
     )
