@@ -290,6 +290,10 @@ class ApiSettings(BaseModel):
     # Load the embedder, jieba and the entity tables before listening (seconds), so no
     # agent's first question pays for them; off in the test suite (tests/conftest.py).
     warm_up: bool = True
+    # After warm-up, move what is loaded (models, jieba's tables, ~120k objects) out of the
+    # cyclic garbage collector's reach (gc.freeze): full collections, which stop every
+    # request, then scan only what serving adds (bench/RESULTS.md, session 15).
+    gc_freeze: bool = True
     cache_ttl_s: float = 60.0  # query cache per process; cleared by "searchable" events
     # Backpressure: requests being served at once per process; beyond it 429 + Retry-After
     # at once instead of a queue that makes every caller wait. 0 = no limit.
