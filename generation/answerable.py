@@ -359,14 +359,24 @@ def _found(term: str, text: str) -> bool:
 
 def has_quantity(text: str, given: str = "") -> bool:
     """Whether the text states a quantity; numbers the question itself gives (`given`:
-    "OpenAPI 3.1.0", "in 2015") are not the quantity it asks for."""
+    "OpenAPI 3.1.0", "in 2015") are not the quantity it asks for, and nor is a digit that
+    is part of a Latin name ("SHA256", "IPv6", "mp3", "Safety4"), unless the name is a
+    version ("v2", "P12.1.2")."""
     body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))
+    body = _IN_A_NAME.sub(_version_or_blank, body)
     for named in sorted(set(_GIVEN_NUMBER.findall(given)), key=len, reverse=True):
         body = re.sub(rf"(?<!\.){_WORD_START}{re.escape(named)}{_WORD_END}", " ", body)
     return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body))
 
 
 _GIVEN_NUMBER = re.compile(r"\d+(?:[.,:\-/]\d+)*")
+# Digits written onto Latin letters, and the letters: a name, or a version.
+_IN_A_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+(\d+(?:\.\d+)*)[A-Za-z]*(?![A-Za-z0-9])")
+_VERSION_NAME = re.compile(r"[vV]\d|[A-Za-z]+\d+\.\d")
+
+
+def _version_or_blank(m: re.Match[str]) -> str:
+    return m.group(0) if _VERSION_NAME.match(m.group(0)) else " "
 
 
 # What people call a document by its format ("the Word document", "the Excel sheet").

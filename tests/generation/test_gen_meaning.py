@@ -182,6 +182,23 @@ def test_a_number_the_question_gives_is_not_the_quantity_it_asks() -> None:
     assert has_quantity("A name is at most 64 characters in 3.1.0", "OpenAPI 3.1.0")
 
 
+def test_a_digit_inside_a_latin_name_is_not_a_quantity_but_a_version_is() -> None:
+    for name in ("Digests use SHA256 only", "IPv6 addresses", "mp3 files", "Safety4 tyres"):
+        assert not has_quantity(name), name
+    for stated in ("Install v2 first", "load P12.1.2 on FCC A", "the limit is 4TB", "共有3个"):
+        assert has_quantity(stated), stated
+
+
+def test_a_how_many_question_is_not_answered_by_a_name_with_a_digit(route: Route) -> None:
+    chunk = make_chunk("Audit digests are computed with SHA256 by the collector.")
+    gen = AnswerGenerator(None, max_sentences=1)
+    answer = _answer(
+        gen, "How many audit digests does the collector keep?", make_hits(chunk), route
+    )
+    assert not answer.covered
+    assert "quantity" in answer.reason
+
+
 def test_a_padding_line_that_names_the_thing_asked_does_not_make_an_answer(
     route: Route,
 ) -> None:
