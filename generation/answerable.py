@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
@@ -544,9 +544,16 @@ def judge(
             or (term.isupper() and _name_found(term, same_doc))
         )
 
-    missing_ids = [t for t in wanted_ids if not written(t)]
-    missing_names = [t for t in wanted_names if not written(t)]
-    missing_names += [t for t in soft_names if not _name_found(t, same_doc)]
+    # A word the route expanded is met by any of its synonyms ("RAM" by 内存 in a table's
+    # header): retrieval found the passage by them.
+    expanded = {k.lower(): v for k, v in (synonyms or {}).items()}
+
+    def stated(term: str, found: Callable[[str], bool]) -> bool:
+        return found(term) or any(found(alt) for alt in expanded.get(term.lower(), ()))
+
+    missing_ids = [t for t in wanted_ids if not stated(t, written)]
+    missing_names = [t for t in wanted_names if not stated(t, written)]
+    missing_names += [t for t in soft_names if not stated(t, lambda x: _name_found(x, same_doc))]
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).

@@ -4,6 +4,7 @@ the best one fails the question's constraints."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from gen_cases import make_chunk, make_hits
 
@@ -310,3 +311,19 @@ def test_only_sentences_within_the_window_of_the_best_are_embedded() -> None:
     assert any("官方文档" in t for t in embedded)
     assert not any("官方文档" in t for t in kept)
     assert any("4 TB" in t for t in kept) and any("2 TB" in t for t in kept)
+
+
+def test_a_term_the_route_expanded_is_met_by_its_synonym(route: Route) -> None:
+    table = make_chunk(
+        "组件 | CPU | 内存\nTiDB | 16 核+ | 48 GB+\nTiKV | 16 核+ | 64 GB+",
+        kind="table",
+        table_header=("组件", "CPU", "内存"),
+        table_rows=(("TiDB", "16 核+", "48 GB+"), ("TiKV", "16 核+", "64 GB+")),
+    )
+    question = "生产环境中 TiKV 节点需要多少 RAM？"
+    gen = AnswerGenerator(None, max_sentences=1)
+    plain = _answer(gen, question, make_hits(table), route)
+    assert not plain.covered and "RAM" in plain.reason
+    expanded = replace(route, synonyms_applied={"RAM": ["内存", "memory"]})
+    answer = _answer(gen, question, make_hits(table), expanded)
+    assert answer.covered and "64 GB+" in answer.text
