@@ -544,12 +544,16 @@ def judge(
             or (term.isupper() and _name_found(term, same_doc))
         )
 
-    # A word the route expanded is met by any of its synonyms ("RAM" by 内存 in a table's
-    # header): retrieval found the passage by them.
+    # A word the route expanded is met by one of its synonyms in the quote itself ("RAM" by
+    # the 内存 cell of the quoted row): retrieval found the passage by them. Only there: a
+    # synonym elsewhere in the document, or in a column the quote leaves out, is not what
+    # the quote is about.
     expanded = {k.lower(): v for k, v in (synonyms or {}).items()}
+    shown = _norm(" ".join(quoted))
 
     def stated(term: str, found: Callable[[str], bool]) -> bool:
-        return found(term) or any(found(alt) for alt in expanded.get(term.lower(), ()))
+        alternatives = expanded.get(term.lower(), ())
+        return found(term) or any(_name_found(alt, shown) for alt in alternatives)
 
     missing_ids = [t for t in wanted_ids if not stated(t, written)]
     missing_names = [t for t in wanted_names if not stated(t, written)]
