@@ -327,3 +327,12 @@ def test_a_term_the_route_expanded_is_met_by_its_synonym(route: Route) -> None:
     expanded = replace(route, synonyms_applied={"RAM": ["内存", "memory"]})
     answer = _answer(gen, question, make_hits(table), expanded)
     assert answer.covered and "64 GB+" in answer.text
+
+
+def test_an_acronym_is_a_whole_word_or_its_plural() -> None:
+    from generation.answerable import _found
+
+    assert not _found("PD", "see the pdf files")
+    assert _found("PD", "the pd node") and _found("PD", "pd同机器")
+    assert _found("SSD", "two ssds") and _found("SSD", "the ssd's cache")
+    assert _found("Kentucky", "kentucky's checks")  # names keep their endings
