@@ -199,6 +199,16 @@ def _balanced(sentences: list[str], source: str) -> list[str]:
     return out
 
 
+def _breadcrumb_line(chunk: Chunk, lines: list[str]) -> int:
+    """0 when the chunk's first line is its breadcrumb (no source line of its own in the
+    line map, or its section path written out), else -1."""
+    if not lines or not chunk.section_path:
+        return -1
+    if chunk.line_map and len(chunk.line_map) == len(lines):
+        return 0 if chunk.line_map[0][1] == 0 else -1
+    return 0 if lines[0].strip() == " > ".join(chunk.section_path) else -1
+
+
 def _lines_and_pages(chunk: Chunk) -> tuple[list[str], list[int]]:
     """The chunk's text lines and the page of each: from the line map, else by the form
     feeds ("\\f", a page break in extracted PDF text) before it."""
@@ -265,6 +275,7 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
     """All answer candidates of one chunk, in reading order."""
     out: list[Candidate] = []
     lines, pages = _lines_and_pages(chunk)
+    crumb = _breadcrumb_line(chunk, lines)
     i = 0
     while i < len(lines):
         # A run of two or more table lines is a table: its first row names the columns.
@@ -283,9 +294,12 @@ def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
             out.extend(_table_candidates(chunk, rank, lines, i, rows, len(out), pages))
             i = j
             continue
-        # Otherwise a paragraph: everything up to the next blank line or table.
+        # Otherwise a paragraph: everything up to the next blank line or table. The
+        # breadcrumb the chunker puts first is a line of its own, even when the text after
+        # it goes on from the previous chunk in lower case ("as denying requests ..."):
+        # glued to it, a quote would show headings no source line holds.
         j = i + 1
-        while j < len(lines) and lines[j].strip() and _cells(lines[j]) is None:
+        while j < len(lines) and lines[j].strip() and _cells(lines[j]) is None and i != crumb:
             j += 1
         for logical in _logical_lines(lines[i:j], i):
             marker = _STRUCT_START.match(logical.text)

@@ -340,3 +340,24 @@ def test_a_run_of_sentences_is_quoted_as_the_passage_writes_it() -> None:
     english = make_chunk("The index is rebuilt nightly. It takes an hour.", doc_id=TIDB)
     text, _ = extractive_answer("How long does the nightly rebuild take?", make_hits(english))
     assert "nightly. It takes" in text or "It takes an hour." in text
+
+
+def test_the_breadcrumb_is_never_glued_to_a_sentence_that_goes_on_from_the_last_chunk() -> None:
+    from generation.passages import candidates
+
+    crumb = "7 Migrating to ZTA > 7.3.6 Initial Deployment and Monitoring"
+    chunk = make_chunk(
+        f"{crumb}\nas denying requests that fail MFA should be enforced and logged.\n"
+        "Once the baseline is known, anomalies are easier to find.",
+        section_path=("7 Migrating to ZTA", "7.3.6 Initial Deployment and Monitoring"),
+        line_map=((1, 0, 0), (1, 4, 4), (1, 5, 5)),
+    )
+    texts = [c.text for c in candidates(chunk, 0)]
+    assert texts[0] == crumb
+    assert texts[1].startswith("as denying requests")
+    # Without a line map, the section path written out marks the breadcrumb.
+    bare = make_chunk(
+        f"{crumb}\nas denying requests that fail MFA should be enforced.",
+        section_path=("7 Migrating to ZTA", "7.3.6 Initial Deployment and Monitoring"),
+    )
+    assert candidates(bare, 0)[0].text == crumb
