@@ -225,9 +225,9 @@ def tagged_names(question: str) -> list[str]:
 
 
 _UNIT_ZH = re.compile(
-    r"(?:多少|几)\s*(小时|分钟|秒钟?|天|日|周|个月|年|岁|周岁|人|名|次|元|万元|亿元|公里|千米|米|"
+    r"(?:多少|几)\s*个?\s*(小时|分钟|秒钟?|天|日|周|个月|年|岁|周岁|人|名|次|元|万元|亿元|公里|千米|米|"
     r"公顷|平方公里|平方米|亩|公分|厘米|毫米|公尺|公斤|千克|克|吨|字节|字|行|页|倍|条|项|种|位|台|"
-    r"件|家|座|层|级|GB|MB|TB|KB)"
+    r"件|家|座|层|级|核|GB|MB|TB|KB)"
 )
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)

@@ -336,3 +336,12 @@ def test_an_acronym_is_a_whole_word_or_its_plural() -> None:
     assert _found("PD", "the pd node") and _found("PD", "pd同机器")
     assert _found("SSD", "two ssds") and _found("SSD", "the ssd's cache")
     assert _found("Kentucky", "kentucky's checks")  # names keep their endings
+
+
+def test_the_unit_asked_is_read_past_a_classifier_and_cores_count() -> None:
+    from generation.answerable import asked_unit
+
+    assert asked_unit("比赛持续了几个小时？") == "小时"
+    assert asked_unit("生产环境中 TiFlash 需要几核处理器？") == "核"
+    assert asked_unit("他在国外住了多少个月？") == "个月"
+    assert asked_unit("有多少个国家参加？") == ""  # 个 alone counts anything
