@@ -49,13 +49,17 @@ def _jieba() -> Any:
     return jieba
 
 
-def starts_latin_word(text: str, term: str) -> bool:
-    """Whether `term` occurs in `text` where a Latin word may start (LATIN_WORD_START):
-    `re.search(LATIN_WORD_START + re.escape(term), text)` without compiling a pattern per
-    term (its character class costs ~1 ms to compile, and every question brings new terms)."""
+def starts_latin_word(text: str, term: str, ending: re.Pattern[str] | None = None) -> bool:
+    """Whether `term` occurs in `text` where a Latin word may start (LATIN_WORD_START),
+    and, given `ending`, where that pattern matches right after it:
+    `re.search(LATIN_WORD_START + re.escape(term) + ending, text)` without compiling a
+    pattern per term (its character class costs ~1 ms to compile, and every question
+    brings new terms)."""
     i = text.find(term)
     while i >= 0:
-        if i == 0 or _NON_HAN_WORD_CHAR.match(text, i - 1) is None:
+        if (i == 0 or _NON_HAN_WORD_CHAR.match(text, i - 1) is None) and (
+            ending is None or ending.match(text, i + len(term)) is not None
+        ):
             return True
         i = text.find(term, i + 1)
     return False

@@ -354,10 +354,11 @@ def _found(term: str, text: str) -> bool:
     # A word starts where a Latin letter or digit does not precede it ("2015" is not
     # found in "12015"); Han characters do ("截至2015年", "绝对SuperStar"). A plural or
     # possessive ending still matches ("Kentucky's").
-    if not term.isupper():
-        return starts_latin_word(text, t)
     # An acronym is a whole word, or its plural: "PD" is not found in "PDF".
-    return re.search(rf"{_WORD_START}{re.escape(t)}(?:'?s)?{LATIN_WORD_END}", text) is not None
+    return starts_latin_word(text, t, _ACRONYM_END if term.isupper() else None)
+
+
+_ACRONYM_END = re.compile(rf"(?:'?s)?{LATIN_WORD_END}")
 
 
 def has_quantity(text: str, given: str = "") -> bool:

@@ -59,3 +59,15 @@ def test_starts_latin_word_agrees_with_the_lookbehind_pattern() -> None:
         assert starts_latin_word(text, term) is expected, (text, term)
     assert starts_latin_word("截至2015年", "2015") and not starts_latin_word("12015", "2015")
     assert starts_latin_word("x 2015, 12015", "2015")  # a later occurrence counts
+
+    # ... and with an ending pattern, the pattern with that ending appended.
+    from core.text import LATIN_WORD_END
+
+    tail = rf"(?:'?s)?{LATIN_WORD_END}"
+    ending = re.compile(tail)
+    alphabet += ["s", "'"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12)))
+        term = "".join(rng.choice(alphabet[:6]) for _ in range(rng.randint(1, 3)))
+        expected = re.search(LATIN_WORD_START + re.escape(term) + tail, text) is not None
+        assert starts_latin_word(text, term, ending) is expected, (text, term)
