@@ -201,7 +201,12 @@ class AnswerGenerator:
         conf = refusal_confidence(verdict, _coverage(hits))
         return self._not_covered(question, *warnings, reason, reason=reason, confidence=conf)
 
-    def _extract(self, question: str, hits: Sequence[Hit]) -> Extract:
+    def _extract(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        synonyms: Mapping[str, Sequence[str]] | None = None,
+    ) -> Extract:
         return extract(
             question,
             hits,
@@ -209,10 +214,16 @@ class AnswerGenerator:
             self.similarity,
             self.semantic_candidates,
             self.semantic_window,
+            synonyms,
         )
 
     def _alternatives(
-        self, question: str, hits: Sequence[Hit], ex: Extract, verdict: Verdict
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        ex: Extract,
+        verdict: Verdict,
+        synonyms: Mapping[str, Sequence[str]] | None = None,
     ) -> Iterator[Extract]:
         """Other quotes to try when the best one fails the question's constraints; the
         first that meets them all answers, else the first reason stands.
@@ -226,10 +237,10 @@ class AnswerGenerator:
         if verdict.covered:
             return
         if self.similarity is not None and self.semantic_candidates > 0:
-            yield extract(question, hits, self.max_sentences)
+            yield extract(question, hits, self.max_sentences, synonyms=synonyms)
         if verdict.failed in ("name", "subject"):
             for doc in _other_docs(hits, ex):
-                yield self._extract(question, [h for h in hits if h.chunk.doc_id == doc])
+                yield self._extract(question, [h for h in hits if h.chunk.doc_id == doc], synonyms)
 
     def _extractive(
         self,
@@ -239,11 +250,11 @@ class AnswerGenerator:
         intent: str = "general",
         synonyms: Mapping[str, Sequence[str]] | None = None,
     ) -> _Draft:
-        ex = self._extract(question, hits)
+        ex = self._extract(question, hits, synonyms)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
         verdict, ex = _judge(question, intent, ex, hits, synonyms)
-        for alt in self._alternatives(question, hits, ex, verdict):
+        for alt in self._alternatives(question, hits, ex, verdict, synonyms):
             if not alt.quotes or not _mentions(alt, verdict.asked):
                 continue
             alt_verdict, alt = _judge(question, intent, alt, hits, synonyms)

@@ -10,7 +10,7 @@ import heapq
 import itertools
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -20,7 +20,7 @@ from urllib.parse import unquote
 from core.text import STOPWORDS, char_bigrams, content_terms, has_han, index_tokens
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
-from generation.answerable import QUANTITY_QUESTION_EN, asked_unit
+from generation.answerable import QUANTITY_QUESTION_EN, asked_unit, quantity_asked
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 
@@ -37,6 +37,9 @@ IDENTIFIER_WEIGHT = 1.5
 DOC_NAME_WEIGHT = 0.3
 TOPIC_WEIGHT = 0.4
 ASKED_COLUMN_BOOST = 1.3
+# A row whose key the question writes out whole ("TiFlash") over rows whose key only
+# contains a question word ("TiFlash Write Node"): those are siblings of the row asked.
+ROW_KEY_BOOST = 1.3
 TYPED_SHARE = 0.5
 RANK_DECAY = 0.2
 LONG_CHARS = 240
@@ -301,9 +304,24 @@ def _doc_name(chunk: Chunk) -> str:
     return f"{chunk.title} {name} {_FILE_SEP.sub(' ', name)}"
 
 
-def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
+def _score(
+    question: str,
+    cands: Sequence[Candidate],
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> list[_Scored]:
     terms = content_terms(question)
     matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
+    # A word the route expanded is met by its synonym too: retrieval found the passage by
+    # it ("RAM" by the 内存 column of a row).
+    expanded = {k.lower(): tuple(v) for k, v in (synonyms or {}).items() if v}
+    alternatives = {t: expanded[t.lower()] for t in terms if t.lower() in expanded}
+    # A column is named by the question's word or by a synonym of it.
+    column_terms = [*terms, *(a for alts in alternatives.values() for a in alts)]
+    if alternatives:
+        for c, m in zip(cands, matched, strict=True):
+            for t, alts in alternatives.items():
+                if t not in m and _matched_terms(alts, f"{c.text} {c.context}"):
+                    m.add(t)
     # Rarity across the candidates: a term in every sentence tells sentences apart less
     # than a term found in one. The same across the retrieved chunks: words found in most
     # of them (the document's name, which questions repeat to say where to look) pick no
@@ -323,7 +341,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     # document's sentences are preferred over the same text found elsewhere.
     named_by = {d: len(_matched_terms(list(naming), n)) for d, n in names_by_doc.items()}
     most_named = max(named_by.values(), default=0)
-    quantity = bool(_QUANTITY_QUESTION.search(question))
+    quantity = quantity_asked(question, _QUANTITY_QUESTION)
     # A quantity question's sentence is picked by the number it states, and the word
     # beside "多少" (版本, 体重) is repeated by every row and sentence that has one.
     focus = set() if quantity else focus_terms(question, terms)
@@ -358,6 +376,7 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     kind = answer_kind(question)
     unit = asked_unit(question) if quantity else ""
+    q_lower = question.lower()
     q_numbers = set(_NUMBERS.findall(question))
 
     # The topic of a passage (what its headings name, or without headings its title and
@@ -421,8 +440,12 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         # A long run of text matches many words by sheer size and reads badly as an
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
-        if cand.is_table_row and any(h and _matched_terms(terms, h) for h, _ in cand.cells[1:]):
+        if cand.is_table_row and any(
+            h and _matched_terms(column_terms, h) for h, _ in cand.cells[1:]
+        ):
             score *= ASKED_COLUMN_BOOST  # its table has a column for the attribute asked
+        if cand.is_table_row and _key_in(cand.cells[0][1], q_lower):
+            score *= ROW_KEY_BOOST
         size = max(len(v) for _, v in cand.cells) if cand.cells else len(cand.text)
         if size < 6 and not cand.cells:
             score *= 0.5
@@ -436,6 +459,17 @@ def _score(question: str, cands: Sequence[Candidate]) -> list[_Scored]:
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
         out.append(_Scored(cand, score, relevance, novel, frozenset(hits), frozenset(topic)))
     return _prefer_named_copy(out, named_by)
+
+
+def _key_in(key: str, question: str) -> bool:
+    """Whether a row key (two or more characters) is written whole in the (lower-cased)
+    question; a Latin key as whole words."""
+    key = normalise_ws(key).lower()
+    if len(key) < 2:
+        return False
+    if has_han(key):
+        return key in question
+    return _whole_in(key, question)
 
 
 def _prefer_named_copy(scored: list[_Scored], named_by: dict[str, int]) -> list[_Scored]:
@@ -550,7 +584,9 @@ def _select(
     for s in ranked:
         if len(chosen) == max_sentences:
             break
-        if chosen and best.relevance > 0 and not _supplements(s, best, asked):
+        # The best sentence is always kept (a promoted typed row is no "other row" of
+        # itself), the rest only when they supplement it.
+        if chosen and best.relevance > 0 and s is not best and not _supplements(s, best, asked):
             continue
         if any(_similar(s.cand.text, c.cand.text) for c in chosen):
             continue
@@ -623,7 +659,7 @@ AnswerTest = Callable[[str], bool]
 def _answer_test(question: str) -> AnswerTest:
     """Whether a sentence holds the kind of thing the question asks for; always true when
     the question asks for no particular kind."""
-    if _QUANTITY_QUESTION.search(question):
+    if quantity_asked(question, _QUANTITY_QUESTION):
         known = set(_NUMBERS.findall(question))
         return lambda text: _new_number(text, known)
     kind = answer_kind(question)
@@ -810,9 +846,12 @@ def extract(
     similarity: Similarity | None = None,
     semantic_candidates: int = 16,
     semantic_window: float = 0.0,
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> Extract:
     """The best retrieved sentences (table rows, lists with their items), as quotes.
-    With `similarity`, the best sentences by word overlap are re-ordered by meaning."""
+    With `similarity`, the best sentences by word overlap are re-ordered by meaning.
+    `synonyms`: the route's applied expansions; a sentence holding one meets the
+    question's word ("RAM" by a 内存 column)."""
     cands = [c for rank, hit in enumerate(hits[:TOP_HITS]) for c in candidates(hit.chunk, rank)]
     if not cands or max_sentences < 1:
         return Extract([], [], 0.0)
@@ -823,8 +862,8 @@ def extract(
     holds_answer = _answer_test(question)
     # A question asking for a description, a reason or a way (not a number, date, person
     # or place) is answered by a passage's sentences together.
-    describes = not _QUANTITY_QUESTION.search(question) and answer_kind(question) is None
-    scored = _score(question, cands)
+    describes = not quantity_asked(question, _QUANTITY_QUESTION) and answer_kind(question) is None
+    scored = _score(question, cands, synonyms)
     if similarity is not None and semantic_candidates > 0:
         scored = _by_meaning(
             question, scored, similarity, semantic_candidates, by_chunk, semantic_window

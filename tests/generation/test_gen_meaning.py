@@ -89,6 +89,23 @@ def test_when_inside_a_question_is_not_a_time_question() -> None:
     )
 
 
+def test_a_word_naming_a_quantity_asks_for_one_only_without_another_question_word() -> None:
+    # "数量", "minimum" inside what the question is about do not make it a quantity question
+    # when it asks who, why or what is done ...
+    assert not asks_quantity("达到国家网信部门规定数量的处理者应当指定谁来监督？", "numeric")
+    assert not asks_quantity("南美貘的数量为什么减少了？", "numeric")
+    assert not asks_quantity(
+        "What would operators with an existing FAA-approved minimum equipment list have to "
+        "incorporate to dispatch the airplane?",
+        "numeric",
+    )
+    # ... but they do when nothing else is asked, and a question word for a quantity always does.
+    assert asks_quantity("摩根士丹利购入维德广场的金额是？", "numeric")
+    assert asks_quantity("What maximum request body size does the specification allow?", "numeric")
+    assert asks_quantity("谁获得的票数是多少？")
+    assert asks_quantity("How many people does the minimum crew include, and why?")
+
+
 def test_a_clause_number_is_not_the_quantity_asked() -> None:
     chunk = make_chunk(
         "第十四条 基于个人同意处理个人信息的，该同意应当由个人自愿作出。\n"
@@ -313,13 +330,17 @@ def test_only_sentences_within_the_window_of_the_best_are_embedded() -> None:
     assert any("4 TB" in t for t in kept) and any("2 TB" in t for t in kept)
 
 
-def test_a_term_the_route_expanded_is_met_by_its_synonym(route: Route) -> None:
-    table = make_chunk(
+def _servers():  # type: ignore[no-untyped-def]
+    return make_chunk(
         "组件 | CPU | 内存\nTiDB | 16 核+ | 48 GB+\nTiKV | 16 核+ | 64 GB+",
         kind="table",
         table_header=("组件", "CPU", "内存"),
         table_rows=(("TiDB", "16 核+", "48 GB+"), ("TiKV", "16 核+", "64 GB+")),
     )
+
+
+def test_a_term_the_route_expanded_is_met_by_its_synonym(route: Route) -> None:
+    table = _servers()
     question = "生产环境中 TiKV 节点需要多少 RAM？"
     gen = AnswerGenerator(None, max_sentences=1)
     plain = _answer(gen, question, make_hits(table), route)
@@ -345,3 +366,41 @@ def test_the_unit_asked_is_read_past_a_classifier_and_cores_count() -> None:
     assert asked_unit("生产环境中 TiFlash 需要几核处理器？") == "核"
     assert asked_unit("他在国外住了多少个月？") == "个月"
     assert asked_unit("有多少个国家参加？") == ""  # 个 alone counts anything
+
+
+def test_a_row_holding_the_synonym_outscores_prose_that_names_it_without_a_number(
+    route: Route,
+) -> None:
+    prose = make_chunk(
+        "TiFlash 推荐与 TiKV 部署在不同节点，如果条件所限必须将 TiFlash 与 TiKV 部署在相同节点，"
+        "则需要适当增加 CPU 核数和内存，且尽量将 TiFlash 与 TiKV 部署在不同的磁盘。"
+    )
+    table = _servers()
+    question = "生产环境中 TiKV 节点需要多少 RAM？"
+    gen = AnswerGenerator(None, max_sentences=3)
+    expanded = replace(route, synonyms_applied={"RAM": ["内存", "memory"]})
+    answer = _answer(gen, question, make_hits(prose, table), expanded)
+    assert answer.covered and "64 GB+" in answer.text and "48 GB+" not in answer.text
+
+
+def test_a_row_whose_key_the_question_writes_whole_beats_a_sibling_row(route: Route) -> None:
+    header = ("组件", "CPU", "内存")
+    siblings = make_chunk(
+        "组件 | CPU | 内存\nTiFlash Write Node | 32 核+ | 64 GB+\n"
+        "TiFlash Compute Node | 32 核+ | 64 GB+",
+        kind="table",
+        table_header=header,
+        table_rows=(
+            ("TiFlash Write Node", "32 核+", "64 GB+"),
+            ("TiFlash Compute Node", "32 核+", "64 GB+"),
+        ),
+    )
+    servers = make_chunk(
+        "组件 | CPU | 内存\nTiKV | 16 核+ | 64 GB+\nTiFlash | 48 核+ | 128 GB+",
+        kind="table",
+        table_header=header,
+        table_rows=(("TiKV", "16 核+", "64 GB+"), ("TiFlash", "48 核+", "128 GB+")),
+    )
+    gen = AnswerGenerator(None, max_sentences=1)
+    answer = _answer(gen, "生产环境中 TiFlash 需要多少内存？", make_hits(siblings, servers), route)
+    assert answer.covered and "128 GB+" in answer.text
