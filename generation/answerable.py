@@ -457,6 +457,24 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
     return f"the table has no row for {', '.join(repr(t) for t in absent)}" if absent else ""
 
 
+def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -> str:
+    """A quoted row keyed by a name the question does not give ("TiFlash Write Node"),
+    none of whose cells holds the names it does give, while a retrieved table has a row
+    keyed by one of those ("TiDB"): the quote is a sibling's row, and the question's
+    name is met only by the document's title."""
+    key = row.cells[0][1] if row.cells else ""
+    if not re.search(r"[A-Za-z]", key) or _name_found(key, _norm(question)):
+        return ""
+    cells = _norm(" ".join(v for _, v in row.cells))
+    if any(_name_found(n, cells) for n in key_terms(question)):
+        return ""
+    keys = {r[0].strip().lower() for c in retrieved for r in c.table_rows if r}
+    asked = [n for n in key_terms(question) if n.lower() in keys]
+    if not asked:
+        return ""
+    return f"the row quoted is about {key!r}, not {', '.join(repr(n) for n in asked)}"
+
+
 def _term_in(term: str, text: str) -> bool:
     if has_han(term):
         return term in text
@@ -693,6 +711,8 @@ def judge(
                 f"the table has no row with {other.anchor} {other.asked!r} "
                 f"(the row quoted has {other.instead!r})"
             )
+    if not row_miss and chosen[0].is_table_row:
+        row_miss = _row_of_another(question, chosen[0], retrieved)
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row")
     if missing_periods:

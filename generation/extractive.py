@@ -304,6 +304,14 @@ def _doc_name(chunk: Chunk) -> str:
     return f"{chunk.title} {name} {_FILE_SEP.sub(' ', name)}"
 
 
+def _alternatives(
+    terms: Sequence[str], synonyms: Mapping[str, Sequence[str]] | None
+) -> dict[str, tuple[str, ...]]:
+    """The synonyms the route applied to each question term that has some."""
+    expanded = {k.lower(): tuple(v) for k, v in (synonyms or {}).items() if v}
+    return {t: expanded[t.lower()] for t in terms if t.lower() in expanded}
+
+
 def _score(
     question: str,
     cands: Sequence[Candidate],
@@ -313,8 +321,7 @@ def _score(
     matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
     # A word the route expanded is met by its synonym too: retrieval found the passage by
     # it ("RAM" by the 内存 column of a row).
-    expanded = {k.lower(): tuple(v) for k, v in (synonyms or {}).items() if v}
-    alternatives = {t: expanded[t.lower()] for t in terms if t.lower() in expanded}
+    alternatives = _alternatives(terms, synonyms)
     # A column is named by the question's word or by a synonym of it.
     column_terms = [*terms, *(a for alts in alternatives.values() for a in alts)]
     if alternatives:
@@ -913,7 +920,9 @@ def extract(
     for g in groups:
         if g[0].is_table_row:
             g.sort(key=lambda c: c.position)
-    quotes = [_quote_for(g, terms) for g in groups]
+    # A column named by a synonym the route applied is one the question asks about.
+    named = [*terms, *(a for alts in _alternatives(terms, synonyms).values() for a in alts)]
+    quotes = [_quote_for(g, named) for g in groups]
     chosen = [c for g in groups for c in g]
     top = heapq.nlargest(2, (s.score for s in scored))  # no full sort for two
     margin = (top[0] - top[1]) / top[0] if len(top) == 2 and top[0] > 0 else 1.0

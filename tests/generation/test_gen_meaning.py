@@ -404,3 +404,37 @@ def test_a_row_whose_key_the_question_writes_whole_beats_a_sibling_row(route: Ro
     gen = AnswerGenerator(None, max_sentences=1)
     answer = _answer(gen, "生产环境中 TiFlash 需要多少内存？", make_hits(siblings, servers), route)
     assert answer.covered and "128 GB+" in answer.text
+
+
+def test_a_row_quotes_the_column_a_synonym_names(route: Route) -> None:
+    table = make_chunk(
+        "组件 | CPU | 内存 | 实例数量(最低要求)\nPD | 4 核+ | 8 GB+ | 1\nTiKV | 8 核+ | 32 GB+ | 3",
+        kind="table",
+        table_header=("组件", "CPU", "内存", "实例数量(最低要求)"),
+        table_rows=(("PD", "4 核+", "8 GB+", "1"), ("TiKV", "8 核+", "32 GB+", "3")),
+    )
+    gen = AnswerGenerator(None, max_sentences=1)
+    expanded = replace(route, synonyms_applied={"RAM": ["内存", "memory"]})
+    answer = _answer(gen, "开发及测试环境中 PD 的 RAM 要求是多少？", make_hits(table), expanded)
+    # "要求" names the last column, the synonym the 内存 one: both are quoted.
+    assert answer.covered and "内存: 8 GB+" in answer.text
+
+
+def test_a_sibling_row_does_not_answer_for_a_name_only_the_title_gives(route: Route) -> None:
+    siblings = make_chunk(
+        "组件 | CPU | 内存\nTiFlash Write Node | 32 核+ | 64 GB+",
+        kind="table",
+        title="TiDB 软件和硬件环境需求",
+        table_header=("组件", "CPU", "内存"),
+        table_rows=(("TiFlash Write Node", "32 核+", "64 GB+"),),
+    )
+    storage = make_chunk(
+        "组件 | 磁盘类型\nTiDB | 建议使用 SSD",
+        kind="table",
+        title="TiDB 软件和硬件环境需求",
+        table_header=("组件", "磁盘类型"),
+        table_rows=(("TiDB", "建议使用 SSD"),),
+    )
+    gen = AnswerGenerator(None, max_sentences=1)
+    answer = _answer(gen, "TiDB 节点的内存要求是多少？", make_hits(siblings, storage), route)
+    assert not answer.covered and "TiFlash Write Node" in answer.reason
