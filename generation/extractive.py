@@ -40,6 +40,9 @@ ASKED_COLUMN_BOOST = 1.3
 # A row whose key the question writes out whole ("TiFlash") over rows whose key only
 # contains a question word ("TiFlash Write Node"): those are siblings of the row asked.
 ROW_KEY_BOOST = 1.3
+# A description's next sentence is quoted too when it holds this many question words the
+# best sentence lacks.
+COMPLETING_TERMS = 2
 TYPED_SHARE = 0.5
 RANK_DECAY = 0.2
 LONG_CHARS = 240
@@ -680,6 +683,7 @@ def _completion(
     by_chunk: dict[str, list[Candidate]],
     holds_answer: AnswerTest,
     describes: bool = False,
+    matched_of: dict[int, frozenset[str]] | None = None,
 ) -> list[Candidate]:
     """Adjacent sentences that complete a chosen one: the one before when the chosen one
     opens with a pronoun or a note that refers back to it ("It", "这", "说明："); and,
@@ -736,6 +740,17 @@ def _completion(
     ):
         # A sentence that goes on from this one ("但当风向转为东风后…", "其次，…",
         # "牠们的毛…") is the rest of a description or a reason.
+        out.append(nxt)
+    elif (
+        describes
+        and nxt is not None
+        and nxt not in out
+        and not nxt.list_item
+        and matched_of is not None
+        and len(matched_of.get(id(nxt), frozenset()) - chosen.matched) >= COMPLETING_TERMS
+    ):
+        # The next sentence holds the question words this one lacks: the question spans
+        # both ("…个人信息存储在境内。确需向境外提供的，应当通过…" for "确需出境的，应当通过什么").
         out.append(nxt)
     return out
 
@@ -876,6 +891,7 @@ def extract(
             question, scored, similarity, semantic_candidates, by_chunk, semantic_window
         )
     selected = _select(scored, max_sentences, holds_answer, _codes(question))
+    matched_of = {id(x.cand): x.matched for x in scored}
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:
@@ -890,7 +906,9 @@ def extract(
             groups[-1].append(s.cand)  # several rows of one table: one small table
             used.add(id(s.cand))
             continue
-        completion = _completion(s, by_chunk, holds_answer, s is selected[0] and describes)
+        completion = _completion(
+            s, by_chunk, holds_answer, s is selected[0] and describes, matched_of
+        )
         before = [c for c in completion if c.position < s.cand.position]
         after = [c for c in completion if c.position > s.cand.position]
         items = (

@@ -438,3 +438,15 @@ def test_a_sibling_row_does_not_answer_for_a_name_only_the_title_gives(route: Ro
     gen = AnswerGenerator(None, max_sentences=1)
     answer = _answer(gen, "TiDB 节点的内存要求是多少？", make_hits(siblings, storage), route)
     assert not answer.covered and "TiFlash Write Node" in answer.reason
+
+
+def test_the_next_sentence_is_quoted_when_it_holds_the_rest_of_the_question() -> None:
+    chunk = make_chunk(
+        "第四十条 关键信息基础设施运营者收集和产生的个人信息应当存储在境内。"
+        "确需向境外提供的，应当通过国家网信部门组织的安全评估。"
+        "第四十一条 中华人民共和国主管机关根据有关法律处理外国司法机构的请求。"
+    )
+    text = _quoted(
+        "关键信息基础设施运营者收集的个人信息确需出境的，应当通过什么？", make_hits(chunk)
+    )
+    assert "安全评估" in text and "第四十一条" not in text
