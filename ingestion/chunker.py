@@ -527,11 +527,14 @@ def _pack_text(
     cap = _header_cap(settings)
     for span in unit.spans:
         if body and used + span.tokens > settings.max_tokens:
+            moved = _dangling(body, span, cap, settings.max_tokens, count)
+            if moved is not None:
+                body.pop()
             drafts.append(_text_draft(header, head, body, unit.path))
-            carry = _overlap(body, span, overlap, count)
-            header = _breadcrumb(span.context, cap, count)
+            carry = [moved] if moved is not None else _overlap(body, span, overlap, count)
+            header = _breadcrumb((moved or span).context, cap, count)
             used = _header_tokens(header, count) + sum(s.tokens for s in carry)
-            while carry and used + span.tokens > settings.max_tokens:
+            while moved is None and carry and used + span.tokens > settings.max_tokens:
                 used -= carry.pop(0).tokens
             head, body = [], carry
         body.append(span)
@@ -539,6 +542,28 @@ def _pack_text(
     if body or head:
         drafts.append(_text_draft(header, head, body, unit.path))
     return drafts
+
+
+# A sentence that goes on in the next block: no closing mark at its end, and the next
+# block opens in lower case (a paragraph cut by a page break: "place PEPs at the" /
+# "access points of each application").
+_OPEN_END = re.compile(r"[A-Za-z0-9,]\s*$")
+_GOES_ON = re.compile(r"^[a-z]")
+
+
+def _dangling(
+    body: list[_Span], nxt: _Span, cap: int, max_tokens: int, count: TokenCounter
+) -> _Span | None:
+    """The last span of a full chunk when it is half a sentence that `nxt` finishes and
+    the two fit in the next chunk together: it moves there, so no chunk ends mid-sentence
+    (an answer quoting it would stop at "at the")."""
+    last = body[-1]
+    if len(body) < 2 or not _OPEN_END.search(last.text) or not _GOES_ON.match(nxt.text):
+        return None
+    header = _breadcrumb(last.context, cap, count)
+    if _header_tokens(header, count) + last.tokens + nxt.tokens > max_tokens:
+        return None
+    return last
 
 
 def _overlap(body: list[_Span], nxt: _Span, budget: int, count: TokenCounter) -> list[_Span]:

@@ -88,6 +88,16 @@ def _open(data_dir: Path | None) -> Ragline:
         raise typer.Exit(2) from exc
 
 
+def _span_text(citation: dict[str, Any], of: str = "") -> str:
+    """Where a cited sentence (`of`="chunk_": its passage) is: "p3 lines 14-20", or across
+    a page break "p33 line 14 - p34 line 10" (line numbers count within their page)."""
+    first, last = citation[f"{of}page_start"], citation[f"{of}page_end"]
+    start, end = citation[f"{of}line_start"], citation[f"{of}line_end"]
+    if first == last:
+        return f"p{first} lines {start}-{end}"
+    return f"p{first} line {start} - p{last} line {end}"
+
+
 def _display(source: str) -> str:
     """A readable path for local files, the source key otherwise."""
     from core.ids import path_from_uri
@@ -295,15 +305,9 @@ def ask(
     if view["citations"]:
         console.print("\n[bold]Sources[/]")
         for c in view["citations"]:
-            pages = (
-                f"p{c['page_start']}"
-                if c["page_start"] == c["page_end"]
-                else f"p{c['page_start']}-{c['page_end']}"
-            )
             console.print(
-                f"  {c['label']} {c['title']} — {_display(c['source'])} {pages} "
-                f"lines {c['line_start']}-{c['line_end']} "
-                f"(passage lines {c['chunk_line_start']}-{c['chunk_line_end']}, "
+                f"  {c['label']} {c['title']} — {_display(c['source'])} {_span_text(c)} "
+                f"(passage {_span_text(c, 'chunk_')}, "
                 f"{c['content_id']})",
                 markup=False,
             )

@@ -607,3 +607,24 @@ def test_line_map_of_a_table_names_each_row() -> None:
     assert len(draft.line_map) == len(lines)
     assert draft.line_map[lines.index("| PD | 2379 |")] == (1, 4, 4)
     assert draft.line_map[lines.index("| TiKV | 20160 |")] == (1, 5, 5)
+
+
+def test_a_sentence_cut_by_a_page_break_is_not_left_at_a_chunk_end() -> None:
+    blocks = [
+        para(sentence(8, 0), page=33, line=5, end=6),
+        para(
+            "The zero trust approach to multi-cloud use is to place PEPs at the", page=33, line=14
+        ),
+        para(
+            "access points of each application and data source. " + sentence(6, 1), page=34, line=4
+        ),
+    ]
+    drafts = chunk_blocks(blocks, settings(max_tokens=30), words)
+    # The half sentence moves to the chunk that finishes it, with both pages.
+    assert [d.text.endswith("at the") for d in drafts] == [False, False]
+    second = drafts[1]
+    assert "place PEPs at the\naccess points" in second.text
+    assert (second.page_start, second.page_end, second.line_start) == (33, 34, 14)
+    # A finished sentence stays where it is.
+    done = [*blocks[:1], para(sentence(13, 2), page=33, line=14), blocks[2]]
+    assert chunk_blocks(done, settings(max_tokens=30), words)[0].text.endswith("end2.")
