@@ -24,7 +24,12 @@ _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
 LATIN_WORD_START = r"(?<![^\W\u3400-\u9fff\uf900-\ufaff])"
 LATIN_WORD_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff])"
 _NON_HAN_WORD_CHAR = re.compile(r"[^\W\u3400-\u9fff\uf900-\ufaff]")
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
+# A full stop after an abbreviation ("between 9 a.m. and 5 p.m.", "e.g. a token") ends a
+# sentence only before a capital ("at 5 p.m. The office …").
+_ABBREVIATED = r"(?<!a\.m\.)(?<!p\.m\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)"
+_SENTENCE_END = re.compile(
+    rf"(?<=[。！？!?；;])|(?<=\.){_ABBREVIATED}\s+|(?<=(?:\.m|tc|vs)\.)\s+(?=[A-Z])|\n+"
+)
 
 # Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,
 # and over-eager lists remove words that matter in questions ("not", "上").

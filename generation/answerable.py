@@ -61,7 +61,11 @@ QUANTITY_QUESTION_EN = (
     r"number|percentage|port|size|amount|value|rate)|"
     r"(?:maximum|minimum|max|min) (?:length|size|number|value|count|amount)|"
     r"which (version|year|date|port|number)|"
-    r"^\s*when\b|\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
+    # A leading "When …," clause before another question word is a condition ("When enum
+    # is defined for a server variable, where must the value exist?").
+    r"^\s*when\b(?![^,?]*,\s*(?:what|where|which|who|whom|whose|why|how|is|are|does|do|"
+    r"did|can|should|must|will)\b)|"
+    r"\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
 )
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN

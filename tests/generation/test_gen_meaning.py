@@ -450,3 +450,11 @@ def test_the_next_sentence_is_quoted_when_it_holds_the_rest_of_the_question() ->
         "关键信息基础设施运营者收集的个人信息确需出境的，应当通过什么？", make_hits(chunk)
     )
     assert "安全评估" in text and "第四十一条" not in text
+
+
+def test_a_leading_when_clause_before_another_question_word_is_a_condition() -> None:
+    assert not asks_quantity(
+        "When enum is defined for a server variable, where must the value exist?"
+    )
+    assert asks_quantity("When was Firefox released?")
+    assert asks_quantity("When the indicators disagree, when was the fix released?")
