@@ -13,8 +13,25 @@ import threading
 from functools import lru_cache
 from typing import Any
 
+from core.lang import (
+    gram_segments,
+    language,
+    needs_segmenting,
+    prefix_stem,
+    segment,
+    stem_word,
+    stemmed_language,
+    stopwords,
+)
+
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_TOKEN = re.compile(r"[\w\u3400-\u9fff\uf900-\ufaff]+", re.UNICODE)
+# Word characters, with the combining marks of scripts whose vowels are marks (Indic, Thai,
+# Lao, Myanmar, Khmer; \w alone cuts their words apart) and of decomposed Latin letters.
+_TOKEN = re.compile(
+    r"[\w\u3400-\u9fff\uf900-\ufaff\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff"
+    r"\u1000-\u109f\u1780-\u17ff]+",
+    re.UNICODE,
+)
 # Technical identifiers (P12.1.2, ERR-404, utf-8, 3.2.1) are kept whole as well as split,
 # so an exact identifier query matches exactly.
 _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
@@ -79,14 +96,25 @@ def _words(text: str, search_mode: bool) -> list[str]:
     out: list[str] = []
     lowered = text.lower()
     out.extend(_IDENT.findall(lowered))
+    # Words of an inflected language other than English are cut to a prefix stem (Russian
+    # "новосибирска" -> "новосибирск"); Korean, Japanese kana and unspaced scripts are
+    # segmented (core.lang). English and Chinese text is cut as it always was.
+    lang = stemmed_language(text)
     for piece in _TOKEN.findall(lowered):
-        if has_han(piece):
-            jb = _jieba()
-            words = jb.lcut_for_search(piece) if search_mode else jb.lcut(piece)
-            out.extend(w for w in words if w.strip())
+        if needs_segmenting(piece):
+            out.extend(segment(piece, _han_cutter(search_mode)))
+        elif has_han(piece):
+            out.extend(w for w in _han_cutter(search_mode)(piece) if w.strip())
+        elif lang:
+            out.append(prefix_stem(piece, lang))
         else:
             out.append(piece)
     return out
+
+
+def _han_cutter(search_mode: bool) -> Any:
+    jb = _jieba()
+    return jb.lcut_for_search if search_mode else jb.lcut
 
 
 @lru_cache(maxsize=4096)
@@ -120,8 +148,9 @@ def _query_terms(text: str) -> tuple[str, ...]:
     # Memoised: one request analyses its question in the keyword store, the rerank, the
     # coverage check, the answer and the conflict check.
     seen: dict[str, None] = {}
+    other = stopwords(language(text))  # German, French, Russian ... function words
     for w in _index_tokens(text):
-        if w not in STOPWORDS and w not in seen:
+        if w not in STOPWORDS and w not in other and w not in seen:
             seen[w] = None
     return tuple(seen)
 
@@ -170,11 +199,17 @@ def char_bigrams(text: str) -> frozenset[str]:
 def _char_bigrams(text: str) -> frozenset[str]:
     lowered = text.lower()
     pieces = _TOKEN.findall(lowered)
-    if not has_han(lowered):  # no Han at all: the words are the grams
-        return frozenset(pieces).difference(STOPWORDS)
+    lang = stemmed_language(text)
+    if lang:  # an inflected language: its words' prefix stems, its function words out
+        other = stopwords(lang)
+        pieces = [prefix_stem(p, lang) if p.isalpha() else p for p in pieces if p not in other]
+    if not has_han(lowered) and not any(map(needs_segmenting, pieces)):
+        return frozenset(pieces).difference(STOPWORDS)  # the words are the grams
     grams: set[str] = set()
     for piece in pieces:
-        if not has_han(piece):
+        if needs_segmenting(piece):  # Korean, kana, unspaced scripts: bigrams
+            grams.update(gram_segments(piece))
+        elif not has_han(piece):
             if piece not in STOPWORDS:
                 grams.add(piece)
         elif len(piece) == 1:
@@ -238,10 +273,20 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
     lowered = _POSSESSIVE.sub("", text.lower())
     out: list[str] = list(_IDENT.findall(lowered))
     out.extend(h.replace("-", "") for h in _HYPHENATED.findall(lowered))
+    # Another inflected language (German, French, Russian ...): its prefix stems and its
+    # own function words; Korean, kana and unspaced scripts segmented (core.lang).
+    lang = stemmed_language(text)
+    other = stopwords(lang) if lang else frozenset()
     for piece in _TOKEN.findall(lowered):
-        if has_han(piece):
+        if needs_segmenting(piece):
+            out.extend(segment(piece, _jieba().lcut_for_search))
+        elif has_han(piece):
             out.extend(w for w in _jieba().lcut_for_search(piece) if w.strip())
-        elif not (query and piece in KEYWORD_STOPWORDS):
+        elif query and (piece in KEYWORD_STOPWORDS or piece in other):
+            continue
+        elif lang:
+            out.append(stem_word(piece, lang))
+        else:
             out.append(stem(piece))
     if query:
         out = [t for t in out if t not in KEYWORD_STOPWORDS]

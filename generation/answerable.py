@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from core.lang import prefix_stem, stemmed_language, stopwords
 from core.text import (
     LATIN_WORD_END,
     LATIN_WORD_START,
@@ -67,10 +68,21 @@ QUANTITY_QUESTION_EN = (
     r"did|can|should|must|will)\b)|"
     r"\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
 )
+# The same in other languages: German, French, Spanish, Italian, Portuguese, Dutch,
+# Russian, Japanese, Korean (how many, how high, in which year, when).
+QUANTITY_QUESTION_OTHER = (
+    r"\bwie (?:viele?|hoch|lang|alt|groß|gross|weit|schwer|tief|breit)\b|\bwieviele?\b|"
+    r"\bin welchem jahr\b|\bwann\b|\bcombien\b|\ben quelle année\b|\bquand\b|"
+    r"\bcuánt[oa]s?\b|\ben qué año\b|\bcuándo\b|\bquant[oiea]s?\b|\bin che anno\b|"
+    r"\bem que ano\b|\bquando\b|\bhoeveel\b|\bin welk jaar\b|\bwanneer\b|"
+    r"\bhoe (?:hoog|lang|oud|groot|ver)\b|\bсколько\b|\bв каком году\b|\bкогда\b|"
+    r"何(?:人|年|メートル|キロ|個|回|歳|階|本|度|万|億|世紀|日|月|時間|分)|いくつ|いつ|"
+    r"どのくらい|どれくらい|몇|얼마|언제"
+)
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN
     + r"|多少|几[个年月天次种条项位名人]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
-    r"数量|比例|百分之?几",
+    r"数量|比例|百分之?几|" + QUANTITY_QUESTION_OTHER,
     re.IGNORECASE,
 )
 # Cues that only name a quantity ("数量", "minimum"): they ask for one unless the question
@@ -349,12 +361,50 @@ def names(question: str) -> list[str]:
         out += [m.group(1) for m in _QUOTED.finditer(question)]
     else:
         out += [m.group(1) for m in _QUOTED.finditer(question)]
+        if stemmed_language(question):  # capitals in German, Russian ...: `inflected_names`
+            return [n for n in dict.fromkeys(out) if n.lower() not in STOPWORDS]
         for m in _CAPITALISED.finditer(question):
             words = [w for w in m.group(1).split() if w.lower() not in _NOT_NAMES]
             if words and not (len(words) == 1 and _MONTH_EN.fullmatch(words[0])):
                 out.append(" ".join(words))
     months = {m.lower() for m in _MONTHS}
     return [n for n in dict.fromkeys(out) if n.lower() not in STOPWORDS and n.lower() not in months]
+
+
+# A word in any alphabet, and what may stand before a name that does not open a sentence.
+_ANY_WORD = re.compile(r"[^\W\d_][\w'’\-]*")
+_OPENS = re.compile(r"(?:^|[.!?¿¡«„“\"(\[:]\s*)$")
+
+
+def inflected_names(question: str) -> list[tuple[str, tuple[str, ...]]]:
+    """Capitalised words (runs of them) of a question in an inflected language other than
+    English (German, French, Russian ...), not opening it, with the prefix stem of each
+    word: ("Омска", ("омск",)). A name asked is then looked for in its other forms
+    ("Новосибирска" in "Новосибирск"). Checked against the quoted document, not the quote
+    alone. None in German, which capitalises every noun."""
+    lang = stemmed_language(question)
+    if not lang or lang == "de":  # German capitalises every noun: no name stands out
+        return []
+    skip = stopwords(lang)
+    runs: list[list[str]] = []
+    last_end = -2
+    for m in _ANY_WORD.finditer(question):
+        word = m.group(0)
+        if not word[0].isupper() or _OPENS.search(question[: m.start()]):
+            last_end = -2
+            continue
+        if word.lower() in skip or word.lower() in STOPWORDS:
+            last_end = -2
+            continue
+        if runs and question[last_end : m.start()] == " ":
+            runs[-1].append(word)
+        else:
+            runs.append([word])
+        last_end = m.end()
+    return [
+        (" ".join(run), tuple(prefix_stem(w.lower(), lang) for w in run))
+        for run in dict.fromkeys(tuple(r) for r in runs)
+    ]
 
 
 def _norm(text: str) -> str:
@@ -583,7 +633,16 @@ def judge(
         for n in tagged_names(question)
         if n not in wanted_names
     ]
-    total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
+    # Names of a question in German, Russian, French ...: in any of their forms, somewhere
+    # in the quoted document (a near miss names another city, not another case).
+    inflected = [
+        (name, stems)
+        for name, stems in inflected_names(question)
+        if name not in wanted_names and name not in wanted_ids
+    ]
+    total = (
+        len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names) + len(inflected)
+    )
     quantity = asks_quantity(question, intent)
     total += int(quantity)
 
@@ -611,6 +670,12 @@ def judge(
     missing_ids = [t for t in wanted_ids if not stated(t, written)]
     missing_names = [t for t in wanted_names if not stated(t, written)]
     missing_names += [t for t in soft_names if not stated(t, lambda x: _name_found(x, same_doc))]
+    missing_names += [
+        name
+        for name, stems in inflected
+        if not all(starts_latin_word(same_doc, stem) for stem in stems)
+        and not stated(name, lambda x: _name_found(x, same_doc))
+    ]
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).

@@ -29,6 +29,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.lang import language
 from core.text import KEYWORD_STOPWORDS, SOURCE_WORDS, has_han, stem, tagged_words
 
 # Linking words: skipped, the words on either side stay adjacent ("species of eider
@@ -223,7 +224,11 @@ def substitution(
     around a word both share, while the question's word is nowhere in the quote or its
     scope (`scope`: the passage's title, headings, the document's names; `document`: the
     quoted document's retrieved text; `synonyms`: the route's applied expansions; `names`:
-    the quoted document's title and file name; `passage`: the quoted passages' text)."""
+    the quoted document's title and file name; `passage`: the quoted passages' text).
+    Chinese and English questions only: the word classes come from jieba's tags and the
+    English stemmer, which misread Japanese particles or Russian and German inflections."""
+    if language(question) not in ("zh", "en"):
+        return None
     text = f"{quote} {scope}".lower()
     stems = _latin_stems(text)
     alternatives = {k.lower(): [a.lower() for a in v] for k, v in (synonyms or {}).items()}

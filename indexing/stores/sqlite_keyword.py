@@ -31,7 +31,10 @@ from indexing.stores.sqlite_conn import RowCount, open_sqlite
 
 log = logging.getLogger("ragline.keyword")
 
-PUBLIC = "__public__"  # the acl token of chunks without ACL tags
+PUBLIC = "__public__"
+# How text is cut into tokens (core.text.keyword_tokens), stored with the index: 2 = other
+# languages analysed (core.lang: stems, Korean and Japanese segments, bigrams).
+ANALYSIS_VERSION = "2"  # the acl token of chunks without ACL tags
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kw_chunks (
@@ -119,6 +122,7 @@ class SqliteKeywordIndex:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.kw_vocab USING fts5vocab(main, kw_fts, 'row')"
         )
         self._configured = english_analysis
+        self._stale = False  # built by an older analysis version
         self._english = self._analysis_in_use(english_analysis)
         # acl and doc_type get weight 0: they are filters and must not move the score.
         self._weights = f"{text_weight}, {title_weight}, {section_weight}, 0.0, 0.0"
@@ -135,6 +139,20 @@ class SqliteKeywordIndex:
             if row is None or empty:
                 self._store_analysis_locked(configured)
                 return configured
+            version = self._conn.execute(
+                "SELECT value FROM kw_meta WHERE key = 'analysis_version'"
+            ).fetchone()
+        self._stale = version is None or version[0] != ANALYSIS_VERSION
+        if self._stale:
+            # Version 2 cut languages other than English and Chinese (core.lang); English
+            # and Chinese tokens are the same, so only such text needs the rebuild.
+            log.warning(
+                "keyword index was built by analysis version %s (now %s): text in languages "
+                "other than English and Chinese matches only after "
+                "`ragline repair --rebuild keyword`",
+                version[0] if version else "1",
+                ANALYSIS_VERSION,
+            )
         built = row[0] == "1"
         if built != configured:
             log.warning(
@@ -147,9 +165,9 @@ class SqliteKeywordIndex:
         return built
 
     def _store_analysis_locked(self, english: bool) -> None:
-        self._conn.execute(
-            "INSERT OR REPLACE INTO kw_meta (key, value) VALUES ('english_analysis', ?)",
-            ("1" if english else "0",),
+        self._conn.executemany(
+            "INSERT OR REPLACE INTO kw_meta (key, value) VALUES (?, ?)",
+            [("english_analysis", "1" if english else "0"), ("analysis_version", ANALYSIS_VERSION)],
         )
 
     # ---- writes ------------------------------------------------------------------------
@@ -228,11 +246,12 @@ class SqliteKeywordIndex:
     def delete(self, content_ids: Sequence[str]) -> None:
         if content_ids:
             self._write(content_ids, [])
-        if self._english != self._configured:
+        if self._english != self._configured or self._stale:
             with self._lock:  # emptied (a rebuild): the configured analysis applies now
                 if self._conn.execute("SELECT 1 FROM kw_chunks LIMIT 1").fetchone() is None:
                     self._store_analysis_locked(self._configured)
                     self._english = self._configured
+                    self._stale = False
 
     def update_metadata(self, chunks: Sequence[Chunk]) -> None:
         # Only the document-level columns: the text (the slow part to tokenise) stays.

@@ -197,6 +197,32 @@ def test_english_analysis_stems_possessives_and_hyphens(keyword_store: OpenKeywo
     assert store.search("which of the were", 3, ALL) == []
 
 
+def test_other_languages_meet_their_inflections_particles_and_scripts(
+    keyword_store: OpenKeyword,
+) -> None:
+    """Both backends analyse German, Russian, Korean and Japanese the same way (core.lang):
+    an inflected name, a word with another particle, a katakana word are found."""
+    store = keyword_store()
+    docs = {
+        "ru": "Новосибирск был основан в 1893 году при строительстве моста через Обь.",
+        "de": "Die Universität Heidelberg wurde 1386 gegründet und ist die älteste Deutschlands.",
+        "ko": "서울은 대한민국의 수도이며 인구는 약 940만 명이다.",
+        "ja": "富士山の標高は3776メートルで、日本で最も高い山である。",
+    }
+    chunks = {k: make_chunk(k, v) for k, v in docs.items()}
+    store.upsert([IndexedChunk(c, unit(np.ones(DIM))) for c in chunks.values()])
+    cid = {k: c.content_id for k, c in chunks.items()}
+    assert ids(store.search("В каком году основали Новосибирска?", 3, ALL))[0] == cid["ru"]
+    assert (
+        ids(store.search("Wann wurde die Heidelberger Universitäten gegründet?", 3, ALL))[0]
+        == cid["de"]
+    )
+    assert ids(store.search("서울의 인구", 3, ALL))[0] == cid["ko"]
+    assert ids(store.search("富士山は何メートル", 3, ALL))[0] == cid["ja"]
+    # A question's function words alone match nothing.
+    assert store.search("Wann wurde die", 3, ALL) == []
+
+
 def test_held_metadata_reads_back_and_shows_stale_fields(
     keyword_store: Any, corpus: Corpus
 ) -> None:

@@ -148,3 +148,32 @@ def test_term_frequencies_are_looked_up_once_until_a_write(tmp_path: Path) -> No
     index.update_metadata([renamed])
     assert index.document_frequencies(["zebra"]) == (3, {"zebra": 1})
     index.close()
+
+
+def test_an_index_of_an_older_analysis_version_says_so_until_rebuilt(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Analysis version 2 cut languages other than English and Chinese: an index built
+    before it warns that such text matches only after a rebuild, and a rebuild stamps it."""
+    import sqlite3
+
+    path = tmp_path / "kw.db"
+    item = IndexedChunk(make_chunk("a", "Население Новосибирска растёт."), unit(np.ones(DIM)))
+    built = SqliteKeywordIndex(path)
+    built.upsert([item])
+    built.close()
+    with sqlite3.connect(path) as db:  # as an index written before version 2 looks
+        db.execute("DELETE FROM kw_meta WHERE key = 'analysis_version'")
+    with caplog.at_level("WARNING", logger="ragline.keyword"):
+        old = SqliteKeywordIndex(path)
+    assert "analysis version 1" in caplog.text and "--rebuild keyword" in caplog.text
+    old.delete(sorted(old.content_ids()))
+    old.upsert([item])
+    old.close()
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="ragline.keyword"):
+        rebuilt = SqliteKeywordIndex(path)
+    assert "analysis version" not in caplog.text
+    # The genitive finds the passage by the stem both forms share.
+    assert rebuilt.search("Новосибирск", 3, QueryFilter())
+    rebuilt.close()

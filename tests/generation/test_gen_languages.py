@@ -1,0 +1,64 @@
+"""Answer checks for questions in languages other than Chinese and English: a name asked
+is looked for in its other forms, German nouns are not names, quantity questions need a
+number in every language, and the Chinese/English sibling check stays out of Japanese."""
+
+from __future__ import annotations
+
+from gen_cases import make_chunk, make_hits
+
+from core.types import Hit
+from generation.answerable import Verdict, asks_quantity, inflected_names, judge, names
+from generation.extractive import extract
+
+NOVOSIBIRSK = (
+    "Новосибирск — третий по численности населения город России. Население Новосибирска "
+    "в 2021 году составляло около 1,6 миллиона человек."
+)
+
+
+def _verdict(question: str, hits: list[Hit]) -> Verdict:
+    ex = extract(question, hits)
+    return judge(
+        question, "general", [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
+    )
+
+
+def test_a_name_is_met_in_another_case_and_another_name_is_not() -> None:
+    hits = make_hits(make_chunk(NOVOSIBIRSK, title="ru"))
+    # Genitive in the question, nominative and genitive in the text: the same city.
+    assert _verdict("Какое население Новосибирска?", hits).covered
+    # Another city, asked the same way: the near miss is refused and says why.
+    omsk = _verdict("Какое население у Омска?", hits)
+    assert not omsk.covered and omsk.failed == "name" and "Омска" in omsk.reason
+    assert inflected_names("Какое население у Омска?") == [("Омска", ("омск",))]
+
+
+def test_german_nouns_are_not_names() -> None:
+    question = "Wer bestieg die Zugspitze als Erster?"
+    assert inflected_names(question) == [] and names(question) == []
+    text = (
+        "Die Zugspitze ist mit 2962 Metern der höchste Berg Deutschlands. Der erste "
+        "dokumentierte Aufstieg gelang Josef Naus im Jahr 1820."
+    )
+    assert _verdict(question, make_hits(make_chunk(text, title="de"))).covered
+
+
+def test_a_quantity_question_needs_a_number_in_every_language() -> None:
+    for question in (
+        "Wie hoch ist die Zugspitze?",
+        "Combien d'habitants compte Lyon ?",
+        "¿Cuántos habitantes tiene Lima?",
+        "Сколько жителей в Казани?",
+        "富士山の標高は何メートルですか？",
+        "서울의 인구는 몇 명입니까?",
+    ):
+        assert asks_quantity(question), question
+    hits = make_hits(make_chunk("Die Zugspitze liegt an der Grenze zwischen Bayern und Tirol."))
+    verdict = _verdict("Wie hoch ist die Zugspitze?", hits)
+    assert not verdict.covered and verdict.failed == "quantity"
+
+
+def test_the_sibling_check_does_not_read_japanese_particles_as_words() -> None:
+    text = "富士山は静岡県と山梨県にまたがる活火山である。最後の噴火は1707年の宝永大噴火である。"
+    verdict = _verdict("富士山が最後に噴火したのはいつですか？", make_hits(make_chunk(text)))
+    assert verdict.covered, verdict.reason
