@@ -157,7 +157,11 @@ def language(text: str) -> str:
         latin = _latin_language(text.lower())
         return latin
     if _KANA.search(text):
-        return "ja"
+        # Japanese writes a quarter or more of its characters in kana; Chinese text may
+        # quote a Japanese title (《けいおん!》) and stays Chinese.
+        kana = len(_KANA.findall(text))
+        if kana * 4 >= kana + len(_HAN.findall(text)):
+            return "ja"
     if _HAN.search(text):
         return "zh"
     if _HANGUL.search(text):

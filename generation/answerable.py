@@ -76,8 +76,9 @@ QUANTITY_QUESTION_OTHER = (
     r"\bcuánt[oa]s?\b|\ben qué año\b|\bcuándo\b|\bquant[oiea]s?\b|\bin che anno\b|"
     r"\bem que ano\b|\bquando\b|\bhoeveel\b|\bin welk jaar\b|\bwanneer\b|"
     r"\bhoe (?:hoog|lang|oud|groot|ver)\b|\bсколько\b|\bв каком году\b|\bкогда\b|"
-    r"何(?:人|年|メートル|キロ|個|回|歳|階|本|度|万|億|世紀|日|月|時間|分)|いくつ|いつ|"
-    r"どのくらい|どれくらい|몇|얼마|언제"
+    # Japanese 何年/何人 only before kana: Chinese writes 何人/何年 too, not asking a number.
+    r"何(?:人|年|メートル|キロ|個|回|歳|階|本|度|万|億|世紀|日|月|時間|分)(?=[\u3040-\u30ff])|"
+    r"いくつ|いつ(?!も)|どのくらい|どれくらい|몇|얼마|언제"
 )
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN

@@ -11,14 +11,13 @@ from pathlib import PurePosixPath
 
 from core.types import Chunk, Hit
 from generation.citations import prompt_labels
-from generation.language import Lang
+from generation.language import LANGUAGE_NAME, Lang
 from generation.llm import Message
 
 DEFAULT_BUDGET_CHARS = 12_000
 # A source cut shorter than this is more confusing than helpful: leave it out instead.
 MIN_PARTIAL_CHARS = 200
 
-_LANGUAGE_NAME: dict[Lang, str] = {"zh": "Chinese (简体中文)", "en": "English"}
 
 _SYSTEM = """\
 You answer questions using only the sources given in the user's message.
@@ -73,6 +72,6 @@ def build_messages(
     """Chat messages for an OpenAI-compatible endpoint."""
     # The example labels are placeholders on purpose: a real one would nudge the model
     # to cite that source whatever it says.
-    system = _SYSTEM.format(not_covered=not_covered, language=_LANGUAGE_NAME[language])
+    system = _SYSTEM.format(not_covered=not_covered, language=LANGUAGE_NAME[language])
     user = f"Sources:\n\n{format_sources(hits, budget_chars)}\n\nQuestion: {question}"
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]

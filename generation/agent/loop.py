@@ -28,7 +28,7 @@ from generation.agent.chat import (
 from generation.agent.shapes import Comparison, comparison_of, is_chit_chat
 from generation.agent.tools import ToolRegistry, ToolRun
 from generation.citations import check_citations
-from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
+from generation.language import DEFAULT_NOT_COVERED, LANGUAGE_NAME, Lang, language_of
 from generation.llm import LLMError
 
 SEARCH_TOOL = "search_documents"
@@ -49,7 +49,6 @@ sentence and nothing else: {not_covered}
 6. You have at most {max_steps} rounds of tool calls; then answer with what you found.
 Answer in {language}, briefly."""
 
-_LANGUAGE = {"zh": "Chinese (简体中文)", "en": "English"}
 
 # The extractive answer over the passages the tools found, for when the model's answer
 # cannot be kept; provided by the application (it knows the route and the answerer).
@@ -164,7 +163,7 @@ class AgentLoop:
             search=SEARCH_TOOL,
             not_covered=self.not_covered[lang],
             max_steps=self.settings.max_steps,
-            language=_LANGUAGE[lang],
+            language=LANGUAGE_NAME[lang],
         )
 
     def request(

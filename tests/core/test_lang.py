@@ -25,6 +25,7 @@ from core.text import char_bigrams, keyword_query_terms, keyword_tokens, query_t
         ("富士山の標高は何メートルですか？", "ja"),
         ("서울의 인구는 몇 명입니까?", "ko"),
         ("TiDB 生产环境的 TiKV 服务器建议使用什么类型的硬盘？", "zh"),
+        ("动画《けいおん!》的导演是谁？在哪一年首次播出？", "zh"),  # a Japanese title quoted
         # English stays English: a foreign word or two, or one ambiguous word, is no vote.
         ("What is the capital of France?", "en"),
         ("La Liga is a football league in Spain.", "en"),

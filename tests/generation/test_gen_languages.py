@@ -62,3 +62,13 @@ def test_the_sibling_check_does_not_read_japanese_particles_as_words() -> None:
     text = "富士山は静岡県と山梨県にまたがる活火山である。最後の噴火は1707年の宝永大噴火である。"
     verdict = _verdict("富士山が最後に噴火したのはいつですか？", make_hits(make_chunk(text)))
     assert verdict.covered, verdict.reason
+
+
+def test_not_covered_is_said_in_the_language_of_the_question() -> None:
+    from generation.language import DEFAULT_NOT_COVERED, LANGUAGE_NAME, language_of
+
+    assert language_of("Какое население у Омска?") == "ru"
+    assert language_of("富士山の標高は何メートルですか？") == "ja"
+    assert language_of("Wie viele Einwohner hat Dresden?") == "de"
+    assert language_of("Kui palju elanikke on Tallinnas?") == "en"  # no sentence: English
+    assert set(DEFAULT_NOT_COVERED) == set(LANGUAGE_NAME)
