@@ -634,16 +634,16 @@ def judge(
         for n in tagged_names(question)
         if n not in wanted_names
     ]
-    # Names of a question in German, Russian, French ...: in any of their forms, somewhere
-    # in the quoted document (a near miss names another city, not another case).
+    # Names of a question in Russian, French, Spanish ...: in any of their forms, somewhere
+    # in the quoted document (a near miss names another city, not another case). Checked
+    # in the document, not the quote, they pin nothing down: not counted as constraints,
+    # so the confidence floor still weighs the quote.
     inflected = [
         (name, stems)
         for name, stems in inflected_names(question)
         if name not in wanted_names and name not in wanted_ids
     ]
-    total = (
-        len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names) + len(inflected)
-    )
+    total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)
     total += int(quantity)
 
@@ -671,7 +671,7 @@ def judge(
     missing_ids = [t for t in wanted_ids if not stated(t, written)]
     missing_names = [t for t in wanted_names if not stated(t, written)]
     missing_names += [t for t in soft_names if not stated(t, lambda x: _name_found(x, same_doc))]
-    missing_names += [
+    missing_inflected = [
         name
         for name, stems in inflected
         if not all(starts_latin_word(same_doc, stem) for stem in stems)
@@ -744,8 +744,8 @@ def judge(
             met=met,
             failed="kind",
         )
-    if missing_ids or missing_names:
-        what = ", ".join(repr(t) for t in [*missing_ids, *missing_names])
+    if missing_ids or missing_names or missing_inflected:
+        what = ", ".join(repr(t) for t in [*missing_ids, *missing_names, *missing_inflected])
         return Verdict(
             False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
         )
