@@ -20,7 +20,12 @@ from urllib.parse import unquote
 from core.text import STOPWORDS, char_bigrams, content_terms, has_han, index_tokens
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import answer_kind, has_answer_type
-from generation.answerable import QUANTITY_QUESTION_EN, asked_unit, quantity_asked
+from generation.answerable import (
+    QUANTITY_QUESTION_EN,
+    QUANTITY_QUESTION_OTHER,
+    asked_unit,
+    quantity_asked,
+)
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 
@@ -99,7 +104,7 @@ _LIST_QUESTION = re.compile(
 _QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN
     + r"|\bversion\b|多少|几|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|版本|端口|日期|"
-    r"数量|比例|系数|百分",
+    r"数量|比例|系数|百分|" + QUANTITY_QUESTION_OTHER,
     re.IGNORECASE,
 )
 _HAS_NUMBER = re.compile(r"\d")
