@@ -44,8 +44,10 @@ _NON_HAN_WORD_CHAR = re.compile(r"[^\W\u3400-\u9fff\uf900-\ufaff]")
 # A full stop after an abbreviation ("between 9 a.m. and 5 p.m.", "e.g. a token") ends a
 # sentence only before a capital ("at 5 p.m. The office …").
 _ABBREVIATED = r"(?<!a\.m\.)(?<!p\.m\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)"
+# Sentence ends of other scripts too: the Devanagari danda (।, ॥), the Arabic question
+# mark and full stop (؟, ۔), the Armenian full stop (։).
 _SENTENCE_END = re.compile(
-    rf"(?<=[。！？!?；;])|(?<=\.){_ABBREVIATED}\s+|(?<=(?:\.m|tc|vs)\.)\s+(?=[A-Z])|\n+"
+    rf"(?<=[。！？!?；;।॥؟۔։])|(?<=\.){_ABBREVIATED}\s+|(?<=(?:\.m|tc|vs)\.)\s+(?=[A-Z])|\n+"
 )
 
 # Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,

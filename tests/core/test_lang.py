@@ -96,3 +96,13 @@ def test_unspaced_scripts_are_compared_as_bigrams() -> None:
 )
 def test_english_and_chinese_analysis_is_unchanged(text: str, tokens: list[str]) -> None:
     assert keyword_query_terms(text) == tokens
+
+
+def test_sentences_end_at_the_full_stops_of_other_scripts() -> None:
+    from core.text import split_sentences
+
+    assert split_sentences("भारत एक देश है। दिल्ली इसकी राजधानी है।") == [
+        "भारत एक देश है।",
+        "दिल्ली इसकी राजधानी है।",
+    ]
+    assert len(split_sentences("ما هي عاصمة مصر؟ القاهرة هي العاصمة۔")) == 2
