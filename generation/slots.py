@@ -123,12 +123,52 @@ def _barrier(w: str) -> bool:
     )
 
 
+# English words that name no thing, so never stand in a sibling's slot: prepositions and
+# adverbs ("formally opened" / "officially opened" is a paraphrase, not another thing).
+_PREPOSITION_TEXT = """among amongst amid across along around near within without toward towards
+    beneath beyond inside outside upon via onto behind beside besides despite except
+    throughout underneath"""
+_PREPOSITIONS = frozenset(_PREPOSITION_TEXT.split())
+_ADVERB_ENDINGS = tuple(
+    "ally ously fully ively ently antly ably ibly edly ingly lessly ely".split()  # noqa: SIM905
+)
+_DO = frozenset({"did", "does", "do"})
+_BE = frozenset({"was", "were", "is", "are"})
+
+
+def _english_verbs(pieces: list[str]) -> frozenset[str]:
+    """Verbs an English question marks by its grammar: the last word after do-support
+    ("When did the two halves … join?", "which district does Tower Bridge reach?") and a
+    participle after a form of "be" ("When was the bridge declared a landmark?")."""
+    latin = [p for p in pieces if p.isascii() and p[0].isalpha()]
+    verbs: set[str] = set()
+    if latin and any(w in _DO for w in latin[:-1]):
+        verbs.add(latin[-1])
+    seen_be = False
+    for w in latin:
+        if seen_be and len(w) >= 5 and w.endswith("ed") and not w.endswith("eed"):
+            verbs.add(w)
+        seen_be = seen_be or w in _BE
+    return frozenset(verbs)
+
+
+def _names_nothing(w: str, verbs: frozenset[str]) -> bool:
+    return w in verbs or w in _PREPOSITIONS or (len(w) > 5 and w.endswith(_ADVERB_ENDINGS))
+
+
 @lru_cache(maxsize=4096)
 def words(text: str) -> tuple[tuple[str, str] | None, ...]:
     """(word, kind) in reading order; None where adjacency breaks."""
     out: list[tuple[str, str] | None] = []
     asking = False  # right after a question word: the noun it asks for
-    for piece in _PIECE.findall(text.lower()):
+    pieces = _PIECE.findall(text.lower())
+    question = text.rstrip().endswith("?") and not has_han(text)
+    verbs = _english_verbs(pieces) if question else frozenset()
+    for piece in pieces:
+        if piece.isascii() and piece[0].isalpha() and _names_nothing(piece, verbs):
+            out.append(None)
+            asking = False
+            continue
         if has_han(piece):
             parts = tagged_words(piece)
         elif piece[0].isalpha():

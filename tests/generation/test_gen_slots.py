@@ -178,3 +178,23 @@ def test_a_compound_whose_head_no_passage_has_is_not_the_quotes_subject() -> Non
     q = "第7届日本参议院议员通常选举的重要性是什么？"
     quote = "第7届日本参议院议员通常选举于昭和40年7月4日举行，改选出125名参议员。"
     assert substitution(q, quote, passage=quote) is None
+
+
+def test_english_verbs_adverbs_and_prepositions_name_no_sibling() -> None:
+    """Words the question's grammar marks as verbs (after do-support, a participle after
+    "was"), adverbs and prepositions stand in no sibling's slot: the quote says the same
+    in other words."""
+    q = "On what date was Tower Bridge formally opened?"
+    quote = "Tower Bridge was officially opened on 30 June 1894 by the Prince of Wales."
+    assert substitution(q, quote, document=quote) is None
+    q = "When did the two halves of the Sydney Harbour Bridge's arch join?"
+    quote = "The two halves of the arch met on 19 August 1930."
+    assert substitution(q, quote, document=quote) is None
+    q = "Which district on the south bank of the Thames does Tower Bridge reach?"
+    quote = "Tower Bridge crosses the Thames from the Tower of London to Bermondsey."
+    assert substitution(q, quote, document=quote) is None
+    # A thing in the slot is still a sibling.
+    sub = substitution(
+        "How fast can eider ducks fly?", "Steamer ducks cannot fly at all.", document="ducks"
+    )
+    assert sub is not None and sub.asked == "eider"
