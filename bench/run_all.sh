@@ -15,7 +15,7 @@ $R bench docs --docs "$DATA/docs" --questions "$DATA/qa/examples_qa.jsonl" \
   --questions bench/questions/near_miss.jsonl \
   $( [ -f bench/questions/structure_qa.jsonl ] && echo --questions bench/questions/structure_qa.jsonl ) \
   --json "$OUT/docs.json" >/dev/null
-for lang in de fr es ru ja ko; do  # reading sets in six more languages
+for lang in en de fr es it pt ru ja ko; do  # parallel-facet reading sets, nine languages
   $R bench squad "bench/questions/multilingual/$lang.json" --json "$OUT/multilingual_$lang.json" >/dev/null
 done
 $R bench ingest --docs "$DATA/docs" --json "$OUT/ingest.json" >/dev/null
