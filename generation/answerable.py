@@ -580,6 +580,47 @@ def quantity_asked(question: str, cues: re.Pattern[str], intent: str = "general"
     return named and _ASKS_OTHER.search(question) is None
 
 
+# "When" in each language the quantity cues know (the English "when" as QUANTITY_QUESTION_EN
+# reads it: opening the question, or "when did/was …", not a leading condition).
+_WHEN_Q = re.compile(
+    r"^\s*when\b(?![^,?]*,\s*(?:what|where|which|who|whom|whose|why|how|is|are|does|do|"
+    r"did|can|should|must|will)\b)|\bwhen (?:did|was|were|is|are|will|does|do|has|had|"
+    r"should|must|can)\b|\bwann\b|\bquand\b|\bcuándo\b|\bquando\b|\bwanneer\b|"
+    r"\bкогда\b|いつ(?!も)|언제",
+    re.IGNORECASE,
+)
+# Month names written out (Russian as stems: январ-я, мая), and English abbreviations only
+# before a full stop or a day ("Jan. 5", "Nov 2015"); "may" only beside a number.
+_MONTH_WORDS = (
+    r"\b(?:january|february|march|april|june|july|august|september|october|november|"
+    r"december|januar|februar|märz|juni|juli|oktober|dezember|janvier|février|avril|juin|"
+    r"juillet|août|septembre|octobre|novembre|décembre|enero|febrero|marzo|abril|mayo|"
+    r"junio|julio|agosto|septiembre|octubre|noviembre|diciembre|gennaio|febbraio|aprile|"
+    r"maggio|giugno|luglio|settembre|ottobre|dicembre|janeiro|fevereiro|março|maio|junho|"
+    r"julho|setembro|outubro|novembro|dezembro|januari|februari|maart|augustus)\b|"
+    r"\b(?:январ|феврал|март|апрел|мая\b|май\b|июн|июл|август|сентябр|октябр|ноябр|декабр)|"
+    r"\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:\.|\s+\d)|"
+    r"\d\s+(?:may|mai)\b|\b(?:may|mai)\s+\d"
+)
+# A time stated: a year, a month, a date, a century or decade, a time of day, a weekday, or
+# a span of time units, in the languages above.
+_TIME_STATED = re.compile(
+    r"(?<![\d.,])(?:1\d{3}|20\d\d)(?!\d|[.,]\d)|\d+\s*(?:年|月|日|世紀|世纪|년|월|일)|"
+    rf"{_MONTH_WORDS}|\d{{1,2}}[:.]\d{{2}}\b|[ap]\.m\.|o'clock|\d+0s\b|"
+    r"\b(?:centur|decade|jahrhundert|jahrzehnt|siècle|siglo|secolo|século|eeuw|век|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"\d+\s*(?:days?|weeks?|months?|years?|hours?|minutes?|seconds?|tagen?|wochen?|"
+    r"monaten?|jahren?|stunden?|jours?|semaines?|mois|ans|années?|heures?|días?|semanas?|"
+    r"meses|años?|horas?|giorni|settimane|mesi|anni|ore|dias|anos|dagen|weken|maanden|"
+    r"jaren|uren|дн|недел|месяц|год|лет|час|минут)",
+    re.IGNORECASE,
+)
+
+
+def asks_when(question: str) -> bool:
+    return _WHEN_Q.search(question) is not None
+
+
 def asks_quantity(question: str, intent: str = "general") -> bool:
     return quantity_asked(question, QUANTITY_QUESTION, intent)
 
@@ -696,6 +737,21 @@ def judge(
             constraints=total,
             met=met - 1,
             failed="quantity",
+        )
+    # "When …?" asks for a time: a number that is not one (a length, a count of visitors)
+    # does not answer it. (Chinese 何时/什么时候 are not quantity cues: an event answers them.)
+    if (
+        quantity
+        and not day_quoted
+        and asks_when(question)
+        and not any(_TIME_STATED.search(q) for q in quoted)
+    ):
+        return Verdict(
+            False,
+            "the question asks when and the quoted evidence gives no time",
+            constraints=total,
+            met=met - 1,
+            failed="time",
         )
     # A question asking for a date or year by name ("哪一天", "what year") needs one in the
     # quoted sentences that the question does not already give.

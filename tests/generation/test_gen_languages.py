@@ -72,3 +72,19 @@ def test_not_covered_is_said_in_the_language_of_the_question() -> None:
     assert language_of("Wie viele Einwohner hat Dresden?") == "de"
     assert language_of("Kui palju elanikke on Tallinnas?") == "en"  # no sentence: English
     assert set(DEFAULT_NOT_COVERED) == set(LANGUAGE_NAME)
+
+
+def test_a_when_question_needs_a_time_not_any_number() -> None:
+    question = "When did builders start work on the Golden Gate Bridge?"
+    visitors = make_chunk(
+        "Today the Golden Gate Bridge draws an estimated 10 million visitors each year."
+    )
+    verdict = _verdict(question, make_hits(visitors))
+    assert not verdict.covered and verdict.failed == "time", verdict.reason
+    started = make_chunk("Construction of the Golden Gate Bridge began on January 5, 1933.")
+    assert _verdict(question, make_hits(started)).covered
+    # A year before a comma is a year, in any language; a thousands separator is not.
+    braga = make_chunk("A Universidade do Minho, fundada em 1973, tem sede em Braga.")
+    assert _verdict("Quando foi fundada a Universidade do Minho?", make_hits(braga)).covered
+    span = make_chunk("The Brooklyn Bridge has a main span of 1,595.5 feet.")
+    assert not _verdict("When was the Brooklyn Bridge finished?", make_hits(span)).covered
