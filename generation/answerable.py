@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote
 
-from core.lang import prefix_stem, stemmed_language, stopwords
+from core.lang import has_kana, prefix_stem, stemmed_language, stopwords
 from core.text import (
     LATIN_WORD_END,
     LATIN_WORD_START,
@@ -617,6 +617,65 @@ _TIME_STATED = re.compile(
 )
 
 
+# A measure a question asks for (English and the other languages the quantity cues know;
+# Chinese units have their own check, `asked_unit`), and the units that state one.
+_MEASURE_QUESTIONS = (
+    (
+        "length",
+        r"\bhow (?:tall|high|deep|wide|far)\b|\bwhat (?:is|was) the (?:height|length|width|"
+        r"depth|elevation|altitude|distance)\b|\bwie (?:hoch|tief|breit|weit)\b|"
+        r"\b(?:hauteur|longueur|largeur|profondeur)\b|\bqué (?:altura|longitud|"
+        r"anchura|profundidad)\b|\bquanto (?:[eé] )?(?:alto|alta|lungo|lunga|profondo|"
+        r"profonda)\b|\b(?:altezza|lunghezza|profondità|altura|comprimento|profundidade)\b|"
+        r"\b(?:высот|длин|глубин|ширин)|何メートル|高さ|長さ|深さ|標高|높이|길이|깊이",
+    ),
+    (
+        "sum of money",
+        r"\bhow much (?:money|did|does|do|was|is|were)\b[^?]*\b(?:cost|spent|spend|pay|paid|"
+        r"charge|worth|earn|raise|price)|\bhow much money\b|\bwie viel (?:geld|kostet|kostete)|"
+        r"\bcombien (?:a )?co[uû]t|\bcuánto (?:cuesta|costó|dinero)|\bсколько стоит",
+    ),
+    ("angle", r"\b(?:what|which) angle\b|\bwelchem winkel\b|\bquel angle\b|\bугол"),
+    (
+        "length or duration",
+        r"\bhow long\b|\bwie lange?\b|\bcombien de temps\b|\bcuánto tiempo\b|"
+        r"\bсколько времени\b",
+    ),
+    ("temperature", r"\btemperature\b|\btemperatur|\btempérature\b|\bтемператур|気温|기온"),
+)
+_MEASURE_Q = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _MEASURE_QUESTIONS)
+_LENGTH_UNITS = (
+    r"\d\s*(?:m|km|cm|mm|ft|mi|yd|in)\b|\d\s*[′'’]|\b(?:feet|foot|metres?|meters?|"
+    r"kilomet(?:re|er)s?|miles?|inch(?:es)?|yards?|metern?|kilometern?|mètres?|metros?|"
+    r"kilómetros?|quilómetros?|quilômetros?|chilometri|metri)\b|метр|км|\d\s*м\b|"
+    r"メートル|キロ|미터|킬로|\d\s*(?:米|公里)"
+)
+_DEGREES = re.compile(r"°|\bdegrees?\b|\bgrad\b|\bdegrés?\b|\bgrados?\b|градус|度|도", re.I)
+_MEASURE_UNITS = {
+    "length": re.compile(_LENGTH_UNITS, re.IGNORECASE),
+    "sum of money": re.compile(
+        r"[$€£¥₩₽]|\b(?:dollars?|euros?|pounds|yen|yuan|rmb|usd|eur|gbp|francs?|marks?|"
+        r"rubles?|roubles?|pesos?|reais|lire|crowns?|won)\b|元|円|원|рубл|евро|доллар",
+        re.IGNORECASE,
+    ),
+    "angle": _DEGREES,
+    "temperature": _DEGREES,
+    # "How long": a length or a span of time ("1,595 feet", "14 years", "from 1869 to 1883").
+    "length or duration": re.compile(f"{_LENGTH_UNITS}|{_TIME_STATED.pattern}", re.IGNORECASE),
+}
+
+
+def asked_measure(question: str) -> str | None:
+    """The kind of measure a question asks for ("length" for "how tall", "sum of money" for
+    "how much did it cost"), or None; never for Chinese questions."""
+    if has_han(question) and not has_kana(question):
+        return None
+    for name, rx in _MEASURE_Q:
+        if rx.search(question):
+            return name
+    return None
+
+
 def asks_when(question: str) -> bool:
     return _WHEN_Q.search(question) is not None
 
@@ -686,7 +745,8 @@ def judge(
     ]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)
-    total += int(quantity)
+    measure = asked_measure(question)  # "how tall", "to what angle": also a quantity asked
+    total += int(quantity or measure is not None)
 
     def written(term: str) -> bool:
         # In what is quoted (or its declared scope), or the name of the quoted document
@@ -786,6 +846,15 @@ def judge(
         return Verdict(
             False,
             f"the question asks how many {unit} and the quoted evidence gives none",
+            constraints=total,
+            met=met - 1,
+            failed="unit",
+        )
+    # "How tall", "how much money", "to what angle": a measure of that kind, with its unit.
+    if measure is not None and not _MEASURE_UNITS[measure].search(evidence):
+        return Verdict(
+            False,
+            f"the question asks for a {measure} and the quoted evidence gives none",
             constraints=total,
             met=met - 1,
             failed="unit",

@@ -88,3 +88,29 @@ def test_a_when_question_needs_a_time_not_any_number() -> None:
     assert _verdict("Quando foi fundada a Universidade do Minho?", make_hits(braga)).covered
     span = make_chunk("The Brooklyn Bridge has a main span of 1,595.5 feet.")
     assert not _verdict("When was the Brooklyn Bridge finished?", make_hits(span)).covered
+
+
+def test_a_measure_asked_needs_its_unit() -> None:
+    """How tall / how much money / what angle: a number of another kind is no answer."""
+    visitors = make_chunk(
+        "The Golden Gate Bridge draws an estimated 10 million visitors each year."
+    )
+    for question in (
+        "How tall are the towers of the Golden Gate Bridge?",
+        "How much money was spent building the Golden Gate Bridge?",
+        "To what angle can the bascules of the Golden Gate Bridge be lifted?",
+        "Wie hoch sind die Türme der Golden Gate Bridge?",
+    ):
+        verdict = _verdict(question, make_hits(visitors))
+        assert not verdict.covered and verdict.failed == "unit", (question, verdict.reason)
+    towers = make_chunk(
+        "The towers of the Golden Gate Bridge rise 746 feet (227 m) above the water."
+    )
+    assert _verdict("How tall are the towers of the Golden Gate Bridge?", make_hits(towers)).covered
+    cost = make_chunk("Building the Golden Gate Bridge cost about $35 million.")
+    assert _verdict(
+        "How much money was spent building the Golden Gate Bridge?", make_hits(cost)
+    ).covered
+    # "How long" is a length or a time.
+    years = make_chunk("Building the Brooklyn Bridge took 14 years, from 1869 to 1883.")
+    assert _verdict("How long did building the Brooklyn Bridge take?", make_hits(years)).covered
