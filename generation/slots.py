@@ -157,15 +157,18 @@ def _names_nothing(w: str, verbs: frozenset[str]) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def words(text: str) -> tuple[tuple[str, str] | None, ...]:
-    """(word, kind) in reading order; None where adjacency breaks."""
+def words(text: str, english: bool = False) -> tuple[tuple[str, str] | None, ...]:
+    """(word, kind) in reading order; None where adjacency breaks. `english`: the text
+    belongs to an English question (its own words or a quote for it), so English verbs,
+    adverbs and prepositions break adjacency too; never for Chinese, where a Latin word is
+    often a name ("Beyond", the band; "Inside", a title)."""
     out: list[tuple[str, str] | None] = []
     asking = False  # right after a question word: the noun it asks for
     pieces = _PIECE.findall(text.lower())
-    question = text.rstrip().endswith("?") and not has_han(text)
-    verbs = _english_verbs(pieces) if question else frozenset()
+    english = english and not has_han(text)
+    verbs = _english_verbs(pieces) if english and text.rstrip().endswith("?") else frozenset()
     for piece in pieces:
-        if piece.isascii() and piece[0].isalpha() and _names_nothing(piece, verbs):
+        if english and piece[0].isalpha() and _names_nothing(piece, verbs):
             out.append(None)
             asking = False
             continue
@@ -267,8 +270,10 @@ def substitution(
     the quoted document's title and file name; `passage`: the quoted passages' text).
     Chinese and English questions only: the word classes come from jieba's tags and the
     English stemmer, which misread Japanese particles or Russian and German inflections."""
-    if language(question) not in ("zh", "en"):
+    lang = language(question)
+    if lang not in ("zh", "en"):
         return None
+    english = lang == "en"
     text = f"{quote} {scope}".lower()
     stems = _latin_stems(text)
     alternatives = {k.lower(): [a.lower() for a in v] for k, v in (synonyms or {}).items()}
@@ -283,7 +288,7 @@ def substitution(
     slots: list[tuple[str, str, int]] = []
     verb_heads: list[tuple[str, str]] = []  # (a word that is no noun, the noun after it)
     doc_stems: set[str] | None = None
-    for a, b in _pairs(words(question)):
+    for a, b in _pairs(words(question, english)):
         for (anchor, anchor_kind), (missing, kind), side in ((a, b, 1), (b, a, 0)):
             if kind == ASKED_FOR or not _specific(anchor) or not there(anchor):
                 continue
@@ -308,10 +313,10 @@ def substitution(
         return None
     # The words naming the quoted document ("according to the Wikipedia Duck article") are
     # where to look, not what is asked: the quote's "ducks" may stand in for "penguins".
-    named = {w for w, _ in filter(None, words(names))} if names else set()
-    qwords = {w for w, _ in filter(None, words(question))} - named
+    named = {w for w, _ in filter(None, words(names, english))} if names else set()
+    qwords = {w for w, _ in filter(None, words(question, english))} - named
     raw_words = re.findall(r"[a-z]+", question.lower())
-    quote_pairs = _pairs(words(quote))
+    quote_pairs = _pairs(words(quote, english))
     for anchor, missing, side in slots:
         latin = not has_han(missing)
         for left, right in quote_pairs:
