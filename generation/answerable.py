@@ -382,19 +382,25 @@ def inflected_names(question: str) -> list[tuple[str, tuple[str, ...]]]:
     English (German, French, Russian ...), not opening it, with the prefix stem of each
     word: ("Омска", ("омск",)). A name asked is then looked for in its other forms
     ("Новосибирска" in "Новосибирск"). Checked against the quoted document, not the quote
-    alone. None in German, which capitalises every noun."""
+    alone. German capitalises every noun: there a capital is a name only where no article,
+    determiner or adjective stands before it (`_german_noun`)."""
     lang = stemmed_language(question)
-    if not lang or lang == "de":  # German capitalises every noun: no name stands out
+    if not lang:
         return []
     skip = stopwords(lang)
     runs: list[list[str]] = []
     last_end = -2
+    before: list[str] = []  # the words so far, lower case
     for m in _ANY_WORD.finditer(question):
         word = m.group(0)
+        previous, before = before, [*before, word.lower()]
         if not word[0].isupper() or _OPENS.search(question[: m.start()]):
             last_end = -2
             continue
         if word.lower() in skip or word.lower() in STOPWORDS:
+            last_end = -2
+            continue
+        if lang == "de" and (last_end < 0 or not runs) and _german_noun(previous):
             last_end = -2
             continue
         if runs and question[last_end : m.start()] == " ":
@@ -406,6 +412,34 @@ def inflected_names(question: str) -> list[tuple[str, tuple[str, ...]]]:
         (" ".join(run), tuple(prefix_stem(w.lower(), lang) for w in run))
         for run in dict.fromkeys(tuple(r) for r in runs)
     ]
+
+
+# What stands before a German common noun: articles, determiners, quantifiers, numbers,
+# prepositions ("in Betrieb", "für Sonnenenergie": a bare noun after one is common, a
+# place after one too, and a wrong refusal costs more) and their contractions with an
+# article.
+_GERMAN_DETERMINER_TEXT = """
+    der die das den dem des ein eine einen einem einer eines kein keine keinen keinem keiner
+    keines dieser diese dieses diesen diesem jeder jede jedes jeden jedem welcher welche
+    welches welchen welchem mein meine meinen meinem meiner sein seine seinen seinem seiner
+    ihr ihre ihren ihrem ihrer unser unsere unseren euer eure viele vielen wenige einige
+    einigen mehrere alle allen beide beiden zum zur im am vom beim ins ans aufs wie in an
+    auf für mit bei nach von aus zu um über unter vor hinter neben zwischen seit als durch
+    gegen ohne bis
+"""
+_GERMAN_DETERMINERS = frozenset(_GERMAN_DETERMINER_TEXT.split())
+
+
+def _german_noun(before: list[str]) -> bool:
+    """Whether a capitalised German word after `before` (the question's words so far, lower
+    case) is a common noun: right after a determiner, a number or a capitalised word, or
+    after an adjective that follows a determiner ("zum ersten Mal", "der höchste Berg")."""
+    if not before:
+        return True
+    last = before[-1]
+    if last in _GERMAN_DETERMINERS or last.isdigit():
+        return True
+    return len(before) > 1 and before[-2] in _GERMAN_DETERMINERS
 
 
 def _norm(text: str) -> str:

@@ -129,9 +129,8 @@ _PREPOSITION_TEXT = """among amongst amid across along around near within withou
     beneath beyond inside outside upon via onto behind beside besides despite except
     throughout underneath"""
 _PREPOSITIONS = frozenset(_PREPOSITION_TEXT.split())
-_ADVERB_ENDINGS = tuple(
-    "ally ously fully ively ently antly ably ibly edly ingly lessly ely".split()  # noqa: SIM905
-)
+_ADVERB_ENDING_TEXT = "ally ously fully ively ently antly ably ibly edly ingly lessly ely"
+_ADVERB_ENDINGS = tuple(_ADVERB_ENDING_TEXT.split())
 _DO = frozenset({"did", "does", "do"})
 _BE = frozenset({"was", "were", "is", "are"})
 

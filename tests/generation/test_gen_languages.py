@@ -33,9 +33,16 @@ def test_a_name_is_met_in_another_case_and_another_name_is_not() -> None:
     assert inflected_names("Какое население у Омска?") == [("Омска", ("омск",))]
 
 
-def test_german_nouns_are_not_names() -> None:
+def test_german_nouns_are_not_names_but_a_bare_capital_is() -> None:
     question = "Wer bestieg die Zugspitze als Erster?"
     assert inflected_names(question) == [] and names(question) == []
+    # No article, determiner, number or preposition before it: a name.
+    asked = "Wann wird Heidelberg zum ersten Mal in einer Urkunde genannt?"
+    assert [n for n, _ in inflected_names(asked)] == ["Heidelberg"]
+    assert inflected_names("Seit wann ist der Leipziger Hauptbahnhof in Betrieb?") == []
+    dresden = make_chunk("Dresden wurde im Jahr 1206 erstmals urkundlich erwähnt.", title="de")
+    verdict = _verdict(asked, make_hits(dresden))
+    assert not verdict.covered and "Heidelberg" in verdict.reason
     text = (
         "Die Zugspitze ist mit 2962 Metern der höchste Berg Deutschlands. Der erste "
         "dokumentierte Aufstieg gelang Josef Naus im Jahr 1820."
