@@ -38,6 +38,7 @@ from core.text import (
     has_han,
     query_terms,
     starts_latin_word,
+    tagged_words,
 )
 from core.types import Chunk
 from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
@@ -442,6 +443,25 @@ def _german_noun(before: list[str]) -> bool:
     return len(before) > 1 and before[-2] in _GERMAN_DETERMINERS
 
 
+_KANJI_RUN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\u3005]{2,}")
+
+
+def japanese_places(question: str) -> list[str]:
+    """Place names of a Japanese question, as jieba tags them in its kanji runs (大阪, 松本):
+    looked for in the quoted document, like the names of other languages. (jieba's other
+    name tags misread Japanese kanji, 天守 as a person.)"""
+    if not has_kana(question):
+        return []
+    return list(
+        dict.fromkeys(
+            w
+            for run in _KANJI_RUN.findall(question)
+            for w, flag in tagged_words(run)
+            if flag == "ns" and len(w) >= 2
+        )
+    )
+
+
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).lower()
 
@@ -812,6 +832,7 @@ def judge(
         if not all(starts_latin_word(same_doc, stem) for stem in stems)
         and not stated(name, lambda x: _name_found(x, same_doc))
     ]
+    missing_inflected += [p for p in japanese_places(question) if p not in same_doc]
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).

@@ -121,3 +121,16 @@ def test_a_measure_asked_needs_its_unit() -> None:
     # "How long" is a length or a time.
     years = make_chunk("Building the Brooklyn Bridge took 14 years, from 1869 to 1883.")
     assert _verdict("How long did building the Brooklyn Bridge take?", make_hits(years)).covered
+
+
+def test_a_japanese_place_asked_must_be_in_the_quoted_document() -> None:
+    from generation.answerable import japanese_places
+
+    question = "大阪城の天守の高さは何メートルですか？"
+    assert "大阪" in japanese_places(question)
+    assert japanese_places("大阪城的天守有多高？") == []  # Chinese: jieba's tags stay out
+    matsumoto = make_chunk("松本城の天守は高さ約29メートルで、現存する五重六階の天守である。")
+    verdict = _verdict(question, make_hits(matsumoto))
+    assert not verdict.covered and "大阪" in verdict.reason
+    osaka = make_chunk("大阪城の天守閣は高さ約55メートルで、1931年に復興された。")
+    assert _verdict(question, make_hits(osaka)).covered
