@@ -71,7 +71,7 @@ _QUESTION_WORDS = _set(
 )
 # Letters that only one of these languages writes.
 _LETTER_HINTS = {"de": "ßäöü", "fr": "çœêèëîïôûù", "es": "ñ¿¡", "pt": "ãõ", "it": "ì"}
-FUNCTION_WORDS = {lang: _set(words) for lang, words in _FUNCTION_WORDS.items()}
+_VOTERS = {lang: _set(words) for lang, words in _FUNCTION_WORDS.items()}
 # Function words that are also English words (or too short to vote): stop words of a query
 # already known to be in the language, never votes.
 _MORE_STOPWORDS = {
@@ -134,10 +134,6 @@ _PARTICLES = tuple(
 )
 
 
-def has_hangul(text: str) -> bool:
-    return not text.isascii() and bool(_HANGUL.search(text))
-
-
 def has_kana(text: str) -> bool:
     return not text.isascii() and bool(_KANA.search(text))
 
@@ -184,7 +180,7 @@ def _latin_language(lowered: str) -> str:
         return "en"
     english = sum(w in _ENGLISH for w in words)
     best, votes = "en", 0
-    for lang, table in FUNCTION_WORDS.items():
+    for lang, table in _VOTERS.items():
         n = sum(w in table for w in words)
         n += sum(c in lowered for c in _LETTER_HINTS.get(lang, ""))
         if n > votes:
@@ -203,8 +199,8 @@ def stopwords(lang: str) -> frozenset[str]:
 
 @lru_cache(maxsize=32)
 def _stopwords(lang: str) -> frozenset[str]:
-    if lang in FUNCTION_WORDS:
-        return FUNCTION_WORDS[lang] | _set(_MORE_STOPWORDS.get(lang, ""))
+    if lang in _VOTERS:
+        return _VOTERS[lang] | _set(_MORE_STOPWORDS.get(lang, ""))
     return _OTHER_STOPWORDS.get(lang, frozenset())
 
 
