@@ -150,8 +150,7 @@ def language(text: str) -> str:
     """The language a text's words are cut by: "zh" (any Han character and no kana),
     "ja", "ko", "ru", "el", "ar", one of the Latin-script languages above, else "en"."""
     if text.isascii():
-        latin = _latin_language(text.lower())
-        return latin
+        return _latin_language(text.lower())
     if _KANA.search(text):
         # Japanese writes a quarter or more of its characters in kana; Chinese text may
         # quote a Japanese title (《けいおん!》) and stays Chinese.
@@ -192,27 +191,22 @@ def _latin_language(lowered: str) -> str:
     return "en"
 
 
+@lru_cache(maxsize=32)
 def stopwords(lang: str) -> frozenset[str]:
     """Function words of a language other than Chinese and English (empty for those)."""
-    return _stopwords(lang)
-
-
-@lru_cache(maxsize=32)
-def _stopwords(lang: str) -> frozenset[str]:
     if lang in _VOTERS:
         return _VOTERS[lang] | _set(_MORE_STOPWORDS.get(lang, ""))
     return _OTHER_STOPWORDS.get(lang, frozenset())
 
 
 @lru_cache(maxsize=16)
-def _stemmer(lang: str) -> tuple[Any, threading.Lock] | None:
-    name = _STEMMER_OF.get(lang)
-    if name is None:
-        return None
+def snowball(algorithm: str) -> tuple[Any, threading.Lock]:
+    """One Snowball stemmer per algorithm ("english", "german" ...) and the lock it is used
+    under: a snowball stemmer keeps the word being stemmed in its own fields, so two
+    threads stemming at once corrupt each other (IndexError under concurrent /v1/ask)."""
     import snowballstemmer
 
-    # A snowball stemmer keeps the word in its own fields: one lock per stemmer.
-    return snowballstemmer.stemmer(name), threading.Lock()
+    return snowballstemmer.stemmer(algorithm), threading.Lock()
 
 
 @lru_cache(maxsize=65536)
@@ -222,10 +216,10 @@ def stem_word(word: str, lang: str) -> str:
     holds a digit or the language has no stemmer."""
     if len(word) < 4 or not word.isalpha():
         return word
-    found = _stemmer(lang)
-    if found is None:
+    algorithm = _STEMMER_OF.get(lang)
+    if algorithm is None:
         return word
-    stemmer, lock = found
+    stemmer, lock = snowball(algorithm)
     with lock:
         stem = str(stemmer.stemWord(word))
     return stem if len(stem) >= 3 else word

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import threading
 from functools import lru_cache
 from typing import Any
 
@@ -19,6 +18,7 @@ from core.lang import (
     needs_segmenting,
     prefix_stem,
     segment,
+    snowball,
     stem_word,
     stemmed_language,
     stopwords,
@@ -251,22 +251,12 @@ _EN_STOP_EXTRA = """
 KEYWORD_STOPWORDS = STOPWORDS | frozenset(_EN_STOP_EXTRA.split())
 
 
-@lru_cache(maxsize=1)
-def _stemmer() -> tuple[Any, threading.Lock]:
-    """One stemmer and the lock it is used under: a snowball stemmer keeps the word being
-    stemmed in its own fields, so two threads stemming at once corrupt each other
-    (IndexError under concurrent /v1/ask)."""
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english"), threading.Lock()
-
-
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """The Porter2 stem of a lower-case Latin word; other tokens unchanged."""
     if not word.isascii() or not word.isalpha() or len(word) < 3:
         return word
-    stemmer, lock = _stemmer()
+    stemmer, lock = snowball("english")
     with lock:
         return str(stemmer.stemWord(word))
 

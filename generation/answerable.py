@@ -58,28 +58,33 @@ _SECTION_NUMBER = re.compile(r"^\s*(\d+(\.\d+)*\.?|第[一二三四五六七八�
 # The English forms of a question asking for a number, a date, a version ("when" opening
 # the question or asking "when did…", not "for when the indicators disagree"); shared by
 # this check and the sentence scorer, which adds looser Chinese forms of its own.
+# "When" asking for a time: opening the question or "when did/was …", not a leading
+# "When …," clause before another question word, which is a condition ("When enum is
+# defined for a server variable, where must the value exist?").
+_WHEN_EN = (
+    r"^\s*when\b(?![^,?]*,\s*(?:what|where|which|who|whom|whose|why|how|is|are|does|do|"
+    r"did|can|should|must|will)\b)|"
+    r"\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
+)
+# "When" in German, French, Spanish, Italian/Portuguese, Dutch, Russian, Japanese, Korean.
+_WHEN_OTHER = r"\bwann\b|\bquand\b|\bcuándo\b|\bquando\b|\bwanneer\b|\bкогда\b|いつ(?!も)|언제"
 QUANTITY_QUESTION_EN = (
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
     r"number|percentage|port|size|amount|value|rate)|"
     r"(?:maximum|minimum|max|min) (?:length|size|number|value|count|amount)|"
-    r"which (version|year|date|port|number)|"
-    # A leading "When …," clause before another question word is a condition ("When enum
-    # is defined for a server variable, where must the value exist?").
-    r"^\s*when\b(?![^,?]*,\s*(?:what|where|which|who|whom|whose|why|how|is|are|does|do|"
-    r"did|can|should|must|will)\b)|"
-    r"\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
+    r"which (version|year|date|port|number)|" + _WHEN_EN
 )
 # The same in other languages: German, French, Spanish, Italian, Portuguese, Dutch,
 # Russian, Japanese, Korean (how many, how high, in which year, when).
 QUANTITY_QUESTION_OTHER = (
     r"\bwie (?:viele?|hoch|lang|alt|groß|gross|weit|schwer|tief|breit)\b|\bwieviele?\b|"
-    r"\bin welchem jahr\b|\bwann\b|\bcombien\b|\ben quelle année\b|\bquand\b|"
-    r"\bcuánt[oa]s?\b|\ben qué año\b|\bcuándo\b|\bquant[oiea]s?\b|\bin che anno\b|"
-    r"\bem que ano\b|\bquando\b|\bhoeveel\b|\bin welk jaar\b|\bwanneer\b|"
-    r"\bhoe (?:hoog|lang|oud|groot|ver)\b|\bсколько\b|\bв каком году\b|\bкогда\b|"
+    r"\bin welchem jahr\b|\bcombien\b|\ben quelle année\b|"
+    r"\bcuánt[oa]s?\b|\ben qué año\b|\bquant[oiea]s?\b|\bin che anno\b|"
+    r"\bem que ano\b|\bhoeveel\b|\bin welk jaar\b|"
+    r"\bhoe (?:hoog|lang|oud|groot|ver)\b|\bсколько\b|\bв каком году\b|"
     # Japanese 何年/何人 only before kana: Chinese writes 何人/何年 too, not asking a number.
     r"何(?:人|年|メートル|キロ|個|回|歳|階|本|度|万|億|世紀|日|月|時間|分)(?=[\u3040-\u30ff])|"
-    r"いくつ|いつ(?!も)|どのくらい|どれくらい|몇|얼마|언제"
+    r"いくつ|どのくらい|どれくらい|몇|얼마|" + _WHEN_OTHER
 )
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN
@@ -634,15 +639,8 @@ def quantity_asked(question: str, cues: re.Pattern[str], intent: str = "general"
     return named and _ASKS_OTHER.search(question) is None
 
 
-# "When" in each language the quantity cues know (the English "when" as QUANTITY_QUESTION_EN
-# reads it: opening the question, or "when did/was …", not a leading condition).
-_WHEN_Q = re.compile(
-    r"^\s*when\b(?![^,?]*,\s*(?:what|where|which|who|whom|whose|why|how|is|are|does|do|"
-    r"did|can|should|must|will)\b)|\bwhen (?:did|was|were|is|are|will|does|do|has|had|"
-    r"should|must|can)\b|\bwann\b|\bquand\b|\bcuándo\b|\bquando\b|\bwanneer\b|"
-    r"\bкогда\b|いつ(?!も)|언제",
-    re.IGNORECASE,
-)
+# "When" in each language the quantity cues know.
+_WHEN_Q = re.compile(f"{_WHEN_EN}|{_WHEN_OTHER}", re.IGNORECASE)
 # Month names written out (Russian as stems: январ-я, мая), and English abbreviations only
 # before a full stop or a day ("Jan. 5", "Nov 2015"); "may" only beside a number.
 _MONTH_WORDS = (

@@ -31,10 +31,10 @@ from indexing.stores.sqlite_conn import RowCount, open_sqlite
 
 log = logging.getLogger("ragline.keyword")
 
-PUBLIC = "__public__"
+PUBLIC = "__public__"  # the acl token of chunks without ACL tags
 # How text is cut into tokens (core.text.keyword_tokens), stored with the index: 2 = other
 # languages analysed (core.lang: stems, Korean and Japanese segments, bigrams).
-ANALYSIS_VERSION = "2"  # the acl token of chunks without ACL tags
+ANALYSIS_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kw_chunks (
