@@ -128,6 +128,11 @@ def tagged_words(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((p.word, p.flag) for p in jieba.posseg.cut(text) if p.word.strip())
 
 
+def known_word(word: str) -> bool:
+    """Whether jieba's dictionary holds the word (not a guess at an unknown one)."""
+    return bool(_jieba().dt.FREQ.get(word))
+
+
 def index_tokens(text: str) -> list[str]:
     """Tokens to index a passage under (jieba search mode: words and their sub-words)."""
     return list(_index_tokens(text))

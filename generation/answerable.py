@@ -36,6 +36,7 @@ from core.text import (
     LATIN_WORD_START,
     STOPWORDS,
     has_han,
+    known_word,
     query_terms,
     starts_latin_word,
     tagged_words,
@@ -467,6 +468,67 @@ def japanese_places(question: str) -> list[str]:
     )
 
 
+# jieba's tags for names: persons, places, organisations, other proper names.
+_NAME_TAGS = frozenset({"nr", "ns", "nt", "nz", "nrt", "nrfg"})
+# Characters that are words of their own (particles, copulas, pronouns, question words),
+# simplified and traditional: jieba's guesses at unknown words often end in one
+# ("巴利冈是", "锦地罗不"): cut off the ends of a name, and no one-character part of one.
+_FUNCTION_HAN = frozenset(
+    "的是了在和与與及或也都就才不会會有被把对對从從向为為以而之其这這那哪谁誰何么麼什吗嗎"
+    "呢吧啊着著过過得地要能可将將于於个個们們并並所後"
+)
+_NAME_JOINS = frozenset("·・-－‧•")  # transliteration dots and hyphens inside a name
+_TRIM = "".join(sorted(_NAME_JOINS | _FUNCTION_HAN))
+# jieba's tags of single characters that join no name: numerals, measure words, times,
+# places of direction, prepositions, conjunctions, particles, pronouns, adverbs.
+_NOT_IN_NAMES = frozenset("mqtfpcurdy")
+_HAN_CHARS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
+_HAN_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
+
+
+def han_names(question: str, within: Sequence[str] = ()) -> list[str]:
+    """Names of a Chinese question (persons, places, organisations, other proper names) as
+    jieba tags them, each widened over the name-tagged words, single characters and
+    transliteration dots beside it ("蒂亚戈·蒙泰罗": jieba tags 蒂 and 亚戈 and 泰罗). jieba's
+    tags misfire on ordinary words ("长度" as a place), which `han_name_found` is lenient
+    for, and its guesses at unknown names swallow a particle ("巴利冈是"), which is cut off
+    again."""
+    if not has_han(question) or has_kana(question):
+        return []
+    out: list[str] = []
+    run: list[str] = []
+    named = False
+    for word, flag in [*tagged_words(question), ("", "x")]:
+        han = bool(_HAN_CHARS.fullmatch(word)) and word not in _FUNCTION_HAN
+        tagged = han and flag in _NAME_TAGS
+        single = han and len(word) == 1 and flag[:1] not in _NOT_IN_NAMES
+        if tagged or single or (word in _NAME_JOINS and run):
+            run.append(word)
+            named = named or tagged
+            continue
+        if run and not known_word(run[0]):
+            run[0] = run[0].lstrip(_TRIM)
+        if run and not known_word(run[-1]):
+            run[-1] = run[-1].rstrip(_TRIM)
+        text = "".join(run).strip("".join(_NAME_JOINS))
+        if named and _pairs(text) and not any(text in n for n in within):
+            out.append(text)
+        run, named = [], False
+    return list(dict.fromkeys(out))
+
+
+def _pairs(name: str) -> list[str]:
+    """The name's two-character pieces."""
+    return [name[i : i + 2] for i in range(len(name) - 1) if _HAN_WORD.fullmatch(name[i : i + 2])]
+
+
+def han_name_found(name: str, text: str) -> bool:
+    """Whether the text mentions a name of the question: whole, or two of its characters
+    together. A document about another person or place shares none; one that writes the
+    name a little differently ("西贡商业信用银行" for "西贡商信银行") shares some."""
+    return name in text or any(pair in text for pair in _pairs(name))
+
+
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).lower()
 
@@ -831,6 +893,18 @@ def judge(
         and not stated(name, lambda x: _name_found(x, same_doc))
     ]
     missing_inflected += [p for p in japanese_places(question) if p not in same_doc]
+    # Chinese names (a person, a place, an organisation): somewhere in the quoted document.
+    # A question about 张天霖 is not answered from a passage about another actor. Like
+    # the names above they pin nothing down and are not counted as constraints. jieba
+    # tags ordinary words as names too ("LaTeX 入门手册", "公式单元格"): where a Latin name,
+    # an identifier or a title of the question is in the quoted document, that document is
+    # the one asked about, and such a word describes it.
+    anchored = any(_name_found(t, same_doc) for t in [*wanted_ids, *wanted_names, *soft_names])
+    missing_han = [
+        name
+        for name in ([] if anchored else han_names(question, wanted_names))
+        if not stated(name, lambda x: han_name_found(x, same_doc))
+    ]
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).
@@ -963,6 +1037,11 @@ def judge(
         row_miss = _row_of_another(question, chosen[0], retrieved)
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row")
+    if missing_han:  # after the sibling and row checks, which say more
+        what = ", ".join(repr(t) for t in missing_han)
+        return Verdict(
+            False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
+        )
     if missing_periods:
         given = [t for t in wanted_periods if t not in missing_periods]
         if given and _coordinated(question, wanted_periods):

@@ -241,3 +241,49 @@ def test_a_which_question_needs_a_quote_naming_one() -> None:
     assert _verdict("Which agency publishes the report?", make_hits(monthly)).failed == "kind"
     # Kinds whose names are ordinary words ("盛大") are not checked.
     assert _verdict("哪家公司运营这款游戏？", make_hits(make_chunk("由盛大游戏运营。"))).covered
+
+
+def _verdict_of(question: str, *texts: str) -> Verdict:
+    hits = make_hits(*(make_chunk(t) for t in texts))
+    ex = extract(question, hits)
+    return judge(
+        question, "general", [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
+    )
+
+
+def test_a_chinese_name_asked_must_be_in_the_quoted_document() -> None:
+    from generation.answerable import han_name_found, han_names
+
+    other = "马库斯·温克霍克（生于1980年6月13日），是一位德国F1赛车手。"
+    question = "蒂亚戈·蒙泰罗是哪个国家的赛车手？"
+    verdict = _verdict_of(question, other)
+    assert not verdict.covered and verdict.failed == "name" and "蒙泰罗" in verdict.reason
+    own = "蒂亚戈·蒙泰罗（Tiago Monteiro，1976年7月24日－），是一位葡萄牙赛车手。"
+    assert _verdict_of(question, own).covered
+    # jieba's guess at an unknown name swallows a particle ("巴利冈是"): it is cut off.
+    asked = "让-皮埃尔·巴利冈是哪国的政治家？"
+    balligand = "让-皮埃尔·巴利冈（Jean-Pierre Balligand，1950年5月5日－），法国政治家。"
+    assert _verdict_of(asked, balligand).covered
+    # A name written a little differently in the document shares two of its characters.
+    bank = "西贡商信银行的总部在哪里？"
+    text = "西贡商业信用银行（saigon thuong tin bank）总部位于胡志明市。"
+    assert han_names(bank) and all(han_name_found(n, text) for n in han_names(bank))
+    # Particles and question words are no part of a name: "叶有" (jieba: a person) is none.
+    assert han_names("六耳铃的上部叶有什么特点？") == []
+    assert han_names("哪个品种的锦地罗不需要冬眠？") == ["锦地罗"]
+    # A title the question quotes is checked as a title, not piece by piece.
+    assert han_names("《数据安全法》从哪天起施行？", ["数据安全法"]) == []
+    # Japanese kanji are left to the Japanese check.
+    assert han_names("大阪城の天守の高さは何メートルですか？") == []
+
+
+def test_an_ordinary_word_tagged_as_a_name_is_forgiven_where_a_latin_name_is_met() -> None:
+    # jieba tags 单元格 as a person; the question's Latin names (MinerU, Sheet1) are in
+    # the quoted document, so that document is the one asked about.
+    question = "MinerU 示例工作簿 Sheet1 里，公式求和的结果显示是多少？"
+    sheet = "MinerU 示例工作簿 Sheet1：first 列 1 至 6 的求和公式，结果显示为 21。"
+    assert _verdict_of(question, sheet).covered
+    # Without the Latin anchor the same document does not name 张天霖.
+    asked = "张天霖的求和公式结果显示是多少？"
+    verdict = _verdict_of(asked, sheet)
+    assert not verdict.covered and "张天霖" in verdict.reason

@@ -82,7 +82,8 @@ def test_a_unit_counts_in_any_of_its_written_forms() -> None:
     q = "成鸟全长是多少公分？"
     ex = extract(q, hits)
     assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen).covered
-    hits = make_hits(make_chunk("该种是一个小小的毛毡苔，全长通常只有2cm（0.79英尺）。"))
+    small = "该种是一个小小的毛毡苔，全长通常只有2cm（0.79英尺）。"
+    hits = make_hits(make_chunk(small, title="锦地罗"))
     q = "锦地罗的全长是多少厘米？"
     ex = extract(q, hits)
     assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen).covered
