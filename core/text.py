@@ -128,9 +128,15 @@ def tagged_words(text: str) -> tuple[tuple[str, str], ...]:
     return tuple((p.word, p.flag) for p in jieba.posseg.cut(text) if p.word.strip())
 
 
+def word_frequency(word: str) -> int:
+    """How often jieba's dictionary counts the word (0: not in it, a guess at an unknown
+    one)."""
+    return int(_jieba().dt.FREQ.get(word) or 0)
+
+
 def known_word(word: str) -> bool:
     """Whether jieba's dictionary holds the word (not a guess at an unknown one)."""
-    return bool(_jieba().dt.FREQ.get(word))
+    return word_frequency(word) > 0
 
 
 def index_tokens(text: str) -> list[str]:

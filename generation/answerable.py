@@ -13,6 +13,11 @@ The question's key constraints are pulled out language-aware (English and Chines
   short acronyms in English questions ("FBI", "HR") are publishers more often than
   subjects and do not decide; Latin words in Chinese questions ("TiSpark", "HDD") must
   appear somewhere in the quoted document;
+- what a Chinese question is about: the names jieba tags (张天霖, 西贡商信银行) and the
+  subject that opens the asking clause (马来穿山甲, 羊水栓塞) — met somewhere in the quoted
+  document, leniently (two characters of a name, half of a subject); left out where a
+  Latin name, identifier or title of the question, or an earlier clause ("按…说明书的约束
+  条件，"), is met there, which makes the document the one asked about;
 - the attribute asked for: a question asking for a quantity needs a number in the quoted
   evidence (a clause number "第3条" or a section number is not a quantity), and one of the
   unit it asks for ("多少小时" needs 小时, "how many pages" needs pages).
@@ -40,6 +45,7 @@ from core.text import (
     query_terms,
     starts_latin_word,
     tagged_words,
+    word_frequency,
 )
 from core.types import Chunk
 from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
@@ -529,6 +535,90 @@ def han_name_found(name: str, text: str) -> bool:
     return name in text or any(pair in text for pair in _pairs(name))
 
 
+# What a Chinese question asks with, the words that may open its clause before the subject
+# (times, numbers, directions, conjunctions, adverbs), and the pronouns that stand for a
+# subject named elsewhere ("该书", "此鱼").
+_ASKS_HAN = re.compile(
+    r"什么|什麼|哪|谁|誰|多少|几|幾|何|吗|嗎|怎|多长|多長|多大|多高|多久|多重|多远|多遠|多深|多宽|多寬"
+)
+_BEFORE_SUBJECT = frozenset("tmfcdx")
+_DEMONSTRATIVES = frozenset("该此这那本其該這")
+_COMMON_WORD = 2000  # jieba's dictionary count above which a word is an everyday one
+
+
+def _noun_word(word: str, flag: str) -> bool:
+    if not _HAN_CHARS.fullmatch(word) or _ASKS_HAN.search(word):
+        return False
+    noun = flag[:1] == "n" or flag in ("j", "s", "vn", "ng")
+    single = len(word) == 1 and word not in _FUNCTION_HAN and flag[:1] not in "mqtfpcurdyv"
+    return noun or single
+
+
+_Tagged = tuple[tuple[str, str], ...]
+
+
+def _clauses(question: str) -> tuple[list[_Tagged], _Tagged]:
+    """The question's tagged words cut into clauses: those before the one that asks, and
+    that one (empty when none asks). One tagging of the whole question serves all."""
+    clauses: list[_Tagged] = []
+    clause: list[tuple[str, str]] = []
+    for word, flag in [*tagged_words(question), ("，", "x")]:
+        if word in "，,；;：:":
+            if clause:
+                clauses.append(tuple(clause))
+            clause = []
+        else:
+            clause.append((word, flag))
+    for i in range(len(clauses) - 1, -1, -1):
+        if any(_ASKS_HAN.search(word) for word, _ in clauses[i]):
+            return clauses[:i], clauses[i]
+    return clauses, ()
+
+
+def han_subject(question: str) -> str:
+    """The subject of a Chinese question: the nouns that open the clause that asks
+    ("马来穿山甲的别称是什么？" -> "马来穿山甲", "黄鳍紫鱼体长多少？" -> "黄鳍紫鱼体长"), after a
+    time or an adverb; "" where that clause opens otherwise (a preposition, a pronoun, a
+    Latin word: "对人体有什么伤害", "该书讲述了什么") or the subject is one character."""
+    if not has_han(question) or has_kana(question):
+        return ""
+    run: list[str] = []
+    for word, flag in _clauses(question)[1]:
+        if not run and flag[:1] in _BEFORE_SUBJECT and flag != "ns":
+            continue
+        if not _noun_word(word, flag):
+            break
+        run.append(word)
+    subject = "".join(run)
+    # One common word ("专家", "男子", "学校") names a kind of thing, not the one asked about.
+    common = len(run) == 1 and word_frequency(subject) >= _COMMON_WORD
+    return subject if len(subject) > 1 and subject[0] not in _DEMONSTRATIVES and not common else ""
+
+
+def han_scope(question: str) -> list[str]:
+    """What the clauses before the asking one name, in runs of nouns of three characters
+    or more ("按南小二系统需求规格说明书的约束条件，项目代码用什么工具…" -> "规格说明书",
+    "约束条件"): the document or part of one the question is asked within."""
+    runs: list[str] = []
+    for clause in _clauses(question)[0]:
+        run = ""
+        for word, flag in [*clause, ("", "x")]:
+            if _noun_word(word, flag):
+                run += word
+                continue
+            if len(run) > 2:
+                runs.append(run)
+            run = ""
+    return runs
+
+
+def han_subject_found(subject: str, text: str) -> bool:
+    """The subject in the text, or at least half of its two-character pieces: the subject
+    often runs into what is asked of it ("黄鳍紫鱼体长"), which the text writes apart."""
+    pairs = _pairs(subject)
+    return subject in text or sum(p in text for p in pairs) >= max(1, len(pairs) / 2)
+
+
 def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).lower()
 
@@ -905,6 +995,18 @@ def judge(
         for name in ([] if anchored else han_names(question, wanted_names))
         if not stated(name, lambda x: han_name_found(x, same_doc))
     ]
+    # The subject of a Chinese question, named or not (马来穿山甲, 羊水栓塞): a passage of a
+    # document that does not mention it answers another question. A name the document does
+    # mention outside the subject makes it the document asked about, and the subject a part
+    # of it that it may call otherwise.
+    subject = "" if anchored or missing_han else han_subject(question)
+    if any(name not in subject for name in han_names(question, wanted_names)):
+        subject = ""
+    # So does what an earlier clause names ("按南小二系统需求规格说明书的约束条件，…").
+    if subject and any(han_subject_found(scope, same_doc) for scope in han_scope(question)):
+        subject = ""
+    if subject and not stated(subject, lambda x: han_subject_found(x, same_doc)):
+        missing_han.append(subject)
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).

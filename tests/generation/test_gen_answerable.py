@@ -287,3 +287,30 @@ def test_an_ordinary_word_tagged_as_a_name_is_forgiven_where_a_latin_name_is_met
     asked = "张天霖的求和公式结果显示是多少？"
     verdict = _verdict_of(asked, sheet)
     assert not verdict.covered and "张天霖" in verdict.reason
+
+
+def test_the_subject_of_a_chinese_question_must_be_in_the_quoted_document() -> None:
+    from generation.answerable import han_subject
+
+    assert han_subject("马来穿山甲的别称是什么？") == "马来穿山甲"
+    assert han_subject("2007年，西贡商信银行获得了什么奖项？") == "西贡商信银行"
+    # A pronoun, a preposition or one everyday word is no subject to look for.
+    assert han_subject("该书讲述了什么内容？") == ""
+    assert han_subject("不小心接触乙酰胺的话，对人体有什么伤害？") == ""
+    assert han_subject("专家有哪些观点？") == ""
+    other = "症状包括暴发性痢疾、出血性腹泻、体重减轻、疲劳、腹痛。"
+    verdict = _verdict_of("羊水栓塞会引起什么症状？", other)
+    assert not verdict.covered and "羊水栓塞" in verdict.reason
+    own = "羊水栓塞的症状包括呼吸困难、低血压和凝血障碍。"
+    assert _verdict_of("羊水栓塞会引起什么症状？", own).covered
+    # The subject runs into what is asked ("黄鳍紫鱼体长"): most of it is enough.
+    fish = "黄鳍紫鱼是一种热带鱼类，体长可达30公分。"
+    assert _verdict_of("黄鳍紫鱼体长多少？", fish).covered
+    # An earlier clause that names the document makes it the one asked about: the subject
+    # is a part of it the document may call otherwise (项目代码 / 源代码).
+    asked = "按南小二系统需求规格说明书的约束条件，项目代码用什么工具做版本管理？"
+    spec = "南小二系统需求规格说明书。3.2 约束条件：源代码统一使用 git 做版本管理。"
+    assert _verdict_of(asked, spec).covered
+    # Without that clause the same passage does not name the subject.
+    alone = _verdict_of("项目代码用什么工具做版本管理？", spec)
+    assert not alone.covered and "项目代码" in alone.reason
