@@ -530,9 +530,14 @@ def _pairs(name: str) -> list[str]:
 
 def han_name_found(name: str, text: str) -> bool:
     """Whether the text mentions a name of the question: whole, or two of its characters
-    together. A document about another person or place shares none; one that writes the
-    name a little differently ("西贡商业信用银行" for "西贡商信银行") shares some."""
-    return name in text or any(pair in text for pair in _pairs(name))
+    together — half of its two-character pieces for a name of several words, since
+    transliterations share pieces ("威廉·狄尔泰" and "伏尔泰" share 尔泰). A document about
+    another person or place shares none or few; one that writes the name a little
+    differently ("西贡商业信用银行" for "西贡商信银行") shares most."""
+    if name in text:
+        return True
+    pairs = _pairs(name)
+    return sum(p in text for p in pairs) >= (1 if known_word(name) else max(1, len(pairs) / 2))
 
 
 # What a Chinese question asks with, the words that may open its clause before the subject
@@ -543,6 +548,7 @@ _ASKS_HAN = re.compile(
 )
 _BEFORE_SUBJECT = frozenset("tmfcdx")
 _DEMONSTRATIVES = frozenset("该此这那本其該這")
+_WHAT_IS = (["何谓"], ["何謂"], ["何为"], ["何為"])
 _COMMON_WORD = 2000  # jieba's dictionary count above which a word is an everyday one
 
 
@@ -593,6 +599,18 @@ def han_subject(question: str) -> str:
     # One common word ("专家", "男子", "学校") names a kind of thing, not the one asked about.
     common = len(run) == 1 and word_frequency(subject) >= _COMMON_WORD
     return subject if len(subject) > 1 and subject[0] not in _DEMONSTRATIVES and not common else ""
+
+
+def han_defined(question: str) -> str:
+    """The term a Chinese question asks to define ("什么是暴发户？", "何谓冠夫姓？" ->
+    "暴发户", "冠夫姓"), or "". A definition quotes the term itself."""
+    if not has_han(question) or has_kana(question):
+        return ""
+    words = [w for w, _ in _clauses(question)[1]]
+    asked = 2 if words[:2] in (["什么", "是"], ["什麼", "是"]) else int(words[:1] in _WHAT_IS)
+    term = "".join(words[asked:]).rstrip("？?。呢") if asked else ""
+    # "什么是藏霞精舍的宗旨？" asks for the aim, not a definition.
+    return term if _HAN_WORD.fullmatch(term) and "的" not in term else ""
 
 
 def han_scope(question: str) -> list[str]:
@@ -999,7 +1017,10 @@ def judge(
     # document that does not mention it answers another question. A name the document does
     # mention outside the subject makes it the document asked about, and the subject a part
     # of it that it may call otherwise.
-    subject = "" if anchored or missing_han else han_subject(question)
+    defined = "" if anchored or missing_han else han_defined(question)
+    if defined and not stated(defined, lambda x: _name_found(x, same_doc)):
+        missing_han.append(defined)
+    subject = "" if anchored or missing_han or defined else han_subject(question)
     if any(name not in subject for name in han_names(question, wanted_names)):
         subject = ""
     # So does what an earlier clause names ("按南小二系统需求规格说明书的约束条件，…").

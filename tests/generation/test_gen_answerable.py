@@ -314,3 +314,19 @@ def test_the_subject_of_a_chinese_question_must_be_in_the_quoted_document() -> N
     # Without that clause the same passage does not name the subject.
     alone = _verdict_of("项目代码用什么工具做版本管理？", spec)
     assert not alone.covered and "项目代码" in alone.reason
+
+
+def test_a_transliterated_name_needs_most_of_its_pieces_and_a_defined_term_itself() -> None:
+    from generation.answerable import han_defined, han_name_found
+
+    # 威廉·狄尔泰 and 伏尔泰 share 尔泰 only: another person.
+    assert not han_name_found("威廉·狄尔泰", "伏尔泰的朋友们是霍尔写作的一部作品。")
+    assert han_name_found("威廉·狄尔泰", "狄尔泰，德国哲学家，威廉生于1833年。")
+    # One dictionary word is met by any two of its characters.
+    assert han_name_found("台湾地区", "台湾方面，目前由爱贝克思代理。")
+    assert han_defined("什么是暴发户？") == "暴发户"
+    assert han_defined("什么是藏霞精舍的宗旨？") == ""  # asks for the aim
+    verdict = _verdict_of("什么是暴发户？", "症状包括暴发性痢疾、出血性腹泻、体重减轻。")
+    assert not verdict.covered and "暴发户" in verdict.reason
+    own = "暴发户是指刚刚从较低的社会阶层升级、突然致富的人。"
+    assert _verdict_of("什么是暴发户？", own).covered
