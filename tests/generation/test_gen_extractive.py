@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
 
 from core.ids import citation_label
@@ -361,3 +362,26 @@ def test_the_breadcrumb_is_never_glued_to_a_sentence_that_goes_on_from_the_last_
         section_path=("7 Migrating to ZTA", "7.3.6 Initial Deployment and Monitoring"),
     )
     assert candidates(bare, 0)[0].text == crumb
+
+
+def test_only_sentences_that_could_rank_are_tested_for_the_kind_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import generation.extractive as extractive
+    from generation.answer_type import Kind
+
+    tested: list[str] = []
+    real = extractive.has_answer_type
+
+    def spy(text: str, kind: Kind, question: str) -> bool:
+        tested.append(text)
+        return real(text, kind, question)
+
+    monkeypatch.setattr(extractive, "has_answer_type", spy)
+    monkeypatch.setattr(extractive, "KIND_TESTED", 2)
+    filler = "。".join(f"大桥第{i}次维修时记载了当地的气候" for i in range(12))
+    text = f"长江大桥由茅以升主持设计。长江大桥全长一千六百米。{filler}。"
+    ex = extractive.extract("长江大桥由谁设计？", make_hits(make_chunk(text)))
+    assert "茅以升" in ex.quotes[0].text
+    # Two places to fill, each sentence tested at most once, the filler never.
+    assert 0 < len(tested) < 6 and not any("气候" in t for t in tested)
