@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from core.errors import ModelMissing
 from core.settings import FusionSettings
-from core.text import char_bigrams, query_terms
+from core.text import char_bigrams, grams_held, query_terms
 from core.types import Chunk, Hit
 from fusion.trust import TrustPolicy
 
@@ -181,14 +181,14 @@ class SignalReranker:
             if newest is not None and newest < today:
                 today = newest
         texts = [searchable_text(h.chunk) for h in hits]
-        text_grams = [char_bigrams(t) for t in texts]
-        rare = rare_bigram_overlap(grams, text_grams)
+        held_grams = [grams_held(grams, t) for t in texts]  # the question's grams in each
+        rare = rare_bigram_overlap(grams, held_grams)
         for i, hit in enumerate(hits):
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
             held = {t for t in terms if t in texts[i]}  # each term searched for once
             s["coverage"] = _coverage(terms, texts[i], held, alternatives)
-            s["bigrams"] = bigram_overlap(grams, text_grams[i])
+            s["bigrams"] = bigram_overlap(grams, held_grams[i])
             s["bigrams_idf"] = rare[i]
             relevance = (
                 w.fused * s["fused"]
@@ -221,14 +221,15 @@ class SignalReranker:
                 + f.coverage_weight * s["coverage"]
             )
         if f.order_versions:
-            self._order_versions(hits, text_grams)
+            self._order_versions(hits, texts)
         return sorted(hits, key=lambda h: (-h.score, h.chunk.content_id))
 
-    def _order_versions(self, hits: Sequence[Hit], grams: Sequence[AbstractSet[str]]) -> None:
+    def _order_versions(self, hits: Sequence[Hit], texts: Sequence[str]) -> None:
         """Near-identical passages of different documents are versions (or copies) of one
         text: the newer one, then the more authoritative, must not rank under the other.
         Where it does, the two swap scores. Only the first 20 hits are compared."""
         top = min(len(hits), 20)
+        grams = [char_bigrams(t) for t in texts[:top]]
         policy = self.policy
         least = self.fusion.version_similarity
         sizes = [len(g) for g in grams[:top]]

@@ -17,3 +17,31 @@ def test_a_full_stop_after_an_abbreviation_ends_a_sentence_only_before_a_capital
         "Open at 5 p.m.",
         "The desk closes.",
     ]
+
+
+def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
+    from core.text import char_bigrams, grams_held
+
+    texts = [
+        "截至2015年，TiDB 在使用SSD时的延迟为 2 ms。的",  # digits and Latin inside Han
+        "2015 was a year; the TiDB cluster ran on SSD disks.",  # no Han at all
+        "长江大桥 由 茅 以升 设计",  # one-character Han tokens
+        "大阪城の天守は高さ約55メートルで、1931年に復興された。",  # kana: cut otherwise
+        "Население Новосибирска в 2021 году составляло около 1,6 миллиона человек.",
+        "서울의 인구는 약 950만 명이다.",
+    ]
+    questions = [
+        "2015年TiDB使用什么SSD？",
+        "What did the TiDB cluster run on in 2015?",
+        "茅以升设计了哪座大桥？",
+        "大阪城の天守の高さは何メートルですか？",
+        "Какое население Новосибирска?",
+        "서울의 인구는 얼마인가?",
+    ]
+    for q in questions:
+        for text in texts:
+            grams = char_bigrams(q)
+            assert grams_held(grams, text) == grams & char_bigrams(text), (q, text)
+    # A Han bigram of the question is held exactly when the text has it.
+    assert grams_held(char_bigrams("茅以升"), "由茅以升设计") == {"茅以", "以升"}
+    assert grams_held(char_bigrams("茅以升"), "茅 以升") == {"以升"}
