@@ -324,7 +324,10 @@ def _score(
     question: str,
     cands: Sequence[Candidate],
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    ranked: int = 16,
 ) -> list[_Scored]:
+    """Each candidate's score; `ranked`: how many of the best must be in the order every
+    signal gives (the answer re-reads that many by meaning)."""
     terms = content_terms(question)
     matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
     # A word the route expanded is met by its synonym too: retrieval found the passage by
@@ -478,27 +481,29 @@ def _score(
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
         out.append(_Scored(cand, score, relevance, novel, frozenset(hits), frozenset(topic)))
         pending.append(bonus)
-    return _prefer_named_copy(_kind_bonus(out, pending, kind, question), named_by)
+    return _prefer_named_copy(_kind_bonus(out, pending, kind, question, ranked), named_by)
 
 
 # A sentence holding the kind of thing asked for (a person, a place, a date) scores this
-# much more; only the sentences that could then rank among the best this many are tested
-# (jieba's part-of-speech tagging of every retrieved sentence was a third of an ask).
+# much more; only the sentences that could then rank among the best are tested (jieba's
+# part-of-speech tagging of every retrieved sentence was the costliest step of scoring).
 KIND_BONUS = 1.25
-KIND_TESTED = 32
 
 
 def _kind_bonus(
-    scored: list[_Scored], bonus: Sequence[float], kind: Kind | None, question: str
+    scored: list[_Scored],
+    bonus: Sequence[float],
+    kind: Kind | None,
+    question: str,
+    ranked: int,
 ) -> list[_Scored]:
     """The scores with the kind bonus added where the sentence holds the kind asked for.
-    A sentence whose score with the bonus stays under the `KIND_TESTED`-th best score
-    without it cannot reach those places, so it is not tested: the best `KIND_TESTED`
-    are those testing every sentence would give (sentences of equal score may come in
-    another order)."""
+    A sentence whose score with the bonus stays under the `ranked`-th best score without
+    it cannot reach those places, so it is not tested: the best `ranked` are those testing
+    every sentence would give (sentences of equal score may come in another order)."""
     if kind is None or not any(bonus):
         return scored
-    floor = sorted((s.score for s in scored), reverse=True)[:KIND_TESTED][-1]
+    floor = sorted((s.score for s in scored), reverse=True)[:ranked][-1]
     out = list(scored)
     for i, (s, extra) in enumerate(zip(scored, bonus, strict=True)):
         if extra and s.score + extra >= floor and has_answer_type(s.cand.text, kind, question):
@@ -920,7 +925,7 @@ def extract(
     # A question asking for a description, a reason or a way (not a number, date, person
     # or place) is answered by a passage's sentences together.
     describes = not quantity_asked(question, _QUANTITY_QUESTION) and answer_kind(question) is None
-    scored = _score(question, cands, synonyms)
+    scored = _score(question, cands, synonyms, max(16, semantic_candidates))
     if similarity is not None and semantic_candidates > 0:
         scored = _by_meaning(
             question, scored, similarity, semantic_candidates, by_chunk, semantic_window

@@ -378,10 +378,19 @@ def test_only_sentences_that_could_rank_are_tested_for_the_kind_asked(
         return real(text, kind, question)
 
     monkeypatch.setattr(extractive, "has_answer_type", spy)
-    monkeypatch.setattr(extractive, "KIND_TESTED", 2)
     filler = "。".join(f"大桥第{i}次维修时记载了当地的气候" for i in range(12))
     text = f"长江大桥由茅以升主持设计。长江大桥全长一千六百米。{filler}。"
-    ex = extractive.extract("长江大桥由谁设计？", make_hits(make_chunk(text)))
-    assert "茅以升" in ex.quotes[0].text
-    # Two places to fill, each sentence tested at most once, the filler never.
+    question = "长江大桥由谁设计？"
+    cands = extractive.candidates(make_chunk(text), 0)
+
+    def best(ranked: int) -> list[str]:
+        tested.clear()
+        scored = extractive._score(question, cands, None, ranked)
+        return [s.cand.text for s in sorted(scored, key=lambda s: -s.score)[:ranked]]
+
+    # Every sentence tested: the order every signal gives.
+    everything = best(len(cands))
+    assert len(tested) == len(cands) and "茅以升" in everything[0]
+    # Two places to fill: the same two, and the filler never tested.
+    assert best(2) == everything[:2]
     assert 0 < len(tested) < 6 and not any("气候" in t for t in tested)
