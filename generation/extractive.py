@@ -197,7 +197,9 @@ class _TermTests:
     instead of once per sentence scored."""
 
     han: tuple[str, ...]  # found as substrings
-    stems: tuple[tuple[str, str], ...]  # (term, its stem) looked up among the tokens
+    # (term, its stem) looked up among the tokens: the terms without Han characters (a
+    # Han term that is no substring of the text is none of its tokens either)
+    stems: tuple[tuple[str, str], ...]
     numerals: tuple[tuple[str, str], ...]  # (a number of up to 5 digits, in Han numerals)
     joined: tuple[str, ...]  # identifiers with separators, found inside longer ones
 
@@ -206,7 +208,7 @@ class _TermTests:
 def _term_tests(terms: tuple[str, ...]) -> _TermTests:
     return _TermTests(
         han=tuple(t for t in terms if has_han(t)),
-        stems=tuple((t, _stem(t)) for t in terms),
+        stems=tuple((t, _stem(t)) for t in terms if not has_han(t)),
         numerals=tuple((t, chinese_numeral(int(t))) for t in terms if t.isdigit() and len(t) <= 5),
         joined=tuple(t for t in terms if _JOINED.search(t) is not None),
     )
@@ -214,13 +216,14 @@ def _term_tests(terms: tuple[str, ...]) -> _TermTests:
 
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     lowered = text.lower()
-    tokens = _token_stems(text)
     tests = _term_tests(tuple(terms))
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals
-    # ("14" and "十四").
+    # ("14" and "十四"). The text is cut into tokens only for the other terms.
     out = {t for t in tests.han if t in lowered}
-    out.update(t for t, stem in tests.stems if stem in tokens)
+    if tests.stems:
+        tokens = _token_stems(text)
+        out.update(t for t, stem in tests.stems if stem in tokens)
     out.update(t for t, n in tests.numerals if t not in out and _numeral_in(n, lowered))
     out.update(t for t in tests.joined if t not in out and _whole_in(t, lowered))
     return out
