@@ -45,3 +45,5 @@ def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
     # A Han bigram of the question is held exactly when the text has it.
     assert grams_held(char_bigrams("茅以升"), "由茅以升设计") == {"茅以", "以升"}
     assert grams_held(char_bigrams("茅以升"), "茅 以升") == {"以升"}
+    # A bigram of a Han and a Latin character is compared in lower case, as the grams are.
+    assert grams_held(char_bigrams("木咀C是谁？"), "木咀C，香港演员。") == {"木咀", "咀c"}
