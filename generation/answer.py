@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from core.text import query_terms
 from core.types import Answer, AnswerSentence, Citation, Hit, Route
-from generation.answerable import Verdict, judge
+from generation.answerable import Verdict, judge, unmet_in_documents
 from generation.citations import check_citations
 from generation.cite import assemble
 from generation.confidence import (
@@ -290,7 +290,13 @@ class AnswerGenerator:
             sentences=tuple(sentences),
         )
 
-    def _from_llm(self, question: str, hits: Sequence[Hit], reply: str | LLMError) -> _Draft:
+    def _from_llm(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        reply: str | LLMError,
+        route: Route | None = None,
+    ) -> _Draft:
         if isinstance(reply, LLMError):
             return self._extractive(
                 question, hits, f"LLM call failed, showing the extractive answer: {reply}"
@@ -337,6 +343,22 @@ class AnswerGenerator:
                 draft.reason,
                 draft.sentences,
             )
+        # What the question names must be in a cited document, as for an extractive quote:
+        # a fluent answer from a passage about another person or product is not one.
+        by_id = {h.chunk.content_id: h.chunk for h in hits}
+        cited = [by_id[c.content_id] for c in check.citations if c.content_id in by_id]
+        synonyms = route.synonyms_applied if route else None
+        unmet = unmet_in_documents(question, cited, [h.chunk for h in hits], synonyms)
+        if unmet and not said_not_covered:
+            what = ", ".join(repr(t) for t in unmet)
+            draft = self._extractive(
+                question,
+                hits,
+                f"no passage the LLM cited mentions {what}, showing the extractive answer",
+                intent=route.intent if route else "general",
+                synonyms=synonyms,
+            )
+            return replace(draft, removed_labels=removed)
         warnings = []
         if removed:
             warnings.append(f"removed citation labels not among the sources: {', '.join(removed)}")
@@ -421,7 +443,7 @@ class AnswerGenerator:
             return self._extractive(
                 question, hits, intent=route.intent, synonyms=route.synonyms_applied
             )
-        return self._from_llm(question, hits, reply)
+        return self._from_llm(question, hits, reply, route)
 
     def _needs_llm(self, hits: Sequence[Hit], covered: bool) -> bool:
         return self.llm is not None and covered and bool(hits)

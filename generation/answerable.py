@@ -916,6 +916,80 @@ def _scope(cand: Candidate) -> str:
     return " ".join(p for p in parts if p)
 
 
+Stated = Callable[[str, Callable[[str], bool]], bool]
+
+
+def _han_unmet(
+    question: str, titles: Sequence[str], anchored: bool, same_doc: str, stated: Stated
+) -> list[str]:
+    """What a Chinese question is about that the document (`same_doc`, normalised) does
+    not mention: its names, else the term it asks to define, else its subject. The subject
+    is left out where a name outside it, or what an earlier clause names, is in the
+    document: then the document is the one asked about, and the subject a part of it that
+    it may call otherwise. None of it where the question is `anchored` (a Latin name,
+    identifier or title of it is in the document). `titles`: the question's quoted
+    titles, checked as such."""
+    if anchored:
+        return []
+    named = han_names(question, titles)
+    missing = [n for n in named if not stated(n, lambda x: han_name_found(x, same_doc))]
+    if missing:
+        return missing
+    defined = han_defined(question)
+    if defined:
+        return [] if stated(defined, lambda x: _name_found(x, same_doc)) else [defined]
+    subject = han_subject(question)
+    if not subject or any(name not in subject for name in named):
+        return []
+    if any(han_subject_found(scope, same_doc) for scope in han_scope(question)):
+        return []
+    return [] if stated(subject, lambda x: han_subject_found(x, same_doc)) else [subject]
+
+
+def unmet_in_documents(
+    question: str,
+    cited: Sequence[Chunk],
+    retrieved: Sequence[Chunk] = (),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+) -> list[str]:
+    """What the question names that none of the cited documents mentions (in the passages
+    cited or retrieved from them, their titles or file names): identifiers, names, titles,
+    names in other languages, a Chinese question's names and subject. For an answer
+    written from cited passages (an LLM's): a thing asked about that no cited document
+    names is answered about something else."""
+    docs = {c.doc_id for c in cited}
+    pool = [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]
+    texts = {ch.content_id: ch.text for ch in pool}
+    titles = {ch.doc_id: f"{ch.title} {_file_name(ch.source)}" for ch in pool}
+    same_doc = _norm(" ".join([*texts.values(), *titles.values()]))
+    ids = identifiers(question)
+    wanted = [n for n in names(question) if n not in ids and not _ACRONYM.fullmatch(n)]
+    soft = [n for n in tagged_names(question) if n not in wanted]
+    expanded = {k.lower(): v for k, v in (synonyms or {}).items()}
+
+    def stated(term: str, found: Callable[[str], bool]) -> bool:
+        alternatives = expanded.get(term.lower(), ())
+        return found(term) or any(_name_found(alt, same_doc) for alt in alternatives)
+
+    def in_doc(term: str) -> bool:
+        return _name_found(term, same_doc)
+
+    named = [*ids, *wanted, *soft]
+    missing = [t for t in named if not stated(t, in_doc)]
+    anchored = any(in_doc(t) for t in named)
+    missing += [
+        name
+        for name, stems in inflected_names(question)
+        if name not in wanted
+        and name not in ids
+        and not all(starts_latin_word(same_doc, stem) for stem in stems)
+        and not stated(name, in_doc)
+    ]
+    missing += [p for p in japanese_places(question) if p not in same_doc]
+    missing += _han_unmet(question, wanted, anchored, same_doc, stated)
+    return list(dict.fromkeys(missing))
+
+
 def judge(
     question: str,
     intent: str,
@@ -1008,26 +1082,7 @@ def judge(
     # an identifier or a title of the question is in the quoted document, that document is
     # the one asked about, and such a word describes it.
     anchored = any(_name_found(t, same_doc) for t in [*wanted_ids, *wanted_names, *soft_names])
-    missing_han = [
-        name
-        for name in ([] if anchored else han_names(question, wanted_names))
-        if not stated(name, lambda x: han_name_found(x, same_doc))
-    ]
-    # The subject of a Chinese question, named or not (马来穿山甲, 羊水栓塞): a passage of a
-    # document that does not mention it answers another question. A name the document does
-    # mention outside the subject makes it the document asked about, and the subject a part
-    # of it that it may call otherwise.
-    defined = "" if anchored or missing_han else han_defined(question)
-    if defined and not stated(defined, lambda x: _name_found(x, same_doc)):
-        missing_han.append(defined)
-    subject = "" if anchored or missing_han or defined else han_subject(question)
-    if any(name not in subject for name in han_names(question, wanted_names)):
-        subject = ""
-    # So does what an earlier clause names ("按南小二系统需求规格说明书的约束条件，…").
-    if subject and any(han_subject_found(scope, same_doc) for scope in han_scope(question)):
-        subject = ""
-    if subject and not stated(subject, lambda x: han_subject_found(x, same_doc)):
-        missing_han.append(subject)
+    missing_han = _han_unmet(question, wanted_names, anchored, same_doc, stated)
     # A period is met by the quote or its declared scope, or, failing that, by the
     # retrieved text of the same document (a report's period is often stated once, in a
     # title block that is a passage of its own).

@@ -117,6 +117,24 @@ def test_llm_answer_with_a_fabricated_label_among_valid_ones(
     assert any("[Doc999999_p4]" in w for w in answer.warnings)
 
 
+def test_an_llm_answer_about_something_no_cited_document_names_is_not_taken(
+    llm_server: FakeLLMServer, hits: list[Hit], route: Route
+) -> None:
+    # A fluent, well-cited answer, but the cited policy says nothing of a Vienna office:
+    # the extractive answer stands in, and it says the documents do not name it.
+    llm_server.queue(Reply("The Vienna office keeps audit logs for 90 days [Docab12cd_p3]."))
+    question = "How long does the Vienna office keep its audit logs?"
+    answer = ask(generator(llm_server), hits, route, question=question)
+    assert answer.mode == "extractive" and not answer.covered
+    assert any("no passage the LLM cited mentions 'Vienna'" in w for w in answer.warnings)
+    assert "Vienna" in answer.reason
+    # Where the cited document does name it, the LLM's answer stands.
+    llm_server.queue(Reply("Audit logs in Frankfurt are kept for 90 days [Docab12cd_p3]."))
+    asked = "How long are audit logs kept in Frankfurt?"
+    kept = ask(generator(llm_server), hits, route, question=asked)
+    assert kept.mode == "llm" and kept.covered
+
+
 def test_only_fabricated_labels_fall_back_to_extractive(
     llm_server: FakeLLMServer, hits: list[Hit], route: Route
 ) -> None:

@@ -330,3 +330,18 @@ def test_a_transliterated_name_needs_most_of_its_pieces_and_a_defined_term_itsel
     assert not verdict.covered and "暴发户" in verdict.reason
     own = "暴发户是指刚刚从较低的社会阶层升级、突然致富的人。"
     assert _verdict_of("什么是暴发户？", own).covered
+
+
+def test_what_no_cited_document_names_is_reported() -> None:
+    from generation.answerable import unmet_in_documents
+
+    other = make_chunk("马库斯·温克霍克（生于1980年6月13日），是一位德国F1赛车手。")
+    own = make_chunk("蒂亚戈·蒙泰罗（1976年7月24日－），是一位葡萄牙赛车手。", doc_id="cd" * 8)
+    question = "蒂亚戈·蒙泰罗是哪个国家的赛车手？"
+    assert unmet_in_documents(question, [other]) == ["蒂亚戈·蒙泰罗"]
+    assert unmet_in_documents(question, [own]) == []
+    # A passage retrieved from the cited document counts: the name may be in another one.
+    part = make_chunk("他是一位葡萄牙赛车手。", doc_id="cd" * 8, ordinal=2)
+    assert unmet_in_documents(question, [part], [own]) == []
+    asked = "What does the HTTP Semantics standard say about caching?"
+    assert unmet_in_documents(asked, [own]) == ["HTTP Semantics"]
