@@ -232,7 +232,7 @@ class SignalReranker:
         grams = [char_bigrams(t) for t in texts[:top]]
         policy = self.policy
         least = self.fusion.version_similarity
-        sizes = [len(g) for g in grams[:top]]
+        sizes = [len(g) for g in grams]
         for i in range(top):
             for j in range(i + 1, top):
                 a, b = hits[i], hits[j]

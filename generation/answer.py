@@ -295,7 +295,7 @@ class AnswerGenerator:
         question: str,
         hits: Sequence[Hit],
         reply: str | LLMError,
-        route: Route | None = None,
+        route: Route,
     ) -> _Draft:
         if isinstance(reply, LLMError):
             return self._extractive(
@@ -347,7 +347,7 @@ class AnswerGenerator:
         # a fluent answer from a passage about another person or product is not one.
         by_id = {h.chunk.content_id: h.chunk for h in hits}
         cited = [by_id[c.content_id] for c in check.citations if c.content_id in by_id]
-        synonyms = route.synonyms_applied if route else None
+        synonyms = route.synonyms_applied
         unmet = unmet_in_documents(question, cited, [h.chunk for h in hits], synonyms)
         if unmet and not said_not_covered:
             what = ", ".join(repr(t) for t in unmet)
@@ -355,7 +355,7 @@ class AnswerGenerator:
                 question,
                 hits,
                 f"no passage the LLM cited mentions {what}, showing the extractive answer",
-                intent=route.intent if route else "general",
+                intent=route.intent,
                 synonyms=synonyms,
             )
             return replace(draft, removed_labels=removed)

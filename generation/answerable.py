@@ -33,6 +33,7 @@ import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import unquote
 
 from core.lang import has_kana, prefix_stem, stemmed_language, stopwords
@@ -488,6 +489,7 @@ _TRIM = "".join(sorted(_NAME_JOINS | _FUNCTION_HAN))
 # jieba's tags of single characters that join no name: numerals, measure words, times,
 # places of direction, prepositions, conjunctions, particles, pronouns, adverbs.
 _NOT_IN_NAMES = frozenset("mqtfpcurdy")
+_NOT_IN_SUBJECTS = _NOT_IN_NAMES | {"v"}  # ... and verbs, in a subject
 _HAN_CHARS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 _HAN_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
 
@@ -528,16 +530,22 @@ def _pairs(name: str) -> list[str]:
     return [name[i : i + 2] for i in range(len(name) - 1) if _HAN_WORD.fullmatch(name[i : i + 2])]
 
 
+def _pieces_in(name: str, text: str, share: float) -> bool:
+    """The name in the text whole, or at least `share` of its two-character pieces (one at
+    the least)."""
+    if name in text:
+        return True
+    pairs = _pairs(name)
+    return sum(p in text for p in pairs) >= max(1, share * len(pairs))
+
+
 def han_name_found(name: str, text: str) -> bool:
     """Whether the text mentions a name of the question: whole, or two of its characters
     together — half of its two-character pieces for a name of several words, since
     transliterations share pieces ("威廉·狄尔泰" and "伏尔泰" share 尔泰). A document about
     another person or place shares none or few; one that writes the name a little
     differently ("西贡商业信用银行" for "西贡商信银行") shares most."""
-    if name in text:
-        return True
-    pairs = _pairs(name)
-    return sum(p in text for p in pairs) >= (1 if known_word(name) else max(1, len(pairs) / 2))
+    return _pieces_in(name, text, 0.0 if known_word(name) else 0.5)
 
 
 # What a Chinese question asks with, the words that may open its clause before the subject
@@ -556,16 +564,20 @@ def _noun_word(word: str, flag: str) -> bool:
     if not _HAN_CHARS.fullmatch(word) or _ASKS_HAN.search(word):
         return False
     noun = flag[:1] == "n" or flag in ("j", "s", "vn", "ng")
-    single = len(word) == 1 and word not in _FUNCTION_HAN and flag[:1] not in "mqtfpcurdyv"
+    # A single character tagged as a verb ends a subject; in a name it may be part of it
+    # (jieba tags 让 and 蒙 of 让-皮埃尔 and 蒂亚戈·蒙泰罗 as verbs).
+    single = len(word) == 1 and word not in _FUNCTION_HAN and flag[:1] not in _NOT_IN_SUBJECTS
     return noun or single
 
 
 _Tagged = tuple[tuple[str, str], ...]
 
 
-def _clauses(question: str) -> tuple[list[_Tagged], _Tagged]:
+@lru_cache(maxsize=1024)
+def _clauses(question: str) -> tuple[tuple[_Tagged, ...], _Tagged]:
     """The question's tagged words cut into clauses: those before the one that asks, and
-    that one (empty when none asks). One tagging of the whole question serves all."""
+    that one (empty when none asks). One tagging of the whole question serves all, and
+    the name, subject and scope checks read the same clauses (memoised)."""
     clauses: list[_Tagged] = []
     clause: list[tuple[str, str]] = []
     for word, flag in [*tagged_words(question), ("，", "x")]:
@@ -577,8 +589,8 @@ def _clauses(question: str) -> tuple[list[_Tagged], _Tagged]:
             clause.append((word, flag))
     for i in range(len(clauses) - 1, -1, -1):
         if any(_ASKS_HAN.search(word) for word, _ in clauses[i]):
-            return clauses[:i], clauses[i]
-    return clauses, ()
+            return tuple(clauses[:i]), clauses[i]
+    return tuple(clauses), ()
 
 
 def han_subject(question: str) -> str:
@@ -633,8 +645,7 @@ def han_scope(question: str) -> list[str]:
 def han_subject_found(subject: str, text: str) -> bool:
     """The subject in the text, or at least half of its two-character pieces: the subject
     often runs into what is asked of it ("黄鳍紫鱼体长"), which the text writes apart."""
-    pairs = _pairs(subject)
-    return subject in text or sum(p in text for p in pairs) >= max(1, len(pairs) / 2)
+    return _pieces_in(subject, text, 0.5)
 
 
 def _norm(text: str) -> str:
@@ -919,6 +930,49 @@ def _scope(cand: Candidate) -> str:
 Stated = Callable[[str, Callable[[str], bool]], bool]
 
 
+def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str, str]:
+    """What the cited passages' documents say, normalised: their text (the passages cited
+    and those retrieved from the same documents) with their titles and file names, and
+    the titles and file names alone. Names and identifiers of a question are often the
+    document's own ("per the Wikipedia Duck article", "OpenAPI 3.1.0")."""
+    docs = {c.doc_id for c in cited}
+    seen: dict[str, str] = {}
+    names_of_docs: dict[str, str] = {}
+    for ch in [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]:
+        seen.setdefault(ch.content_id, ch.text)
+        names_of_docs.setdefault(ch.doc_id, f"{ch.title} {_file_name(ch.source)}")
+    same_doc = _norm(" ".join([*seen.values(), *names_of_docs.values()]))
+    return same_doc, _norm(" ".join(names_of_docs.values()))
+
+
+def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
+    """The question's identifiers, its written names, and (in a Chinese question) its
+    Latin words. Short all-capital acronyms name agencies, publishers, leagues and kinds
+    of document ("the FBI", "HR", "the AD", "WTA") more often than the thing asked about,
+    and are often spelled out in the text instead: they are no written names. In a Chinese
+    question a Latin acronym is a technical term ("HDD", "SSD"), not a publisher: it is
+    one of its Latin words."""
+    ids = identifiers(question)
+    written = [n for n in names(question) if n not in ids and not _ACRONYM.fullmatch(n)]
+    return ids, written, [n for n in tagged_names(question) if n not in written]
+
+
+def _other_language_unmet(
+    question: str, asked: Sequence[str], same_doc: str, stated: Stated
+) -> list[str]:
+    """Names of a question in Russian, French, Spanish ... (not among `asked`) that the
+    document mentions in none of their forms (a near miss names another city, not another
+    case), and place names of a Japanese question it does not mention."""
+    missing = [
+        name
+        for name, stems in inflected_names(question)
+        if name not in asked
+        and not all(starts_latin_word(same_doc, stem) for stem in stems)
+        and not stated(name, lambda x: _name_found(x, same_doc))
+    ]
+    return missing + [p for p in japanese_places(question) if p not in same_doc]
+
+
 def _han_unmet(
     question: str, titles: Sequence[str], anchored: bool, same_doc: str, stated: Stated
 ) -> list[str]:
@@ -957,14 +1011,8 @@ def unmet_in_documents(
     names in other languages, a Chinese question's names and subject. For an answer
     written from cited passages (an LLM's): a thing asked about that no cited document
     names is answered about something else."""
-    docs = {c.doc_id for c in cited}
-    pool = [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]
-    texts = {ch.content_id: ch.text for ch in pool}
-    titles = {ch.doc_id: f"{ch.title} {_file_name(ch.source)}" for ch in pool}
-    same_doc = _norm(" ".join([*texts.values(), *titles.values()]))
-    ids = identifiers(question)
-    wanted = [n for n in names(question) if n not in ids and not _ACRONYM.fullmatch(n)]
-    soft = [n for n in tagged_names(question) if n not in wanted]
+    same_doc, _ = _documents(cited, retrieved)
+    ids, wanted, soft = _asked_names(question)
     expanded = {k.lower(): v for k, v in (synonyms or {}).items()}
 
     def stated(term: str, found: Callable[[str], bool]) -> bool:
@@ -977,15 +1025,7 @@ def unmet_in_documents(
     named = [*ids, *wanted, *soft]
     missing = [t for t in named if not stated(t, in_doc)]
     anchored = any(in_doc(t) for t in named)
-    missing += [
-        name
-        for name, stems in inflected_names(question)
-        if name not in wanted
-        and name not in ids
-        and not all(starts_latin_word(same_doc, stem) for stem in stems)
-        and not stated(name, in_doc)
-    ]
-    missing += [p for p in japanese_places(question) if p not in same_doc]
+    missing += _other_language_unmet(question, [*wanted, *ids], same_doc, stated)
     missing += _han_unmet(question, wanted, anchored, same_doc, stated)
     return list(dict.fromkeys(missing))
 
@@ -1005,40 +1045,9 @@ def judge(
     if not quoted or not chosen:
         return Verdict(False, "no retrieved text to quote")
     evidence = _norm(" ".join([*quoted, *(_scope(c) for c in chosen)]))
-    # What the quoted documents say about themselves and in the passages retrieved from
-    # them: their titles, file names and text. Names and identifiers of the question are
-    # often the document's own ("per the Wikipedia Duck article", "OpenAPI 3.1.0").
-    docs = {c.chunk.doc_id for c in chosen}
-    pool = [c.chunk for c in chosen] + [ch for ch in retrieved if ch.doc_id in docs]
-    seen: dict[str, str] = {}
-    names_of_docs: dict[str, str] = {}
-    for ch in pool:
-        seen.setdefault(ch.content_id, ch.text)
-        names_of_docs.setdefault(ch.doc_id, f"{ch.title} {_file_name(ch.source)}")
-    same_doc = _norm(" ".join([*seen.values(), *names_of_docs.values()]))
-    doc_names = _norm(" ".join(names_of_docs.values()))
+    same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
     wanted_periods = periods(question)
-    wanted_ids = identifiers(question)
-    # Short all-capital acronyms name agencies, publishers, leagues and kinds of document
-    # ("the FBI", "HR", "the AD", "WTA") more often than the thing asked about, and are
-    # often spelled out in the text instead: they do not decide coverage.
-    wanted_names = [n for n in names(question) if n not in wanted_ids and not _ACRONYM.fullmatch(n)]
-    soft_names = [
-        # In a Chinese question a Latin acronym is a technical term ("HDD", "SSD"), not a
-        # publisher: it must appear in the quoted document's retrieved text.
-        n
-        for n in tagged_names(question)
-        if n not in wanted_names
-    ]
-    # Names of a question in Russian, French, Spanish ...: in any of their forms, somewhere
-    # in the quoted document (a near miss names another city, not another case). Checked
-    # in the document, not the quote, they pin nothing down: not counted as constraints,
-    # so the confidence floor still weighs the quote.
-    inflected = [
-        (name, stems)
-        for name, stems in inflected_names(question)
-        if name not in wanted_names and name not in wanted_ids
-    ]
+    wanted_ids, wanted_names, soft_names = _asked_names(question)
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     quantity = asks_quantity(question, intent)
     measure = asked_measure(question)  # "how tall", "to what angle": also a quantity asked
@@ -1068,13 +1077,12 @@ def judge(
     missing_ids = [t for t in wanted_ids if not stated(t, written)]
     missing_names = [t for t in wanted_names if not stated(t, written)]
     missing_names += [t for t in soft_names if not stated(t, lambda x: _name_found(x, same_doc))]
-    missing_inflected = [
-        name
-        for name, stems in inflected
-        if not all(starts_latin_word(same_doc, stem) for stem in stems)
-        and not stated(name, lambda x: _name_found(x, same_doc))
-    ]
-    missing_inflected += [p for p in japanese_places(question) if p not in same_doc]
+    # Names of a question in another language: checked in the document, not the quote,
+    # they pin nothing down (not counted as constraints, so the confidence floor still
+    # weighs the quote).
+    missing_inflected = _other_language_unmet(
+        question, [*wanted_names, *wanted_ids], same_doc, stated
+    )
     # Chinese names (a person, a place, an organisation): somewhere in the quoted document.
     # A question about 张天霖 is not answered from a passage about another actor. Like
     # the names above they pin nothing down and are not counted as constraints. jieba

@@ -506,7 +506,7 @@ def _kind_bonus(
     every sentence would give (sentences of equal score may come in another order)."""
     if kind is None or not any(bonus):
         return scored
-    floor = sorted((s.score for s in scored), reverse=True)[:ranked][-1]
+    floor = heapq.nlargest(ranked, (s.score for s in scored))[-1]
     out = list(scored)
     for i, (s, extra) in enumerate(zip(scored, bonus, strict=True)):
         if extra and s.score + extra >= floor and has_answer_type(s.cand.text, kind, question):
