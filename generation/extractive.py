@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote
 
-from core.text import STOPWORDS, char_bigrams, content_terms, has_han, index_tokens
+from core.text import STOPWORDS, char_bigrams, content_terms, grams_held, has_han, index_tokens
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import Kind, answer_kind, has_answer_type
 from generation.answerable import (
@@ -389,8 +389,9 @@ def _score(
     q_grams = char_bigrams(question) if has_han(question) else set()
     # Han bigrams weighted by rarity among the candidates, like terms: the bigrams of the
     # subject every sentence repeats ("大果西番莲") count less than the one naming the
-    # attribute asked about ("根部").
-    cand_grams = [char_bigrams(f"{c.text} {c.context}") for c in cands] if q_grams else []
+    # attribute asked about ("根部"). Only the question's grams of each sentence are
+    # looked up (every use below intersects with them).
+    cand_grams = grams_held(q_grams, [f"{c.text} {c.context}" for c in cands]) if q_grams else []
     gram_weight = {
         g: math.log(1 + len(cands) / n) for g in q_grams if (n := sum(g in cg for cg in cand_grams))
     }
@@ -416,17 +417,17 @@ def _score(
             if cand.is_table_row:
                 # A table's first row is one of its rows, not its topic: the caption is.
                 topic_terms[cid] = title | _matched_terms(terms, cand.context)
-                topic_grams[cid] = char_bigrams(f"{cand.chunk.title} {cand.context}") & q_grams
+                (topic_grams[cid],) = grams_held(q_grams, [f"{cand.chunk.title} {cand.context}"])
                 continue
             if cand.chunk.section_path:
                 # Headings name the topic: the breadcrumb, not the first sentence.
                 crumb = " ".join((cand.chunk.title, *cand.chunk.section_path))
                 topic_terms[cid] = _matched_terms(terms, crumb)
-                topic_grams[cid] = char_bigrams(crumb) & q_grams
+                (topic_grams[cid],) = grams_held(q_grams, [crumb])
                 continue
             topic_terms[cid] = set(hits) | title
             lead_grams = cand_grams[index] if cand_grams else set()
-            topic_grams[cid] = (lead_grams | char_bigrams(cand.chunk.title)) & q_grams
+            topic_grams[cid] = lead_grams | grams_held(q_grams, [cand.chunk.title])[0]
     out = []
     pending: list[float] = []  # the kind bonus each sentence gets if it holds the kind
     for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
