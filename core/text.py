@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
@@ -97,23 +97,40 @@ def has_han(text: str) -> bool:
 
 
 def _words(text: str, search_mode: bool) -> list[str]:
-    out: list[str] = []
+    return list(_iter_words(text, search_mode))
+
+
+def _iter_words(text: str, search_mode: bool) -> Iterator[str]:
+    """`_words`, one piece at a time: a caller that stops at the first word it looks for
+    cuts no more of the text than it read."""
     lowered = text.lower()
-    out.extend(_IDENT.findall(lowered))
+    yield from _IDENT.findall(lowered)
     # Words of an inflected language other than English are cut to a prefix stem (Russian
     # "новосибирска" -> "новосибирск"); Korean, Japanese kana and unspaced scripts are
     # segmented (core.lang). English and Chinese text is cut as it always was.
     lang = stemmed_language(text)
     for piece in _TOKEN.findall(lowered):
         if needs_segmenting(piece):
-            out.extend(segment(piece, _han_cutter(search_mode)))
+            yield from segment(piece, _han_cutter(search_mode))
         elif has_han(piece):
-            out.extend(w for w in _han_cutter(search_mode)(piece) if w.strip())
+            yield from _han_words(piece, search_mode)
         elif lang:
-            out.append(prefix_stem(piece, lang))
+            yield prefix_stem(piece, lang)
         else:
-            out.append(piece)
-    return out
+            yield piece
+
+
+def iter_index_tokens(text: str) -> Iterator[str]:
+    """`index_tokens` as they are cut (the same words, in the same order)."""
+    return _iter_words(text, search_mode=True)
+
+
+@lru_cache(maxsize=16384)
+def _han_words(piece: str, search_mode: bool) -> tuple[str, ...]:
+    # Memoised by piece (a clause between punctuation): the answer step reads the
+    # sentences of the passages the search just returned, and they come back for related
+    # questions.
+    return tuple(w for w in _han_cutter(search_mode)(piece) if w.strip())
 
 
 def _han_cutter(search_mode: bool) -> Any:

@@ -7,6 +7,7 @@ choice. A sentence only counts when the thing it holds is not already in the que
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Literal
 
@@ -86,9 +87,17 @@ def has_day(text: str, question: str) -> bool:
     return any(m.group(0) not in question for m in _DAY.finditer(text))
 
 
-@lru_cache(maxsize=4096)
-def _tagged(text: str) -> tuple[tuple[str, str], ...]:
-    return tuple((p.word, p.flag) for p in _posseg().cut(text))
+@lru_cache(maxsize=8192)
+def _tagged_block(block: str) -> tuple[tuple[str, str], ...]:
+    return tuple((p.word, p.flag) for p in _posseg().cut(block))
+
+
+def _tagged_words(text: str) -> Iterator[tuple[str, str]]:
+    """jieba's part-of-speech cut of the text's Han blocks, one block at a time (jieba
+    tags each block on its own, and everything between blocks one character at a time:
+    no name there), so a caller that stops at the first name tags no further."""
+    for block in _posseg().re_han_internal.findall(text):
+        yield from _tagged_block(block)
 
 
 def has_answer_type(text: str, kind: Kind, question: str) -> bool:
@@ -99,5 +108,5 @@ def has_answer_type(text: str, kind: Kind, question: str) -> bool:
         )
     if has_han(text):
         flags = {"person": ("nr", "nrt", "nrfg"), "place": ("ns", "nt")}[kind]
-        return any(f in flags and len(w) >= 2 and w not in question for w, f in _tagged(text))
+        return any(f in flags and len(w) >= 2 and w not in question for w, f in _tagged_words(text))
     return any(w not in question for w in _CAPITALISED.findall(text))

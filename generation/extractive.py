@@ -17,7 +17,15 @@ from functools import lru_cache
 from typing import Protocol
 from urllib.parse import unquote
 
-from core.text import STOPWORDS, char_bigrams, content_terms, grams_held, has_han, index_tokens
+from core.text import (
+    STOPWORDS,
+    char_bigrams,
+    content_terms,
+    grams_held,
+    has_han,
+    index_tokens,
+    iter_index_tokens,
+)
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import Kind, answer_kind, has_answer_type
 from generation.answerable import (
@@ -299,7 +307,7 @@ def _heading_like(cand: Candidate) -> bool:
 def _novel(cand: Candidate, matched: set[str]) -> bool:
     """Whether the sentence says anything beyond the question's own words."""
     stems = {_stem(m) for m in matched}
-    for token in index_tokens(cand.text):
+    for token in iter_index_tokens(cand.text):  # cut only as far as needed
         if token in STOPWORDS or _stem(token) in stems:
             continue
         if has_han(token) and any(token in m or m in token for m in matched if has_han(m)):
@@ -432,21 +440,27 @@ def _score(
     pending: list[float] = []  # the kind bonus each sentence gets if it holds the kind
     for index, (cand, hits) in enumerate(zip(cands, matched, strict=True)):
         topic = topic_terms.get(cand.chunk.content_id, set())
-        relevance = sum(weight[t] * (TOPIC_WEIGHT if t in topic else 1.0) for t in hits) / total
+        # Sums over sets are taken with fsum: exact whatever order a set iterates in (it
+        # varies with its history), so sentences of equal score stay in their tie order.
+        relevance = (
+            math.fsum(weight[t] * (TOPIC_WEIGHT if t in topic else 1.0) for t in hits) / total
+        )
         if q_grams:
             grams = cand_grams[index]
             tg = topic_grams.get(cand.chunk.content_id, set())
             relevance += (
                 0.5
-                * sum(
+                * math.fsum(
                     gram_weight.get(g, 0.0) * (TOPIC_WEIGHT if g in tg else 1.0)
                     for g in q_grams & grams
                 )
                 / gram_total
             )
-        for t, chars, credit in partial_focus:
-            if t not in hits:
-                relevance += credit * sum(ch in cand.text for ch in chars)
+        relevance += math.fsum(
+            credit * sum(ch in cand.text for ch in chars)
+            for t, chars, credit in partial_focus
+            if t not in hits
+        )
         score = relevance
         heading = _heading_like(cand)
         if heading:
