@@ -259,26 +259,29 @@ def grams_held(query_grams: AbstractSet[str], texts: Sequence[str]) -> list[froz
     a Han character is among the text's grams exactly when it is in the text (both its
     characters are word characters, so they sit in one token, which holds Han); any other
     gram is held when it is a token of the text, or a two-character piece of a token that
-    holds Han. Other texts go through `char_bigrams`, memoised."""
+    holds Han. Other texts, and queries with no Han gram, go through `char_bigrams`,
+    memoised."""
     if not query_grams:
         return [frozenset()] * len(texts)
     han_pairs = [g for g in query_grams if len(g) == 2 and has_han(g)]
     others = [g for g in query_grams if not (len(g) == 2 and has_han(g))]
     out: list[frozenset[str]] = []
     for text in texts:
-        if needs_segmenting(text) or stemmed_language(text):
+        # A query of words alone (English) gains nothing by looking: a text's words are
+        # its grams, and those are memoised for the passages that come back.
+        if not han_pairs or needs_segmenting(text) or stemmed_language(text):
             out.append(frozenset(query_grams & char_bigrams(text)))
             continue
         lowered = text.lower()
         held = [g for g in han_pairs if g in lowered]
-        if others:
+        present = [g for g in others if g in lowered]  # a gram of the text is in it
+        if present:
             tokens = set(_TOKEN.findall(lowered))
-            han_tokens = [t for t in tokens if has_han(t)]
             held.extend(
                 g
-                for g in others
+                for g in present
                 if (g in tokens and (has_han(g) or g not in STOPWORDS))
-                or (len(g) == 2 and any(g in t for t in han_tokens))
+                or (len(g) == 2 and any(g in t and has_han(t) for t in tokens))
             )
         out.append(frozenset(held))
     return out
