@@ -38,7 +38,7 @@ FORMULAS = {
 
 # The relevance signals of each candidate (fusion.rerank), kept so their weights can be
 # compared offline too.
-SIGNALS = ("fused", "coverage", "bigrams", "bigrams_idf", "rare_terms", "boost")
+SIGNALS = ("fused", "coverage", "bigrams", "bigrams_idf", "rare_terms", "lead_terms", "boost")
 
 
 def collect(args: argparse.Namespace) -> None:

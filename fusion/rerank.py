@@ -1,6 +1,7 @@
 """Reranking: relevance from an optional cross-encoder and cheap signals every deployment
 has (fused rank, query coverage, character-bigram overlap, the share of the question's rare
-terms the passage holds, rarity from the keyword index's statistics), then the business formula
+terms the passage holds and the share its lead holds, rarity from the keyword index's
+statistics), then the business formula
 
     final = relevance x (base + w_t*timeliness + w_s*trust + w_c*coverage)
 
@@ -15,6 +16,7 @@ in the same benchmark run (bench/RESULTS.md); change them only with a new measur
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -24,7 +26,7 @@ from typing import Any, Protocol
 
 from core.errors import ModelMissing
 from core.settings import FusionSettings
-from core.text import char_bigrams, grams_held, query_terms
+from core.text import char_bigrams, grams_held, has_han, query_terms
 from core.types import Chunk, Hit
 from fusion.trust import TrustPolicy
 
@@ -42,6 +44,7 @@ class SignalWeights:
     cross_encoder: float = 0.5
     boost: float = 0.3  # share of the request's entities found in the route's boost_fields
     rare_terms: float = 0.8  # share of the question's rarity (idf^3) the passage holds
+    lead_terms: float = 0.8  # ... that its opening words hold (what it is about)
 
 
 # The rare-term signal weighs a question term by its BM25 idf over the whole keyword index,
@@ -49,6 +52,30 @@ class SignalWeights:
 # dominate, the words every passage shares ("别名", "毕业", "担任") count for little.
 # Measured offline on CMRC (bench/RESULTS.md): powers 2-4 and weights 0.5-1.2 all gain.
 RARITY_POWER = 3.0
+
+
+# A passage's lead: the words it opens with, up to the first clause break. What a passage
+# is about is named there ("罗保铭，天津人。", "Tower Bridge is a ..."); a passage that only
+# mentions the question's subject in passing (a relative's biography, a neighbouring town)
+# opens with its own. (Titles and headings are in `searchable_text` already: counting them
+# again here moved answers on the shared documents to whichever section's heading repeats
+# the question's words.) Measured offline on CMRC (bench/RESULTS.md, session 19).
+_CLAUSE_BREAK = re.compile(r"[，。；：、,.;:!?！？（(\n]")
+_LEAD_HAN_CHARS = 20
+_LEAD_LATIN_CHARS = 30
+
+
+def lead_text(chunk: Chunk) -> str:
+    """The passage's opening words up to the first clause break (at most ~20 Han
+    characters or ~80 Latin ones), lower-cased."""
+    opening = chunk.text.lstrip(" \t\n，。；：、,.;:")
+    m = _CLAUSE_BREAK.search(opening)
+    clause = opening[: m.start()] if m else opening
+    if has_han(clause):
+        clause = clause[:_LEAD_HAN_CHARS]
+    elif len(clause) > _LEAD_LATIN_CHARS:
+        clause = clause[:_LEAD_LATIN_CHARS].rsplit(" ", 1)[0]
+    return clause.lower()
 
 
 def searchable_text(chunk: Chunk) -> str:
@@ -199,6 +226,9 @@ class SignalReranker:
             if rarity and w.rare_terms:
                 s["rare_terms"] = rare_term_coverage(rarity, held)
                 relevance += w.rare_terms * s["rare_terms"]
+            if rarity and w.lead_terms and f.use_lead_terms:
+                s["lead_terms"] = rare_term_coverage(rarity, lead_text(hit.chunk))
+                relevance += w.lead_terms * s["lead_terms"]
             if boost_terms and boost_fields:
                 s["boost"] = field_boost(hit.chunk, boost_terms, boost_fields)
                 relevance += w.boost * s["boost"]

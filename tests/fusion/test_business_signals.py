@@ -10,7 +10,7 @@ from datetime import date, timedelta
 from core.settings import FusionSettings, TrustRule
 from core.types import Chunk, Hit, Principal, QueryFilter, ScoredId
 from fusion.pipeline import SearchPipeline
-from fusion.rerank import SignalReranker, rare_term_coverage, rarity_weights
+from fusion.rerank import SignalReranker, lead_text, rare_term_coverage, rarity_weights
 from fusion.trust import TrustPolicy, decay
 from routing.instruction import TaskContext
 from routing.intent import Intent
@@ -257,6 +257,45 @@ def test_rare_terms_put_the_passage_naming_the_subject_first() -> None:
     assert ranked(rarity) == ["ans", "other"]
     assert rare_term_coverage(rarity, "没有这两个词") == 0.0
     assert rare_term_coverage(rarity, "蓍 别名") == 1.0
+
+
+def test_the_passage_that_opens_with_the_subject_leads() -> None:
+    # Both passages name 罗保铭 and say where someone studied; one is a colleague's
+    # biography that mentions him in passing (and leads on fused rank), the other opens
+    # with him. Only the opening words tell them apart.
+    other = _chunk(
+        "other", "郑国光，江苏涟水人，本科毕业于南京气象学院，曾与罗保铭共事。", modified=TODAY
+    )
+    answer = _chunk("ans", "罗保铭，天津人，南开大学明清史专业毕业。", modified=TODAY)
+    question = "罗保铭本科毕业于哪所大学？"
+    rarity = rarity_weights(4000, {"罗保铭": 2, "本科": 300, "毕业": 400, "大学": 900})
+
+    def ranked(on: bool) -> list[str]:
+        hits = [Hit(other, 1.0, {}), Hit(answer, 0.85, {})]
+        fusion = FusionSettings(use_lead_terms=on)
+        out = SignalReranker(today=TODAY, fusion=fusion).rerank(question, hits, 1.0, rarity=rarity)
+        return [h.chunk.content_id for h in out]
+
+    assert ranked(False) == ["other", "ans"]
+    assert ranked(True) == ["ans", "other"]
+
+
+def test_lead_text_is_the_opening_clause() -> None:
+    assert lead_text(_chunk("a", "，是冷湖行政区下辖的一个镇，因境内呼通诺尔湖而得名。")) == (
+        "是冷湖行政区下辖的一个镇"
+    )
+    assert (
+        lead_text(_chunk("b", "塞内加尔国徽（）由一个侧面靠著棕榈枝条的盾组成。")) == "塞内加尔国徽"
+    )
+    # Han: at most 20 characters; Latin: about 30, cut at a word.
+    assert len(lead_text(_chunk("c", "一" * 50))) == 20
+    assert lead_text(
+        _chunk("d", "Tower Bridge is a combined bascule and suspension bridge in London")
+    ) == ("tower bridge is a combined")
+    # The title and headings are not the lead (they are in the searchable text already).
+    assert (
+        lead_text(_chunk("e", "Body text.", title="Guide", section_path=("Setup",))) == "body text"
+    )
 
 
 def test_term_statistics_are_fetched_beside_retrieval_and_never_block_it() -> None:
