@@ -61,14 +61,19 @@ RARITY_POWER = 3.0
 # again here moved answers on the shared documents to whichever section's heading repeats
 # the question's words.) Measured offline on CMRC (bench/RESULTS.md, session 19).
 _CLAUSE_BREAK = re.compile(r"[，。；：、,.;:!?！？（(\n]")
+_BREAKS = frozenset("，。；：、,.;:!?！？")
 _LEAD_HAN_CHARS = 20
 _LEAD_LATIN_CHARS = 30
 
 
 def lead_text(chunk: Chunk) -> str:
     """The passage's opening words up to the first clause break (at most ~20 Han
-    characters or ~80 Latin ones), lower-cased."""
-    opening = chunk.text.lstrip(" \t\n，。；：、,.;:")
+    characters or ~30 Latin ones), lower-cased; none when it opens with a clause break (it
+    starts mid-sentence, or its subject was left out: "，是冷湖行政区下辖的一个镇" is about
+    a town of that district, not the district)."""
+    opening = chunk.text.lstrip()
+    if opening[:1] in _BREAKS:
+        return ""
     m = _CLAUSE_BREAK.search(opening)
     clause = opening[: m.start()] if m else opening
     if has_han(clause):
