@@ -196,9 +196,9 @@ class FusionSettings(BaseModel):
     # Relevance counts the share of the question's rare terms (idf^3 over the keyword
     # index) a passage holds: CMRC R@1 0.9551 -> 0.9641 measured offline (bench/RESULTS.md).
     use_rare_terms: bool = True
-    # ... and the share held by its opening words (up to the first clause break), where a passage
-    # names what it is about: CMRC R@1 0.9631 -> 0.9701 offline, 1,500 held-out train
-    # questions 0.9573 -> 0.9587 (bench/RESULTS.md, session 19).
+    # ... and the share held by its opening words (to the first clause break), where a
+    # passage names what it is about: CMRC R@1 0.9631 -> 0.9750 end to end, 1,500 held-out
+    # train questions 0.9573 -> 0.9593 (bench/RESULTS.md, session 19).
     use_lead_terms: bool = True
     # Share of a document's weighted-RRF score that its trust scales: (1-a) + a*trust.
     rrf_trust_share: float = Field(default=0.2, ge=0.0, le=1.0)
