@@ -105,8 +105,10 @@ def _coverage(
     """`coverage` once the terms the text holds (`held`) are known."""
     if not terms:
         return 0.0
-    alts = alternatives or {}
     total = sum(len(t) for t in terms)
+    if not alternatives:  # the usual case: no synonym to look for
+        return sum(len(t) for t in terms if t in held) / total
+    alts = alternatives
     return (
         sum(len(t) for t in terms if t in held or any(a in text for a in alts.get(t, ()))) / total
     )
@@ -146,10 +148,14 @@ def rarity_weights(chunks: int, frequencies: Mapping[str, int]) -> dict[str, flo
     }
 
 
-def rare_term_coverage(rarity: Mapping[str, float], text: str | AbstractSet[str]) -> float:
+def rare_term_coverage(
+    rarity: Mapping[str, float], text: str | AbstractSet[str], total: float | None = None
+) -> float:
     """Share of the question's rarity-weighted terms that occur in the text (or are among
-    the terms a text was found to hold)."""
-    total = sum(rarity.values())
+    the terms a text was found to hold). `total`: the weights' sum, when the caller has
+    it (a rerank asks for every passage)."""
+    if total is None:
+        total = sum(rarity.values())
     return sum(w for t, w in rarity.items() if t in text) / total if total else 0.0
 
 
@@ -215,6 +221,7 @@ class SignalReranker:
         texts = [searchable_text(h.chunk) for h in hits]
         held_grams = grams_held(grams, texts)  # the question's grams in each
         rare = rare_bigram_overlap(grams, held_grams)
+        rarity_total = sum(rarity.values()) if rarity else 0.0
         for i, hit in enumerate(hits):
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
@@ -229,10 +236,10 @@ class SignalReranker:
                 + w.bigrams_idf * s["bigrams_idf"]
             )
             if rarity and w.rare_terms:
-                s["rare_terms"] = rare_term_coverage(rarity, held)
+                s["rare_terms"] = rare_term_coverage(rarity, held, rarity_total)
                 relevance += w.rare_terms * s["rare_terms"]
             if rarity and w.lead_terms and f.use_lead_terms:
-                s["lead_terms"] = rare_term_coverage(rarity, lead_text(hit.chunk))
+                s["lead_terms"] = rare_term_coverage(rarity, lead_text(hit.chunk), rarity_total)
                 relevance += w.lead_terms * s["lead_terms"]
             if boost_terms and boost_fields:
                 s["boost"] = field_boost(hit.chunk, boost_terms, boost_fields)
