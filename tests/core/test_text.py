@@ -54,3 +54,18 @@ def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
     ]
     # A bigram of a Han and a Latin character is compared in lower case, as the grams are.
     assert grams_held(char_bigrams("木咀C是谁？"), ["木咀C，香港演员。"]) == [{"木咀", "咀c"}]
+
+
+def test_tokens_cut_lazily_are_the_index_tokens() -> None:
+    from core.text import index_tokens, iter_index_tokens
+
+    texts = [
+        "截至2015年，TiDB 在使用SSD时的延迟为 2 ms。罗保铭，天津人。",
+        "The operator's multi-factor checks ran on P12.1.2 in 2015.",
+        "Население Новосибирска в 2021 году составляло около 1,6 миллиона человек.",
+        "大阪城の天守は高さ約55メートルで、1931年に復興された。",
+        "서울의 인구는 약 950만 명이다.",
+        "",
+    ]
+    for text in texts:
+        assert list(iter_index_tokens(text)) == index_tokens(text), text

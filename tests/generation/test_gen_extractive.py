@@ -394,3 +394,28 @@ def test_only_sentences_that_could_rank_are_tested_for_the_kind_asked(
     # Two places to fill: the same two, and the filler never tested.
     assert best(2) == everything[:2]
     assert 0 < len(tested) < 6 and not any("气候" in t for t in tested)
+
+
+def test_names_found_block_by_block_are_those_of_the_whole_sentence() -> None:
+    # jieba tags each block between punctuation on its own, so tagging block by block (and
+    # stopping at the first name) finds a person or place exactly when tagging the whole
+    # sentence does.
+    import jieba.posseg
+
+    from generation.answer_type import has_answer_type
+
+    sentences = [
+        "罗保铭，天津人，1969年5月参加工作，南开大学明清史专业毕业。",
+        "该国徽于1965年塞内加尔取得独立5年后采用，并自此成为该国的官方徽章。",
+        "Tower Bridge 由 Horace Jones 设计，1894年6月30日开放。",
+        "工业洗衣机的最大容量可以达到300千克。",
+    ]
+    flags = {"person": ("nr", "nrt", "nrfg"), "place": ("ns", "nt")}
+    for sentence in sentences:
+        for kind in ("person", "place"):
+            question = "谁？"
+            whole = any(
+                p.flag in flags[kind] and len(p.word) >= 2 and p.word not in question
+                for p in jieba.posseg.cut(sentence)
+            )
+            assert has_answer_type(sentence, kind, question) == whole, (sentence, kind)
