@@ -111,10 +111,7 @@ _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Scripts written without spaces between words, compared as character bigrams.
 _UNSPACED = re.compile(r"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]")
 # Any of the three above, in one scan of the text.
-_SEGMENTED = re.compile(
-    r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f"
-    r"\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff]"
-)
+_SEGMENTED = re.compile("|".join(p.pattern for p in (_HANGUL, _KANA, _UNSPACED)))
 # A run of one script inside a token ("950만" -> "950", "만"; "噴火した" -> "噴火", "した").
 _SEGMENT = re.compile(
     r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]+"  # Hangul

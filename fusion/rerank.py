@@ -28,7 +28,7 @@ from core.errors import ModelMissing
 from core.settings import FusionSettings
 from core.text import char_bigrams, grams_held, has_han, query_terms
 from core.types import Chunk, Hit
-from fusion.trust import TrustPolicy
+from fusion.trust import SourceStanding, TrustPolicy
 
 
 class CrossEncoder(Protocol):
@@ -108,9 +108,9 @@ def _coverage(
     total = sum(len(t) for t in terms)
     if not alternatives:  # the usual case: no synonym to look for
         return sum(len(t) for t in terms if t in held) / total
-    alts = alternatives
     return (
-        sum(len(t) for t in terms if t in held or any(a in text for a in alts.get(t, ()))) / total
+        sum(len(t) for t in terms if t in held or any(a in text for a in alternatives.get(t, ())))
+        / total
     )
 
 
@@ -263,10 +263,12 @@ class SignalReranker:
                 + f.coverage_weight * s["coverage"]
             )
         if f.order_versions:
-            self._order_versions(hits, texts)
+            self._order_versions(hits, texts, standings)
         return sorted(hits, key=lambda h: (-h.score, h.chunk.content_id))
 
-    def _order_versions(self, hits: Sequence[Hit], texts: Sequence[str]) -> None:
+    def _order_versions(
+        self, hits: Sequence[Hit], texts: Sequence[str], standings: Sequence[SourceStanding]
+    ) -> None:
         """Near-identical passages of different documents are versions (or copies) of one
         text: the newer one, then the more authoritative, must not rank under the other.
         Where it does, the two swap scores. Only the first 20 hits are compared, and a
@@ -275,7 +277,10 @@ class SignalReranker:
         top = min(len(hits), 20)
         policy = self.policy
         least = self.fusion.version_similarity
-        keys = [_version_key(policy, h.chunk) for h in hits[:top]]
+        keys = [
+            _version_key(policy, h.chunk, st)
+            for h, st in zip(hits[:top], standings[:top], strict=True)
+        ]
         grams: list[frozenset[str] | None] = [None] * top
 
         def grams_of(i: int) -> frozenset[str]:
@@ -304,9 +309,8 @@ class SignalReranker:
                 better.signals["version_first"] = 1.0
 
 
-def _version_key(policy: TrustPolicy, chunk: Chunk) -> tuple[int, int]:
+def _version_key(policy: TrustPolicy, chunk: Chunk, standing: SourceStanding) -> tuple[int, int]:
     """Smaller is preferred: newer first, then the more authoritative source class."""
-    standing = policy.standing(chunk)
     newer = -(chunk.modified.toordinal() if chunk.modified else 0)
     return (newer, policy.authority_rank(standing.source_class))
 

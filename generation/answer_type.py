@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any, Literal
 
-from core.text import has_han
+from core.text import has_han, tagged_words
 
 Kind = Literal["person", "place", "time"]
 
@@ -87,17 +87,12 @@ def has_day(text: str, question: str) -> bool:
     return any(m.group(0) not in question for m in _DAY.finditer(text))
 
 
-@lru_cache(maxsize=8192)
-def _tagged_block(block: str) -> tuple[tuple[str, str], ...]:
-    return tuple((p.word, p.flag) for p in _posseg().cut(block))
-
-
 def _tagged_words(text: str) -> Iterator[tuple[str, str]]:
     """jieba's part-of-speech cut of the text's Han blocks, one block at a time (jieba
     tags each block on its own, and everything between blocks one character at a time:
     no name there), so a caller that stops at the first name tags no further."""
     for block in _posseg().re_han_internal.findall(text):
-        yield from _tagged_block(block)
+        yield from tagged_words(block)
 
 
 def has_answer_type(text: str, kind: Kind, question: str) -> bool:
