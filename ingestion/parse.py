@@ -445,6 +445,7 @@ def check_size(path: Path, max_bytes: int) -> None:
 # caller's threads and locks.
 
 _RECYCLE_AFTER = 200  # parses per worker: bounds slow leaks in native parser libraries
+_SUCCESSOR_LEAD = 20  # parses before that when the worker's successor is started
 _START_TIMEOUT_S = 120.0
 
 
@@ -530,6 +531,23 @@ class ParserPool:
         self.lock = threading.Lock()
         self.peak_rss_mb = 0.0
 
+    def warm(self, count: int, memory_mb: int = 0, wait: bool = False) -> None:
+        """Start workers until `count` are idle: a worker takes ~0.5 s to import the
+        parsers, and without `wait` that overlaps the caller's own work."""
+        with self.lock:
+            missing = count - len(self.idle)
+        for _ in range(missing):
+            self._spare(_Worker(memory_mb))
+        if wait:
+            with self.lock:
+                starting = [w for w in self.idle if not w.ready]
+            for worker in starting:
+                worker.wait_ready()
+
+    def _spare(self, worker: _Worker) -> None:
+        with self.lock:  # taken last: a worker that is already up is used first
+            self.idle.insert(0, worker)
+
     def _take(self, memory_mb: int) -> _Worker:
         with self.lock:
             worker = self.idle.pop() if self.idle else None
@@ -568,11 +586,18 @@ class ParserPool:
         worker.uses += 1
         status, payload, rss_mb, retire = result
         self.peak_rss_mb = max(self.peak_rss_mb, rss_mb)
+        if worker.uses == _RECYCLE_AFTER - _SUCCESSOR_LEAD and not retire:
+            # Its successor starts while it serves its last files: no file waits for one.
+            self._spare(_Worker(memory_mb))
         with self.lock:
-            if worker.uses < _RECYCLE_AFTER and not retire:
+            keep = worker.uses < _RECYCLE_AFTER and not retire
+            if keep:
                 self.idle.append(worker)
-            else:
-                worker.stop()
+        if not keep:
+            if retire:  # an unplanned end: its replacement starts now
+                self._spare(_Worker(memory_mb))
+            # Stopping waits for the process to exit: not on this file's time.
+            threading.Thread(target=worker.stop, daemon=True).start()
         if status == "ok":
             doc: ParsedDocument = payload
             return doc

@@ -321,8 +321,8 @@ class DocumentIngestor:
                 outcomes[i] = replace(outcome, seconds=spent + share + time.perf_counter() - start)
                 report()
 
-        # Parses in flight: they wait on parse worker processes, so two help even on one core.
-        ahead = 1 if inline else max(2, cores())
+        ahead = 1 if inline else _parses_ahead()
+        self.start_parsers(ahead)  # they start while the first files are read
         # (Their threads start on the first submit: never, inline.)
         with (
             ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background,
@@ -389,6 +389,12 @@ class DocumentIngestor:
                 )
             )
         return done
+
+    def start_parsers(self, count: int = 0, wait: bool = False) -> None:
+        """Start `count` parse worker processes (0: as many as a batch keeps busy), so
+        the first files do not wait for them to import the parsers."""
+        if self._settings.ingest.isolate:
+            self._parser.warm(count or _parses_ahead(), self._options.worker_memory_mb, wait)
 
     def _embed_prepared(self, ready: Sequence[_Prepared]) -> list[np.ndarray | Exception]:
         """Each prepared file's vectors, from one call over all their passages; when that
@@ -717,6 +723,11 @@ class _Prepared:
     pii: dict[str, int]
     warnings: list[str]
     summaries: int
+
+
+def _parses_ahead() -> int:
+    # Parses in flight: they wait on parse worker processes, so two help even on one core.
+    return max(2, cores())
 
 
 def _guarded(job: _Job, step: Callable[..., _T], *args: Any) -> _T | FileOutcome:

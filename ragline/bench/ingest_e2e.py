@@ -4,8 +4,9 @@ sync to every store, into a fresh embedded data directory, per format.
 Two runs in the same process on the same files: the baseline ingests one file at a time
 with one embedding thread (how ingest ran before issue 13's batching:
 `RAGLINE_INGEST__EMBED_GROUP=0`, `RAGLINE_EMBEDDER__PASSAGE_THREADS=1`), the candidate
-with the settings as configured. Models and tokeniser dictionaries are loaded before
-either clock starts. Per-format rates come from each file's own time (its parse, chunking
+with the settings as configured. Models, tokeniser dictionaries and the parse worker
+processes are loaded before either clock starts (a server or Celery worker loads them
+once). Per-format rates come from each file's own time (its parse, chunking
 and staging, plus its share of its group's embedding, which in the candidate overlaps the
 next files' preparation, so these sums do not show the overlap); the total is wall time,
 syncs included.
@@ -41,6 +42,7 @@ def _one(settings: Settings, folders: list[Path]) -> dict[str, Any]:
     rag = Ragline(settings)
     try:
         rag.embedder.load()
+        rag.ingestor.start_parsers(wait=True)  # like the model: loaded once per process
         t0 = time.perf_counter()
         outcomes, report = rag.ingest(folders)
         wall = time.perf_counter() - t0

@@ -1,0 +1,49 @@
+"""The parse worker pool starts workers before they are needed: ahead of a batch, and a
+worker's successor while it serves its last files."""
+
+from pathlib import Path
+
+import pytest
+
+import ingestion.parse as parse
+from ingestion.parse import ParserPool, parse_file
+
+MB = 2**20
+
+
+def test_warm_starts_ready_workers(tmp_path: Path) -> None:
+    doc = tmp_path / "a.md"
+    doc.write_text("# A\n\nText.\n")
+    with ParserPool() as pool:
+        pool.warm(2, wait=True)
+        assert len(pool.idle) == 2 and all(w.ready for w in pool.idle)
+        pool.warm(2)  # enough idle already: none started
+        assert len(pool.idle) == 2
+        assert parse_file(doc, max_bytes=MB, timeout_s=60, pool=pool).blocks[0].text == "A"
+        assert len(pool.idle) == 2  # the one used went back
+
+
+def test_successor_starts_before_the_worker_retires(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parse, "_RECYCLE_AFTER", 4)
+    monkeypatch.setattr(parse, "_SUCCESSOR_LEAD", 2)
+    files = []
+    for i in range(5):
+        f = tmp_path / f"f{i}.txt"
+        f.write_text(f"file {i}\n")
+        files.append(f)
+    with ParserPool() as pool:
+        first = None
+        for i, f in enumerate(files[:4]):
+            assert parse_file(f, max_bytes=MB, timeout_s=60, pool=pool).blocks
+            if i == 0:
+                first = pool.idle[-1]
+            if i == 1:  # two uses left: its successor is starting, the worker still serves
+                assert [w.uses for w in pool.idle] == [0, 2]
+        assert first is not None
+        # Four uses: retired (stopped in the background), its successor is the one left.
+        assert pool.idle and first not in pool.idle and [w.uses for w in pool.idle] == [0]
+        assert parse_file(files[4], max_bytes=MB, timeout_s=60, pool=pool).blocks
+        first.proc.wait(10)
+        assert first.proc.returncode is not None
