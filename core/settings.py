@@ -107,6 +107,10 @@ class IngestSettings(BaseModel):
     # Passages of consecutive files of one batch embedded in one call, in the background
     # while the next files are prepared; 0 = each file on its own, in the foreground.
     embed_group: int = 128
+    # Those groups embedded in a child process (CPU embedders: use, e5), so the embedder
+    # does not wait on ingest's own Python thread for the interpreter lock at every
+    # array operation (indexing/embed_worker.py). Off: on threads of this process.
+    embed_worker: bool = True
 
 
 class IngestLimitSettings(BaseModel):

@@ -241,11 +241,22 @@ class Ragline:
         )
         by_index: dict[int, FileOutcome] = {}
         report = SyncReport()
-        # Files go in groups of consecutive ones up to the next sync, the supported ones
-        # ingested together (the passages of small files embedded in one call).
+        # Files go in groups of consecutive ones, the supported ones ingested together (the
+        # passages of small files embedded in one call); a group ends before the deferred
+        # large files. Within a group, what is staged is synced every `sync_every` files,
+        # while the embedder works on the next passages.
         group: list[int] = []
+        synced_at = 0  # files of this group done at the last sync
+
+        def sync_due(done: int) -> None:
+            nonlocal synced_at
+            if done - synced_at >= sync_every:
+                self._merge(report, self.sync())
+                synced_at = done
 
         def ingest_group() -> None:
+            nonlocal synced_at
+            synced_at = 0
             supported = [k for k, i in enumerate(group) if found[i][1]]  # group positions
             for i in group:
                 path, known = found[i]
@@ -275,6 +286,7 @@ class Ragline:
                 tags=tags,
                 principal=principal,
                 progress=one_done,
+                between=sync_due,
             )
             by_index.update(zip((group[k] for k in supported), outcomes, strict=True))
             show(len(group))  # skipped files after the last supported one
@@ -282,7 +294,8 @@ class Ragline:
 
         for n, i in enumerate(order, start=1):
             group.append(i)
-            synced = n % sync_every == 0 or (deferred and n == len(order) - deferred)
+            # Large files are deferred: what came before is searchable before they start.
+            synced = bool(deferred) and n == len(order) - deferred
             if synced or n == len(order):
                 ingest_group()
             if synced:

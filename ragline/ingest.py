@@ -26,6 +26,7 @@ from core.ids import content_id_for, doc_id_for, source_uri, version_of
 from core.settings import Settings
 from core.text import approx_tokens
 from core.types import Chunk, Document, DocumentVersion, ParsedDocument, Principal
+from indexing.embed_worker import EmbedWorker
 from indexing.embedders import Embedder
 from indexing.entities import extract_entities
 from indexing.protocols import Expect, IngestRecord, MetadataStore
@@ -197,9 +198,16 @@ class DocumentIngestor:
         self._parser = parser or ParserPool()
         self._summarize = summarizer
         self._options = ParseOptions.from_settings(settings.ingest, settings.ingest_limits)
+        # Batches' passage groups go to a child process (a CPU embedder); single files
+        # and GPU models stay in-process.
+        self._group_embedder: Embedder | EmbedWorker = embedder
+        if settings.ingest.embed_worker and settings.embedder.kind in ("use", "e5"):
+            self._group_embedder = EmbedWorker(settings.embedder, embedder)
 
     def close(self) -> None:
         self._parser.close()
+        if isinstance(self._group_embedder, EmbedWorker):
+            self._group_embedder.close()
 
     @property
     def parser_peak_rss_mb(self) -> float:
@@ -264,22 +272,28 @@ class DocumentIngestor:
         tags: Iterable[str] | None = None,
         principal: Principal | None = None,
         progress: Callable[[Path], None] | None = None,
+        between: Callable[[int], None] | None = None,
     ) -> list[FileOutcome]:
         """`ingest` for several files (each as the document of its own URI), in order, with
         the passages of consecutive small files embedded in one call: an embedder spends
         most of a one-passage call on fixed costs, and a batch spreads over its threads.
         Each file still succeeds or fails alone, with its own reason. `progress` is called
-        with each file's path as it is done, in order."""
+        with each file's path as it is done, in order. `between` is called with the number
+        of files done so far each time a group of passages has gone to the embedder: work
+        done there (a sync of what is staged) overlaps the embedding."""
         frozen = None if tags is None else frozenset(tags)
         jobs = []
         for path in paths:
             source = source_uri(path)
             wanted = _Wanted(frozen, None, None, None, path.name, None, principal)
             jobs.append(_Job(path, source, doc_id_for(source), wanted))
-        return self._run(jobs, progress)
+        return self._run(jobs, progress, between)
 
     def _run(
-        self, jobs: Sequence[_Job], progress: Callable[[Path], None] | None = None
+        self,
+        jobs: Sequence[_Job],
+        progress: Callable[[Path], None] | None = None,
+        between: Callable[[int], None] | None = None,
     ) -> list[FileOutcome]:
         """Prepare each file (parse, mask, chunk, entities); once `ingest.embed_group`
         passages are prepared (and at the end), embed them in one call, then stage those
@@ -301,9 +315,12 @@ class DocumentIngestor:
                     progress(jobs[reported].path)
                 reported += 1
 
+        # One file (an upload) or no grouping: embedded here, with no child to start.
+        embedder = self._embedder if inline else self._group_embedder
+
         def timed_embed(batch: list[_Prepared]) -> tuple[list[np.ndarray | Exception], float]:
             t0 = time.perf_counter()
-            return self._embed_prepared(batch), time.perf_counter() - t0
+            return self._embed_prepared(batch, embedder), time.perf_counter() - t0
 
         def stage_embedded() -> None:
             if embedding is None:
@@ -322,7 +339,8 @@ class DocumentIngestor:
                 report()
 
         ahead = 1 if inline else _parses_ahead()
-        self.start_parsers(ahead)  # they start while the first files are read
+        # They start while the first files are read.
+        self.start_parsers(ahead, embed_worker=not inline)
         # (Their threads start on the first submit: never, inline.)
         with (
             ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background,
@@ -341,6 +359,8 @@ class DocumentIngestor:
                     embedding = None
                 else:
                     embedding = background.submit(timed_embed, batch)
+                if between is not None:
+                    between(reported)
 
             checked: dict[int, FileOutcome | _Read] = {}
             parsing: dict[int, Future[ParsedDocument]] = {}
@@ -390,18 +410,24 @@ class DocumentIngestor:
             )
         return done
 
-    def start_parsers(self, count: int = 0, wait: bool = False) -> None:
-        """Start `count` parse worker processes (0: as many as a batch keeps busy), so
-        the first files do not wait for them to import the parsers."""
+    def start_parsers(self, count: int = 0, wait: bool = False, embed_worker: bool = True) -> None:
+        """Start `count` parse worker processes (0: as many as a batch keeps busy) and
+        the embed worker, so the first files do not wait for them to load."""
         if self._settings.ingest.isolate:
             self._parser.warm(count or _parses_ahead(), self._options.worker_memory_mb, wait)
+        if embed_worker and isinstance(self._group_embedder, EmbedWorker):
+            self._group_embedder.start()
+            if wait:
+                self._group_embedder.embed_passages(["warm up"])
 
-    def _embed_prepared(self, ready: Sequence[_Prepared]) -> list[np.ndarray | Exception]:
+    def _embed_prepared(
+        self, ready: Sequence[_Prepared], embedder: Embedder | EmbedWorker
+    ) -> list[np.ndarray | Exception]:
         """Each prepared file's vectors, from one call over all their passages; when that
         fails, file by file, so a failure (a file's time limit) is that file's alone."""
         if len(ready) > 1:
             try:
-                vectors = self._embed([c.text for p in ready for c in p.chunks])
+                vectors = self._embed([c.text for p in ready for c in p.chunks], embedder)
             except Exception:  # find the file it belongs to, below
                 pass
             else:
@@ -414,7 +440,7 @@ class DocumentIngestor:
         out = []
         for p in ready:
             try:
-                out.append(self._embed([c.text for c in p.chunks]))
+                out.append(self._embed([c.text for c in p.chunks], embedder))
             except Exception as exc:
                 out.append(exc)
         return out
@@ -609,9 +635,12 @@ class DocumentIngestor:
             tuple(warnings),
         )
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(
+        self, texts: list[str], embedder: Embedder | EmbedWorker | None = None
+    ) -> np.ndarray:
         """Embed in slices, so the per-file time limit is checked as it goes. Past the limit
         the file fails whole (nothing half-indexed; its previous version stays current)."""
+        embed = (embedder or self._embedder).embed_passages
         limit = self._settings.ingest_limits.max_embed_s_per_file
         step = EMBED_SLICE
         start = time.monotonic()
@@ -625,9 +654,9 @@ class DocumentIngestor:
                     "RAGLINE_INGEST_LIMITS__MAX_EMBED_S_PER_FILE, or lower "
                     "RAGLINE_INGEST_LIMITS__MAX_CHUNKS_PER_FILE)"
                 )
-            parts.append(self._embedder.embed_passages(texts[i : i + step]))
+            parts.append(embed(texts[i : i + step]))
         if not parts:
-            return self._embedder.embed_passages([])
+            return embed([])
         return np.vstack(parts)
 
     def _update_metadata(

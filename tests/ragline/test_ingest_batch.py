@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from core.settings import Settings
+from core.settings import IngestSettings, Settings
 from core.types import Principal
 from ragline.app import Ragline
 
@@ -32,7 +32,8 @@ def test_one_bad_file_fails_alone_and_the_others_share_embedding_calls(
     (folder / "c.md").write_text(_note(3))
     (folder / "d.md").write_text(_note(4, "POISON"))
     (folder / "e.md").write_text(_note(5))
-    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    # The test replaces the in-process embedder: groups are embedded in this process.
+    rag = Ragline(Settings(data_dir=tmp_path / "data", ingest=IngestSettings(embed_worker=False)))
     calls: list[list[str]] = []
     real = rag.embedder.embed_passages
 
@@ -132,3 +133,34 @@ def test_progress_keeps_skipped_files_in_found_order(tmp_path: Path) -> None:
         rag.close()
     assert seen == ["a.md", "b.xyz", "c.md", "d.xyz"]
     assert [o.status for o in outcomes] == ["indexed", "skipped", "indexed", "skipped"]
+
+
+def test_groups_embedded_in_the_embed_worker_match_in_process_vectors(tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"n{i}.md").write_text(_note(i, "第{i}条 登记机关在三日内办理。"))
+    vectors = {}
+    for worker in (True, False):
+        settings = Settings(
+            data_dir=tmp_path / f"data-{worker}", ingest=IngestSettings(embed_worker=worker)
+        )
+        rag = Ragline(settings)
+        try:
+            outcomes, _ = rag.ingest([folder])
+            assert [o.status for o in outcomes] == ["indexed"] * 6
+            group = rag.ingestor._group_embedder
+            assert group is not rag.embedder if worker else group is rag.embedder
+            if worker:
+                assert not group.in_process  # type: ignore[union-attr]
+            meta = rag.stores.metadata
+            vectors[worker] = {
+                item.chunk.content_id: item.vector
+                for o in outcomes
+                for item in meta.version_items(o.doc_id, o.version)
+            }
+        finally:
+            rag.close()
+    assert vectors[True].keys() == vectors[False].keys() and len(vectors[True]) >= 6
+    for cid, vec in vectors[True].items():
+        assert float(abs(vec - vectors[False][cid]).max()) < 1e-5
