@@ -136,10 +136,10 @@ def _during_embedding(rag: Ragline, action: Any) -> None:
     ingestor = rag.ingestor
     embed = ingestor._embed
 
-    def racing(texts: list[str]) -> Any:
+    def racing(texts: list[str], *rest: Any) -> Any:
         ingestor._embed = embed  # type: ignore[method-assign]
         action()
-        return embed(texts)
+        return embed(texts, *rest)
 
     ingestor._embed = racing  # type: ignore[method-assign]
 
