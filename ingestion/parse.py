@@ -479,10 +479,33 @@ class _Worker:
         self.inp = Connection(from_child_r, writable=False)
         self.uses = 0
         self.ready = False
+        self.successor: _Worker | None = None  # started before this one retires
+        self._starting = threading.Lock()  # one thread reads its "ready"
+
+    def is_ready(self) -> bool:
+        """Up and waiting for work (its "ready" has arrived), without blocking; False
+        while another thread is waiting for it, or when it failed to start."""
+        if self.ready:
+            return True
+        if not self._starting.acquire(blocking=False):
+            return False
+        try:
+            if not self.ready and self.proc.poll() is None and self.inp.poll(0):
+                self._read_ready()
+        except ParseError:
+            return False  # killed: whoever takes it next replaces it
+        finally:
+            self._starting.release()
+        return self.ready
 
     def wait_ready(self) -> None:
         if self.ready:
             return
+        with self._starting:
+            if not self.ready:
+                self._read_ready()
+
+    def _read_ready(self) -> None:
         try:
             if not self.inp.poll(_START_TIMEOUT_S):
                 raise ParseError("parser process did not start in time")
@@ -587,10 +610,15 @@ class ParserPool:
         status, payload, rss_mb, retire = result
         self.peak_rss_mb = max(self.peak_rss_mb, rss_mb)
         if worker.uses == _RECYCLE_AFTER - _SUCCESSOR_LEAD and not retire:
-            # Its successor starts while it serves its last files: no file waits for one.
-            self._spare(_Worker(memory_mb))
+            # Its successor starts while it serves its last files, and it serves on until
+            # the successor is up: no file waits for a worker to start.
+            worker.successor = _Worker(memory_mb)
+            self._spare(worker.successor)
+        due = worker.uses >= _RECYCLE_AFTER
+        if due and worker.uses < 2 * _RECYCLE_AFTER and worker.successor is not None:
+            due = worker.successor.is_ready()
         with self.lock:
-            keep = worker.uses < _RECYCLE_AFTER and not retire
+            keep = not due and not retire
             if keep:
                 self.idle.append(worker)
         if not keep:

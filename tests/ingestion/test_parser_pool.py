@@ -29,21 +29,23 @@ def test_successor_starts_before_the_worker_retires(
     monkeypatch.setattr(parse, "_RECYCLE_AFTER", 4)
     monkeypatch.setattr(parse, "_SUCCESSOR_LEAD", 2)
     files = []
-    for i in range(5):
+    for i in range(6):
         f = tmp_path / f"f{i}.txt"
         f.write_text(f"file {i}\n")
         files.append(f)
     with ParserPool() as pool:
-        first = None
         for i, f in enumerate(files[:4]):
             assert parse_file(f, max_bytes=MB, timeout_s=60, pool=pool).blocks
-            if i == 0:
-                first = pool.idle[-1]
             if i == 1:  # two uses left: its successor is starting, the worker still serves
                 assert [w.uses for w in pool.idle] == [0, 2]
-        assert first is not None
-        # Four uses: retired (stopped in the background), its successor is the one left.
-        assert pool.idle and first not in pool.idle and [w.uses for w in pool.idle] == [0]
+        first = pool.idle[-1]
+        successor = first.successor
+        assert successor is not None and first.uses == 4
+        # Due, but its successor may still be importing: it serves on until that one is up.
+        successor.wait_ready()
         assert parse_file(files[4], max_bytes=MB, timeout_s=60, pool=pool).blocks
-        first.proc.wait(10)
+        assert first not in pool.idle and pool.idle == [successor]  # retired
+        assert parse_file(files[5], max_bytes=MB, timeout_s=60, pool=pool).blocks
+        assert successor.uses == 1
+        first.proc.wait(10)  # stopped in the background
         assert first.proc.returncode is not None
