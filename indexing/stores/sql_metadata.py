@@ -212,6 +212,30 @@ _SERVING = (
 
 _SERVING_NAMES = tuple(_SERVING.selected_columns.keys())
 
+# Statements built once for the reads ingest makes per file.
+_DOCUMENT = select(DocumentRow.__table__).where(DocumentRow.doc_id == bindparam("doc_id"))
+_VERSIONS = (
+    select(
+        VersionRow.doc_id,
+        VersionRow.version,
+        VersionRow.status,
+        VersionRow.chunk_count,
+        VersionRow.page_count,
+    )
+    .where(VersionRow.doc_id == bindparam("doc_id"))
+    .order_by(VersionRow.created_at)
+)
+_HAS_VERSION = (
+    select(VersionRow.version)
+    .join(DocumentRow, DocumentRow.doc_id == VersionRow.doc_id)
+    .where(
+        VersionRow.doc_id == bindparam("doc_id"),
+        VersionRow.version == bindparam("version"),
+        VersionRow.status.in_(("pending", "current")),
+        DocumentRow.deleted.is_(False),
+    )
+)
+
 
 def _serving_chunk(values: tuple[Any, ...]) -> Chunk:
     # A row has the attributes of both (no name in common is selected).
@@ -333,9 +357,10 @@ class SqlMetadataStore:
 
     # -- documents and versions -------------------------------------------------------
     def document(self, doc_id: str) -> Document | None:
-        with self._session() as s:
-            row = s.get(DocumentRow, doc_id)
-            return _document(row) if row and not row.deleted else None
+        # Plain rows, no ORM identity map: ingest asks three times per file.
+        with self.engine.connect() as conn:
+            row = conn.execute(_DOCUMENT, {"doc_id": doc_id}).first()
+        return _document(row) if row is not None and not row.deleted else None  # type: ignore[arg-type]
 
     def documents(self) -> list[Document]:
         with self._session() as s:
@@ -369,14 +394,10 @@ class SqlMetadataStore:
             return value
 
     def versions(self, doc_id: str) -> list[DocumentVersion]:
-        with self._session() as s:
-            rows = s.scalars(
-                select(VersionRow)
-                .where(VersionRow.doc_id == doc_id)
-                .order_by(VersionRow.created_at)
-            )
+        with self.engine.connect() as conn:
+            rows = conn.execute(_VERSIONS, {"doc_id": doc_id})
             return [
-                DocumentVersion(r.doc_id, r.version, r.status, r.chunk_count, r.page_count)  # type: ignore[arg-type]
+                DocumentVersion(r.doc_id, r.version, r.status, r.chunk_count, r.page_count)
                 for r in rows
             ]
 
@@ -389,10 +410,9 @@ class SqlMetadataStore:
             )
 
     def has_version(self, doc_id: str, version: str) -> bool:
-        with self._session() as s:
-            row = s.get(VersionRow, (doc_id, version))
-            doc = s.get(DocumentRow, doc_id)
-            return bool(row and doc and not doc.deleted and row.status in ("pending", "current"))
+        with self.engine.connect() as conn:
+            row = conn.execute(_HAS_VERSION, {"doc_id": doc_id, "version": version}).first()
+        return row is not None
 
     def version_in_use(self, version: str) -> bool:
         with self._session() as s:
