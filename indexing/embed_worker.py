@@ -24,11 +24,11 @@ import sys
 import threading
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from core.child import start_child
 from core.settings import EmbedderSettings
 from indexing.embedders import Embedder
 
@@ -66,38 +66,13 @@ class EmbedWorker:
     def _spawn_locked(self) -> None:
         if self._broken or (self._proc is not None and self._pid == os.getpid()):
             return
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(
-            [root, *(p for p in sys.path if p and Path(p).is_dir())]
-        )
         try:
-            self._proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "indexing.embed_worker",
-                    str(to_child_r),
-                    str(from_child_w),
-                ],
-                pass_fds=(to_child_r, from_child_w),
-                env=env,
-                stdin=subprocess.DEVNULL,
-                close_fds=True,
-            )
+            child = start_child("indexing.embed_worker")
         except OSError as exc:
-            for fd in (to_child_w, from_child_r):
-                os.close(fd)
             self._broken = f"could not start: {exc}"
             log.warning("embedding in-process: the embed worker %s", self._broken)
             return
-        finally:
-            os.close(to_child_r)
-            os.close(from_child_w)
-        self._out = Connection(to_child_w, readable=False)
-        self._inp = Connection(from_child_r, writable=False)
+        self._proc, self._out, self._inp = child.proc, child.out, child.inp
         self._pid = os.getpid()
         self._ready = False
         self._out.send(self._settings.model_dump(mode="json"))

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import contextlib
 import io
-import os
 import re
 import subprocess
-import sys
 import threading
 import zipfile
 from collections.abc import Callable
@@ -26,6 +24,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from core.child import start_child
 from core.errors import NeedsOCR, ParseError, UnsupportedFormat
 from core.settings import IngestLimitSettings, IngestSettings
 from core.types import ParsedDocument
@@ -439,10 +438,7 @@ def check_size(path: Path, max_bytes: int) -> None:
 
 
 # ----------------------------------------------------------------------------- workers
-# Workers are plain `python -m ingestion.parsers._worker` subprocesses talking over two
-# pipes, not multiprocessing children: "spawn" re-imports the caller's __main__, which
-# breaks any script that lacks an `if __name__ == "__main__"` guard, and "fork" copies the
-# caller's threads and locks.
+# Workers are `python -m ingestion.parsers._worker` subprocesses (core/child.py).
 
 _RECYCLE_AFTER = 200  # parses per worker: bounds slow leaks in native parser libraries
 _SUCCESSOR_LEAD = 20  # parses before that when the worker's successor is started
@@ -452,31 +448,8 @@ _START_TIMEOUT_S = 120.0
 class _Worker:
     def __init__(self, memory_mb: int = 0) -> None:
         self.memory_mb = memory_mb
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[1])
-        env["PYTHONPATH"] = os.pathsep.join(
-            [root, *(p for p in sys.path if p and Path(p).is_dir())]
-        )
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "ingestion.parsers._worker",
-                str(to_child_r),
-                str(from_child_w),
-                str(memory_mb),
-            ],
-            pass_fds=(to_child_r, from_child_w),
-            env=env,
-            stdin=subprocess.DEVNULL,
-            close_fds=True,
-        )
-        os.close(to_child_r)
-        os.close(from_child_w)
-        self.out = Connection(to_child_w, readable=False)
-        self.inp = Connection(from_child_r, writable=False)
+        child = start_child("ingestion.parsers._worker", str(memory_mb))
+        self.proc, self.out, self.inp = child.proc, child.out, child.inp
         self.uses = 0
         self.ready = False
         self.successor: _Worker | None = None  # started before this one retires
