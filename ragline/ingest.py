@@ -340,7 +340,7 @@ class DocumentIngestor:
 
         ahead = 1 if inline else _parses_ahead()
         # They start while the first files are read.
-        self.start_parsers(ahead, embed_worker=not inline)
+        self.start_workers(ahead, embed_worker=not inline)
         # (Their threads start on the first submit: never, inline.)
         with (
             ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background,
@@ -410,7 +410,7 @@ class DocumentIngestor:
             )
         return done
 
-    def start_parsers(self, count: int = 0, wait: bool = False, embed_worker: bool = True) -> None:
+    def start_workers(self, count: int = 0, wait: bool = False, embed_worker: bool = True) -> None:
         """Start `count` parse worker processes (0: as many as a batch keeps busy) and
         the embed worker, so the first files do not wait for them to load."""
         if self._settings.ingest.isolate:
@@ -635,12 +635,10 @@ class DocumentIngestor:
             tuple(warnings),
         )
 
-    def _embed(
-        self, texts: list[str], embedder: Embedder | EmbedWorker | None = None
-    ) -> np.ndarray:
+    def _embed(self, texts: list[str], embedder: Embedder | EmbedWorker) -> np.ndarray:
         """Embed in slices, so the per-file time limit is checked as it goes. Past the limit
         the file fails whole (nothing half-indexed; its previous version stays current)."""
-        embed = (embedder or self._embedder).embed_passages
+        embed = embedder.embed_passages
         limit = self._settings.ingest_limits.max_embed_s_per_file
         step = EMBED_SLICE
         start = time.monotonic()

@@ -42,7 +42,7 @@ def _one(settings: Settings, folders: list[Path]) -> dict[str, Any]:
     rag = Ragline(settings)
     try:
         rag.embedder.load()
-        rag.ingestor.start_parsers(wait=True)  # like the model: loaded once per process
+        rag.ingestor.start_workers(wait=True)  # like the model: loaded once per process
         t0 = time.perf_counter()
         outcomes, report = rag.ingest(folders)
         wall = time.perf_counter() - t0
