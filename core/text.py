@@ -2,18 +2,19 @@
 
 Chinese goes through jieba (search mode for documents, so both short and long words
 match); Latin text is lower-cased word tokens. Pure computation: jieba's dictionary is
-loaded once, lazily, on first use.
+loaded lazily, the entries a text can need before it is cut (core.jieba_words).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from typing import Any
 
+from core.cache import default_cache_dir
+from core.jieba_words import JiebaWords
 from core.lang import (
     gram_segments,
     language,
@@ -67,25 +68,24 @@ STOPWORDS = frozenset(_STOPWORD_TEXT.split())
 
 
 @lru_cache(maxsize=1)
-def _jieba() -> Any:
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    return jieba
+def _jieba() -> JiebaWords:
+    return JiebaWords(default_cache_dir())
 
 
-def starts_latin_word(text: str, term: str, ending: re.Pattern[str] | None = None) -> bool:
+def starts_latin_word(
+    text: str, term: str, ending: re.Pattern[str] | None = None, joiners: str = ""
+) -> bool:
     """Whether `term` occurs in `text` where a Latin word may start (LATIN_WORD_START),
     and, given `ending`, where that pattern matches right after it:
     `re.search(LATIN_WORD_START + re.escape(term) + ending, text)` without compiling a
     pattern per term (its character class costs ~1 ms to compile, and every question
-    brings new terms)."""
+    brings new terms). A character of `joiners` before the term joins it to the word
+    before, as a letter would ("-": "non-PEP" holds no word "pep")."""
     i = text.find(term)
     while i >= 0:
-        if (i == 0 or _NON_HAN_WORD_CHAR.match(text, i - 1) is None) and (
-            ending is None or ending.match(text, i + len(term)) is not None
-        ):
+        if (
+            i == 0 or (text[i - 1] not in joiners and _NON_HAN_WORD_CHAR.match(text, i - 1) is None)
+        ) and (ending is None or ending.match(text, i + len(term)) is not None):
             return True
         i = text.find(term, i + 1)
     return False
@@ -135,22 +135,19 @@ def _han_words(piece: str, search_mode: bool) -> tuple[str, ...]:
 
 def _han_cutter(search_mode: bool) -> Any:
     jb = _jieba()
-    return jb.lcut_for_search if search_mode else jb.lcut
+    return jb.cut_for_search if search_mode else jb.cut
 
 
 @lru_cache(maxsize=4096)
 def tagged_words(text: str) -> tuple[tuple[str, str], ...]:
     """jieba's part-of-speech cut of Han text: (word, tag) in reading order."""
-    _jieba()
-    import jieba.posseg
-
-    return tuple((p.word, p.flag) for p in jieba.posseg.cut(text) if p.word.strip())
+    return tuple((w, f) for w, f in _jieba().tag(text) if w.strip())
 
 
 def word_frequency(word: str) -> int:
     """How often jieba's dictionary counts the word (0: not in it, a guess at an unknown
     one)."""
-    return int(_jieba().dt.FREQ.get(word) or 0)
+    return _jieba().frequency(word)
 
 
 def known_word(word: str) -> bool:
@@ -337,9 +334,9 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
     other = stopwords(lang) if lang else frozenset()
     for piece in _TOKEN.findall(lowered):
         if needs_segmenting(piece):
-            out.extend(segment(piece, _jieba().lcut_for_search))
+            out.extend(segment(piece, _jieba().cut_for_search))
         elif has_han(piece):
-            out.extend(w for w in _jieba().lcut_for_search(piece) if w.strip())
+            out.extend(w for w in _jieba().cut_for_search(piece) if w.strip())
         elif query and (piece in KEYWORD_STOPWORDS or piece in other):
             continue
         elif lang:

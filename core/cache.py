@@ -1,0 +1,41 @@
+"""Files a process keeps between runs so the next one starts faster: where they live and
+how they are written. A cache can make start-up faster, never wrong: it is keyed by what it
+was built from, lives in a directory only this user writes, and is replaced atomically."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def default_cache_dir() -> Path:
+    """`$XDG_CACHE_HOME/ragline`, or `~/.cache/ragline`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ragline"
+
+
+def cache_key(version: str, *files: str) -> str:
+    """A short key for a cache built from these files by this version of their reader."""
+    parts = [version]
+    for f in files:
+        st = os.stat(f)
+        parts.append(f"{f}:{st.st_size}:{st.st_mtime_ns}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def private_dir(path: Path) -> Path:
+    """The directory, made if missing (0700); refused when another user owns it."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if path.stat().st_uid != os.getuid():  # a cache another user controls is not read
+        raise PermissionError(f"{path} belongs to another user")
+    return path
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write the file whole or not at all: readers never see half of it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)

@@ -1,0 +1,160 @@
+"""jieba's word cuts and part-of-speech tags, with its dictionary loaded one first character
+at a time.
+
+jieba loads its whole prefix dictionary (498k entries: 0.45 s from its own marshal cache)
+and its tagger parses the 349k-line dictionary file for tags (0.22 s) in every process
+before the first cut: most of a `ragline ask` from the shell. Every key jieba reads while
+cutting or tagging a text (the prefixes of the directed graph, the route's words, the
+buffered single characters, the search mode's 2- and 3-grams) is a substring of that text,
+so only entries that start with one of the text's characters can be read. Here the
+dictionary is kept, once built, as one bucket per first character; before a cut the
+buckets of the text's characters not yet loaded are merged into the tokenizer's own
+dictionary. A cut therefore sees every entry it could read, and its words and tags are
+those of the whole dictionary; a process loads only what its texts need (a question: a
+few dozen buckets of 11.7k).
+
+The bucket file is keyed by jieba's version and its dictionary file and lives in the
+ragline cache directory (core.cache). Anything unexpected (no writable cache, a damaged
+file) loads the whole dictionary as jieba does: the buckets make start-up faster, never
+the cuts different.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import marshal
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from core.cache import cache_key, private_dir, write_atomic
+
+log = logging.getLogger("ragline.text")
+
+_FORMAT = "jieba-buckets-1"
+
+
+class JiebaWords:
+    """jieba's cut, search-mode cut and tagged cut over its default dictionary."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        posseg = _import_posseg(jieba)
+        self._lock = threading.Lock()
+        self._loaded: set[str] = set()
+        self._buckets: dict[str, bytes] = {}
+        words = self
+
+        class Tokenizer(jieba.Tokenizer):
+            def cut(self, sentence: str, *args: Any, **kw: Any) -> Any:
+                words.prepare(sentence)
+                return super().cut(sentence, *args, **kw)
+
+        class Tagger(posseg.POSTokenizer):  # type: ignore[name-defined]
+            def cut(self, sentence: str, HMM: bool = True) -> Any:
+                words.prepare(sentence)
+                return super().cut(sentence, HMM)
+
+        self._tokenizer = Tokenizer()
+        self._tagger = Tagger.__new__(Tagger)  # its __init__ would parse the whole file
+        self._tagger.tokenizer = self._tokenizer
+        self._tagger.word_tag_tab = {}
+        self._complete = False
+        try:
+            if cache_dir is None:
+                raise FileNotFoundError("no cache directory")
+            total, self._buckets = _buckets(cache_dir)
+            self._tokenizer.total = total
+            self._tokenizer.initialized = True
+        except Exception as exc:  # any failure: the whole dictionary, as jieba loads it
+            log.warning("jieba's dictionary buckets not used (%s); loading it whole", exc)
+            self._tokenizer.initialize()
+            self._tagger.load_word_tag(self._tokenizer.get_dict_file())
+            self._complete = True
+        # jieba.posseg's own functions (cut, lcut) tag with this tagger: its module-level
+        # tagger was made without tags (see _import_posseg).
+        posseg.dt = self._tagger
+
+    def prepare(self, text: str) -> None:
+        """Load the dictionary entries a cut of `text` can read."""
+        if self._complete:
+            return
+        missing = set(text)
+        missing.difference_update(self._loaded)
+        if not missing:
+            return
+        with self._lock:
+            missing.difference_update(self._loaded)
+            freq, tags = self._tokenizer.FREQ, self._tagger.word_tag_tab
+            for ch in missing:
+                blob = self._buckets.pop(ch, None)
+                if blob is not None:
+                    bucket_freq, bucket_tags = marshal.loads(blob)
+                    freq.update(bucket_freq)
+                    tags.update(bucket_tags)
+            self._loaded |= missing  # only after the entries are in
+            self._complete = not self._buckets
+
+    def cut(self, text: str) -> list[str]:
+        return self._tokenizer.lcut(text)
+
+    def cut_for_search(self, text: str) -> list[str]:
+        return self._tokenizer.lcut_for_search(text)
+
+    def tag(self, text: str) -> list[tuple[str, str]]:
+        return [(p.word, p.flag) for p in self._tagger.cut(text)]
+
+    def frequency(self, word: str) -> int:
+        """jieba's count of the word (0: not in its dictionary)."""
+        self.prepare(word)
+        return int(self._tokenizer.FREQ.get(word) or 0)
+
+
+def _import_posseg(jieba: Any) -> Any:
+    """jieba.posseg, imported without its module-level tagger parsing the dictionary file
+    (0.22 s): that tagger is replaced by JiebaWords' own."""
+    if "jieba.posseg" in sys.modules:
+        return sys.modules["jieba.posseg"]
+    default = jieba.dt
+    default.get_dict_file = lambda: io.BytesIO()  # read by POSTokenizer(jieba.dt) at import
+    try:
+        import jieba.posseg as posseg
+    finally:
+        del default.get_dict_file
+    return posseg
+
+
+def _buckets(cache_dir: Path) -> tuple[int, dict[str, bytes]]:
+    """jieba's dictionary total and its entries by first character, each bucket a marshal
+    of (prefix-dictionary entries, tags): read from the cache, or built and written."""
+    import jieba
+
+    dict_file = Path(jieba.__file__).parent / "dict.txt"
+    key = cache_key(f"{_FORMAT}:{jieba.__version__}", str(dict_file))
+    path = private_dir(cache_dir) / f"jieba-{key}.marshal"
+    if path.exists():
+        try:
+            with path.open("rb") as f:
+                form, total, buckets = marshal.load(f)  # written by this user, 0700 directory
+            if form == _FORMAT:
+                return int(total), buckets
+        except (EOFError, ValueError, TypeError):
+            pass
+        log.warning("%s is damaged; building it again", path)
+    full = jieba.Tokenizer()  # loaded whole, from jieba's own cache when it has one
+    full.initialize()
+    grouped: dict[str, tuple[dict[str, int], dict[str, str]]] = {}
+    for word, count in full.FREQ.items():
+        grouped.setdefault(word[0], ({}, {}))[0][word] = count
+    with full.get_dict_file() as f:
+        for line in f:
+            fields = line.strip().decode("utf-8").split(" ")
+            if len(fields) == 3:
+                grouped.setdefault(fields[0][0], ({}, {}))[1][fields[0]] = fields[2]
+    buckets = {ch: marshal.dumps(entries) for ch, entries in grouped.items()}
+    write_atomic(path, marshal.dumps((_FORMAT, full.total, buckets)))
+    return int(full.total), buckets
