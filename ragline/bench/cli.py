@@ -534,6 +534,37 @@ def agent(
     write_json(json_out, result)
 
 
+@bench_app.command("startup")
+def startup(
+    docs_dir: Annotated[
+        Path | None, typer.Option("--docs", exists=True, file_okay=False, help="Ingest these.")
+    ] = None,
+    question: Annotated[
+        list[str] | None,
+        typer.Option("--question", help="Asked and searched (repeatable)."),
+    ] = None,
+    runs: Annotated[int, typer.Option("--runs", min=1, help="Cold starts per command.")] = 5,
+    baseline_ref: Annotated[
+        str | None,
+        typer.Option("--baseline-ref", help="Also run this git ref's code, same run."),
+    ] = None,
+    json_out: JsonOut = None,
+    data_dir: Work = None,
+) -> None:
+    """`ragline ask` / `ragline search` from a cold shell: wall time, and the time to the
+    first model call (target <= 1 s); with --baseline-ref, ratios from one run."""
+    from ragline.bench.startup import print_table, run_startup_bench
+
+    questions = question or ["个人信息处理者应当保证什么？", "What is a policy enforcement point?"]
+    with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
+        root = data_dir or Path(tmp) / "data"
+        if docs_dir:
+            _ingest_for_query(root, docs_dir, [], Path(tmp))
+        result = run_startup_bench(root, questions, runs, baseline_ref)
+    print_table(result)
+    write_json(json_out, result)
+
+
 @bench_app.command("query")
 def query(
     questions: Annotated[
