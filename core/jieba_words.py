@@ -1,12 +1,13 @@
-"""jieba's word cuts and part-of-speech tags, with its dictionary loaded one first character
-at a time.
+"""jieba's word cuts, part-of-speech tags and IDF table, with its dictionaries loaded one
+first character at a time.
 
-jieba loads its whole prefix dictionary (498k entries: 0.45 s from its own marshal cache)
-and its tagger parses the 349k-line dictionary file for tags (0.22 s) in every process
-before the first cut: most of a `ragline ask` from the shell. Every key jieba reads while
-cutting or tagging a text (the prefixes of the directed graph, the route's words, the
-buffered single characters, the search mode's 2- and 3-grams) is a substring of that text,
-so only entries that start with one of the text's characters can be read. Here the
+jieba loads its whole prefix dictionary (498k entries: 0.45 s from its own marshal cache),
+its tagger parses the 349k-line dictionary file for tags (0.22 s) and jieba.analyse its IDF
+file (0.3 s) in every process before the first use: most of a `ragline ask` from the
+shell. Every key jieba reads while cutting or tagging a text (the prefixes of the directed
+graph, the route's words, the buffered single characters, the search mode's 2- and
+3-grams), and every word the entity extractor looks up in the IDF table, is a substring of
+that text, so only entries that start with one of the text's characters can be read. Here the
 dictionary is kept, once built, as one bucket per first character; before a cut the
 buckets of the text's characters not yet loaded are merged into the tokenizer's own
 dictionary. A cut therefore sees every entry it could read, and its words and tags are
@@ -33,11 +34,12 @@ from core.cache import cache_key, private_dir, write_atomic
 
 log = logging.getLogger("ragline.text")
 
-_FORMAT = "jieba-buckets-1"
+_FORMAT = "jieba-buckets-2"
 
 
 class JiebaWords:
-    """jieba's cut, search-mode cut and tagged cut over its default dictionary."""
+    """jieba's cut, search-mode cut and tagged cut over its default dictionary, and
+    jieba.analyse's IDF table."""
 
     def __init__(self, cache_dir: Path | None) -> None:
         import jieba
@@ -63,21 +65,25 @@ class JiebaWords:
         self._tagger = Tagger.__new__(Tagger)  # its __init__ would parse the whole file
         self._tagger.tokenizer = self._tokenizer
         self._tagger.word_tag_tab = {}
+        # jieba.posseg's own functions (cut, lcut) and jieba.analyse (imported after this)
+        # tag with this tagger: the module-level one was made without tags (_import_posseg).
+        posseg.dt = self._tagger
+        self._idf: dict[str, float] = {}
+        self.idf_stop_words: frozenset[str] = frozenset()
         self._complete = False
         try:
             if cache_dir is None:
                 raise FileNotFoundError("no cache directory")
-            total, self._buckets = _buckets(cache_dir)
+            total, stop, self._buckets = _buckets(cache_dir)
             self._tokenizer.total = total
             self._tokenizer.initialized = True
-        except Exception as exc:  # any failure: the whole dictionary, as jieba loads it
+            self.idf_stop_words = stop
+        except Exception as exc:  # any failure: the whole dictionaries, as jieba loads them
             log.warning("jieba's dictionary buckets not used (%s); loading it whole", exc)
             self._tokenizer.initialize()
             self._tagger.load_word_tag(self._tokenizer.get_dict_file())
+            self._idf, self.idf_stop_words = _idf_table()
             self._complete = True
-        # jieba.posseg's own functions (cut, lcut) tag with this tagger: its module-level
-        # tagger was made without tags (see _import_posseg).
-        posseg.dt = self._tagger
 
     def prepare(self, text: str) -> None:
         """Load the dictionary entries a cut of `text` can read."""
@@ -85,17 +91,26 @@ class JiebaWords:
             return
         missing = set(text)
         missing.difference_update(self._loaded)
-        if not missing:
-            return
+        if missing:
+            self._load(missing)
+
+    def load_all(self) -> None:
+        """Load every bucket now (~0.6 s): a process that will cut much text (a server, a
+        batch ingest) then pays nothing per cut."""
+        if not self._complete:
+            self._load(set(self._buckets))
+
+    def _load(self, missing: set[str]) -> None:
         with self._lock:
             missing.difference_update(self._loaded)
             freq, tags = self._tokenizer.FREQ, self._tagger.word_tag_tab
             for ch in missing:
                 blob = self._buckets.pop(ch, None)
                 if blob is not None:
-                    bucket_freq, bucket_tags = marshal.loads(blob)
+                    bucket_freq, bucket_tags, bucket_idf = marshal.loads(blob)
                     freq.update(bucket_freq)
                     tags.update(bucket_tags)
+                    self._idf.update(bucket_idf)
             self._loaded |= missing  # only after the entries are in
             self._complete = not self._buckets
 
@@ -107,6 +122,12 @@ class JiebaWords:
 
     def tag(self, text: str) -> list[tuple[str, str]]:
         return [(p.word, p.flag) for p in self._tagger.cut(text)]
+
+    def idf(self, text: str) -> dict[str, float]:
+        """jieba.analyse's IDF table (word -> idf), holding every entry of the words that
+        start in `text`: read it for substrings of `text` only."""
+        self.prepare(text)
+        return self._idf
 
     def frequency(self, word: str) -> int:
         """jieba's count of the word (0: not in its dictionary)."""
@@ -128,33 +149,51 @@ def _import_posseg(jieba: Any) -> Any:
     return posseg
 
 
-def _buckets(cache_dir: Path) -> tuple[int, dict[str, bytes]]:
-    """jieba's dictionary total and its entries by first character, each bucket a marshal
-    of (prefix-dictionary entries, tags): read from the cache, or built and written."""
+def _idf_table() -> tuple[dict[str, float], frozenset[str]]:
+    """jieba.analyse's whole IDF table and its stop words."""
+    import jieba.analyse
+
+    tfidf = jieba.analyse.default_tfidf
+    return tfidf.idf_freq, frozenset(tfidf.stop_words)
+
+
+def _buckets(cache_dir: Path) -> tuple[int, frozenset[str], dict[str, bytes]]:
+    """jieba's dictionary total, the IDF stop words, and the entries by first character,
+    each bucket a marshal of (prefix-dictionary entries, tags, IDF entries): read from the
+    cache, or built and written."""
     import jieba
 
     dict_file = Path(jieba.__file__).parent / "dict.txt"
-    key = cache_key(f"{_FORMAT}:{jieba.__version__}", str(dict_file))
+    idf_file = Path(jieba.__file__).parent / "analyse" / "idf.txt"
+    key = cache_key(f"{_FORMAT}:{jieba.__version__}", str(dict_file), str(idf_file))
     path = private_dir(cache_dir) / f"jieba-{key}.marshal"
     if path.exists():
         try:
             with path.open("rb") as f:
-                form, total, buckets = marshal.load(f)  # written by this user, 0700 directory
+                form, total, stop, buckets = marshal.load(f)  # this user's, 0700 directory
             if form == _FORMAT:
-                return int(total), buckets
+                return int(total), frozenset(stop), buckets
         except (EOFError, ValueError, TypeError):
             pass
         log.warning("%s is damaged; building it again", path)
     full = jieba.Tokenizer()  # loaded whole, from jieba's own cache when it has one
     full.initialize()
-    grouped: dict[str, tuple[dict[str, int], dict[str, str]]] = {}
+    grouped: dict[str, tuple[dict[str, int], dict[str, str], dict[str, float]]] = {}
+
+    def bucket(word: str) -> tuple[dict[str, int], dict[str, str], dict[str, float]]:
+        return grouped.setdefault(word[0], ({}, {}, {}))
+
     for word, count in full.FREQ.items():
-        grouped.setdefault(word[0], ({}, {}))[0][word] = count
+        bucket(word)[0][word] = count
     with full.get_dict_file() as f:
         for line in f:
             fields = line.strip().decode("utf-8").split(" ")
             if len(fields) == 3:
-                grouped.setdefault(fields[0][0], ({}, {}))[1][fields[0]] = fields[2]
+                bucket(fields[0])[1][fields[0]] = fields[2]
+    idf, stop = _idf_table()
+    for word, value in idf.items():
+        if word:
+            bucket(word)[2][word] = value
     buckets = {ch: marshal.dumps(entries) for ch, entries in grouped.items()}
-    write_atomic(path, marshal.dumps((_FORMAT, full.total, buckets)))
-    return int(full.total), buckets
+    write_atomic(path, marshal.dumps((_FORMAT, full.total, sorted(stop), buckets)))
+    return int(full.total), stop, buckets

@@ -150,6 +150,23 @@ def word_frequency(word: str) -> int:
     return _jieba().frequency(word)
 
 
+def load_dictionaries() -> None:
+    """Load jieba's dictionaries whole now, for a process that will cut much text (they
+    are otherwise loaded as the texts cut need them)."""
+    _jieba().load_all()
+
+
+def idf_table(text: str) -> dict[str, float]:
+    """jieba's IDF table (word -> idf) for words that occur in `text`: only substrings of
+    `text` may be looked up in it."""
+    return _jieba().idf(text)
+
+
+def idf_stop_words() -> frozenset[str]:
+    """The stop words that go with jieba's IDF table."""
+    return _jieba().idf_stop_words
+
+
 def known_word(word: str) -> bool:
     """Whether jieba's dictionary holds the word (not a guess at an unknown one)."""
     return word_frequency(word) > 0

@@ -19,7 +19,7 @@ import unicodedata
 from collections import Counter
 from functools import lru_cache
 
-from core.text import STOPWORDS, has_han
+from core.text import STOPWORDS, has_han, idf_stop_words, idf_table
 
 # Technical identifiers. Lookarounds instead of \b: Han characters count as \w, so
 # "错误码ERR-1042出现" has no word boundary around the code.
@@ -82,19 +82,14 @@ def _normalize(name: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _vocabulary() -> tuple[dict[str, float], float, frozenset[str]]:
-    """jieba's IDF table (word -> idf), its median, and stop words: loaded once, lazily."""
-    import jieba.analyse
-
-    tfidf = jieba.analyse.default_tfidf
-    stop = frozenset(tfidf.stop_words) | STOPWORDS
-    return tfidf.idf_freq, float(tfidf.median_idf), stop
+def _stop_words() -> frozenset[str]:
+    return idf_stop_words() | STOPWORDS
 
 
 def _han_keywords(text: str, n: int) -> list[str]:
     """Top-n Chinese words by tf-idf, segmenting by forward maximum matching over words of
     2-4 characters (97% of jieba's vocabulary)."""
-    idf, _median, stop = _vocabulary()
+    idf, stop = idf_table(text), _stop_words()
     counts: Counter[str] = Counter()
     for run in _HAN_RUN.findall(text):
         i, end = 0, len(run) - 1
@@ -119,7 +114,7 @@ def _han_keywords(text: str, n: int) -> list[str]:
 
 def _latin_keywords(text: str, n: int, every_word: bool) -> list[str]:
     """Top-n English words: repeated, long, non-stop words (tf x log length, no corpus)."""
-    _idf, _median, stop = _vocabulary()
+    stop = _stop_words()
     counts: Counter[str] = Counter(
         w for w in (m.lower() for m in _LATIN_WORD.findall(text)) if w not in stop
     )

@@ -29,7 +29,7 @@ from core.errors import RaglineError
 from core.ids import doc_id_for, path_from_uri, scoped_doc_id
 from core.settings import Settings
 from core.switches import Switch
-from core.text import keyword_query_terms, query_terms, tagged_words
+from core.text import keyword_query_terms, load_dictionaries, query_terms, tagged_words
 from core.types import Answer, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
 from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
@@ -1019,10 +1019,11 @@ class Ragline:
 
     def warm_up(self) -> None:
         """Load now what the first query would otherwise load: the embedder, jieba's
-        dictionary, the entity vocabulary (jieba's IDF table, seconds), the stemmer,
-        jieba's part-of-speech tagger (the answer check, 0.7 s). A server calls this at
-        start, so no agent's first question pays for it."""
+        dictionaries whole (words, tags and IDF: a process that serves many questions then
+        loads nothing per cut), the stemmer. A server calls this at start, so no agent's
+        first question pays for it."""
         self.embedder.load()
+        load_dictionaries()
         for text in ("预热 warm up", "Warm Up the English keywords"):
             query_terms(text)
             keyword_query_terms(text)

@@ -29,9 +29,10 @@ TARGET_PDF_PAGES_PER_S = 40.0
 
 def _warm_up() -> None:
     """Load the process-wide tokeniser dictionaries (each run loads its own model)."""
-    from core.text import keyword_tokens
+    from core.text import keyword_tokens, load_dictionaries
     from indexing.entities import extract_entities
 
+    load_dictionaries()
     extract_entities("预热分词词典 warm up the dictionaries")
     keyword_tokens("预热分词词典 warm up")
 

@@ -65,11 +65,21 @@ def test_cuts_and_tags_equal_the_whole_dictionary(
         assert words.cut(text) == tokenizer.lcut(text), text
         assert words.cut_for_search(text) == tokenizer.lcut_for_search(text), text
         assert words.tag(text) == [(p.word, p.flag) for p in tagger.cut(text)], text
+    import jieba.analyse
+
+    full_idf = jieba.analyse.default_tfidf.idf_freq
+    for text in texts[:60]:
+        idf = words.idf(text)
+        for n in (2, 3, 4):
+            for i in range(len(text) - n + 1):
+                assert idf.get(text[i : i + n]) == full_idf.get(text[i : i + n]), text
+    assert words.idf_stop_words == frozenset(jieba.analyse.default_tfidf.stop_words)
     for word in ("银行", "董事长", "张天霖", "zzz", "的"):
         assert words.frequency(word) == int(tokenizer.FREQ.get(word) or 0)
     assert words.frequency("银行") > 0
     # Only the buckets of the characters seen were loaded.
     assert 0 < len(words._tokenizer.FREQ) < len(tokenizer.FREQ)
+    assert 0 < len(words._idf) < len(full_idf)
 
 
 def test_jieba_posseg_functions_tag_as_before(
@@ -110,3 +120,14 @@ def test_without_a_cache_directory_the_whole_dictionary_is_loaded(
     assert words.tag(_TEXTS[3]) == [
         (p.word, p.flag) for p in jieba.posseg.POSTokenizer(tokenizer).cut(_TEXTS[3])
     ]
+
+
+def test_load_all_loads_every_bucket(
+    tmp_path: Path, full: tuple[jieba.Tokenizer, jieba.posseg.POSTokenizer]
+) -> None:
+    tokenizer, _ = full
+    words = JiebaWords(tmp_path)
+    words.cut(_TEXTS[0])
+    words.load_all()
+    assert words._tokenizer.FREQ == tokenizer.FREQ
+    assert words.cut(_TEXTS[1]) == tokenizer.lcut(_TEXTS[1])
