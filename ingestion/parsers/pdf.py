@@ -58,7 +58,6 @@ _SENT_END = ".。!！?？:："
 _EDGE_NO = re.compile(r"^(\d{1,4})\s|\s(\d{1,4})$")
 _MONO = ("mono", "courier", "consol", "code", "typewriter", "cmtt", "sftt", "menlo")
 _BOLD = ("bold", "black", "heavy", "semibold", "demi", "hei", ",b")
-_GARBAGE = re.compile(r"[\ufffd\ue000-\uf8ff\x00-\x08\x0e-\x1f]")
 
 
 @dataclass(slots=True)
@@ -159,21 +158,30 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
         in_table.clear()
         box[:] = [1e9, -1e9, 1e9, -1e9]
 
+    # Per glyph, the C calls bound once: this loop is most of a text page's parse.
+    get_unicode, get_box = raw.FPDFText_GetUnicode, raw.FPDFText_GetCharBox
+    get_matrix, get_size = raw.FPDFText_GetMatrix, raw.FPDFText_GetFontSize
+    matrix_ref = ctypes.byref(matrix)
+    box_refs = (left, right, bottom, top)
     for i in range(n):
-        u = raw.FPDFText_GetUnicode(tp, i)
+        u = get_unicode(tp, i)
         if u == 10:
             finish()
             continue
-        if u in (13, 2, 0xFFFE) or (u == 32 or raw.FPDFText_IsGenerated(tp, i)):
-            if u != 13 and u != 2 and u != 0xFFFE:
-                text.append(" ")
+        # pdfium generates only spaces and line breaks (\r\n) between glyphs, so a
+        # generated character needs no FPDFText_IsGenerated call to be told apart.
+        if u == 32:
+            text.append(" ")
             continue
-        ch = chr(u)
+        if u == 13 or u == 2 or u == 0xFFFE:
+            continue
         stats[0] += 1
-        if _GARBAGE.match(ch):
+        # Garbage: control characters, private-use glyphs, U+FFFD.
+        if u <= 8 or 14 <= u <= 31 or 0xE000 <= u <= 0xF8FF or u == 0xFFFD:
             stats[1] += 1
             continue
-        raw.FPDFText_GetCharBox(tp, i, left, right, bottom, top)
+        ch = chr(u)
+        get_box(tp, i, *box_refs)
         cx, cy = (left.value + right.value) / 2, (bottom.value + top.value) / 2
         hit = (
             next(
@@ -200,9 +208,9 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
         idx.append(i)
         # The font size as set, scaled by the text matrix: producers that draw every
         # glyph at size 1 and scale with the matrix still give real sizes.
-        raw.FPDFText_GetMatrix(tp, i, ctypes.byref(matrix))
+        get_matrix(tp, i, matrix_ref)
         scale = (matrix.a * matrix.a + matrix.b * matrix.b) ** 0.5 or 1.0
-        sizes[round(raw.FPDFText_GetFontSize(tp, i) * scale * 2) / 2] += 1
+        sizes[round(get_size(tp, i) * scale * 2) / 2] += 1
         box[0] = min(box[0], left.value)
         box[1] = max(box[1], right.value)
         box[2] = min(box[2], bottom.value)
