@@ -49,3 +49,41 @@ def test_successor_starts_before_the_worker_retires(
         assert successor.uses == 1
         first.proc.wait(10)  # stopped in the background
         assert first.proc.returncode is not None
+
+
+def test_a_worker_whose_memory_grew_is_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker is replaced by how much its peak memory grew, not only by files parsed
+    (the growth limit set below zero after the first file: the next one counts as grown)."""
+    files = []
+    for i in range(3):
+        f = tmp_path / f"f{i}.txt"
+        f.write_text(f"file {i}\n")
+        files.append(f)
+    with ParserPool() as pool:
+        assert parse_file(files[0], max_bytes=MB, timeout_s=60, pool=pool).blocks
+        (first,) = pool.idle
+        assert first.successor is None and first.first_rss_mb > 0
+        monkeypatch.setattr(parse, "_RECYCLE_GROWTH_MB", -1.0)
+        assert parse_file(files[1], max_bytes=MB, timeout_s=60, pool=pool).blocks
+        successor = first.successor
+        assert successor is not None  # started on the growth, not on a file count
+        successor.wait_ready()
+        assert parse_file(files[2], max_bytes=MB, timeout_s=60, pool=pool).blocks
+        assert first not in pool.idle
+        first.proc.wait(10)
+        assert first.proc.returncode is not None
+
+
+def test_a_worker_is_kept_while_its_memory_stays_put(tmp_path: Path) -> None:
+    files = []
+    for i in range(30):
+        f = tmp_path / f"f{i}.txt"
+        f.write_text(f"file {i}\n" * 50)
+        files.append(f)
+    with ParserPool() as pool:
+        for f in files:
+            assert parse_file(f, max_bytes=MB, timeout_s=60, pool=pool).blocks
+        (worker,) = pool.idle
+        assert worker.uses == 30 and worker.successor is None
