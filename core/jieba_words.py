@@ -95,8 +95,8 @@ class JiebaWords:
             self._load(missing)
 
     def load_all(self) -> None:
-        """Load every bucket now (~0.6 s): a process that will cut much text (a server, a
-        batch ingest) then pays nothing per cut."""
+        """Load every bucket now (~0.6 s): a process that will cut much text (a server)
+        then pays nothing per cut."""
         if not self._complete:
             self._load(set(self._buckets))
 
