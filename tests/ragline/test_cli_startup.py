@@ -99,3 +99,24 @@ def test_usage_errors_and_help_are_plain_text(argv: list[str]) -> None:
     text = out.stdout + out.stderr
     assert ("Error:" in text) == (argv != ["--help"]) and "Usage:" in text
     assert not any(c in text for c in "╭╮╰╯│─") and "\x1b[" not in text
+
+
+def test_a_question_loads_only_the_jieba_entries_its_characters_need() -> None:
+    """jieba's dictionaries load by first character (core.jieba_words): analysing a
+    question, its entities and its tags reads a few dozen buckets, not the 498k-entry
+    prefix dictionary, and imports no jieba.analyse (its import parses whole files)."""
+    code = (
+        "import json, sys\n"
+        "from core.text import query_terms, tagged_words, _jieba\n"
+        "from indexing.entities import query_entities\n"
+        "q = '西贡商信银行2007年获得了什么奖项？'\n"
+        "query_terms(q); query_entities(q); tagged_words(q)\n"
+        "print(json.dumps([len(_jieba()._tokenizer.FREQ), 'jieba.analyse' in sys.modules]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    entries, analyse = json.loads(out.stdout.strip().splitlines()[-1])
+    assert 0 < entries < 50_000
+    assert analyse is False
