@@ -14,21 +14,28 @@ _MODULE = "indexing.embedders"
 _METHODS = ("embed_query", "embed_passages", "_embed_queries")
 
 
-def _report_first(cls: type, name: str) -> None:
-    original = getattr(cls, name)
+class _FirstCall:
+    """Prints the clock at the first call of any method it wraps."""
 
-    def wrapped(self: object, *args: object, **kw: object) -> object:
-        if not getattr(sys, "_ragline_model_called", False):
-            sys._ragline_model_called = True  # type: ignore[attr-defined]
-            print(f"RAGLINE_FIRST_MODEL_CALL {time.monotonic():.6f}", file=sys.stderr)
-        return original(self, *args, **kw)
+    def __init__(self) -> None:
+        self.seen = False
 
-    setattr(cls, name, wrapped)
+    def wrap(self, cls: type, name: str) -> None:
+        original = getattr(cls, name)
+
+        def wrapped(this: object, *args: object, **kw: object) -> object:
+            if not self.seen:
+                self.seen = True
+                print(f"RAGLINE_FIRST_MODEL_CALL {time.monotonic():.6f}", file=sys.stderr)
+            return original(this, *args, **kw)
+
+        setattr(cls, name, wrapped)
 
 
 class _Loader(importlib.abc.Loader):
-    def __init__(self, inner: importlib.abc.Loader) -> None:
+    def __init__(self, inner: importlib.abc.Loader, first: _FirstCall) -> None:
         self.inner = inner
+        self.first = first
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self.inner.create_module(spec)
@@ -39,10 +46,13 @@ class _Loader(importlib.abc.Loader):
             if isinstance(value, type) and value.__module__ == _MODULE:
                 for name in _METHODS:
                     if name in vars(value):
-                        _report_first(value, name)
+                        self.first.wrap(value, name)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self) -> None:
+        self.first = _FirstCall()
+
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
@@ -50,7 +60,7 @@ class _Finder(importlib.abc.MetaPathFinder):
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader)
+            spec.loader = _Loader(spec.loader, self.first)
         return spec
 
 
