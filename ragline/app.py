@@ -25,7 +25,7 @@ from connectors.gateway import Gateway
 from connectors.records import GatewayRecords, MemoryItem, Trace, TraceRecord
 from connectors.router import Decision, match_status, match_templates
 from core.blocks import ContentBlock, Freshness, GatewayResult
-from core.errors import RaglineError
+from core.errors import InvalidRequest, RaglineError
 from core.ids import doc_id_for, path_from_uri, scoped_doc_id
 from core.settings import Settings
 from core.switches import Switch
@@ -497,6 +497,7 @@ class Ragline:
         top_k: int | None = None,
         context: TaskContext | None = None,
     ) -> SearchResult:
+        _require_question(question, context)
         result = await self.pipeline.search(question, principal, where, task, top_k, context)
         took = retrieval_ms(result.timings_ms)
         self.latencies.observe(took)
@@ -515,6 +516,7 @@ class Ragline:
     ) -> Answer:
         """A cited answer from the kind of source the question needs: rows, live status or
         documents (routing by knowledge type; the decision is in `answer.knowledge`)."""
+        _require_question(question, context)
         started = time.perf_counter()
         trace = self._new_trace(principal, "ask", question)
         decision = self.gateway.route(question, principal)
@@ -1036,3 +1038,10 @@ class Ragline:
             self._ingestor.close()
         self._executor.shutdown(wait=False)
         self.stores.close()
+
+
+def _require_question(question: str, context: TaskContext | None) -> None:
+    """A query needs a question, or a task context that names entities to look up (every
+    surface: the command line, MCP and the HTTP and gRPC APIs say the same)."""
+    if not question.strip() and not (context is not None and context.entities):
+        raise InvalidRequest("question is empty")

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from core.errors import InvalidRequest
 from ragline.writes import WriteDenied
 
 log = logging.getLogger("ragline.api")
@@ -66,6 +67,12 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api_error(_req: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message, exc.details, exc.headers)
+
+    @app.exception_handler(InvalidRequest)
+    async def _invalid_request(_req: Request, exc: InvalidRequest) -> JSONResponse:
+        # The application service's word for input it cannot take (an empty question, a
+        # bad task context): the caller's to fix, whichever route it came through.
+        return error_response(422, str(exc))
 
     @app.exception_handler(WriteDenied)
     async def _denied(_req: Request, exc: WriteDenied) -> JSONResponse:

@@ -236,6 +236,9 @@ def test_openai_compatible_chat_completion(client: TestClient) -> None:
     assert streamed.text.rstrip().endswith("data: [DONE]")
     no_user = {"model": "ragline", "messages": [{"role": "system", "content": "hi"}]}
     assert client.post("/v1/chat/completions", headers=ALICE, json=no_user).status_code == 422
+    blank = {"model": "ragline", "messages": [{"role": "user", "content": "   "}]}
+    r = client.post("/v1/chat/completions", headers=ALICE, json=blank)
+    assert r.status_code == 422 and "user message" in r.json()["error"]["message"]
 
 
 def test_batch_progress(client: TestClient) -> None:

@@ -107,3 +107,23 @@ def test_changed_and_deleted_files_leave_no_stale_hits(rag: Ragline, tmp_path: P
             for i in rag.stores.metadata.items(sorted(store.content_ids()))
         )
     assert all(d.ok for d in rag.check())
+
+
+def test_an_empty_question_is_refused_on_every_surface(rag: Ragline) -> None:
+    """No question and no entities to look up: a clear error, the same from the service,
+    the command line and the HTTP API (which maps it to 422), not a "not covered"."""
+    from typer.testing import CliRunner
+
+    from core.errors import InvalidRequest
+    from ragline.cli import app
+    from routing.instruction import TaskContext
+
+    for question in ("", "   \n"):
+        with pytest.raises(InvalidRequest, match="question is empty"):
+            rag.search(question, ANON)
+        with pytest.raises(InvalidRequest, match="question is empty"):
+            rag.ask(question, ANON)
+    # A task context that names what to look up stands in for the question.
+    assert rag.search("", ANON, context=TaskContext(entities=("Kentucky",))).hits
+    out = CliRunner().invoke(app, ["ask", " ", "--data-dir", str(rag.settings.data_dir)])
+    assert out.exit_code == 2 and "question is empty" in out.output
