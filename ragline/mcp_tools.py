@@ -19,7 +19,7 @@ from core.ids import path_from_uri
 from core.types import Chunk, Citation, Document, Principal, QueryFilter
 from ingestion.parse import FORMATS
 from ragline.api.errors import ApiError
-from ragline.api.limits import check_question, check_top_k
+from ragline.api.limits import check_query, check_top_k
 from ragline.app import Ragline
 from ragline.render import block_view, route_view
 from routing.instruction import TaskContext
@@ -231,12 +231,12 @@ class RaglineTools:
         self.rag = rag
         self.principal = principal
 
-    def _checked(self, question: str, top_k: int) -> tuple[str, int]:
+    def _checked(self, question: str, top_k: int, context: TaskContext) -> tuple[str, int]:
         # The HTTP API's limits, so both doors into Ragline accept the same input.
         api = self.rag.settings.api
         try:
             check_top_k(top_k, api)
-            return check_question(question, api), top_k
+            return check_query(question, context.entities, api), top_k
         except ApiError as exc:
             raise ToolError(exc.message) from exc
 
@@ -265,8 +265,8 @@ class RaglineTools:
         task: str = "qa",
         context: dict[str, Any] | None = None,
     ) -> SearchResult:
-        question, top_k = self._checked(question, top_k)
         task_context = self._context(task, context)
+        question, top_k = self._checked(question, top_k, task_context)
         await self._refresh()
         where = QueryFilter.for_principal(self.principal, doc_types=frozenset(doc_types))
         result = await self.rag.asearch(
@@ -287,8 +287,8 @@ class RaglineTools:
         task: str = "qa",
         context: dict[str, Any] | None = None,
     ) -> CitedAnswer:
-        question, top_k = self._checked(question, top_k)
         task_context = self._context(task, context)
+        question, top_k = self._checked(question, top_k, task_context)
         await self._refresh()
         where = QueryFilter.for_principal(self.principal)
         answer = await self.rag.aask(

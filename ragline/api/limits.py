@@ -19,6 +19,14 @@ def check_question(question: str, api: ApiSettings) -> str:
     return question
 
 
+def check_query(question: str, entities: tuple[str, ...], api: ApiSettings) -> str:
+    """`check_question`, except that a blank question may stand beside a task context that
+    names entities to look up (they become the query)."""
+    if question.strip() or not entities:
+        return check_question(question, api)
+    return question
+
+
 def check_top_k(top_k: int | None, api: ApiSettings) -> int | None:
     if top_k is not None and not 1 <= top_k <= api.max_top_k:
         raise ApiError(422, f"top_k must be between 1 and {api.max_top_k} (RAGLINE_API__MAX_TOP_K)")

@@ -13,7 +13,7 @@ from core.types import Principal, QueryFilter
 from ragline.api.cache import cache_key
 from ragline.api.context import ApiContext
 from ragline.api.errors import ApiError
-from ragline.api.limits import check_question, check_top_k
+from ragline.api.limits import check_query, check_top_k
 from ragline.render import answer_view, search_view
 from routing.instruction import TaskContext
 
@@ -32,8 +32,7 @@ async def run_query(
 ) -> dict[str, Any]:
     api = ctx.settings.api
     task_context = task_context_of(task, context, filters)
-    if question.strip() or not task_context.entities:
-        question = check_question(question, api)
+    question = check_query(question, task_context.entities, api)
     top_k = check_top_k(top_k, api)
     await ctx.before_query()
     options = {

@@ -170,6 +170,9 @@ def alice(corpus: Corpus) -> dict[str, Any]:
             "meta_finance": await call(s, "get_document_meta", doc_id=corpus.finance_id),
             "meta_missing": await call(s, "get_document_meta", doc_id=NO_SUCH_DOC),
             "ask_empty": await call(s, "ask", question="   "),
+            "search_entities": await call(
+                s, "search", question="", context={"entities": ["office"]}
+            ),
             "search_top_k_0": await call(s, "search", question=OPENING_Q, top_k=0),
         }
 
@@ -254,6 +257,9 @@ def test_search_narrows_by_format(alice: dict[str, Any], corpus: Corpus) -> None
 def test_bad_input_is_a_tool_error_with_a_reason(alice: dict[str, Any]) -> None:
     assert alice["ask_empty"].error and "question is empty" in alice["ask_empty"].text
     assert alice["search_top_k_0"].error and "top_k" in alice["search_top_k_0"].text
+    # As over HTTP: a task context naming entities stands in for a blank question.
+    hits = alice["search_entities"].data["hits"]
+    assert not alice["search_entities"].error and "8:30" in hits[0]["text"]
 
 
 # -- permissions -------------------------------------------------------------------------
