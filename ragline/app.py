@@ -1043,5 +1043,5 @@ class Ragline:
 def _require_question(question: str, context: TaskContext | None) -> None:
     """A query needs a question, or a task context that names entities to look up (every
     surface: the command line, MCP and the HTTP and gRPC APIs say the same)."""
-    if not question.strip() and not (context is not None and context.entities):
+    if (context or TaskContext()).leaves_nothing_to_search(question):
         raise InvalidRequest("question is empty")

@@ -236,7 +236,7 @@ class RaglineTools:
         api = self.rag.settings.api
         try:
             check_top_k(top_k, api)
-            return check_query(question, context.entities, api), top_k
+            return check_query(question, context, api), top_k
         except ApiError as exc:
             raise ToolError(exc.message) from exc
 

@@ -63,6 +63,11 @@ class TaskContext:
     doc_types: tuple[str, ...] = ()
     departments: tuple[str, ...] = ()
 
+    def leaves_nothing_to_search(self, question: str) -> bool:
+        """No question and no entities to look up: a query with nothing to search for
+        (entities named here stand in for a blank question)."""
+        return not question.strip() and not self.entities
+
     @classmethod
     def parse(cls, data: Mapping[str, Any], task: str = "qa") -> TaskContext:
         """From JSON-like data (API body, MCP argument, `--task` JSON), checked: unknown keys

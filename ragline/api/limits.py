@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from core.settings import ApiSettings
 from ragline.api.errors import ApiError
+from routing.instruction import TaskContext
 
 
 def check_question(question: str, api: ApiSettings) -> str:
@@ -19,12 +20,13 @@ def check_question(question: str, api: ApiSettings) -> str:
     return question
 
 
-def check_query(question: str, entities: tuple[str, ...], api: ApiSettings) -> str:
+def check_query(question: str, context: TaskContext, api: ApiSettings) -> str:
     """`check_question`, except that a blank question may stand beside a task context that
-    names entities to look up (they become the query)."""
-    if question.strip() or not entities:
-        return check_question(question, api)
-    return question
+    names entities to look up (they become the query): the application service's rule,
+    `TaskContext.leaves_nothing_to_search`, checked before any work is done."""
+    if not question.strip() and not context.leaves_nothing_to_search(question):
+        return question  # the context's entities are the query
+    return check_question(question, api)
 
 
 def check_top_k(top_k: int | None, api: ApiSettings) -> int | None:

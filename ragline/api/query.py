@@ -32,7 +32,7 @@ async def run_query(
 ) -> dict[str, Any]:
     api = ctx.settings.api
     task_context = task_context_of(task, context, filters)
-    question = check_query(question, task_context.entities, api)
+    question = check_query(question, task_context, api)
     top_k = check_top_k(top_k, api)
     await ctx.before_query()
     options = {
