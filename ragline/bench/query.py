@@ -42,6 +42,7 @@ def load_questions(path: Path, limit: int | None) -> QuestionSet:
         ]
     else:
         found = [json.loads(line)["question"] for line in text.splitlines() if line.strip()]
+    found = [q for q in found if q.strip()]  # a blank question is refused, not timed
     return QuestionSet(path.stem, found[:limit] if limit else found)
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from core.errors import InvalidRequest
 from core.types import QueryFilter
 from ragline.app import Ragline
 from ragline.bench.common import (
@@ -115,12 +116,23 @@ def run_squad(
     texts = {key_doc[k]: text for k, (_title, text) in paragraphs.items() if k in key_doc}
     hidden = AnswerHider(texts) if negatives else None
     removed: list[tuple[float, bool]] = []  # (confidence, refused) with the answer taken away
+    invalid: list[str] = []  # ids of the questions the service refused as invalid (blank)
 
     async def run_all() -> None:
         for q in questions:
             gold = key_doc.get(q.paragraph, "")
             t = time.perf_counter()
-            answer = await rag.aask(q.text, OPERATOR, top_k=10)
+            try:
+                answer = await rag.aask(q.text, OPERATOR, top_k=10)
+            except InvalidRequest:
+                # A blank question (CMRC trial has two) is refused before any search:
+                # a miss on every measure, as its gold answer says it is answerable.
+                invalid.append(q.qid)
+                for m in (pipe, bm25):
+                    for k, v in rank_metrics(None).items():
+                        m[k].append(v)
+                pipe["answer_contains"].append(0.0)
+                continue
             pipe["latency"].append((time.perf_counter() - t) * 1000)
             for k, v in rank_metrics(_rank(doc_ranking(answer.hits), gold)).items():
                 pipe[k].append(v)
@@ -159,6 +171,7 @@ def run_squad(
     pipeline = summary(pipe)
     pipeline["citation_support"] = round(support[0] / support[1], 4) if support[1] else None
     pipeline["covered"] = round(covered[0] / len(questions), 4) if questions else None
+    pipeline["invalid_questions"] = invalid
     return {
         "pipeline": pipeline,
         "confidence": calibration_of(confidence),

@@ -67,6 +67,10 @@ def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> No
             for key, text, q, a in paragraphs
         ]
     }
+    # CMRC 2018 trial holds two blank questions: the service refuses them before any
+    # search; the bench counts them as misses and names them instead of stopping.
+    blank = {"id": "p3-blank", "question": " ", "answers": [{"text": "Congo", "answer_start": 0}]}
+    data["data"][2]["paragraphs"][0]["qas"].append(blank)
     file = tmp_path / "tiny.json"
     file.write_text(json.dumps(data), encoding="utf-8")
     rag = Ragline(Settings(data_dir=tmp_path / "data"))
@@ -77,7 +81,10 @@ def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> No
     conf = out["confidence"]
     assert conf["n"] == 3
     assert 0.0 <= conf["brier"] <= 1.0
-    assert out["pipeline"]["answer_contains"] == 1.0  # each answer is in its one paragraph
+    # Each answer is in its one paragraph; the blank question is a miss.
+    assert out["pipeline"]["answer_contains"] == 0.75
+    assert out["pipeline"]["recall@1"] == 0.75
+    assert out["pipeline"]["invalid_questions"] == ["p3-blank"]
     assert conf["mean_when_right"] is not None and conf["mean_when_wrong"] is None
     # Asked again with its paragraph hidden, each question has nothing left to answer from.
     removed = out["removed_answer"]
