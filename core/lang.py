@@ -87,7 +87,8 @@ _OTHER_STOPWORDS = {
     "ru": _set(
         """в во и на с со по к ко у о об из за от до что кто где когда как какой какая какое
         какие каком какую каких сколько чем чего ли не был была было были это этот эта
-        является являются для при под над же или его её их он она они"""
+        является являются для при под над же или его её их он она они кого каков каково
+        какова каковы чей чья чьё чьи свой своя своё свои который которая которое которые"""
     ),
 }
 _STEMMER_OF = {
@@ -192,6 +193,18 @@ def _latin_language(lowered: str) -> str:
 
 
 @lru_cache(maxsize=32)
+@lru_cache(maxsize=1)
+def _all_function_words() -> frozenset[str]:
+    tables = [*_VOTERS.values(), *_OTHER_STOPWORDS.values()]
+    return frozenset().union(*tables, *(_set(w) for w in _MORE_STOPWORDS.values()))
+
+
+def function_word(word: str) -> bool:
+    """A function word of any of the languages other than English and Chinese (a short
+    question's language is often told wrong: "Que rio banha Coimbra?")."""
+    return word in _all_function_words()
+
+
 def stopwords(lang: str) -> frozenset[str]:
     """Function words of a language other than Chinese and English (empty for those)."""
     if lang in _VOTERS:

@@ -26,10 +26,11 @@ from generation.confidence import (
     refusal_confidence,
     weak_refusal_confidence,
 )
-from generation.extractive import TOP_HITS, Extract, Similarity, extract
+from generation.extractive import TOP_HITS, Extract, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
+from generation.similarity import Similarity
 from generation.slots import mentioned
 
 _LABEL_LIKE = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
@@ -98,6 +99,7 @@ def _judge(
     ex: Extract,
     hits: Sequence[Hit],
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    similarity: Similarity | None = None,
 ) -> tuple[Verdict, Extract]:
     """The answer stands on one quote of the best quote's document: the question's
     constraints must all be met by it, its passage's declared scope and its document (a
@@ -106,14 +108,14 @@ def _judge(
     quotes are tried in order; the one that answers leads."""
     retrieved = [h.chunk for h in hits]
     if not ex.quotes:
-        return judge(question, intent, [], [], retrieved, synonyms), ex
+        return judge(question, intent, [], [], retrieved, synonyms, similarity), ex
     best_doc = _best_doc(ex)
     groups = ex.groups if len(ex.groups) == len(ex.quotes) else [ex.chosen] * len(ex.quotes)
     first: Verdict | None = None
     for k, (quote, group) in enumerate(zip(ex.quotes, groups, strict=True)):
         if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
             continue
-        verdict = judge(question, intent, [quote.text], group, retrieved, synonyms)
+        verdict = judge(question, intent, [quote.text], group, retrieved, synonyms, similarity)
         if verdict.covered:
             if k == 0:
                 return verdict, ex
@@ -125,7 +127,9 @@ def _judge(
             )
         first = first or verdict
     if first is None:  # no quote names its passage: judge the first as it stands
-        first = judge(question, intent, [ex.quotes[0].text], groups[0], retrieved, synonyms)
+        first = judge(
+            question, intent, [ex.quotes[0].text], groups[0], retrieved, synonyms, similarity
+        )
     return first, ex
 
 
@@ -253,11 +257,11 @@ class AnswerGenerator:
         ex = self._extract(question, hits, synonyms)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
-        verdict, ex = _judge(question, intent, ex, hits, synonyms)
+        verdict, ex = _judge(question, intent, ex, hits, synonyms, self.similarity)
         for alt in self._alternatives(question, hits, ex, verdict, synonyms):
             if not alt.quotes or not _mentions(alt, verdict.asked):
                 continue
-            alt_verdict, alt = _judge(question, intent, alt, hits, synonyms)
+            alt_verdict, alt = _judge(question, intent, alt, hits, synonyms, self.similarity)
             if alt_verdict.covered:
                 ex, verdict = alt, alt_verdict
                 break

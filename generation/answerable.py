@@ -51,7 +51,9 @@ from core.text import (
 from core.types import Chunk
 from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
+from generation.attribute import checks_facet, facet_unmet
 from generation.passages import Candidate
+from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING, row_substitution, substitution
 
 # ASCII digits, or Chinese numerals used as a quantity (followed by a unit or measure word);
@@ -1030,6 +1032,30 @@ def unmet_in_documents(
     return list(dict.fromkeys(missing))
 
 
+def _facet_unmet(
+    question: str,
+    quoted: Sequence[str],
+    scope: Sequence[str],
+    written: Sequence[str],
+    retrieved: Sequence[Chunk],
+    doc_names: str,
+    similarity: Similarity | None,
+) -> list[str]:
+    """`facet_unmet` with the question's topic: of the names it gives (`written` and those
+    of other languages), the one(s) the most retrieved passages mention. The others (a
+    landmark, a district, a title) say what is asked of it."""
+    if not checks_facet(question):
+        return []
+    asked = [*written, *(n for n, _ in inflected_names(question))]
+    topic = asked
+    if len(asked) > 1:
+        texts = [_norm(c.text) for c in retrieved]
+        counts = {n: sum(_name_found(n, t) for t in texts) for n in asked}
+        top = max(counts.values())
+        topic = [n for n, c in counts.items() if c == top]
+    return facet_unmet(question, quoted, scope, topic, doc_names, similarity)
+
+
 def judge(
     question: str,
     intent: str,
@@ -1037,11 +1063,13 @@ def judge(
     chosen: Sequence[Candidate],
     retrieved: Sequence[Chunk] = (),
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    similarity: Similarity | None = None,
 ) -> Verdict:
     """Whether the quoted sentences (with their passages' declared scope) answer the
     question. `quoted` is the answer's sentences as shown, best first; `retrieved` the
     passages retrieved for it (an acronym may be spelled out only elsewhere in the same
-    document)."""
+    document); `similarity` (the embedder's, when there is one) tells a quote that says
+    what was asked in other words from one about something else."""
     if not quoted or not chosen:
         return Verdict(False, "no retrieved text to quote")
     evidence = _norm(" ".join([*quoted, *(_scope(c) for c in chosen)]))
@@ -1227,6 +1255,26 @@ def judge(
         what = ", ".join(repr(t) for t in missing_han)
         return Verdict(
             False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
+        )
+    # A quote about the thing asked but not about what is asked of it (another paragraph
+    # on the same bridge): the question's other words, none of them quoted.
+    facet = _facet_unmet(
+        question,
+        quoted,
+        [_scope(c) for c in chosen],
+        [*wanted_ids, *wanted_names, *soft_names],
+        retrieved,
+        doc_names,
+        similarity,
+    )
+    if facet:
+        what = ", ".join(repr(t) for t in facet)
+        return Verdict(
+            False,
+            f"the quoted evidence says nothing of {what}",
+            constraints=total,
+            met=met,
+            failed="facet",
         )
     if missing_periods:
         given = [t for t in wanted_periods if t not in missing_periods]

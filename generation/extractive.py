@@ -14,7 +14,6 @@ from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Protocol
 from urllib.parse import unquote
 
 from core.text import (
@@ -36,6 +35,7 @@ from generation.answerable import (
 )
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
+from generation.similarity import Similarity
 
 TOP_HITS = 5
 # Sentences after the first must score at least this share of the best one: padding an
@@ -73,12 +73,6 @@ FOCUS_WEIGHT = 2.0
 FOCUS_PARTIAL = 0.75
 # Characters that are (or mostly are) function words: no trace of a word asked ("为食"'s 为).
 _FUNCTION_CHARS = frozenset("的是在有为以于之和与了及其而或也被把对从向到由所者着个这那")
-
-
-class Similarity(Protocol):
-    """Similarity of meaning between a question and each text (cosine of embeddings)."""
-
-    def __call__(self, question: str, texts: Sequence[str]) -> Sequence[float]: ...
 
 
 # Sentences that go on from the one before them: a contrast, the next step or item,

@@ -9,7 +9,10 @@ from http.server import ThreadingHTTPServer
 import pytest
 from fake_llm_server import FakeLLMServer, handler_for
 
+from core.settings import Settings
 from core.types import Route, SourceSpec
+from generation.similarity import Similarity
+from indexing.embedders import MemoisedSimilarity, make_embedder
 
 
 @pytest.fixture
@@ -36,3 +39,9 @@ def route() -> Route:
         sources=(SourceSpec("keyword", 1.0, 1.0, 8),),
         rule="test",
     )
+
+
+@pytest.fixture(scope="session")
+def meaning() -> Similarity:
+    """The default embedder's similarity, as the answer step uses it."""
+    return MemoisedSimilarity(make_embedder(Settings().embedder), 1024)
