@@ -140,7 +140,10 @@ _MONTHS = (
     "november",
     "december",
 )
-_MONTH_EN = re.compile(r"\b(" + "|".join(_MONTHS) + r")\b", re.IGNORECASE)
+# "May" only capitalised: "Which artwork may have been influenced …" names no month.
+_MONTH_EN = re.compile(
+    r"\b(" + "|".join(m for m in _MONTHS if m != "may") + r"|(?-i:May))\b", re.IGNORECASE
+)
 _MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
 # Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
 _IDENT = re.compile(

@@ -345,3 +345,14 @@ def test_what_no_cited_document_names_is_reported() -> None:
     assert unmet_in_documents(question, [part], [own]) == []
     asked = "What does the HTTP Semantics standard say about caching?"
     assert unmet_in_documents(asked, [own]) == ["HTTP Semantics"]
+
+
+def test_a_modal_may_is_no_month_and_an_era_year_is_a_year() -> None:
+    from generation.answer_type import has_answer_type
+
+    assert periods("Which Munch artwork may have been influenced by the red skies?") == []
+    assert periods("What erupted in May 1980?") == ["May 1980"]
+    asked = "In what year did an eruption of Mount Vesuvius bury Pompeii?"
+    assert has_answer_type("The eruption of AD 79 buried Pompeii and Herculaneum.", "time", asked)
+    assert has_answer_type("Xerxes crossed the Hellespont in 480 BC.", "time", asked)
+    assert not has_answer_type("It may erupt again; an ad campaign warned.", "time", asked)
