@@ -19,6 +19,8 @@ def test_the_facet_is_what_the_question_asks_beyond_its_topic() -> None:
     assert asked_facet("On what date was Tower Bridge formally opened?", ["Tower Bridge"], "") == [
         "opened"
     ]
+    # "How tall … today": a measure and a time asked, nothing of the topic's facets.
+    assert asked_facet("How tall is Mount Vesuvius today?", ["Mount Vesuvius"], "") == []
     # The quoted document's title is topic too.
     facet = ["lies", "northern", "end"]
     assert asked_facet(COUNTY, [], "golden gate bridge.txt") == facet

@@ -13,24 +13,23 @@ STATION = "毕竟国际空间站的造价高达1500亿美元，而且其运行�
 def test_a_sibling_in_the_slot_beside_a_shared_word_is_found() -> None:
     sub = substitution("光明网文章中，天宫空间站的造价是多少？", STATION, passage=STATION)
     assert sub is not None and (sub.asked, sub.anchor, sub.instead) == ("天宫", "空间站", "国际")
-    eider = substitution(
-        "How many species of eider duck are almost flightless?",
-        "Three species of steamer duck are almost flightless, however.",
-        document="Three species of steamer duck are almost flightless, however.",
-    )
-    assert eider is not None and eider.asked == "eider" and eider.instead == "steamer"
+
+
+def test_english_questions_are_left_to_the_facet_check() -> None:
+    """No tagger tells an English sibling from a paraphrase ("most recent eruption" /
+    "last eruption", "fresh lava dome" / "new lava dome"): the check is Chinese only."""
+    steamer = "Three species of steamer duck are almost flightless, however."
+    q = "How many species of eider duck are almost flightless?"
+    assert substitution(q, steamer, document=steamer) is None
+    q = "Which village was overrun by lava during the most recent eruption of Vesuvius?"
+    quote = "The last eruption of Vesuvius, in 1944, destroyed the village of San Sebastiano."
+    assert substitution(q, quote, document=quote) is None
 
 
 def test_the_thing_asked_named_anywhere_in_the_passage_is_no_sibling() -> None:
     # The quote's subject is implicit ("成鸟…"), the passage names the thing asked.
     passage = "天宫空间站是中国的空间站。" + STATION
     assert substitution("天宫空间站的造价是多少？", STATION, passage=passage) is None
-    # An English word the quoted document uses elsewhere may be said in other words.
-    doc = "Swans are larger. A duckling is a young duck."
-    assert (
-        substitution("What is a young swan called?", "A duckling is a young duck.", document=doc)
-        is None
-    )
 
 
 def test_paraphrases_are_not_siblings() -> None:
@@ -46,18 +45,11 @@ def test_paraphrases_are_not_siblings() -> None:
     quote = "个人信息处理者利用个人信息进行自动化决策，应当保证决策的透明度。"
     assert substitution(q, quote, passage=quote) is not None
     assert substitution(q, quote, passage=quote, synonyms={"个人数据": ["个人信息"]}) is None
-    # An acronym of the question's words: "AOA" is the angle of attack.
-    q = "If the two angle of attack sensor inputs differ, what does the system do?"
-    quote = "If the two AOA sensor inputs differ, the system stops."
-    assert substitution(q, quote, document=quote) is None
-    # The noun a question word asks for is answered by an instance of it.
-    q = "Which newspaper published an article advising against bread?"
-    quote = "The Guardian published an article advising against bread."
-    assert substitution(q, quote, document=quote) is None
-    # "raise an alert" / "send an alert": a verb and its object.
-    q = "What daily volume would make the algorithm raise an alert?"
-    quote = "The algorithm would send an alert above 100 records."
-    assert substitution(q, quote, document=quote) is None
+    # An acronym of the question's Latin words: "AOA" is the angle of attack.
+    q = "两个 angle of attack 传感器的输入不一致时，系统会怎样？"
+    quote = "两个 AOA 传感器的输入不一致时，系统停止工作。"
+    assert substitution(q, quote, passage=quote) is None
+    assert substitution(q, "两个 MCAS 传感器的输入不一致时，系统停止工作。", passage="") is not None
 
 
 def test_the_judge_refuses_a_quote_about_a_sibling_and_says_why() -> None:
@@ -129,18 +121,6 @@ def test_the_judge_refuses_the_wrong_row_and_names_it() -> None:
     assert judge(q, "numeric", [x.text for x in ex.quotes], ex.chosen, [table]).covered
 
 
-def test_forms_of_one_english_verb_are_not_siblings() -> None:
-    """become/became stem apart (becom/becam); a vowel change is one word, not a slot."""
-    assert (
-        substitution("When did swing music become popular?", "Swing music became popular.") is None
-    )
-    # Siblings still count.
-    sub = substitution(
-        "How fast can eider ducks fly?", "Steamer ducks cannot fly at all.", document="ducks"
-    )
-    assert sub is not None and sub.asked == "eider"
-
-
 def test_a_one_character_word_the_passage_never_has_is_a_slot() -> None:
     q = "按《Java 开发手册（黄山版）》，单个类的总行数不超过多少行？"
     quote = "11.【推荐】单个方法的总行数不超过 80 行。"
@@ -179,23 +159,3 @@ def test_a_compound_whose_head_no_passage_has_is_not_the_quotes_subject() -> Non
     q = "第7届日本参议院议员通常选举的重要性是什么？"
     quote = "第7届日本参议院议员通常选举于昭和40年7月4日举行，改选出125名参议员。"
     assert substitution(q, quote, passage=quote) is None
-
-
-def test_english_verbs_adverbs_and_prepositions_name_no_sibling() -> None:
-    """Words the question's grammar marks as verbs (after do-support, a participle after
-    "was"), adverbs and prepositions stand in no sibling's slot: the quote says the same
-    in other words."""
-    q = "On what date was Tower Bridge formally opened?"
-    quote = "Tower Bridge was officially opened on 30 June 1894 by the Prince of Wales."
-    assert substitution(q, quote, document=quote) is None
-    q = "When did the two halves of the Sydney Harbour Bridge's arch join?"
-    quote = "The two halves of the arch met on 19 August 1930."
-    assert substitution(q, quote, document=quote) is None
-    q = "Which district on the south bank of the Thames does Tower Bridge reach?"
-    quote = "Tower Bridge crosses the Thames from the Tower of London to Bermondsey."
-    assert substitution(q, quote, document=quote) is None
-    # A thing in the slot is still a sibling.
-    sub = substitution(
-        "How fast can eider ducks fly?", "Steamer ducks cannot fly at all.", document="ducks"
-    )
-    assert sub is not None and sub.asked == "eider"
