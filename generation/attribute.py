@@ -39,7 +39,18 @@ _FORM_TEXT = """
     nom noms année années jour jours datum jahr jahre tag tage namen art año años fecha día
     nombre tipo ano anos dia nome anno anni giorno год года году дата день название имя тип
 """
-_FORM_WORDS = frozenset(_FORM_TEXT.split())
+# Light verbs of other languages (English ones are stop words already): "¿Qué extensión
+# tiene …?", "se encuentra", "wie heißt": they say nothing of the facet.
+_LIGHT_VERB_TEXT = """
+    tiene tienen tenía tuvo está están estaba encuentra encuentran llama llaman llamaba
+    conoce conocen conocido conocida hay hace hizo
+    trouve trouvent appelle appellent appelait connu connue situé située fait
+    liegt liegen lag heißt hieß genannt bekannt befindet gibt gab
+    trova trovano chiama chiamato chiamata noto nota hanno
+    tem têm fica ficam chama chamado chamada conhecido conhecida há
+    находится находятся называется назывался называли имеет есть
+"""
+_FORM_WORDS = frozenset(_FORM_TEXT.split()) | frozenset(_LIGHT_VERB_TEXT.split())
 # A facet of one word is most often a verb ("Quand Claude Monet est-il mort ?", "When was
 # it declared a landmark?"), which the text writes in another form or word (meurt,
 # designated): only a facet of two words or more is checked.

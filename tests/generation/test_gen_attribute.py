@@ -64,6 +64,8 @@ def test_other_languages_by_prefix_stem_without_their_function_words() -> None:
     assert facet_unmet(q, ["Cézanne naît en 1839 à Aix-en-Provence."], [], ["Cézanne"], "") != []
     # The kind asked for is no facet: "Limoges", not "la ville de Limoges".
     assert asked_facet("Dans quelle ville Renoir est-il né ?", ["Renoir"], "") == ["né"]
+    # Light verbs say nothing of the facet: "¿Qué extensión tiene la cuenca del Ebro?".
+    assert asked_facet("¿Qué extensión tiene la cuenca del Ebro?", ["Ebro"], "") == ["cuenc"]
     # A short question whose language is told wrong keeps no function word of another.
     assert "qual" not in asked_facet("Qual era o nome romano de Coimbra?", ["Coimbra"], "")
     ru = asked_facet("В честь кого получил своё название Екатеринбург?", ["Екатеринбург"], "")
