@@ -732,7 +732,18 @@ def _name_found(name: str, text: str) -> bool:
         squashed = re.sub(r"[\W_]+", "", name.lower())
         return bool(squashed) and squashed in re.sub(r"[\W_]+", "", text)
     words = [w for w in re.split(r"[\s\-/]+", name) if w]
-    return len(words) > 1 and all(_found(w, text) for w in words)
+    # The kind of place a name spells out is often left out ("Vesuvius" for Mount
+    # Vesuvius, "Washington" for Washington State): its other words are enough.
+    own = [w for w in words if w.lower() not in _DESIGNATORS] or words
+    return len(words) > 1 and all(_found(w, text) for w in own)
+
+
+# Words naming the kind of place in a geographic name, which a text may leave out.
+_DESIGNATOR_TEXT = """
+    mount mt lake river state city island islands bay sea ocean province county mountains
+    peninsula valley desert gulf cape strait
+"""
+_DESIGNATORS = frozenset(_DESIGNATOR_TEXT.split())
 
 
 def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:

@@ -356,3 +356,13 @@ def test_a_modal_may_is_no_month_and_an_era_year_is_a_year() -> None:
     assert has_answer_type("The eruption of AD 79 buried Pompeii and Herculaneum.", "time", asked)
     assert has_answer_type("Xerxes crossed the Hellespont in 480 BC.", "time", asked)
     assert not has_answer_type("It may erupt again; an ad campaign warned.", "time", asked)
+
+
+def test_a_place_name_is_met_without_the_kind_of_place_it_spells_out() -> None:
+    from generation.answerable import _name_found
+
+    assert _name_found("Mount Vesuvius", "the eruption of vesuvius in ad 79")
+    assert _name_found("Washington State", "skamania county, washington")
+    # The name's own words still count: another mountain is not this one.
+    assert not _name_found("Mount Fuji", "mount everest is the highest")
+    assert not _name_found("Golden Gate Bridge", "the golden gate strait")
