@@ -723,6 +723,14 @@ def _file_name(source: str) -> str:
     return f"{name} {re.sub(r'[-_.]+', ' ', name)} {_FORMAT_NAMES.get(ext, '')}"
 
 
+# Words naming the kind of place in a geographic name, which a text may leave out.
+_DESIGNATOR_TEXT = """
+    mount mt lake river state city island islands bay sea ocean province county mountains
+    peninsula valley desert gulf cape strait
+"""
+_DESIGNATORS = frozenset(_DESIGNATOR_TEXT.split())
+
+
 def _name_found(name: str, text: str) -> bool:
     """A name in the text: whole, or (Latin names of several words) word by word; Han and
     quoted titles compared without spaces and punctuation ("Java 开发手册（黄山版）")."""
@@ -736,14 +744,6 @@ def _name_found(name: str, text: str) -> bool:
     # Vesuvius, "Washington" for Washington State): its other words are enough.
     own = [w for w in words if w.lower() not in _DESIGNATORS] or words
     return len(words) > 1 and all(_found(w, text) for w in own)
-
-
-# Words naming the kind of place in a geographic name, which a text may leave out.
-_DESIGNATOR_TEXT = """
-    mount mt lake river state city island islands bay sea ocean province county mountains
-    peninsula valley desert gulf cape strait
-"""
-_DESIGNATORS = frozenset(_DESIGNATOR_TEXT.split())
 
 
 def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
