@@ -192,7 +192,6 @@ def _latin_language(lowered: str) -> str:
     return "en"
 
 
-@lru_cache(maxsize=32)
 @lru_cache(maxsize=1)
 def _all_function_words() -> frozenset[str]:
     tables = [*_VOTERS.values(), *_OTHER_STOPWORDS.values()]
@@ -205,6 +204,7 @@ def function_word(word: str) -> bool:
     return word in _all_function_words()
 
 
+@lru_cache(maxsize=32)
 def stopwords(lang: str) -> frozenset[str]:
     """Function words of a language other than Chinese and English (empty for those)."""
     if lang in _VOTERS:
