@@ -71,22 +71,23 @@ _ADVERB_ENDINGS = ("ally", "ously", "fully", "ively", "ently", "antly", "ably", 
 
 
 @lru_cache(maxsize=8192)
-def _english_stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _WORD.findall(text.lower()))
+def _english_stems(lowered: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _WORD.findall(lowered))
 
 
-def _says(term: str, text: str, lang: str) -> bool:
-    """Whether a text states a question term: an English word by its Porter stem; a word
-    of another stemmed language by its prefix stem, at the start of a word (French
-    "exposit" in "expositions"); Han, kana and Hangul terms as written (the text may cut
-    them otherwise)."""
+def _says(term: str, lowered: str, lang: str) -> bool:
+    """Whether a text (`lowered`: in lower case, by the caller, once for all its terms)
+    states a question term: an English word by its Porter stem; a word of another stemmed
+    language by its prefix stem, at the start of a word (French "exposit" in
+    "expositions"); Han, kana and Hangul terms as written (the text may cut them
+    otherwise)."""
     if not term.isalpha():
-        return term in text.lower()
+        return term in lowered
     if lang:
-        return starts_latin_word(text.lower(), term)
+        return starts_latin_word(lowered, term)
     if term.isascii():
-        return stem(term) in _english_stems(text)
-    return term in text.lower()
+        return stem(term) in _english_stems(lowered)
+    return term in lowered
 
 
 def _kinds(words: Sequence[str]) -> set[str]:
@@ -134,7 +135,7 @@ def asked_facet(question: str, topic: Sequence[str], names: str) -> list[str]:
     if not checks_facet(question):
         return []
     lang = stemmed_language(question)
-    about = " ".join(topic)
+    about, names = " ".join(topic).lower(), names.lower()
     return [
         t
         for t in _terms(question, lang)
@@ -172,7 +173,7 @@ def facet_unmet(
     paraphrase, not another facet); [] when the facet is met, or there is none."""
     facet = asked_facet(question, topic, names)
     lang = stemmed_language(question)
-    text = " ".join([*quoted, *scope])
+    text = " ".join([*quoted, *scope]).lower()
     if len(facet) < MIN_FACET or any(_says(t, text, lang) for t in facet):
         return []
     if similarity is not None:
