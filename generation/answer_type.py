@@ -44,10 +44,15 @@ _DAY = re.compile(
     r"\b(?:next|following|same|previous|that) day\b",
     re.IGNORECASE,
 )
+# An English month's name, to a case-insensitive pattern; "May" only capitalised: "Which
+# artwork may have been influenced …", "it may erupt again" name no month.
+MONTH_WORD = (
+    r"(?:january|february|march|april|(?-i:May)|june|july|august|september|october|"
+    r"november|december)"
+)
 _TIME = re.compile(
     r"\b(1[0-9]\d\d|20\d\d)s?\b|\d{1,4}\s*年|\d{1,2}\s*月|\d{1,2}\s*日|[一二三四五六七八九十〇零]+年|"
-    r"\b(january|february|march|april|(?-i:May)|june|july|august|september|october|november|"
-    r"december)\b|世纪|朝|年代|时期|年间|[夏商周秦汉晋隋唐宋元明清]代|\bcentury\b|"
+    rf"\b({MONTH_WORD})\b|世纪|朝|年代|时期|年间|[夏商周秦汉晋隋唐宋元明清]代|\bcentury\b|"
     # An era's year ("AD 79", "480 BC"): capitals only, "ad" is a word.
     r"(?-i:\b(?:AD|CE|BC|BCE) ?\d{1,4}\b|\b\d{1,4} ?(?:AD|CE|BC|BCE)\b)|"
     r"\b\d{1,2}[/.-]\d{1,2}[/.-]\d{2,4}\b",

@@ -49,7 +49,7 @@ from core.text import (
     word_frequency,
 )
 from core.types import Chunk
-from generation.answer_type import asks_date, asks_day, has_answer_type, has_day
+from generation.answer_type import MONTH_WORD, asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
 from generation.attribute import checks_facet, facet_unmet
 from generation.passages import Candidate
@@ -140,10 +140,7 @@ _MONTHS = (
     "november",
     "december",
 )
-# "May" only capitalised: "Which artwork may have been influenced …" names no month.
-_MONTH_EN = re.compile(
-    r"\b(" + "|".join(m for m in _MONTHS if m != "may") + r"|(?-i:May))\b", re.IGNORECASE
-)
+_MONTH_EN = re.compile(rf"\b({MONTH_WORD})\b", re.IGNORECASE)
 _MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
 # Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
 _IDENT = re.compile(
