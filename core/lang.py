@@ -72,14 +72,23 @@ _QUESTION_WORDS = _set(
 # Letters that only one of these languages writes.
 _LETTER_HINTS = {"de": "ßäöü", "fr": "çœêèëîïôûù", "es": "ñ¿¡", "pt": "ãõ", "it": "ì"}
 _VOTERS = {lang: _set(words) for lang, words in _FUNCTION_WORDS.items()}
-# Function words that are also English words (or too short to vote): stop words of a query
-# already known to be in the language, never votes.
+# Stop words of a query already known to be in the language, never votes: function words
+# that are also English words (or too short to vote), and the language's other
+# determiners, quantifiers, adverbs of degree and prepositions ("sin", "todo", "muy").
 _MORE_STOPWORDS = {
-    "de": "die war an am um so man also",
-    "fr": "de a à l d en y",
-    "es": "la de a o e un",
-    "it": "la di da e a i le un in",
-    "pt": "a o as de e um",
+    "de": """die war an am um so man also sehr schon alle alles allem allen aller jeder jede
+        jedes ohne dann dort hier wenn weil aber sondern denn ob mehr""",
+    "fr": """de a à l d en y très déjà aussi tout toute tous toutes sans contre pendant
+        chaque autre autres ni non plus ou mais donc car cet après avant sous vers chez""",
+    "es": """la de a o e un sin muy ya también este esta estos estas ese esa esos esas eso
+        esto aquel aquella otro otra otros otras todo toda todos todas ni contra durante
+        ante mucho mucha muchos muchas cada aunque según tras mediante""",
+    "it": """la di da e a i le un in anche molto già questo questa questi queste quello
+        quella quelli quelle altro altra altri altre tutto tutta tutti tutte senza contro
+        durante ogni ne non più sotto sopra dopo""",
+    "pt": """a o as de e um muito muita muitos muitas já também este esta estes estas esse
+        essa esses essas isso isto aquele aquela outro outra outros outras todo toda todos
+        todas sem contra durante cada não nem mais sobre sob após""",
     "nl": "de die wie in op te is er",
 }
 # Question words and function words of the script-decided languages, for query stop words.
