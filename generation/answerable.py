@@ -888,6 +888,14 @@ _MEASURE_QUESTIONS = (
         r"\bсколько времени\b",
     ),
     ("temperature", r"\btemperature\b|\btemperatur|\btempérature\b|\bтемператур|気温|기온"),
+    (
+        "area",
+        r"\bwhat (?:is|was) (?:the|its) (?:total |surface )?area\b|\bhow (?:large|big) an area\b|"
+        r"\b(?:qué|cuánta|quale|quanta|quelle) superficie\b|\bcuál es la superficie\b|"
+        r"\bquale è la superficie\b|\bquelle est la superficie\b|"
+        r"\b(?:qual|que) (?:é a )?(?:superfície|área)\b|\bwie groß ist die fläche\b|"
+        r"\bwelche fläche\b|\bкаков\w* площад|\bкакую площадь|面積|면적",
+    ),
 )
 _MEASURE_Q = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _MEASURE_QUESTIONS)
 _LENGTH_UNITS = (
@@ -895,6 +903,18 @@ _LENGTH_UNITS = (
     r"kilomet(?:re|er)s?|miles?|inch(?:es)?|yards?|metern?|kilometern?|mètres?|metros?|"
     r"kilómetros?|quilómetros?|quilômetros?|chilometri|metri)\b|метр|км|\d\s*м\b|"
     r"メートル|キロ|미터|킬로|\d\s*(?:米|公里)"
+)
+# An area or a volume ("85 000 kilómetros cuadrados", "2.6 million km²", "33 000 metros
+# cúbicos por segundo"): no length, though it names one; and the units that state an area.
+_SQUARED = (
+    r"\b(?:square|sq|cubic)\.?\s+\w+|\w+\s+(?:cuadrad|cúbic|carr[ée]|cubes?\b|quadrat|"
+    r"quadrad|cubic|cúbic)\w*|\w+\s*[²³]|\b(?:km|m|mi)[23]\b|\b(?:quadrat|kubik)\w+|"
+    r"(?:квадратн|кубическ)\w*\s+\w+|平方\w*|立方\w*|제곱\w*"
+)
+_AREA_OR_VOLUME = re.compile(_SQUARED, re.IGNORECASE)
+_AREA_UNITS = re.compile(
+    rf"{_SQUARED}|\b(?:hectares?|hectáreas?|ettari|ettaro|hektar|acres?)\b|гектар|ヘクタール",
+    re.IGNORECASE,
 )
 _DEGREES = re.compile(r"°|\bdegrees?\b|\bgrad\b|\bdegrés?\b|\bgrados?\b|градус|度|도", re.I)
 _MEASURE_UNITS = {
@@ -906,6 +926,7 @@ _MEASURE_UNITS = {
     ),
     "angle": _DEGREES,
     "temperature": _DEGREES,
+    "area": _AREA_UNITS,
     # "How long": a length or a span of time ("1,595 feet", "14 years", "from 1869 to 1883").
     "length or duration": re.compile(f"{_LENGTH_UNITS}|{_TIME_STATED.pattern}", re.IGNORECASE),
 }
@@ -920,6 +941,14 @@ def asked_measure(question: str) -> str | None:
         if rx.search(question):
             return name
     return None
+
+
+def _states_measure(measure: str, evidence: str) -> bool:
+    """Whether the evidence gives a measure of that kind: a length not as part of an area
+    or a volume ("kilómetros cuadrados" is no length)."""
+    if measure in ("length", "length or duration"):
+        evidence = _AREA_OR_VOLUME.sub(" ", evidence)
+    return _MEASURE_UNITS[measure].search(evidence) is not None
 
 
 def asks_when(question: str) -> bool:
@@ -1203,7 +1232,7 @@ def judge(
             failed="unit",
         )
     # "How tall", "how much money", "to what angle": a measure of that kind, with its unit.
-    if measure is not None and not _MEASURE_UNITS[measure].search(evidence):
+    if measure is not None and not _states_measure(measure, evidence):
         return Verdict(
             False,
             f"the question asks for a {measure} and the quoted evidence gives none",

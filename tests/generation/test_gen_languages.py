@@ -126,6 +126,31 @@ def test_a_measure_asked_needs_its_unit() -> None:
     assert _verdict("How long did building the Brooklyn Bridge take?", make_hits(years)).covered
 
 
+def test_an_area_is_no_length_and_a_length_no_area() -> None:
+    """Square kilometres name kilometres but measure an area; an area asked needs one."""
+    basin = make_chunk("La cuenca del Ebro abarca unos 85 000 kilómetros cuadrados.")
+    course = make_chunk("El Ebro recorre unos 930 kilómetros hasta el mar Mediterráneo.")
+    length = "¿Qué longitud tiene el Ebro?"
+    area = "¿Qué superficie ocupa la cuenca del Ebro?"
+    verdict = _verdict(length, make_hits(basin))
+    assert not verdict.covered and verdict.failed == "unit", verdict.reason
+    assert _verdict(length, make_hits(course)).covered
+    verdict = _verdict(area, make_hits(course))
+    assert not verdict.covered and verdict.failed == "unit", verdict.reason
+    assert _verdict(area, make_hits(basin)).covered
+    lake = make_chunk("Lake Tahoe has a surface area of 191 square miles (490 km²).")
+    assert _verdict("What is the total area of Lake Tahoe?", make_hits(lake)).covered
+    assert not _verdict("How deep is Lake Tahoe?", make_hits(lake)).covered
+    # "Surface" is no area asked.
+    assert (
+        _verdict(
+            "¿Qué hay en la superficie del lago Tahoe?",
+            make_hits(make_chunk("En la superficie del lago Tahoe hay barcos de vapor.")),
+        ).failed
+        != "unit"
+    )
+
+
 def test_a_japanese_place_asked_must_be_in_the_quoted_document() -> None:
     from generation.answerable import japanese_places
 
