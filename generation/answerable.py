@@ -863,6 +863,11 @@ _TIME_STATED = re.compile(
 )
 
 
+# Units of length as a question counts them ("how many miles").
+_LENGTH_WORDS = (
+    r"(?:kilomet(?:re|er)s?|kilómetros|quilómetros|quilômetros|chilometri|kilomètres|metres|"
+    r"meters|metros|metri|mètres|meter|miles|millas|miglia|milhas|feet|pieds|piedi|pés|pies)"
+)
 # A measure a question asks for (English and the other languages the quantity cues know;
 # Chinese units have their own check, `asked_unit`), and the units that state one.
 _MEASURE_QUESTIONS = (
@@ -873,7 +878,11 @@ _MEASURE_QUESTIONS = (
         r"\b(?:hauteur|longueur|largeur|profondeur)\b|\bqué (?:altura|longitud|"
         r"anchura|profundidad)\b|\bquanto (?:[eé] )?(?:alto|alta|lungo|lunga|profondo|"
         r"profonda)\b|\b(?:altezza|lunghezza|profondità|altura|comprimento|profundidade)\b|"
-        r"\b(?:высот|длин|глубин|ширин)|何メートル|高さ|長さ|深さ|標高|높이|길이|깊이",
+        r"\b(?:высот|длин|глубин|ширин)|何メートル|高さ|長さ|深さ|標高|높이|길이|깊이|"
+        # "How many kilometres" (not "… square kilometres": an area, below).
+        rf"\b(?:how many|cuántos|cuántas|combien de|quanti|quante|quantos|quantas|wie viele)\s+"
+        rf"{_LENGTH_WORDS}\b(?!\s+(?:cuadrad|carr[ée]|quadrat|quadrad))|"
+        r"\bсколько (?:километр|метр|миль)",
     ),
     (
         "sum of money",
@@ -894,7 +903,10 @@ _MEASURE_QUESTIONS = (
         r"\b(?:qué|cuánta|quale|quanta|quelle) superficie\b|\bcuál es la superficie\b|"
         r"\bquale è la superficie\b|\bquelle est la superficie\b|"
         r"\b(?:qual|que) (?:é a )?(?:superfície|área)\b|\bwie groß ist die fläche\b|"
-        r"\bwelche fläche\b|\bкаков\w* площад|\bкакую площадь|面積|면적",
+        r"\bwelche fläche\b|\bкаков\w* площад|\bкакую площадь|面積|면적|"
+        r"\bhow many (?:square|sq)\b|\b(?:how many|cuántas|cuántos|combien d|quanti|quantos|"
+        rf"wie viele)\W+(?:{_LENGTH_WORDS}\s+(?:cuadrad|carr[ée]|quadrat|quadrad)|acres|"
+        r"hectares|hectáreas|ettari|hektar|quadratkilometer)|\bсколько квадратн",
     ),
 )
 _MEASURE_Q = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _MEASURE_QUESTIONS)
@@ -943,9 +955,9 @@ def asked_measure(question: str) -> str | None:
     return None
 
 
-def _states_measure(measure: str, evidence: str) -> bool:
-    """Whether the evidence gives a measure of that kind: a length not as part of an area
-    or a volume ("kilómetros cuadrados" is no length)."""
+def states_measure(measure: str, evidence: str) -> bool:
+    """Whether the evidence (lower case) gives a measure of that kind: a length not as part
+    of an area or a volume ("kilómetros cuadrados" is no length)."""
     if measure in ("length", "length or duration"):
         evidence = _AREA_OR_VOLUME.sub(" ", evidence)
     return _MEASURE_UNITS[measure].search(evidence) is not None
@@ -1232,7 +1244,7 @@ def judge(
             failed="unit",
         )
     # "How tall", "how much money", "to what angle": a measure of that kind, with its unit.
-    if measure is not None and not _states_measure(measure, evidence):
+    if measure is not None and not states_measure(measure, evidence):
         return Verdict(
             False,
             f"the question asks for a {measure} and the quoted evidence gives none",

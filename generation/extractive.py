@@ -30,8 +30,10 @@ from generation.answer_type import Kind, answer_kind, has_answer_type
 from generation.answerable import (
     QUANTITY_QUESTION_EN,
     QUANTITY_QUESTION_OTHER,
+    asked_measure,
     asked_unit,
     quantity_asked,
+    states_measure,
 )
 from generation.cite import Quote, Source, assemble
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
@@ -400,6 +402,7 @@ def _score(
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     kind = answer_kind(question)
     unit = asked_unit(question) if quantity else ""
+    measure = asked_measure(question) if quantity else None
     q_lower = question.lower()
     q_numbers = set(_NUMBERS.findall(question))
 
@@ -465,8 +468,11 @@ def _score(
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)
         if numbered:
             score *= 1.4  # the question wants a number and this sentence has a new one
-            if unit and unit in f"{cand.text} {' '.join(h for h, _ in cand.cells)}".lower():
-                score *= 1.3  # ... of the unit asked for ("多少小时", "how many pages")
+            stated = f"{cand.text} {' '.join(h for h, _ in cand.cells)}".lower()
+            if (unit and unit in stated) or (measure and states_measure(measure, stated)):
+                # ... of the unit asked for ("多少小时", "how many pages"), or of the
+                # measure ("cuántos kilómetros": not "880 000 kilómetros cuadrados")
+                score *= 1.3
         # Else it may hold the kind of thing asked for (a person, a place, a date): decided
         # below (`_kind_bonus`), for the sentences that could rank with it.
         typed = bool(kind) and not heading and not numbered

@@ -109,6 +109,18 @@ def test_quantity_question_prefers_the_sentence_with_the_number() -> None:
     assert text == "The alert threshold for records is 100 per day. [Docab12cd_p1]"
 
 
+def test_a_length_asked_prefers_the_sentence_with_a_length_over_an_area() -> None:
+    # Both sentences name the river and kilometres; only one gives its length.
+    chunk = make_chunk(
+        "La cuenca del Orinoco se extiende por unos 880 000 kilómetros cuadrados. "
+        "El Orinoco, con unos 2140 kilómetros, describe un gran arco por Venezuela."
+    )
+    text, _ = extractive_answer(
+        "¿Cuántos kilómetros mide el Orinoco?", make_hits(chunk), max_sentences=1
+    )
+    assert text.startswith("El Orinoco, con unos 2140 kilómetros"), text
+
+
 def test_multi_page_chunk_is_cited_by_the_page_holding_the_sentence() -> None:
     chunk = make_chunk(
         "The operator keeps a log of every change.\f"

@@ -138,6 +138,11 @@ def test_an_area_is_no_length_and_a_length_no_area() -> None:
     verdict = _verdict(area, make_hits(course))
     assert not verdict.covered and verdict.failed == "unit", verdict.reason
     assert _verdict(area, make_hits(basin)).covered
+    # Counted in a unit of length, "how many kilometres" asks for a length too.
+    counted = "¿Cuántos kilómetros mide el Ebro?"
+    assert _verdict(counted, make_hits(basin)).failed == "unit"
+    assert _verdict(counted, make_hits(course)).covered
+    assert _verdict("¿Cuántos kilómetros cuadrados ocupa la cuenca?", make_hits(basin)).covered
     lake = make_chunk("Lake Tahoe has a surface area of 191 square miles (490 km²).")
     assert _verdict("What is the total area of Lake Tahoe?", make_hits(lake)).covered
     assert not _verdict("How deep is Lake Tahoe?", make_hits(lake)).covered
