@@ -919,8 +919,8 @@ _LENGTH_UNITS = (
 # An area or a volume ("85 000 kilómetros cuadrados", "2.6 million km²", "33 000 metros
 # cúbicos por segundo"): no length, though it names one; and the units that state an area.
 _SQUARED = (
-    r"\b(?:square|sq|cubic)\.?\s+\w+|\w+\s+(?:cuadrad|cúbic|carr[ée]|cubes?\b|quadrat|"
-    r"quadrad|cubic|cúbic)\w*|\w+\s*[²³]|\b(?:km|m|mi)[23]\b|\b(?:quadrat|kubik)\w+|"
+    r"\b(?:square|sq|cubic)\.?\s+\w+|\w+\s+(?:cuadrad|cúbic|carr[ée]|cubes?\b|cubi\b|"
+    r"quadrat|quadrad)\w*|\w+\s*[²³]|\b(?:km|m|mi)[23]\b|\b(?:quadrat|kubik)\w+|"
     r"(?:квадратн|кубическ)\w*\s+\w+|平方\w*|立方\w*|제곱\w*"
 )
 _AREA_OR_VOLUME = re.compile(_SQUARED, re.IGNORECASE)
