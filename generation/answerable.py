@@ -902,7 +902,7 @@ _MEASURE_QUESTIONS = (
         r"\bwhat (?:is|was) (?:the|its) (?:total |surface )?area\b|\bhow (?:large|big) an area\b|"
         r"\b(?:qué|cuánta|quale|quanta|quelle) superficie\b|\bcuál es la superficie\b|"
         r"\bquale è la superficie\b|\bquelle est la superficie\b|"
-        r"\b(?:qual|que) (?:é a )?(?:superfície|área)\b|\bwie groß ist die fläche\b|"
+        r"\bqual (?:é )?a (?:superfície|área)\b|\bque superfície\b|\bwie groß ist die fläche\b|"
         r"\bwelche fläche\b|\bкаков\w* площад|\bкакую площадь|面積|면적|"
         r"\bhow many (?:square|sq)\b|\b(?:how many|cuántas|cuántos|combien d|quanti|quantos|"
         rf"wie viele)\W+(?:{_LENGTH_WORDS}\s+(?:cuadrad|carr[ée]|quadrat|quadrad)|acres|"
@@ -956,7 +956,7 @@ def asked_measure(question: str) -> str | None:
 
 
 def states_measure(measure: str, evidence: str) -> bool:
-    """Whether the evidence (lower case) gives a measure of that kind: a length not as part
+    """Whether the evidence (any case) gives a measure of that kind: a length not as part
     of an area or a volume ("kilómetros cuadrados" is no length)."""
     if measure in ("length", "length or duration"):
         evidence = _AREA_OR_VOLUME.sub(" ", evidence)

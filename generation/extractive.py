@@ -468,8 +468,8 @@ def _score(
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)
         if numbered:
             score *= 1.4  # the question wants a number and this sentence has a new one
-            stated = f"{cand.text} {' '.join(h for h, _ in cand.cells)}".lower()
-            if (unit and unit in stated) or (measure and states_measure(measure, stated)):
+            stated = f"{cand.text} {' '.join(h for h, _ in cand.cells)}" if unit or measure else ""
+            if (unit and unit in stated.lower()) or (measure and states_measure(measure, stated)):
                 # ... of the unit asked for ("多少小时", "how many pages"), or of the
                 # measure ("cuántos kilómetros": not "880 000 kilómetros cuadrados")
                 score *= 1.3
