@@ -94,7 +94,15 @@ QUANTITY_QUESTION_OTHER = (
     r"\bhoe (?:hoog|lang|oud|groot|ver)\b|\bсколько\b|\bв каком году\b|"
     # Japanese 何年/何人 only before kana: Chinese writes 何人/何年 too, not asking a number.
     r"何(?:人|年|メートル|キロ|個|回|歳|階|本|度|万|億|世紀|日|月|時間|分)(?=[\u3040-\u30ff])|"
-    r"いくつ|どのくらい|どれくらい|몇|얼마|" + _WHEN_OTHER
+    r"いくつ|どのくらい|どれくらい|몇|얼마|"
+    # Polish, Czech, Swedish, Norwegian, Danish, Turkish, Vietnamese, Indonesian, Arabic,
+    # Hindi, Ukrainian ("ile" alone is Turkish "with": only before a verb or a noun).
+    r"\bile (?:jest|wynosi|ma|miał|miała|było|lat|razy|osób)\b|\bw którym roku\b|"
+    r"\bjak (?:długi|długa|wysoki|wysoka|duży|duża)\b|\bkolik\b|\bkoľko\b|"
+    r"\bhur (?:många|mycket|lång|hög|gammal)\b|\bvilket år\b|"
+    r"\bhvor (?:mange|mye|meget|lang|høy|høj|gammel)\b|\bhvilket år\b|"
+    r"\bkaç\b|\bne kadar\b|\bhangi yıl|\bbao nhiêu\b|\bnăm nào\b|\bberapa\b|"
+    r"\bكم\b|कितन[ाेी]|\bскільки\b|" + _WHEN_OTHER
 )
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN

@@ -58,8 +58,20 @@ def test_a_quantity_question_needs_a_number_in_every_language() -> None:
         "Сколько жителей в Казани?",
         "富士山の標高は何メートルですか？",
         "서울의 인구는 몇 명입니까?",
+        "Hoeveel inwoners heeft Utrecht?",
+        "Ile lat ma Kraków?",
+        "Kolik obyvatel má Brno?",
+        "Hur många invånare har Malmö?",
+        "Ankara'nın nüfusu kaç?",
+        "Hà Nội có bao nhiêu dân?",
+        "Berapa jumlah penduduk Bandung?",
+        "كم عدد سكان القاهرة؟",
+        "दिल्ली की आबादी कितनी है?",
+        "Скільки жителів у Львові?",
     ):
         assert asks_quantity(question), question
+    # Turkish "ile" is "with", Polish "ile" only asks before a verb or a noun.
+    assert not asks_quantity("Ankara ile İstanbul arasında hangi şehir var?")
     hits = make_hits(make_chunk("Die Zugspitze liegt an der Grenze zwischen Bayern und Tirol."))
     verdict = _verdict("Wie hoch ist die Zugspitze?", hits)
     assert not verdict.covered and verdict.failed == "quantity"
