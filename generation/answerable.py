@@ -77,7 +77,11 @@ _WHEN_EN = (
     r"\bwhen (?:did|was|were|is|are|will|does|do|has|had|should|must|can)\b"
 )
 # "When" in German, French, Spanish, Italian/Portuguese, Dutch, Russian, Japanese, Korean.
-_WHEN_OTHER = r"\bwann\b|\bquand\b|\bcuándo\b|\bquando\b|\bwanneer\b|\bкогда\b|いつ(?!も)|언제"
+_WHEN_OTHER = (
+    r"\bwann\b|\bquand\b|\bcuándo\b|\bquando\b|\bwanneer\b|\bкогда\b|いつ(?!も)|언제|"
+    r"\bkiedy\b|\bkdy\b|\bnär\b|\bnår\b|\bne zaman\b|\bkhi nào\b|\bkapan\b|\bمتى\b|कब|"
+    r"\bколи\b"
+)
 QUANTITY_QUESTION_EN = (
     r"how (many|much|long|old|far|big|large|often|high|tall)|what (version|year|date|time|"
     r"number|percentage|port|size|amount|value|rate)|"
@@ -861,8 +865,9 @@ _MONTH_WORDS = (
 _TIME_STATED = re.compile(
     r"(?<![\d.,])(?:1\d{3}|20\d\d)(?!\d|[.,]\d)|\d+\s*(?:年|月|日|世紀|世纪|년|월|일)|"
     rf"{_MONTH_WORDS}|\d{{1,2}}[:.]\d{{2}}\b|[ap]\.m\.|o'clock|\d+0s\b|"
-    r"\b(?:centur|decade|jahrhundert|jahrzehnt|siècle|siglo|secolo|século|eeuw|век|"
-    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday)|"
+    r"\b(?:centur|decade|jahrhundert|jahrzehnt|siècle|siglo|secolo|século|eeuw|век|wiek|"
+    r"stolet|århundrad|århundre|yüzyıl|thế kỷ|abad\b|monday|tuesday|wednesday|thursday|"
+    r"friday|saturday|sunday)|قرن|सदी|शताब्दी|"
     r"\d+\s*(?:days?|weeks?|months?|years?|hours?|minutes?|seconds?|tagen?|wochen?|"
     r"monaten?|jahren?|stunden?|jours?|semaines?|mois|ans|années?|heures?|días?|semanas?|"
     r"meses|años?|horas?|giorni|settimane|mesi|anni|ore|dias|anos|dagen|weken|maanden|"

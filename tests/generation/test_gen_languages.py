@@ -68,8 +68,18 @@ def test_a_quantity_question_needs_a_number_in_every_language() -> None:
         "كم عدد سكان القاهرة؟",
         "दिल्ली की आबादी कितनी है?",
         "Скільки жителів у Львові?",
+        "Kiedy założono Kraków?",
+        "När grundades Uppsala universitet?",
+        "Ankara ne zaman başkent oldu?",
+        "Kapan Candi Borobudur dibangun?",
+        "متى تأسست القاهرة؟",
     ):
         assert asks_quantity(question), question
+    # "When" in Indonesian, answered by a century in Indonesian; not by a dynasty alone.
+    built = make_chunk("Candi Borobudur dibangun pada abad ke-9 oleh Dinasti Syailendra.")
+    assert _verdict("Kapan Candi Borobudur dibangun?", make_hits(built)).covered
+    famous = make_chunk("Candi Borobudur dibangun oleh Dinasti Syailendra di Jawa Tengah.")
+    assert not _verdict("Kapan Candi Borobudur dibangun?", make_hits(famous)).covered
     # Turkish "ile" is "with", Polish "ile" only asks before a verb or a noun.
     assert not asks_quantity("Ankara ile İstanbul arasında hangi şehir var?")
     hits = make_hits(make_chunk("Die Zugspitze liegt an der Grenze zwischen Bayern und Tirol."))
