@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from core.errors import ModelMissing
 from core.settings import FusionSettings
-from core.text import char_bigrams, grams_held, has_han, query_terms
+from core.text import GramQuery, char_bigrams, has_han, held_in_plain, plain_text, query_terms
 from core.types import Chunk, Hit
 from fusion.trust import SourceStanding, TrustPolicy
 
@@ -52,6 +52,8 @@ class SignalWeights:
 # dominate, the words every passage shares ("别名", "毕业", "担任") count for little.
 # Measured offline on CMRC (bench/RESULTS.md): powers 2-4 and weights 0.5-1.2 all gain.
 RARITY_POWER = 3.0
+# Passages a reranker remembers having seen (~150 bytes each).
+SEEN_MEMO = 50_000
 
 
 # A passage's lead: the words it opens with, up to the first clause break. What a passage
@@ -192,6 +194,9 @@ class SignalReranker:
         self._today = today
         self.fusion = fusion or FusionSettings()
         self.policy = TrustPolicy(self.fusion)
+        # The passages seen (by content id and title), and whether each one's searchable
+        # text is plain (`core.text.plain_text`); cleared when it holds SEEN_MEMO.
+        self._seen: dict[tuple[str, str], bool] = {}
 
     def rerank(
         self,
@@ -219,7 +224,7 @@ class SignalReranker:
             if newest is not None and newest < today:
                 today = newest
         texts = [searchable_text(h.chunk) for h in hits]
-        held_grams = grams_held(grams, texts)  # the question's grams in each
+        held_grams = self._grams_held(grams, hits, texts)  # the question's grams in each
         rare = rare_bigram_overlap(grams, held_grams)
         rarity_total = sum(rarity.values()) if rarity else 0.0
         for i, hit in enumerate(hits):
@@ -265,6 +270,34 @@ class SignalReranker:
         if f.order_versions:
             self._order_versions(hits, texts, standings)
         return sorted(hits, key=lambda h: (-h.score, h.chunk.content_id))
+
+    def _grams_held(
+        self, grams: AbstractSet[str], hits: Sequence[Hit], texts: Sequence[str]
+    ) -> list[frozenset[str]]:
+        """`grams & char_bigrams(text)` for each passage's searchable text (lower case),
+        looked up in plain texts (`held_in_plain`) where the question has Han bigrams. A
+        question of words alone looks them up in a passage seen for the first time (a
+        large corpus seldom brings a passage back, and building its words costs more than
+        looking the question's up) and reads them from a passage's memoised words
+        (`char_bigrams`) once it comes back, as a small corpus's passages do."""
+        if not grams:
+            return [frozenset()] * len(texts)
+        query = GramQuery.of(grams)
+        if len(self._seen) > SEEN_MEMO:
+            self._seen.clear()
+        out = []
+        for hit, text in zip(hits, texts, strict=True):
+            key = (hit.chunk.content_id, hit.chunk.title)
+            plain = self._seen.get(key)
+            first = plain is None
+            if plain is None:
+                plain = self._seen[key] = plain_text(text)
+            # A Han bigram is always looked up: a Chinese passage's grams are many.
+            if plain and (first or query.han_pairs):
+                out.append(held_in_plain(query, text))
+            else:
+                out.append(query.grams & char_bigrams(text))
+        return out
 
     def _order_versions(
         self, hits: Sequence[Hit], texts: Sequence[str], standings: Sequence[SourceStanding]

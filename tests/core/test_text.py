@@ -32,6 +32,7 @@ def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
         "2013年3月，马飚任广西壮族自治区党委常委。",
         "蓍 又名蚰蜒草，2 ms 的 蓍草",
         "the an of 20 13",  # stop words and bare numbers as tokens
+        "The enterprise's metadata uses data; data-driven plans",  # words inside words
     ]
     questions = [
         "2015年TiDB使用什么SSD？",
@@ -43,6 +44,7 @@ def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
         "2013年3月，马飚担任什么职务？",  # digits inside a Han token: their pairs are grams
         "蓍 的别名是什么",  # a one-character Han token
         "What is the 2 ms SSD latency of TiDB 在 2015 年?",
+        "What data does the enterprise's plan use?",  # "s" of a possessive, "data"
     ]
     for q in questions:
         grams = char_bigrams(q)

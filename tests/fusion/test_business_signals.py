@@ -334,3 +334,28 @@ def test_term_statistics_are_fetched_beside_retrieval_and_never_block_it() -> No
     result = run(slow)
     assert time.perf_counter() - start < 0.8  # the rerank does not wait for slow statistics
     assert "rare_terms" not in result.hits[0].signals
+
+
+def test_a_passage_scores_the_same_the_first_time_and_once_seen() -> None:
+    # Seen for the first time, a passage's grams are looked up; once seen, read from its
+    # memoised words (a question of words alone). The signals must not differ.
+    texts = [
+        "The enterprise's metadata uses data; data-driven plans use the data plane.",
+        "截至2015年，TiDB 在使用SSD时的延迟为 2 ms。",
+        "Das Unternehmen nutzt Daten für seine Pläne.",
+    ]
+    reranker = SignalReranker(today=TODAY)
+    for question in ("What data does the enterprise's plan use?", "2015年TiDB使用什么SSD？"):
+        runs = []
+        for _ in range(3):
+            hits = _hits(*(_chunk(f"c{i}", t) for i, t in enumerate(texts)))
+            runs.append(
+                {h.chunk.content_id: dict(h.signals) for h in reranker.rerank(question, hits, 1.0)}
+            )
+        assert runs[0] == runs[1] == runs[2], question
+    assert (
+        SignalReranker(today=TODAY)
+        .rerank("data plane", _hits(_chunk("x", texts[0])), 1.0)[0]
+        .signals["bigrams"]
+        == 1.0
+    )
