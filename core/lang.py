@@ -187,10 +187,18 @@ def _latin_language(lowered: str) -> str:
     words = _WORD.findall(lowered)
     if not words:
         return "en"
-    english = sum(w in _ENGLISH for w in words)
+    # One pass over the words (a passage has hundreds): each word's votes, English's too.
+    counts = dict.fromkeys(_VOTERS, 0)
+    english = 0
+    voted = _votes_of()
+    for w in words:
+        for lang in voted.get(w, ()):
+            if lang:
+                counts[lang] += 1
+            else:
+                english += 1
     best, votes = "en", 0
-    for lang, table in _VOTERS.items():
-        n = sum(w in table for w in words)
+    for lang, n in counts.items():
         n += sum(c in lowered for c in _LETTER_HINTS.get(lang, ""))
         if n > votes:
             best, votes = lang, n
@@ -199,6 +207,18 @@ def _latin_language(lowered: str) -> str:
     if votes > english and (votes >= 2 or (english == 0 and _QUESTION_WORDS & set(words))):
         return best
     return "en"
+
+
+@lru_cache(maxsize=1)
+def _votes_of() -> dict[str, tuple[str, ...]]:
+    """{word: the languages it votes for}, "" standing for English."""
+    out: dict[str, list[str]] = {}
+    for w in _ENGLISH:
+        out.setdefault(w, []).append("")
+    for lang, table in _VOTERS.items():
+        for w in table:
+            out.setdefault(w, []).append(lang)
+    return {w: tuple(langs) for w, langs in out.items()}
 
 
 @lru_cache(maxsize=1)
