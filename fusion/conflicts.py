@@ -88,10 +88,10 @@ def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
         return None
     best: tuple[int, str] | None = None
     for sentence in split_sentences(hit.chunk.text):
-        if not _values(sentence):
-            continue
+        # The question's words first: most sentences hold none, and finding values costs
+        # more than looking for words.
         n = _term_hits(terms, sentence)
-        if n and (best is None or n > best[0]):
+        if n and (best is None or n > best[0]) and _values(sentence):
             best = (n, sentence)
     if best is None:
         return None
@@ -104,7 +104,7 @@ def _fields(hit: Hit, terms: Sequence[str]) -> list[_Claim]:
     chunk = hit.chunk
     for m in _FIELD.finditer(chunk.text):
         name, value = m.group(1).strip(), m.group(2).strip()
-        if _values(value) and _term_hits(terms, name):
+        if _term_hits(terms, name) and _values(value):
             out.append(
                 _Claim(hit, name.lower(), "|".join(_values(value)), m.group(0).strip(), "field")
             )
@@ -114,7 +114,7 @@ def _fields(hit: Hit, terms: Sequence[str]) -> list[_Claim]:
                 continue
             for header, cell in zip(chunk.table_header[1:], row[1:], strict=False):
                 name = f"{row[0]} / {header}"
-                if _values(cell) and _term_hits(terms, name):
+                if _term_hits(terms, name) and _values(cell):
                     out.append(
                         _Claim(
                             hit, name.lower(), "|".join(_values(cell)), f"{name}: {cell}", "field"
