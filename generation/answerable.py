@@ -834,9 +834,12 @@ def _coordinated(question: str, wanted: Sequence[str]) -> bool:
     return False
 
 
+@lru_cache(maxsize=1024)
 def quantity_asked(question: str, cues: re.Pattern[str], intent: str = "general") -> bool:
     """Whether the question asks for a quantity: a question word for one (`cues`), or a
-    word that names one (or the route's numeric intent) with no other question word."""
+    word that names one (or the route's numeric intent) with no other question word.
+    Memoised: an answer asks it of one question four times, and the cues are a long
+    pattern in many languages (~50 us a question)."""
     named = intent == "numeric"
     for m in cues.finditer(question):
         if not _NAMED_QUANTITY.fullmatch(m.group(0)):
