@@ -31,11 +31,11 @@ from core.lang import (
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Word characters, with the combining marks of scripts whose vowels are marks (Indic, Thai,
 # Lao, Myanmar, Khmer; \w alone cuts their words apart) and of decomposed Latin letters.
-_TOKEN_CHAR = (
+_TOKEN = re.compile(
     r"[\w\u3400-\u9fff\uf900-\ufaff\u0300-\u036f\u0900-\u0dff\u0e00-\u0eff"
-    r"\u1000-\u109f\u1780-\u17ff]"
+    r"\u1000-\u109f\u1780-\u17ff]+",
+    re.UNICODE,
 )
-_TOKEN = re.compile(f"{_TOKEN_CHAR}+", re.UNICODE)
 # Technical identifiers (P12.1.2, ERR-404, utf-8, 3.2.1) are kept whole as well as split,
 # so an exact identifier query matches exactly.
 _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
