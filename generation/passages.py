@@ -88,14 +88,22 @@ def _cells(line: str) -> list[str] | None:
     return cells if len(cells) >= 2 else None
 
 
+# A cell holding a number alone ("1", "2,140", "12.5%").
+_NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
+
+
 def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]:
     pairs: list[tuple[str, str]] = []
     for i, value in enumerate(row):
-        # Empty cells say nothing; a value repeating the cell before is a merged cell
-        # that the parser copied into every column it spans.
-        if not value or (pairs and pairs[-1][1] == value):
-            continue
         name = header[i] if i < len(header) else ""
+        # Empty cells say nothing; a value repeating the cell before is a merged cell
+        # that the parser copied into every column it spans, unless it is a number and
+        # both columns have headers of their own: two columns often count the same
+        # ("Valves: 1 | Pumps: 1"), and a merged header leaves its other columns empty.
+        before = header[i - 1] if 0 < i <= len(header) else ""
+        own_count = bool(_NUMBER_CELL.fullmatch(value) and name and before and name != before)
+        if not value or (pairs and pairs[-1][1] == value and not own_count):
+            continue
         pairs.append(("" if name == value else name, value))
     return tuple(pairs)
 

@@ -1,0 +1,31 @@
+"""Table rows as answer candidates: (header, value) pairs, merged cells once."""
+
+from __future__ import annotations
+
+from gen_cases import make_chunk
+
+from generation.passages import candidates
+
+
+def _rows(text: str) -> list[tuple[tuple[str, str], ...]]:
+    return [c.cells for c in candidates(make_chunk(text), 0) if c.is_table_row]
+
+
+def test_equal_counts_in_columns_of_their_own_are_both_kept() -> None:
+    rows = _rows(
+        "| Site | Valves | Pumps |\n|---|---|---|\n| Plant A | 2 | 0 |\n| Plant B | 1 | 1 |"
+    )
+    assert rows[1] == (("Site", "Plant B"), ("Valves", "1"), ("Pumps", "1"))
+
+
+def test_a_merged_cell_copied_across_its_columns_is_one_value() -> None:
+    # A title spanning every column, and a version number under one header spread over
+    # three columns (what a PDF grid gives): each is said once.
+    rows = _rows(
+        "| Region | Valves | Pumps |\n|---|---|---|\n| North | North | North |\n| 7 | 3 | 4 |"
+    )
+    assert rows[0] == (("Region", "North"),)
+    spread = _rows(
+        "|  | Version |  | Name |\n|---|---|---|---|\n| 1.5.0 | 1.5.0 | 1.5.0 | Huashan |"
+    )
+    assert [v for _, v in spread[0]] == ["1.5.0", "Huashan"]
