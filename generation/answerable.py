@@ -161,7 +161,11 @@ _IDENT = re.compile(
     re.ASCII,
 )
 # A capitalised word (or run of them) in an English question, not at its start.
-_CAPITALISED = re.compile(r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*)")
+# A run of capitalised words, with a one-letter designator after it ("Plant B", "Appendix
+# C": the letter tells it from its siblings).
+_CAPITALISED = re.compile(
+    r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*(?: [A-Z](?![\w\-]))?)"
+)
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
 _LATIN_IN_HAN = re.compile(r"\d*[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
 # Capitalised words that are not names.
@@ -393,7 +397,10 @@ def names(question: str) -> list[str]:
         if stemmed_language(question):  # capitals in German, Russian ...: `inflected_names`
             return [n for n in dict.fromkeys(out) if n.lower() not in STOPWORDS]
         for m in _CAPITALISED.finditer(question):
-            words = [w for w in m.group(1).split() if w.lower() not in _NOT_NAMES]
+            *run, last = m.group(1).split()
+            # A one-letter designator is part of the name, not the word "a" or "I".
+            words = [w for w in run if w.lower() not in _NOT_NAMES]
+            words += [last] if len(last) == 1 or last.lower() not in _NOT_NAMES else []
             if words and not (len(words) == 1 and _MONTH_EN.fullmatch(words[0])):
                 out.append(" ".join(words))
     months = {m.lower() for m in _MONTHS}

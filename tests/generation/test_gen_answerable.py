@@ -366,3 +366,19 @@ def test_a_place_name_is_met_without_the_kind_of_place_it_spells_out() -> None:
     # The name's own words still count: another mountain is not this one.
     assert not _name_found("Mount Fuji", "mount everest is the highest")
     assert not _name_found("Golden Gate Bridge", "the golden gate strait")
+
+
+def test_a_one_letter_designator_is_part_of_the_name_asked() -> None:
+    """ "Plant B" is not "Plant A": the letter tells siblings apart, so a row of another
+    plant does not answer, and a plant the table lacks is not covered."""
+    assert names("How many pumps failed at Plant B?") == ["Plant B"]
+    assert names("What is Model X's range, per Appendix C?") == ["Model X", "Appendix C"]
+    assert names("When was Plant A built?") == ["Plant A"]  # not the article "a"
+    table = make_chunk(
+        "| Site | Valves | Pumps |\n|---|---|---|\n| Plant A | 2 | 0 |\n| Plant B | 1 | 1 |",
+        kind="table",
+    )
+    ex = extract("How many pumps failed at Plant B?", make_hits(table))
+    assert "Plant B" in ex.quotes[0].text and "Pumps: 1" in ex.quotes[0].text
+    verdict = _verdict("How many pumps failed at Plant C?", make_hits(table))
+    assert not verdict.covered and "Plant C" in verdict.reason
