@@ -84,6 +84,7 @@ class IngestSettings(BaseModel):
             ".pdf",
             ".docx",
             ".xlsx",
+            ".pptx",
             ".html",
             ".htm",
             ".md",

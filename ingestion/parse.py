@@ -30,7 +30,7 @@ from core.settings import IngestLimitSettings, IngestSettings
 from core.types import ParsedDocument
 from ingestion.sanitize import sanitize_document
 
-FORMATS = ("pdf", "docx", "xlsx", "html", "markdown", "text", "eml")
+FORMATS = ("pdf", "docx", "xlsx", "pptx", "html", "markdown", "text", "eml")
 MB = 1024 * 1024
 _EXTENSIONS = {
     ".pdf": "pdf",
@@ -38,6 +38,8 @@ _EXTENSIONS = {
     ".docm": "docx",
     ".xlsx": "xlsx",
     ".xlsm": "xlsx",
+    ".pptx": "pptx",
+    ".pptm": "pptx",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
@@ -56,7 +58,6 @@ _NEEDS_TIKA = {
     ".doc": "legacy Word",
     ".xls": "legacy Excel",
     ".ppt": "legacy PowerPoint",
-    ".pptx": "PowerPoint",
     ".rtf": "RTF",
     ".odt": "OpenDocument text",
     ".ods": "OpenDocument spreadsheet",
@@ -159,20 +160,22 @@ def _looks_like_email(head: bytes) -> bool:
     return len(names & _EMAIL_HEADERS) >= 2 and bool(names & {"from", "subject", "received"})
 
 
+_ZIP_KINDS = (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx"))
+
+
 def _zip_kind(head: bytes, ext: str) -> str | None:
-    if b"word/" in head:
-        return "docx"
-    if b"xl/" in head:
-        return "xlsx"
+    for folder, kind in _ZIP_KINDS:
+        if folder.encode() in head:
+            return kind
     try:
         names = zipfile.ZipFile(io.BytesIO(head)).namelist()
     except (zipfile.BadZipFile, OSError, ValueError):
         names = []
-    if any(n.startswith("word/") for n in names):
-        return "docx"
-    if any(n.startswith("xl/") for n in names):
-        return "xlsx"
-    return _EXTENSIONS.get(ext) if _EXTENSIONS.get(ext) in ("docx", "xlsx") else None
+    for folder, kind in _ZIP_KINDS:
+        if any(n.startswith(folder) for n in names):
+            return kind
+    known = {kind for _, kind in _ZIP_KINDS}
+    return _EXTENSIONS.get(ext) if _EXTENSIONS.get(ext) in known else None
 
 
 def detect_format(path: Path, head: bytes) -> str:
@@ -191,7 +194,9 @@ def detect_format(path: Path, head: bytes) -> str:
             return kind
         if ext in _NEEDS_TIKA:
             raise _needs_tika(ext)
-        raise UnsupportedFormat(f"zip archive with no Word or Excel content ({path.name})")
+        raise UnsupportedFormat(
+            f"zip archive with no Word, Excel or PowerPoint content ({path.name})"
+        )
     if head.startswith(b"\xd0\xcf\x11\xe0"):  # OLE2: legacy .doc/.xls/.ppt/.msg
         mislabelled = ext == ".pdf" or ext == ".docx"
         raise _needs_tika(ext, "file is really a legacy Office document; " if mislabelled else "")
@@ -287,6 +292,8 @@ def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
         from ingestion.parsers import docx as mod  # type: ignore[no-redef]
     elif fmt == "xlsx":
         from ingestion.parsers import xlsx as mod  # type: ignore[no-redef]
+    elif fmt == "pptx":
+        from ingestion.parsers import pptx as mod  # type: ignore[no-redef]
     elif fmt == "html":
         from ingestion.parsers import html as mod  # type: ignore[no-redef]
     elif fmt == "markdown":
@@ -300,7 +307,7 @@ def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
 
 def preload_parsers() -> None:
     """Import every parser's libraries now, so later timings measure parsing only."""
-    for fmt in ("pdf", "docx", "xlsx", "html", "markdown", "text"):
+    for fmt in ("pdf", "docx", "xlsx", "pptx", "html", "markdown", "text"):
         _parser(fmt)
 
 

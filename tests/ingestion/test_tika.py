@@ -245,9 +245,11 @@ def test_without_tika_those_formats_fail_with_the_setting_to_fill_in(tmp_path: P
     with pytest.raises(TikaRequired, match="RAGLINE_INGEST__TIKA_URL") as info:
         parse_file(path, max_bytes=MB, timeout_s=30, isolate=False)
     assert info.value.fmt == "rtf"
-    for name in ("deck.pptx", "sheet.ods", "mail.msg"):
+    for name in ("letter.odt", "sheet.ods", "mail.msg"):
         with pytest.raises(TikaRequired, match="needs a Tika server"):
             detect_format(Path(name), b"PK\x03\x04" + b"\0" * 64)
+    # PowerPoint is parsed natively (ingestion/parsers/pptx.py).
+    assert detect_format(Path("deck.pptx"), b"PK\x03\x04" + b"\0" * 64) == "pptx"
     assert document_format(path, RTF, ParseOptions(tika_url="http://t")) == "rtf"
 
 
