@@ -59,10 +59,11 @@ def _table_rows(table: Any) -> list[list[str]]:
 
 
 def _paragraphs(shape: Any) -> list[tuple[int, str]]:
+    """(level, text) of each non-empty paragraph; a line break inside one is a space."""
     return [
         (p.level, text)
         for p in shape.text_frame.paragraphs
-        if (text := clean_text("".join(r.text for r in p.runs) or p.text))
+        if (text := clean_text(p.text.replace("\v", " ")))
     ]
 
 
@@ -77,8 +78,10 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         b.reset_sections()
         line = 1
         title = slide.shapes.title
-        if title is not None and title.has_text_frame and clean_text(title.text_frame.text):
-            b.heading(title.text_frame.text, 1, page, line)
+        framed = title is not None and title.has_text_frame
+        heading = clean_text(title.text_frame.text.replace("\v", " ")) if framed else ""
+        if heading:
+            b.heading(heading, 1, page, line)
         for shape in _in_reading_order(slide.shapes):
             kind = _placeholder(shape)
             if shape is title or kind in _TITLES or kind in _FURNITURE:

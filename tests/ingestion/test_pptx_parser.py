@@ -34,6 +34,11 @@ def _deck() -> bytes:
         p = body.add_paragraph()
         p.text, p.level = text, level
     bullets.notes_slide.notes_text_frame.text = "Ask the vendor about the seal batch."
+    # A line break inside a paragraph (Shift+Enter) keeps the words apart.
+    broken = body.add_paragraph()
+    broken.add_run().text = "Next audit"
+    broken.add_line_break()
+    broken.add_run().text = "in January"
 
     tabled = prs.slides.add_slide(prs.slide_layouts[5])
     tabled.shapes.title.text = "Failures by site"
@@ -67,6 +72,7 @@ def test_a_deck_parses_slide_by_slide() -> None:
         "- Three valves failed the pressure test",
         "  - Two at Plant A",
         "- Seals replaced within a week",
+        "- Next audit in January",
     ]
     notes = [b for b in doc.blocks if b.text.startswith("Speaker notes:")]
     assert [(b.page, b.text) for b in notes] == [
