@@ -85,6 +85,8 @@ class IngestSettings(BaseModel):
             ".docx",
             ".xlsx",
             ".pptx",
+            ".odt",
+            ".ods",
             ".html",
             ".htm",
             ".md",

@@ -30,7 +30,7 @@ from core.settings import IngestLimitSettings, IngestSettings
 from core.types import ParsedDocument
 from ingestion.sanitize import sanitize_document
 
-FORMATS = ("pdf", "docx", "xlsx", "pptx", "html", "markdown", "text", "eml")
+FORMATS = ("pdf", "docx", "xlsx", "pptx", "odf", "html", "markdown", "text", "eml")
 MB = 1024 * 1024
 _EXTENSIONS = {
     ".pdf": "pdf",
@@ -40,6 +40,8 @@ _EXTENSIONS = {
     ".xlsm": "xlsx",
     ".pptx": "pptx",
     ".pptm": "pptx",
+    ".odt": "odf",
+    ".ods": "odf",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
@@ -59,8 +61,7 @@ _NEEDS_TIKA = {
     ".xls": "legacy Excel",
     ".ppt": "legacy PowerPoint",
     ".rtf": "RTF",
-    ".odt": "OpenDocument text",
-    ".ods": "OpenDocument spreadsheet",
+    ".odp": "OpenDocument presentation",
     ".msg": "Outlook message",
 }
 _EMAIL_HEADERS = {
@@ -163,7 +164,16 @@ def _looks_like_email(head: bytes) -> bool:
 _ZIP_KINDS = (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx"))
 
 
+# OpenDocument writes its mimetype first, uncompressed.
+_ODF_TYPES = (
+    b"application/vnd.oasis.opendocument.text",
+    b"application/vnd.oasis.opendocument.spreadsheet",
+)
+
+
 def _zip_kind(head: bytes, ext: str) -> str | None:
+    if any(t in head[:200] for t in _ODF_TYPES):
+        return "odf"
     for folder, kind in _ZIP_KINDS:
         if folder.encode() in head:
             return kind
@@ -174,7 +184,7 @@ def _zip_kind(head: bytes, ext: str) -> str | None:
     for folder, kind in _ZIP_KINDS:
         if any(n.startswith(folder) for n in names):
             return kind
-    known = {kind for _, kind in _ZIP_KINDS}
+    known = {kind for _, kind in _ZIP_KINDS} | {"odf"}
     return _EXTENSIONS.get(ext) if _EXTENSIONS.get(ext) in known else None
 
 
@@ -195,7 +205,7 @@ def detect_format(path: Path, head: bytes) -> str:
         if ext in _NEEDS_TIKA:
             raise _needs_tika(ext)
         raise UnsupportedFormat(
-            f"zip archive with no Word, Excel or PowerPoint content ({path.name})"
+            f"zip archive with no Word, Excel, PowerPoint or OpenDocument content ({path.name})"
         )
     if head.startswith(b"\xd0\xcf\x11\xe0"):  # OLE2: legacy .doc/.xls/.ppt/.msg
         mislabelled = ext == ".pdf" or ext == ".docx"
@@ -294,6 +304,8 @@ def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
         from ingestion.parsers import xlsx as mod  # type: ignore[no-redef]
     elif fmt == "pptx":
         from ingestion.parsers import pptx as mod  # type: ignore[no-redef]
+    elif fmt == "odf":
+        from ingestion.parsers import odf as mod  # type: ignore[no-redef]
     elif fmt == "html":
         from ingestion.parsers import html as mod  # type: ignore[no-redef]
     elif fmt == "markdown":
@@ -307,7 +319,7 @@ def _parser(fmt: str) -> Callable[[bytes, str], ParsedDocument]:
 
 def preload_parsers() -> None:
     """Import every parser's libraries now, so later timings measure parsing only."""
-    for fmt in ("pdf", "docx", "xlsx", "pptx", "html", "markdown", "text"):
+    for fmt in ("pdf", "docx", "xlsx", "pptx", "odf", "html", "markdown", "text"):
         _parser(fmt)
 
 

@@ -245,11 +245,12 @@ def test_without_tika_those_formats_fail_with_the_setting_to_fill_in(tmp_path: P
     with pytest.raises(TikaRequired, match="RAGLINE_INGEST__TIKA_URL") as info:
         parse_file(path, max_bytes=MB, timeout_s=30, isolate=False)
     assert info.value.fmt == "rtf"
-    for name in ("letter.odt", "sheet.ods", "mail.msg"):
+    for name in ("slides.odp", "mail.msg"):
         with pytest.raises(TikaRequired, match="needs a Tika server"):
             detect_format(Path(name), b"PK\x03\x04" + b"\0" * 64)
-    # PowerPoint is parsed natively (ingestion/parsers/pptx.py).
-    assert detect_format(Path("deck.pptx"), b"PK\x03\x04" + b"\0" * 64) == "pptx"
+    # PowerPoint and OpenDocument text and sheets are parsed natively (ingestion/parsers).
+    for name, fmt in (("deck.pptx", "pptx"), ("letter.odt", "odf"), ("sheet.ods", "odf")):
+        assert detect_format(Path(name), b"PK\x03\x04" + b"\0" * 64) == fmt
     assert document_format(path, RTF, ParseOptions(tika_url="http://t")) == "rtf"
 
 
@@ -390,12 +391,23 @@ def test_real_tika_parses_hand_written_rtf_in_a_worker(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_real_tika_keeps_odt_headings_tables_and_chinese(tmp_path: Path) -> None:
+    # Ingest parses ODT natively now (ingestion/parsers/odf.py, checked on the same file
+    # below); Tika's reading of it is still what the fallback gives.
     url = _tika_url()
+    with TikaClient(url, 60) as client:
+        doc = client.parse(_odt(), "report.odt")
+    assert doc.parser.startswith("tika/")
+    _assert_quarterly_report(doc)
     path = tmp_path / "report.odt"
     path.write_bytes(_odt())
-    doc = parse_file(
+    native = parse_file(
         path, max_bytes=MB, timeout_s=60, isolate=False, options=ParseOptions(tika_url=url)
     )
+    assert native.parser.startswith("lxml-odf/")
+    _assert_quarterly_report(native)
+
+
+def _assert_quarterly_report(doc: ParsedDocument) -> None:
     assert doc.title == "Quarterly Report"
     headings = [(b.level, b.text) for b in doc.blocks if b.kind == "heading"]
     assert headings == [(1, "Quarterly Report"), (2, "Regions")]
