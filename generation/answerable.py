@@ -1205,8 +1205,18 @@ def judge(
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
     day = asks_day(question)
     day_quoted = day and any(has_day(q, question) for q in quoted)
+    # "When …?" is answered by a time, digits or not ("in May", "im 12. Jahrhundert").
+    when = asks_when(question)
+    time_quoted = when and any(
+        _TIME_STATED.search(q) or has_answer_type(q, "time", question) for q in quoted
+    )
     # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would.
-    if quantity and not day_quoted and not any(has_quantity(q, question) for q in quoted):
+    if (
+        quantity
+        and not day_quoted
+        and not time_quoted
+        and not any(has_quantity(q, question) for q in quoted)
+    ):
         return Verdict(
             False,
             "the question asks for a quantity and the quoted evidence states none",
@@ -1216,12 +1226,7 @@ def judge(
         )
     # "When …?" asks for a time: a number that is not one (a length, a count of visitors)
     # does not answer it. (Chinese 何时/什么时候 are not quantity cues: an event answers them.)
-    if (
-        quantity
-        and not day_quoted
-        and asks_when(question)
-        and not any(_TIME_STATED.search(q) for q in quoted)
-    ):
+    if quantity and not day_quoted and when and not time_quoted:
         return Verdict(
             False,
             "the question asks when and the quoted evidence gives no time",

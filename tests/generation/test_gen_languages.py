@@ -120,6 +120,12 @@ def test_a_when_question_needs_a_time_not_any_number(meaning: Similarity) -> Non
     assert _verdict("Quando foi fundada a Universidade do Minho?", make_hits(braga)).covered
     span = make_chunk("The Brooklyn Bridge has a main span of 1,595.5 feet.")
     assert not _verdict("When was the Brooklyn Bridge finished?", make_hits(span)).covered
+    # A month named without a number is a time; "may" the verb is not.
+    audit = "When will the Golden Gate Bridge cables be inspected again?"
+    month = make_chunk("The Golden Gate Bridge cables will be inspected again in May.")
+    assert _verdict(audit, make_hits(month)).covered
+    modal = make_chunk("The Golden Gate Bridge cables may be inspected again soon.")
+    assert not _verdict(audit, make_hits(modal)).covered
 
 
 def test_a_measure_asked_needs_its_unit() -> None:
