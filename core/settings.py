@@ -87,6 +87,7 @@ class IngestSettings(BaseModel):
             ".pptx",
             ".odt",
             ".ods",
+            ".odp",
             ".html",
             ".htm",
             ".md",

@@ -42,6 +42,7 @@ _EXTENSIONS = {
     ".pptm": "pptx",
     ".odt": "odf",
     ".ods": "odf",
+    ".odp": "odf",
     ".html": "html",
     ".htm": "html",
     ".xhtml": "html",
@@ -61,7 +62,6 @@ _NEEDS_TIKA = {
     ".xls": "legacy Excel",
     ".ppt": "legacy PowerPoint",
     ".rtf": "RTF",
-    ".odp": "OpenDocument presentation",
     ".msg": "Outlook message",
 }
 _EMAIL_HEADERS = {
@@ -168,6 +168,7 @@ _ZIP_KINDS = (("word/", "docx"), ("xl/", "xlsx"), ("ppt/", "pptx"))
 _ODF_TYPES = (
     b"application/vnd.oasis.opendocument.text",
     b"application/vnd.oasis.opendocument.spreadsheet",
+    b"application/vnd.oasis.opendocument.presentation",
 )
 
 

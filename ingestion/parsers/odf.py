@@ -1,11 +1,12 @@
-"""OpenDocument text (.odt) and spreadsheets (.ods), read from their XML with lxml: no
-Tika needed in the embedded default.
+"""OpenDocument text (.odt), spreadsheets (.ods) and presentations (.odp), read from their
+XML with lxml: no Tika needed in the embedded default.
 
 Text: the body in order; `text:h` headings at their outline level, paragraphs, lists (one
 block per list, items indented by depth), tables (merged cells repeated, as for Word). Page
 1 throughout, a "line" is a body element. Spreadsheets: one page per sheet, the sheet's
-name as a heading and its cells as a table, like XLSX. Title from the metadata, else the
-first heading, else the file name.
+name as a heading and its cells as a table, like XLSX. Presentations: one page per slide,
+like PPTX (title, frames in order, speaker notes). Title from the metadata, else the first
+heading, else the file name.
 """
 
 from __future__ import annotations
@@ -34,8 +35,14 @@ _NS = {
     "text": "urn:oasis:names:tc:opendocument:xmlns:text:1.0",
     "table": "urn:oasis:names:tc:opendocument:xmlns:table:1.0",
     "dc": "http://purl.org/dc/elements/1.1/",
+    "draw": "urn:oasis:names:tc:opendocument:xmlns:drawing:1.0",
+    "presentation": "urn:oasis:names:tc:opendocument:xmlns:presentation:1.0",
 }
-_TEXT, _TABLE, _OFFICE = (f"{{{_NS[k]}}}" for k in ("text", "table", "office"))
+_TEXT, _TABLE, _OFFICE, _DRAW, _PRES = (
+    f"{{{_NS[k]}}}" for k in ("text", "table", "office", "draw", "presentation")
+)
+# What a slide repeats on every page: no content.
+_FURNITURE = {"page-number", "footer", "date-time", "header"}
 # A run of empty rows or cells repeated to the sheet's edge (a formatted column): what is
 # past this many is no data.
 _MAX_REPEAT = 1000
@@ -138,21 +145,65 @@ def _list_items(lst: Any, depth: int = 0) -> Iterator[str]:
 
 
 def _parse_text(root: Any, b: BlockBuilder) -> None:
-    line = 0
-    for el in _text_items(_body(root, "text")):
+    _add_items(b, _text_items(_body(root, "text")), 1, 0)
+
+
+def _add_items(b: BlockBuilder, items: Iterator[Any], page: int, line: int) -> int:
+    """Headings, paragraphs, lists and tables as blocks of `page`, from line `line` on;
+    the last line used."""
+    for el in items:
         if el.tag == _TABLE + "table":
             rows = _rows(el)
             if rows:
-                b.table(rows, 1, line + 1, line + len(rows))
+                b.table(rows, page, line + 1, line + len(rows))
                 line += len(rows)
             continue
         line += 1
         if el.tag == _TEXT + "list":
-            b.add("list", "\n".join(_list_items(el)), 1, line)
+            b.add("list", "\n".join(_list_items(el)), page, line)
         elif el.tag == _TEXT + "h":
-            b.heading(_text(el), int(el.get(_TEXT + "outline-level", "1")), 1, line)
+            b.heading(_text(el), int(el.get(_TEXT + "outline-level", "1")), page, line)
         else:
-            b.add("paragraph", _text(el), 1, line)
+            b.add("paragraph", _text(el), page, line)
+    return line
+
+
+def _frame_items(frame: Any) -> Iterator[Any]:
+    """What a drawing frame holds: the text of its text box, or its table."""
+    for child in frame:
+        if child.tag == _DRAW + "text-box":
+            yield from _text_items(child)
+        elif child.tag == _TABLE + "table":
+            yield child
+
+
+def _parse_slides(root: Any, b: BlockBuilder) -> int:
+    """A page per slide: its title as a heading, its frames' text and tables in order,
+    its speaker notes last."""
+    slides = _body(root, "presentation").findall("draw:page", _NS)
+    for page, slide in enumerate(slides, start=1):
+        b.reset_sections()
+        frames = [f for f in slide if f.tag == _DRAW + "frame"]
+        kinds = [f.get(_PRES + "class", "") for f in frames]
+        line = 1
+        for frame, kind in zip(frames, kinds, strict=True):
+            if kind == "title" and (title := " ".join(_text(p) for p in frame.iter(_TEXT + "p"))):
+                b.heading(title, 1, page, line)
+        for frame, kind in zip(frames, kinds, strict=True):
+            if kind not in _FURNITURE and kind != "title":
+                line = _add_items(b, _frame_items(frame), page, line)
+        notes = slide.find("presentation:notes", _NS)
+        if notes is not None:
+            text = " ".join(
+                t
+                for frame in notes.iter(_DRAW + "frame")
+                if frame.get(_PRES + "class") == "notes"
+                for p in frame.iter(_TEXT + "p")
+                if (t := _text(p))
+            )
+            if text:
+                b.add("paragraph", f"Speaker notes: {text}", page, line + 1)
+    return max(1, len(slides))
 
 
 def _parse_sheets(root: Any, b: BlockBuilder) -> int:
@@ -185,8 +236,14 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     if mimetype.startswith("application/vnd.oasis.opendocument.spreadsheet"):
         pages = _parse_sheets(content, b)
         return ParsedDocument(tuple(b.blocks), pages, _sheet_title(title, name), PARSER, True)
+    if mimetype.startswith("application/vnd.oasis.opendocument.presentation"):
+        pages = _parse_slides(content, b)
+        title = document_title(title, b.blocks, name)
+        return ParsedDocument(tuple(b.blocks), pages, title, PARSER, True)
     if not mimetype.startswith("application/vnd.oasis.opendocument.text"):
-        raise ParseError(f"not an OpenDocument text or spreadsheet ({mimetype or 'no mimetype'})")
+        raise ParseError(
+            f"not an OpenDocument text, spreadsheet or presentation ({mimetype or 'no mimetype'})"
+        )
     _parse_text(content, b)
     return ParsedDocument(tuple(b.blocks), 1, document_title(title, b.blocks, name), PARSER)
 

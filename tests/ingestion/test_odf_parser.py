@@ -20,7 +20,10 @@ from ingestion.parse import detect_format, parse_bytes
 _ROOT = (
     '<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
     'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" office:version="1.3">'
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+    'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" '
+    'xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" '
+    'office:version="1.3">'
     "<office:body>{}</office:body></office:document-content>"
 )
 _META = (
@@ -113,5 +116,43 @@ def test_a_damaged_or_foreign_package_fails_with_its_reason() -> None:
     with pytest.raises(ParseError, match="corrupt zip container"):
         parse_bytes(data[: len(data) // 2], Path("broken.odt"))
     drawing = _odf("application/vnd.oasis.opendocument.graphics", "<office:drawing/>")
-    with pytest.raises(ParseError, match="not an OpenDocument text or spreadsheet"):
+    with pytest.raises(ParseError, match="not an OpenDocument text, spreadsheet or presentation"):
         parse_bytes(drawing, Path("figure.odt"))
+
+
+def test_a_presentation_gives_a_page_per_slide() -> None:
+    slides = (
+        "<office:presentation>"
+        '<draw:page draw:name="page1">'
+        '<draw:frame presentation:class="subtitle"><draw:text-box><text:p>Plant operations'
+        "</text:p></draw:text-box></draw:frame>"
+        '<draw:frame presentation:class="title"><draw:text-box><text:p>Pump review</text:p>'
+        "</draw:text-box></draw:frame>"
+        '<draw:frame presentation:class="page-number"><draw:text-box><text:p>1</text:p>'
+        "</draw:text-box></draw:frame></draw:page>"
+        '<draw:page draw:name="page2">'
+        '<draw:frame presentation:class="title"><draw:text-box><text:p>Findings</text:p>'
+        "</draw:text-box></draw:frame>"
+        '<draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item>'
+        "<text:p>Three valves failed</text:p></text:list-item><text:list-item>"
+        "<text:p>Seals replaced</text:p></text:list-item></text:list></draw:text-box>"
+        "</draw:frame><draw:frame><table:table><table:table-row><table:table-cell>"
+        "<text:p>Site</text:p></table:table-cell><table:table-cell><text:p>Valves</text:p>"
+        "</table:table-cell></table:table-row><table:table-row><table:table-cell>"
+        "<text:p>North</text:p></table:table-cell><table:table-cell><text:p>2</text:p>"
+        "</table:table-cell></table:table-row></table:table></draw:frame>"
+        '<presentation:notes><draw:frame presentation:class="notes"><draw:text-box>'
+        "<text:p>Ask the vendor.</text:p></draw:text-box></draw:frame></presentation:notes>"
+        "</draw:page></office:presentation>"
+    )
+    data = _odf("application/vnd.oasis.opendocument.presentation", slides)
+    assert detect_format(Path("review.odp"), data[:4096]) == "odf"
+    doc = parse_bytes(data, Path("review.odp"))
+    assert doc.has_pages and doc.page_count == 2 and doc.title == "Pump review"
+    blocks = [(b.page, b.kind, b.text) for b in doc.blocks]
+    assert blocks[:2] == [(1, "heading", "Pump review"), (1, "paragraph", "Plant operations")]
+    assert all(text != "1" for _, _, text in blocks)  # the slide number left out
+    assert (2, "list", "- Three valves failed\n- Seals replaced") in blocks
+    assert (2, "paragraph", "Speaker notes: Ask the vendor.") in blocks
+    [table] = [b for b in doc.blocks if b.kind == "table"]
+    assert table.page == 2 and table.rows == (("Site", "Valves"), ("North", "2"))

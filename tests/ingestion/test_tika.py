@@ -245,11 +245,11 @@ def test_without_tika_those_formats_fail_with_the_setting_to_fill_in(tmp_path: P
     with pytest.raises(TikaRequired, match="RAGLINE_INGEST__TIKA_URL") as info:
         parse_file(path, max_bytes=MB, timeout_s=30, isolate=False)
     assert info.value.fmt == "rtf"
-    for name in ("slides.odp", "mail.msg"):
+    for name in ("memo.doc", "mail.msg"):
         with pytest.raises(TikaRequired, match="needs a Tika server"):
             detect_format(Path(name), b"PK\x03\x04" + b"\0" * 64)
     # PowerPoint and OpenDocument text and sheets are parsed natively (ingestion/parsers).
-    for name, fmt in (("deck.pptx", "pptx"), ("letter.odt", "odf"), ("sheet.ods", "odf")):
+    for name, fmt in (("deck.pptx", "pptx"), ("letter.odt", "odf"), ("slides.odp", "odf")):
         assert detect_format(Path(name), b"PK\x03\x04" + b"\0" * 64) == fmt
     assert document_format(path, RTF, ParseOptions(tika_url="http://t")) == "rtf"
 
