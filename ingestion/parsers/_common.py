@@ -283,6 +283,27 @@ def meta_title_ok(title: str) -> bool:
     )
 
 
+def workbook_title(meta: str, name: str) -> str:
+    """Title for a workbook: metadata when meaningful, else the file name (its headings
+    are its sheets' names)."""
+    return clean_text(meta) if meta_title_ok(meta) else PurePath(name).stem
+
+
+# Cells read from one sheet at most: a sheet "used" to row 1,048,576 by formatting alone
+# is not data.
+MAX_SHEET_CELLS = 2_000_000
+
+
+def spread_merged(grid: list[list[str]], row: int, col: int, rows: int, cols: int) -> None:
+    """A merged cell's value (at `row`, `col`) in every position of the `rows` x `cols`
+    block it covers, as far as the grid goes: parsers give it once, a reader of any of
+    those rows or columns needs it."""
+    value = grid[row][col]
+    for r in range(row, min(row + rows, len(grid))):
+        for c in range(col, min(col + cols, len(grid[r]))):
+            grid[r][c] = value
+
+
 def document_title(meta: str, blocks: Sequence[Block], name: str) -> str:
     """Title for page-less formats: metadata when meaningful, else the first top-level
     heading unless it is generic front matter, else the file name."""

@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import zipfile
 from collections.abc import Iterator
-from pathlib import PurePath
 from typing import Any
 
 from lxml import etree
@@ -22,11 +21,13 @@ from lxml import etree
 from core.errors import ParseError
 from core.types import ParsedDocument
 from ingestion.parsers._common import (
+    MAX_SHEET_CELLS,
     BlockBuilder,
     clean_text,
     document_title,
-    meta_title_ok,
     normalise_rows,
+    spread_merged,
+    workbook_title,
 )
 
 PARSER = f"lxml-odf/{etree.__version__}"
@@ -46,7 +47,7 @@ _FURNITURE = {"page-number", "footer", "date-time", "header"}
 # A run of empty rows or cells repeated to the sheet's edge (a formatted column): what is
 # past this many is no data.
 _MAX_REPEAT = 1000
-_MAX_CELLS = 2_000_000
+_CELLS = (_TABLE + "table-cell", _TABLE + "covered-table-cell")
 
 
 def _text(el: Any) -> str:
@@ -72,44 +73,36 @@ def _text(el: Any) -> str:
     return clean_text("".join(out))
 
 
-def _cells(row: Any) -> list[str]:
-    out: list[str] = []
-    for cell in row:
-        if cell.tag not in (_TABLE + "table-cell", _TABLE + "covered-table-cell"):
-            continue
-        repeat = min(int(cell.get(_TABLE + "number-columns-repeated", "1")), _MAX_REPEAT)
-        text = " ".join(t for p in cell.iter(_TEXT + "p", _TEXT + "h") if (t := _text(p)))
-        if cell.tag == _TABLE + "covered-table-cell":
-            text = ""  # filled below from the cell that spans it
-        out.extend([text] * repeat)
-    return out
+def _repeated(el: Any, attribute: str) -> int:
+    return min(int(el.get(_TABLE + attribute, "1")), _MAX_REPEAT)
 
 
 def _rows(table: Any) -> list[list[str]]:
     """The table's rows; a spanning cell's text in every position it covers."""
     rows: list[list[str]] = []
     spans: list[tuple[int, int, int, int]] = []  # (row, col, rows, cols) of spanning cells
+    read = 0
     for row in table.iter(_TABLE + "table-row"):
-        repeat = min(int(row.get(_TABLE + "number-rows-repeated", "1")), _MAX_REPEAT)
-        cells = _cells(row)
-        col = 0
+        cells: list[str] = []
         for cell in row:
-            if cell.tag not in (_TABLE + "table-cell", _TABLE + "covered-table-cell"):
+            if cell.tag not in _CELLS:
                 continue
             across = int(cell.get(_TABLE + "number-columns-spanned", "1"))
             down = int(cell.get(_TABLE + "number-rows-spanned", "1"))
             if across > 1 or down > 1:
-                spans.append((len(rows), col, down, across))
-            col += min(int(cell.get(_TABLE + "number-columns-repeated", "1")), _MAX_REPEAT)
-        for _ in range(repeat):
-            rows.append(list(cells))
-        if sum(len(r) for r in rows) > _MAX_CELLS:
+                spans.append((len(rows), len(cells), down, across))
+            # A covered cell is filled below, from the cell that spans it.
+            text = ""
+            if cell.tag != _TABLE + "covered-table-cell":
+                text = " ".join(t for p in cell.iter(_TEXT + "p", _TEXT + "h") if (t := _text(p)))
+            cells.extend([text] * _repeated(cell, "number-columns-repeated"))
+        repeat = _repeated(row, "number-rows-repeated")
+        rows.extend(list(cells) for _ in range(repeat))
+        read += len(cells) * repeat
+        if read > MAX_SHEET_CELLS:
             break
     for r, c, down, across in spans:
-        value = rows[r][c]
-        for rr in range(r, min(r + down, len(rows))):
-            for cc in range(c, min(c + across, len(rows[rr]))):
-                rows[rr][cc] = value
+        spread_merged(rows, r, c, down, across)
     # Trailing empty rows and columns are formatting, not data.
     while rows and not any(rows[-1]):
         rows.pop()
@@ -235,7 +228,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     b = BlockBuilder()
     if mimetype.startswith("application/vnd.oasis.opendocument.spreadsheet"):
         pages = _parse_sheets(content, b)
-        return ParsedDocument(tuple(b.blocks), pages, _sheet_title(title, name), PARSER, True)
+        return ParsedDocument(tuple(b.blocks), pages, workbook_title(title, name), PARSER, True)
     if mimetype.startswith("application/vnd.oasis.opendocument.presentation"):
         pages = _parse_slides(content, b)
         title = document_title(title, b.blocks, name)
@@ -246,7 +239,3 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         )
     _parse_text(content, b)
     return ParsedDocument(tuple(b.blocks), 1, document_title(title, b.blocks, name), PARSER)
-
-
-def _sheet_title(meta: str, name: str) -> str:
-    return clean_text(meta) if meta_title_ok(meta) else PurePath(name).stem

@@ -21,7 +21,7 @@ from pptx.exc import PackageNotFoundError
 
 from core.errors import ParseError
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, document_title
+from ingestion.parsers._common import BlockBuilder, clean_text, document_title, spread_merged
 from ingestion.parsers._ooxml import to_transitional
 
 PARSER = f"python-pptx/{version('python-pptx')}"
@@ -50,11 +50,8 @@ def _table_rows(table: Any) -> list[list[str]]:
     grid = [[clean_text(cell.text) for cell in row.cells] for row in table.rows]
     for r, row in enumerate(table.rows):
         for c, cell in enumerate(row.cells):
-            if not cell.is_merge_origin:
-                continue
-            for rr in range(r, min(r + cell.span_height, len(grid))):
-                for cc in range(c, min(c + cell.span_width, len(grid[rr]))):
-                    grid[rr][cc] = grid[r][c]
+            if cell.is_merge_origin:
+                spread_merged(grid, r, c, cell.span_height, cell.span_width)
     return grid
 
 

@@ -10,18 +10,23 @@ import datetime as dt
 import io
 import zipfile
 from importlib.metadata import version
-from pathlib import PurePath
 from typing import Any
 
 import openpyxl
 
 from core.errors import ParseError
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, meta_title_ok, normalise_rows
+from ingestion.parsers._common import (
+    MAX_SHEET_CELLS,
+    BlockBuilder,
+    clean_text,
+    normalise_rows,
+    spread_merged,
+    workbook_title,
+)
 from ingestion.parsers._ooxml import to_transitional
 
 PARSER = f"openpyxl/{version('openpyxl')}"
-_MAX_CELLS = 2_000_000  # a sheet "used" to row 1,048,576 by formatting alone is not data
 
 
 def _fmt(value: Any) -> str:
@@ -41,16 +46,13 @@ def _fmt(value: Any) -> str:
 
 
 def _grid(ws: Any) -> list[list[str]]:
-    rows = min(ws.max_row or 0, _MAX_CELLS // max(1, ws.max_column or 1))
+    rows = min(ws.max_row or 0, MAX_SHEET_CELLS // max(1, ws.max_column or 1))
     grid = [[_fmt(v) for v in row] for row in ws.iter_rows(max_row=rows, values_only=True)]
     for rng in ws.merged_cells.ranges:
         r0, c0 = rng.min_row - 1, rng.min_col - 1
         if r0 >= len(grid) or c0 >= len(grid[r0]):
             continue
-        value = grid[r0][c0]
-        for r in range(r0, min(rng.max_row, len(grid))):
-            for c in range(c0, min(rng.max_col, len(grid[r]))):
-                grid[r][c] = value  # a merged cell's value applies to every cell it covers
+        spread_merged(grid, r0, c0, rng.max_row - r0, rng.max_col - c0)
     return grid
 
 
@@ -81,8 +83,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         if rows:
             b.table(rows, index, numbered[0][0], numbered[-1][0])
     wb.close()
-    title = wb.properties.title or ""
-    title = clean_text(title) if meta_title_ok(title) else PurePath(name).stem
+    title = workbook_title(wb.properties.title or "", name)
     return ParsedDocument(
         tuple(b.blocks), len(wb.worksheets), title, PARSER, warnings=tuple(warnings)
     )
