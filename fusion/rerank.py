@@ -290,7 +290,7 @@ class SignalReranker:
             key = (hit.chunk.content_id, hit.chunk.title)
             plain = self._seen.get(key)
             first = plain is None
-            if plain is None:
+            if first:
                 plain = self._seen[key] = plain_text(text)
             # A Han bigram is always looked up: a Chinese passage's grams are many.
             if plain and (first or query.han_pairs):

@@ -891,6 +891,8 @@ _LENGTH_WORDS = (
     r"(?:kilomet(?:re|er)s?|kilómetros|quilómetros|quilômetros|chilometri|kilomètres|metres|"
     r"meters|metros|metri|mètres|meter|miles|millas|miglia|milhas|feet|pieds|piedi|pés|pies)"
 )
+# The word that makes a unit of length one of area ("kilómetros cuadrados").
+_SQUARE_AFTER = r"(?:cuadrad|carr[ée]|quadrat|quadrad)"
 # A measure a question asks for (English and the other languages the quantity cues know;
 # Chinese units have their own check, `asked_unit`), and the units that state one.
 _MEASURE_QUESTIONS = (
@@ -904,7 +906,7 @@ _MEASURE_QUESTIONS = (
         r"\b(?:высот|длин|глубин|ширин)|何メートル|高さ|長さ|深さ|標高|높이|길이|깊이|"
         # "How many kilometres" (not "… square kilometres": an area, below).
         rf"\b(?:how many|cuántos|cuántas|combien de|quanti|quante|quantos|quantas|wie viele)\s+"
-        rf"{_LENGTH_WORDS}\b(?!\s+(?:cuadrad|carr[ée]|quadrat|quadrad))|"
+        rf"{_LENGTH_WORDS}\b(?!\s+{_SQUARE_AFTER})|"
         r"\bсколько (?:километр|метр|миль)",
     ),
     (
@@ -928,7 +930,7 @@ _MEASURE_QUESTIONS = (
         r"\bqual (?:é )?a (?:superfície|área)\b|\bque superfície\b|\bwie groß ist die fläche\b|"
         r"\bwelche fläche\b|\bкаков\w* площад|\bкакую площадь|面積|면적|"
         r"\bhow many (?:square|sq)\b|\b(?:how many|cuántas|cuántos|combien d|quanti|quantos|"
-        rf"wie viele)\W+(?:{_LENGTH_WORDS}\s+(?:cuadrad|carr[ée]|quadrat|quadrad)|acres|"
+        rf"wie viele)\W+(?:{_LENGTH_WORDS}\s+{_SQUARE_AFTER}|acres|"
         r"hectares|hectáreas|ettari|hektar|quadratkilometer)|\bсколько квадратн",
     ),
 )
