@@ -17,8 +17,8 @@ Scenarios (RAGLINE_LOAD_SCENARIO):
 - ask: agents asking for cited answers (/v1/ask), closed loop;
 - mixed: 70 % search, 25 % ask, 5 % uploads of small new documents;
 - open: every simulated agent asks every RAGLINE_LOAD_PERIOD_S seconds (default 2) whatever
-  the latency (Locust's constant pacing; a call slower than the period starts the next one
-  at once), each from its own random phase: the arrival pattern of many independent agents.
+  the latency (a call slower than the period starts the next one at once), each on its
+  own random phase: the arrival pattern of many independent agents.
 
 A 429 is recorded under its own name ("search 429", ...) as a success: backpressure is the
 server doing its job; the harness reports how fast it came. Anything else non-2xx is a
@@ -36,7 +36,9 @@ import uuid
 from pathlib import Path
 from typing import Any, ClassVar
 
-from locust import FastHttpUser, HttpUser, between, constant_pacing, task
+from locust import FastHttpUser, HttpUser, between, task
+
+from ragline.bench.pacing import first_call, next_call
 
 _SCENARIO = os.environ.get("RAGLINE_LOAD_SCENARIO", "search")
 _KEY = os.environ.get("RAGLINE_LOAD_KEY", "")
@@ -70,23 +72,31 @@ def _multipart(filename: str, content: bytes) -> tuple[bytes, str]:
     )
 
 
+def _own_schedule(agent: Agent) -> float:
+    """Seconds until the agent's next call on its own schedule (ragline.bench.pacing)."""
+    now = time.perf_counter()
+    agent._next_call = next_call(agent._next_call, _PERIOD, now)
+    return agent._next_call - now
+
+
 class Agent(_CLIENT):  # type: ignore[valid-type,misc]
     """One agent session. Questions are dealt round-robin from a shuffled list, so
     concurrent agents ask distinct questions."""
 
-    wait_time = constant_pacing(_PERIOD) if _SCENARIO == "open" else between(0, 0)
+    wait_time = _own_schedule if _SCENARIO == "open" else between(0, 0)
     _deck = itertools.cycle(random.Random(7).sample(_questions(), len(_questions())))
 
     # Sent with each request: the two clients keep default headers in different places.
     _auth: ClassVar[dict[str, str]] = {"X-API-Key": _KEY}
 
+    _next_call = 0.0  # open: when this agent calls next (perf_counter)
+
     def on_start(self) -> None:
         """Open loop: each agent starts at its own moment within the first period, as
-        independent agents do. Locust spawns them all within a second, and constant pacing
-        would then keep them in step: every period would open with one burst of all the
-        agents at once (100 agents, bound 32: 68 refused per burst)."""
+        independent agents do, and keeps that phase (`_own_schedule`)."""
         if _SCENARIO == "open":
-            time.sleep(random.uniform(0.0, _PERIOD))
+            self._next_call = first_call(time.perf_counter(), _PERIOD, random.random())
+            time.sleep(max(0.0, self._next_call - time.perf_counter()))
 
     def _post(self, endpoint: str, name: str, payload: dict[str, Any]) -> None:
         with self.client.post(

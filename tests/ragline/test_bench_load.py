@@ -58,11 +58,16 @@ def test_questions_load_from_jsonl_squad_and_text(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize(
-    ("client", "retry_after", "bound"),
-    [("fast", "ignore", 32), ("requests", "ignore", 32), ("fast", "honour", 1)],
+    ("client", "retry_after", "bound", "scenario"),
+    [
+        ("fast", "ignore", 32, "mixed"),
+        ("requests", "ignore", 32, "mixed"),
+        ("fast", "honour", 1, "mixed"),
+        ("fast", "honour", 32, "open"),
+    ],
 )
-def test_a_short_mixed_load_run_serves_requests_without_errors(
-    tmp_path: Path, client: str, retry_after: str, bound: int
+def test_a_short_load_run_serves_requests_without_errors(
+    tmp_path: Path, client: str, retry_after: str, bound: int, scenario: str
 ) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -86,7 +91,7 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(
             "--questions",
             str(questions),
             "--scenario",
-            "mixed",
+            scenario,
             "--users",
             "4",
             "--duration",
@@ -113,6 +118,10 @@ def test_a_short_mixed_load_run_serves_requests_without_errors(
     point = json.loads(out.read_text())["load"]["runs"]["candidate"]["4"]
     assert point["served"] > 0
     assert point["errors"] == 0, point
+    if scenario == "open":  # four agents, one call each every 2 s, for 6 s
+        assert set(point["per_endpoint"]) == {"search"}
+        assert 4 <= point["served"] <= 4 * 4, point
+        return
     assert {"search", "ask"} <= set(point["per_endpoint"])
     load = json.loads(out.read_text())["load"]
     assert load["client"] == client and load["retry_after"] == retry_after
