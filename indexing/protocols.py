@@ -211,6 +211,12 @@ class MetadataStore(Protocol):
         held while the outbox is applied or the derived stores repaired. Not re-entrant."""
         ...
 
+    def claim(self, name: str) -> bool:
+        """Whether this store holds the role `name` (one holder across every process and
+        host of this deployment): taken when free, kept until close; call again to learn
+        whether it is still held, or to take it once its holder is gone."""
+        ...
+
     def documents(self) -> list[Document]: ...
 
     def documents_at(self, source: str) -> list[Document]:

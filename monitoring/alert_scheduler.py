@@ -32,9 +32,13 @@ def utcnow() -> datetime:
 
 class AlertAction(Protocol):
     """What a rule's `action` does while it fires, and how it is undone on recovery.
-    Both return a plain-text account of what was done, for the audit log and the hooks."""
+    Both return a plain-text account of what was done, for the audit log and the hooks.
+    `per_process`: it changes this process only (a switch the query path reads), so every
+    process of `serve --workers N` applies it; otherwise (opening a job) only the process
+    that leads the alerts does."""
 
     name: str
+    per_process: bool
 
     def apply(self, alert: Alert) -> str: ...
 
@@ -73,6 +77,7 @@ class AlertScheduler:
         actions: Mapping[str, AlertAction] | None = None,
         record: Callable[[AlertEventRecord], None] | None = None,
         clock: Callable[[], datetime] = utcnow,
+        leader: Callable[[], bool] | None = None,
     ) -> None:
         if interval_s <= 0:
             raise ValueError("interval_s must be positive")
@@ -88,6 +93,12 @@ class AlertScheduler:
         self._actions = dict(actions or {})
         self._record = record
         self._clock = clock
+        # Whether this process speaks for the deployment (the audit log, the webhooks, the
+        # jobs it opens): one of the processes of `serve --workers N`, asked every run so
+        # another takes over when it is gone. Every process evaluates and flips its own
+        # switches. None: always (one process).
+        self._leader = leader
+        self._leading = True
         self._firing: dict[tuple[str, str], Alert] = {}
         self._active: dict[tuple[str, str], ActiveAction] = {}
         self._lock = threading.Lock()  # tick() may also be called directly (tests, CLI)
@@ -136,6 +147,7 @@ class AlertScheduler:
 
     def _tick(self) -> list[Alert]:
         now = self._clock()
+        self._leading = self._leads()
         current = {a.key: a for a in self._evaluator.evaluate(self._source, now)}
         with self._lock:
             started = [a for k, a in current.items() if k not in self._firing]
@@ -147,7 +159,7 @@ class AlertScheduler:
             self._event(now, alert, "firing", alert.message)
         # An action runs once per firing; one that failed is tried again on the next run.
         for key, alert in current.items():
-            if alert.action and key not in self._active:
+            if alert.action and key not in self._active and self._runs_here(alert.action):
                 done = self._apply(now, alert)
                 if alert in started:
                     transitions.append(Transition(alert, "firing", done))
@@ -159,7 +171,7 @@ class AlertScheduler:
             self._event(now, alert, "recovered", f"recovered: {alert.message}")
             transitions.append(Transition(alert, "resolved", undone))
         self._set_gauges(current.values())
-        if transitions and self._notifier:
+        if transitions and self._notifier and self._leading:
             for d in self._notifier.send(transitions, now):
                 for name, subject, status in d.keys:
                     self._record_raw(
@@ -171,6 +183,22 @@ class AlertScheduler:
                         {"url": d.url, "format": d.format, "status": status},
                     )
         return list(current.values())
+
+    def _leads(self) -> bool:
+        if self._leader is None:
+            return True
+        try:
+            return self._leader()
+        except Exception:
+            log.exception("could not tell whether this process leads the alerts")
+            return False
+
+    def _runs_here(self, action: str) -> bool:
+        """Whether this process applies the action (every process for one of its own
+        switches; the leader alone for the rest). An unknown action is reported by the
+        leader."""
+        known = self._actions.get(action)
+        return self._leading or (known is not None and known.per_process)
 
     def _apply(self, now: datetime, alert: Alert) -> str:
         action = self._actions.get(alert.action)
@@ -215,7 +243,7 @@ class AlertScheduler:
         message: str,
         detail: Mapping[str, Any] | None = None,
     ) -> None:
-        if self._record is None:
+        if self._record is None or not self._leading:
             return
         try:
             self._record(
@@ -243,7 +271,7 @@ class AlertScheduler:
         message: str,
         detail: Mapping[str, Any],
     ) -> None:
-        if self._record is None:
+        if self._record is None or not self._leading:
             return
         try:
             self._record(

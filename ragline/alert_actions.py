@@ -17,7 +17,10 @@ Submit = Callable[..., None]
 
 
 class SwitchAction:
-    """Flip a switch the query path reads (degrade routing, pause the LLM)."""
+    """Flip a switch the query path reads (degrade routing, pause the LLM): this
+    process's own, so every serving process applies it."""
+
+    per_process = True
 
     def __init__(self, name: str, switch: Switch, on_text: str, off_text: str) -> None:
         self.name = name
@@ -35,6 +38,8 @@ class SwitchAction:
 
 
 class _JobAction:
+    per_process = False  # a job for the deployment: opened by the leading process only
+
     def __init__(self, metadata: MetadataStore, submit: Submit) -> None:
         self._meta = metadata
         self._submit = submit

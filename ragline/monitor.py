@@ -19,6 +19,10 @@ from ragline.app import Ragline
 # The outbox's store names (the keys of indexing.factory.Stores.derived), for reading the
 # outbox without opening the derived stores themselves.
 DERIVED_STORE_NAMES = ("dense", "keyword", "graph")
+# The role (MetadataStore.claim) of the serving process that records alert events, sends
+# the webhooks and opens the jobs alerts ask for; the others evaluate and flip their own
+# switches.
+ALERTS_ROLE = "alerts"
 
 
 def alert_evaluator(settings: Settings) -> AlertEvaluator:
@@ -95,6 +99,7 @@ def start_alert_scheduler(
         notifier=notifier(settings),
         actions=alert_actions(settings, rag, submit or no_runner),
         record=rag.stores.metadata.record_alert_event,
+        leader=lambda: rag.stores.metadata.claim(ALERTS_ROLE),
     )
     scheduler.start()
     return scheduler

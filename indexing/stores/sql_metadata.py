@@ -3,19 +3,23 @@ production, same models and queries."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
 import json
 import secrets
+import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 from sqlalchemy import (
+    Connection,
     Engine,
     MetaData,
     bindparam,
@@ -315,6 +319,42 @@ def _sqlite_file_lock(engine: Engine, name: str) -> Iterator[None]:
 _WRITER_LOCK_KEY = 0x72676C77726974
 
 
+def _role_key(name: str) -> int:
+    """A role's PostgreSQL advisory lock key: a signed 64-bit number from its name."""
+    digest = hashlib.sha256(f"ragline-role:{name}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+class _Role:
+    """One held role: an open flock'd file (SQLite) or a connection holding a session
+    advisory lock (PostgreSQL); None for a private in-memory database."""
+
+    def __init__(self, name: str, file: IO[str] | None = None, conn: Connection | None = None):
+        self.name, self.file, self.conn = name, file, conn
+
+    def alive(self) -> bool:
+        """A lock on a connection lasts as long as the connection: check it answers."""
+        if self.conn is None:
+            return True
+        try:
+            self.conn.execute(sql_text("SELECT 1"))
+            self.conn.commit()
+            return True
+        except Exception:
+            return False
+
+    def release(self) -> None:
+        if self.file is not None:
+            self.file.close()  # closing the file lets go of its flock
+        if self.conn is not None:
+            with contextlib.suppress(Exception):  # a dead connection held nothing
+                self.conn.execute(
+                    sql_text("SELECT pg_advisory_unlock(:k)"), {"k": _role_key(self.name)}
+                )
+                self.conn.commit()
+            self.conn.close()
+
+
 class SqlMetadataStore:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -333,6 +373,8 @@ class SqlMetadataStore:
         self._session = sessionmaker(self.engine, expire_on_commit=False)
         # Row values -> Chunk for the serve-check (thread-safe, bounded, per store).
         self._row_chunk = lru_cache(maxsize=8192)(_serving_chunk)
+        self._roles: dict[str, _Role] = {}
+        self._roles_lock = threading.Lock()
 
     # -- the writer lock --------------------------------------------------------------
     @contextmanager
@@ -354,6 +396,50 @@ class SqlMetadataStore:
             return
         with _sqlite_file_lock(self.engine, "writer"):
             yield
+
+    def claim(self, name: str) -> bool:
+        """Whether this store holds the role `name` for the deployment: taken when no one
+        holds it, kept until close (or the process ends). PostgreSQL: a session advisory
+        lock on a connection of its own, so processes on several hosts exclude each other;
+        a holder whose connection died lets go and tries again. SQLite (one host): a
+        non-blocking flock on a file beside the database."""
+        with self._roles_lock:
+            held = self._roles.get(name)
+            if held is not None:
+                if held.alive():
+                    return True
+                del self._roles[name]
+                held.release()
+            role = self._take(name)
+            if role is not None:
+                self._roles[name] = role
+            return role is not None
+
+    def _take(self, name: str) -> _Role | None:
+        if self.engine.dialect.name != "sqlite":
+            conn = self.engine.connect()
+            try:
+                got = conn.execute(
+                    sql_text("SELECT pg_try_advisory_lock(:k)"), {"k": _role_key(name)}
+                ).scalar()
+                conn.commit()
+            except Exception:
+                conn.close()
+                raise
+            if got:
+                return _Role(name, conn=conn)
+            conn.close()
+            return None
+        database = self.engine.url.database
+        if not database or database == ":memory:":
+            return _Role(name)  # a private database: this store is its only user
+        fh = Path(f"{database}.role-{name}.lock").open("a")  # noqa: SIM115 - held open: the flock lives with it
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            fh.close()
+            return None
+        return _Role(name, file=fh)
 
     # -- documents and versions -------------------------------------------------------
     def document(self, doc_id: str) -> Document | None:
@@ -1033,4 +1119,8 @@ class SqlMetadataStore:
             ]
 
     def close(self) -> None:
+        with self._roles_lock:
+            for role in self._roles.values():
+                role.release()
+            self._roles.clear()
         self.engine.dispose()

@@ -394,3 +394,19 @@ def test_the_writer_lock_excludes_a_second_store_on_the_same_database(
             pass
     finally:
         other.close()
+
+
+def test_a_role_has_one_holder_until_it_closes(meta: MetadataStore) -> None:
+    """`serve --workers N`: one process sends the alerts. The first store to claim a role
+    holds it (and keeps holding it); another on the same database does not get it until
+    the holder closes; other roles are independent."""
+    other = SqlMetadataStore(meta.url)  # type: ignore[attr-defined]
+    try:
+        assert meta.claim("alerts")
+        assert meta.claim("alerts")  # still held
+        assert not other.claim("alerts")
+        assert other.claim("something-else")
+        meta.close()  # the holder's process ends
+        assert other.claim("alerts")
+    finally:
+        other.close()

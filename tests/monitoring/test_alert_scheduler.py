@@ -9,6 +9,7 @@ import queue
 import socket
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -156,3 +157,73 @@ class _Down:
 def test_interval_must_be_positive(store: SqlMetadataStore) -> None:
     with pytest.raises(ValueError):
         AlertScheduler(AlertEvaluator(RULES), StoreAlertSource(store, []), interval_s=0)
+
+
+class _Action:
+    """Counts what it was asked to do."""
+
+    def __init__(self, name: str, per_process: bool) -> None:
+        self.name, self.per_process = name, per_process
+        self.applied = self.reverted = 0
+
+    def apply(self, alert: Any) -> str:
+        self.applied += 1
+        return f"{self.name} applied"
+
+    def revert(self, alert: Any) -> str:
+        self.reverted += 1
+        return f"{self.name} reverted"
+
+
+def test_of_several_serving_processes_one_speaks_for_the_deployment(
+    store: SqlMetadataStore, hook: Hook
+) -> None:
+    """`serve --workers 2`: both processes evaluate and flip their own switches; the one
+    holding the alerts role alone records the events, calls the webhook and opens jobs.
+    When it is gone, the other takes over on its next run."""
+    rules = [
+        AlertRule("outbox_failures", "outbox_failures", 0, "critical", action="degrade_routing"),
+        AlertRule("stuck", "outbox_failures", 0, "warning", action="incremental_sync"),
+    ]
+    entry = add_outbox(store, "keyword", attempts=3, error="es: 503")
+    procs = []
+    for _ in range(2):
+        meta = SqlMetadataStore(store.url)
+        actions = {"degrade_routing": _Action("degrade_routing", True)}
+        actions["incremental_sync"] = _Action("incremental_sync", False)
+        scheduler = AlertScheduler(
+            AlertEvaluator(rules),
+            StoreAlertSource(meta, ["keyword"]),
+            interval_s=60,
+            webhook_url=hook.url,
+            actions=actions,
+            record=store.record_alert_event,
+            leader=lambda meta=meta: meta.claim("alerts"),  # type: ignore[misc]
+        )
+        procs.append((meta, scheduler, actions))
+    try:
+        for _, scheduler, _ in procs:
+            assert {a.name for a in scheduler.tick()} == {"outbox_failures", "stuck"}
+        (lead_meta, _, lead), (_, second, other) = procs
+        assert [a.applied for a in lead.values()] == [1, 1]
+        assert [a.applied for a in other.values()] == [1, 0]  # its own switch only
+        assert len(hook.next()["alerts"]) == 2
+        time.sleep(0.3)
+        assert hook.received.empty()  # one notification, not one per process
+        events = Counter((e.alert, e.event) for e in store.alert_events())
+        assert events == {  # once each, though two processes saw it fire
+            (name, event): 1
+            for name in ("outbox_failures", "stuck")
+            for event in ("firing", "action", "notified")
+        }
+        lead_meta.close()  # the leading process ends
+        second.tick()
+        assert other["incremental_sync"].applied == 1  # the job, opened by the new leader
+        store.mark_done([entry])
+        second.tick()
+        assert [a.reverted for a in other.values()] == [1, 1]
+        recorded = {(e.alert, e.event) for e in store.alert_events()}
+        assert ("outbox_failures", "recovered") in recorded
+    finally:
+        for meta, _, _ in procs:
+            meta.close()
