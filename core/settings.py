@@ -303,11 +303,13 @@ class ApiSettings(BaseModel):
     max_query_chars: int = 2000
     max_top_k: int = 50
     upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
-    # `ragline serve` processes; 0 = one per core. Each holds its own copy of the stores'
-    # read side and picks up index changes on the next request (dense index stat).
-    # 1 by default: on the 2-core reference machine two processes served fewer requests than
-    # one (bench/RESULTS.md, `ragline bench load`); raise it on hosts with more cores.
-    workers: int = 1
+    # `ragline serve` processes; 0 = one per core (the affinity mask, capped by a
+    # container's CPU quota). Each holds its own copy of the stores' read side and picks up
+    # index changes on the next request (dense index stat). One process is held to one
+    # core by the GIL: on the 2-core reference machine two served 1.9x the searches and
+    # 1.6x the asks of one, and 200 open-loop agents in production at p95 0.61 s instead of
+    # 2.1 s (bench/RESULTS.md, session 24).
+    workers: int = 0
     # Load the embedder, jieba and the entity tables before listening (seconds), so no
     # agent's first question pays for them; off in the test suite (tests/conftest.py).
     warm_up: bool = True

@@ -300,12 +300,11 @@ def load(
 ) -> None:
     """req/s, p50/p95 and 429s through `ragline serve` under Locust: candidate (N processes,
     in-flight bound) vs baseline (one process, unbounded) in the same run."""
-    import os
-
+    from core.cores import cores
     from ragline.bench.load import ServerConfig, run_load
 
     counts = [int(u) for u in users.split(",") if u.strip()]
-    candidate = ServerConfig("candidate", workers or os.cpu_count() or 1, max_in_flight)
+    candidate = ServerConfig("candidate", workers or cores(), max_in_flight)
     pairs = [e.split("=", 1) for e in baseline_env or []]
     if any(len(p) != 2 or not p[0] for p in pairs):
         raise typer.BadParameter("expected NAME=VALUE", param_hint="--baseline-env")

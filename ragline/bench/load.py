@@ -25,6 +25,7 @@ from typing import Any
 
 import httpx
 
+from core.cores import cores
 from core.settings import Settings
 from ragline.app import Ragline
 
@@ -300,7 +301,7 @@ def run_load(
             "documents": len([o for o in outcomes if o.status in ("indexed", "unchanged")]),
             "chunks": chunks,
             "ingest_s": round(ingest_s, 1),
-            "cores": os.cpu_count(),
+            "cores": cores(),
             "runs": runs,
             "ratio_candidate_vs_baseline": ratios,
         }

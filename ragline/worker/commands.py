@@ -56,12 +56,13 @@ def serve(
 
     import uvicorn
 
+    from core.cores import cores
     from ragline.api.asgi import QUEUE_ENV
     from ragline.api.server import uvicorn_options
 
     settings = _settings(data_dir)
     count = workers if workers is not None else settings.api.workers
-    count = count or os.cpu_count() or 1
+    count = count or cores()
     # Worker processes rebuild the app from the environment: hand them what this command
     # resolved from its own flags.
     os.environ["RAGLINE_DATA_DIR"] = str(settings.data_dir.resolve())
