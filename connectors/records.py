@@ -8,12 +8,14 @@ import json
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, Table, select
 from sqlalchemy.orm import sessionmaker
 
 from indexing.models import GatewayAuditRow, GatewayTraceRow, MemoryRow
+
+_TRACES = cast(Table, GatewayTraceRow.__table__)
 
 
 def _now() -> datetime:
@@ -74,6 +76,7 @@ class Trace:
 
 class GatewayRecords:
     def __init__(self, engine: Engine) -> None:
+        self._engine = engine
         self._session = sessionmaker(engine, expire_on_commit=False)
 
     # -- audit --------------------------------------------------------------------------
@@ -126,22 +129,25 @@ class GatewayRecords:
 
     # -- traces -------------------------------------------------------------------------
     def save_trace(self, trace: Trace) -> None:
-        with self._session.begin() as s:
-            row = s.get(GatewayTraceRow, trace.trace_id)
-            events = json.dumps(trace.events, default=str, ensure_ascii=False)
-            if row is None:
-                s.add(
-                    GatewayTraceRow(
-                        trace_id=trace.trace_id,
-                        at=_now(),
-                        principal=trace.principal[:128],
-                        operation=trace.operation,
-                        question=trace.question[:4000],
-                        events=events,
-                    )
+        # Core statements in one transaction (every ask saves one): the events of a trace
+        # saved before are replaced, else the trace is inserted.
+        events = json.dumps(trace.events, default=str, ensure_ascii=False)
+        with self._engine.begin() as conn:
+            done = conn.execute(
+                _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id), {"events": events}
+            )
+            if done.rowcount == 0:
+                conn.execute(
+                    _TRACES.insert(),
+                    {
+                        "trace_id": trace.trace_id,
+                        "at": _now(),
+                        "principal": trace.principal[:128],
+                        "operation": trace.operation,
+                        "question": trace.question[:4000],
+                        "events": events,
+                    },
                 )
-            else:
-                row.events = events
 
     def trace(self, trace_id: str) -> TraceRecord | None:
         with self._session() as s:

@@ -410,3 +410,17 @@ def test_a_role_has_one_holder_until_it_closes(meta: MetadataStore) -> None:
         assert other.claim("alerts")
     finally:
         other.close()
+
+
+def test_a_gap_asked_again_is_counted_with_both_roles(meta: MetadataStore) -> None:
+    misses = [{"doc_id": "d1", "title": "Handbook", "coverage": 0.2}]
+    first = meta.record_gap("k1", "vpn setup", "VPN setup?", ["ops"], misses, "not covered", 0.2)
+    again = meta.record_gap("k1", "vpn setup", "How is VPN set up?", ["hr"], [], "not covered", 0.1)
+    assert (first.count, first.roles, first.near_misses) == (1, ("ops",), tuple(misses))
+    assert (again.count, again.roles, again.question) == (2, ("hr", "ops"), "How is VPN set up?")
+    assert again.first_at == first.first_at and again.normalised == "vpn setup"
+    (stored,) = meta.gaps()
+    assert stored == again
+    meta.close_gap("k1", "d2")
+    reopened = meta.record_gap("k1", "vpn setup", "VPN?", ["ops"], [], "not covered", 0.0)
+    assert (reopened.status, reopened.closed_by, reopened.count) == ("open", "", 3)
