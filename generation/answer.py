@@ -241,7 +241,14 @@ class AnswerGenerator:
         if verdict.covered:
             return
         if self.similarity is not None and self.semantic_candidates > 0:
-            yield extract(question, hits, self.max_sentences, synonyms=synonyms)
+            yield extract(
+                question,
+                hits,
+                self.max_sentences,
+                semantic_candidates=self.semantic_candidates,
+                synonyms=synonyms,
+                by_words=ex.by_words,
+            )
         if verdict.failed in ("name", "subject"):
             for doc in _other_docs(hits, ex):
                 yield self._extract(question, [h for h in hits if h.chunk.doc_id == doc], synonyms)

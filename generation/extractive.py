@@ -845,6 +845,9 @@ class Extract:
     groups: list[list[Candidate]] = field(default_factory=list)  # each quote's candidates
     # How far the best sentence's score stands above the next one's, as a share of it.
     margin: float = 1.0
+    # Every candidate's score by the words alone (before the re-read by meaning): an
+    # extract of the same hits by words alone starts from it (`by_words`).
+    by_words: list[_Scored] = field(default_factory=list, repr=False, compare=False)
 
 
 def _pins(question: str) -> set[str]:
@@ -927,12 +930,17 @@ def extract(
     semantic_candidates: int = 16,
     semantic_window: float = 0.0,
     synonyms: Mapping[str, Sequence[str]] | None = None,
+    by_words: Sequence[_Scored] = (),
 ) -> Extract:
     """The best retrieved sentences (table rows, lists with their items), as quotes.
     With `similarity`, the best sentences by word overlap are re-ordered by meaning.
     `synonyms`: the route's applied expansions; a sentence holding one meets the
-    question's word ("RAM" by a 内存 column)."""
-    cands = [c for rank, hit in enumerate(hits[:TOP_HITS]) for c in candidates(hit.chunk, rank)]
+    question's word ("RAM" by a 内存 column). `by_words`: the `by_words` of an extract
+    of the same question, hits, synonyms and `semantic_candidates` (not scored again)."""
+    if by_words:
+        cands = [s.cand for s in by_words]
+    else:
+        cands = [c for rank, hit in enumerate(hits[:TOP_HITS]) for c in candidates(hit.chunk, rank)]
     if not cands or max_sentences < 1:
         return Extract([], [], 0.0)
     terms = content_terms(question)
@@ -943,7 +951,8 @@ def extract(
     # A question asking for a description, a reason or a way (not a number, date, person
     # or place) is answered by a passage's sentences together.
     describes = not quantity_asked(question, _QUANTITY_QUESTION) and answer_kind(question) is None
-    scored = _score(question, cands, synonyms, max(16, semantic_candidates))
+    scored = list(by_words) or _score(question, cands, synonyms, max(16, semantic_candidates))
+    words = scored
     if similarity is not None and semantic_candidates > 0:
         scored = _by_meaning(
             question, scored, similarity, semantic_candidates, by_chunk, semantic_window
@@ -1008,6 +1017,7 @@ def extract(
         selected[0].relevance if selected else 0.0,
         groups,
         margin=margin,
+        by_words=words,
     )
 
 
