@@ -274,6 +274,11 @@ class ThreadSettings(BaseModel):
     # The event loop's default executor (blocking work of handlers: audit writes, gaps).
     # 0: 4 per core, at least 4.
     blocking: int = 0
+    # Processes sharing this host's cores: the pools above count the cores per process.
+    # `ragline serve --workers N` sets it for its N processes (two processes on 2 cores,
+    # each sized for both cores, served 10-15 % fewer asks and searches: bench/RESULTS.md,
+    # session 24).
+    processes: int = Field(default=1, ge=1)
 
 
 class ApiKey(BaseModel):

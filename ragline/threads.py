@@ -22,16 +22,21 @@ log = logging.getLogger("ragline")
 _BLAS_ENV = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+def own_cores(t: ThreadSettings) -> int:
+    """This process's share of the cores: all of them, or 1/N each for `serve --workers N`."""
+    return max(1, cores() // t.processes)
+
+
 def retrieve_pool_size(t: ThreadSettings) -> int:
-    return t.retrieve if t.retrieve > 0 else max(3, 2 * cores())
+    return t.retrieve if t.retrieve > 0 else max(3, 2 * own_cores(t))
 
 
 def blocking_pool_size(t: ThreadSettings) -> int:
-    return t.blocking if t.blocking > 0 else max(4, 4 * cores())
+    return t.blocking if t.blocking > 0 else max(4, 4 * own_cores(t))
 
 
 def blas_threads(t: ThreadSettings) -> int:
-    return t.blas if t.blas > 0 else cores()
+    return t.blas if t.blas > 0 else own_cores(t)
 
 
 def limit_blas(t: ThreadSettings) -> dict[str, int]:

@@ -69,6 +69,8 @@ def serve(
     os.environ[QUEUE_ENV] = queue
     if cache_ttl is not None:
         os.environ["RAGLINE_API__CACHE_TTL_S"] = str(cache_ttl)
+    # Each process sizes its thread pools from its share of the cores.
+    os.environ.setdefault("RAGLINE_THREADS__PROCESSES", str(count))
     if count > 1:
         _share_metrics(settings)
     Console(stderr=True).print(

@@ -22,6 +22,14 @@ def test_pools_are_sized_from_the_cores_unless_set() -> None:
     assert blocking_pool_size(ThreadSettings(blocking=7)) == 7
 
 
+def test_processes_sharing_the_cores_size_their_pools_from_their_share() -> None:
+    """`serve --workers N`: each of N processes counts cores // N (at least one)."""
+    n = cores()
+    shared = ThreadSettings(processes=n)
+    assert retrieve_pool_size(shared) == 3 and blocking_pool_size(shared) == 4
+    assert retrieve_pool_size(ThreadSettings(processes=4 * n)) == 3  # never under one core
+
+
 def test_a_ragline_process_runs_every_blas_library_on_the_configured_threads(
     tmp_path: Path,
 ) -> None:
