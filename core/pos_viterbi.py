@@ -46,17 +46,9 @@ class PosViterbi:
         paths: list[dict[State, State]] = [{}]
         for ch in obs[1:]:
             prev = {y0: v for y0, v in score.items() if trans[y0]}
-            score, back = {}, {}
-            followed = set(states.get(ch, self._all))
-            for fallback in (False, True):
-                if fallback:  # no state of this character can follow: jieba's fallback
-                    followed = {y for y0 in prev for y in trans[y0]}
-                for y in followed:
-                    best, arg = self._best(y, ch, prev)
-                    if arg is not None:
-                        score[y], back[y] = best, arg
-                if score:
-                    break
+            score, back = self._step(set(states.get(ch, self._all)), ch, prev)
+            if not score:  # no state of this character can follow: jieba's fallback
+                score, back = self._step({y for y0 in prev for y in trans[y0]}, ch, prev)
             paths.append(back)
         prob, state = max((v, y) for y, v in score.items())
         route: list[State] = [state] * len(obs)
@@ -65,6 +57,19 @@ class PosViterbi:
             state = paths[i][state]
         route[0] = state
         return prob, route
+
+    def _step(
+        self, states: set[State], ch: str, prev: dict[State, float]
+    ) -> tuple[dict[State, float], dict[State, State]]:
+        """Each of `states` that some state of prev can precede: its best score at ch,
+        and the state before it."""
+        score: dict[State, float] = {}
+        back: dict[State, State] = {}
+        for y in states:
+            best, arg = self._best(y, ch, prev)
+            if arg is not None:
+                score[y], back[y] = best, arg
+        return score, back
 
     def _best(self, y: State, ch: str, prev: dict[State, float]) -> tuple[float, State | None]:
         """The best score of state y at character ch and the state before it, among those

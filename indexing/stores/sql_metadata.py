@@ -298,16 +298,24 @@ def _check_expected(s: Session, doc_id: str, expect: Expect | None) -> None:
         raise DocumentChanged(f"document {doc_id} changed while this write was prepared")
 
 
-@contextmanager
-def _sqlite_file_lock(engine: Engine, name: str) -> Iterator[None]:
-    """An exclusive flock on `<database>.<name>.lock`, across the processes of one host;
-    nothing for a private in-memory database (this process is its only user)."""
+def _lock_file(engine: Engine, name: str) -> Path | None:
+    """`<database>.<name>.lock`, beside a SQLite file; None for a private in-memory
+    database (this process is its only user)."""
     database = engine.url.database
     if not database or database == ":memory:":
-        yield
-        return
+        return None
     lock = Path(f"{database}.{name}.lock")
     lock.parent.mkdir(parents=True, exist_ok=True)
+    return lock
+
+
+@contextmanager
+def _sqlite_file_lock(engine: Engine, name: str) -> Iterator[None]:
+    """An exclusive flock on the `name` lock file, across the processes of one host."""
+    lock = _lock_file(engine, name)
+    if lock is None:
+        yield
+        return
     with lock.open("a") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
@@ -331,7 +339,7 @@ def _role_key(name: str) -> int:
 
 class _Role:
     """One held role: an open flock'd file (SQLite) or a connection holding a session
-    advisory lock (PostgreSQL); None for a private in-memory database."""
+    advisory lock (PostgreSQL); neither for a private in-memory database."""
 
     def __init__(self, name: str, file: IO[str] | None = None, conn: Connection | None = None):
         self.name, self.file, self.conn = name, file, conn
@@ -434,10 +442,10 @@ class SqlMetadataStore:
                 return _Role(name, conn=conn)
             conn.close()
             return None
-        database = self.engine.url.database
-        if not database or database == ":memory:":
-            return _Role(name)  # a private database: this store is its only user
-        fh = Path(f"{database}.role-{name}.lock").open("a")  # noqa: SIM115 - held open: the flock lives with it
+        lock = _lock_file(self.engine, f"role-{name}")
+        if lock is None:
+            return _Role(name)
+        fh = lock.open("a")  # held open: the flock lives as long as the file
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
