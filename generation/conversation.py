@@ -153,7 +153,7 @@ def extract_focus(turns: Sequence[Turn], max_carried: int = 3) -> Focus:
 
 
 def _strip_labels(text: str) -> str:
-    return re.sub(r"\[Doc[0-9a-z]+_p\d+\]", " ", text)
+    return re.sub(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]", " ", text)
 
 
 _REWRITE_SYSTEM = (

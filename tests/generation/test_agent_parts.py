@@ -133,6 +133,9 @@ def test_conversation_focus() -> None:
     # Labels in assistant turns are not a focus.
     labels = extract_focus([Turn("assistant", "See [Docab12cd_p3]."), Turn("user", "why?")])
     assert labels.carried == ()
+    # ... nor the numbered label of one of several passages on a page.
+    labels = extract_focus([Turn("assistant", "See [Docab12cd_p3.2]."), Turn("user", "why?")])
+    assert labels.carried == ()
 
 
 def test_model_routing_rule_and_fallbacks() -> None:

@@ -22,7 +22,8 @@ from ragline.app import Ragline
 
 pytestmark = pytest.mark.integration
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "conversation"
-LABEL = re.compile(r"\[Doc[0-9a-z]+_p\d+\]")
+# A page label, numbered `.N` when several passages shown start on that page.
+LABEL = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
 USER = Principal(user="amy")
 QUESTIONS = [
     "What does error E102 mean?",
@@ -68,7 +69,7 @@ def assert_guarantees(answer: Answer) -> None:
     }
     for label in LABEL.findall(answer.text):
         handle, page = label[4:-1].split("_p")
-        assert (handle, int(page)) in handles, (label, shown, answer.text)
+        assert (handle, int(page.split(".")[0])) in handles, (label, shown, answer.text)
     assert {c.label for c in answer.citations} <= set(LABEL.findall(answer.text)) | shown
     if answer.covered:
         assert answer.citations, answer
