@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from servers import postgres_url
+from sqlalchemy import text as sql_text
 
 from core.ids import content_id_for, doc_id_for, version_of
 from core.types import Chunk, Document, DocumentVersion
@@ -424,3 +425,22 @@ def test_a_gap_asked_again_is_counted_with_both_roles(meta: MetadataStore) -> No
     meta.close_gap("k1", "d2")
     reopened = meta.record_gap("k1", "vpn setup", "VPN?", ["ops"], [], "not covered", 0.0)
     assert (reopened.status, reopened.closed_by, reopened.count) == ("open", "", 3)
+
+
+def test_a_role_held_on_a_dropped_connection_passes_on(meta: MetadataStore) -> None:
+    """PostgreSQL: the role lives with its holder's connection. When the server drops it
+    (a restart, a killed backend), another store takes the role, and the first learns it
+    no longer holds it instead of believing it still does."""
+    if not meta.url.startswith("postgresql"):  # type: ignore[attr-defined]
+        pytest.skip("a SQLite role is a flock held by the process itself")
+    other = SqlMetadataStore(meta.url)  # type: ignore[attr-defined]
+    try:
+        assert meta.claim("alerts")
+        held = meta._roles["alerts"].conn  # type: ignore[attr-defined]
+        pid = held.connection.dbapi_connection.info.backend_pid
+        with other.engine.connect() as conn:
+            conn.execute(sql_text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+        assert other.claim("alerts")
+        assert not meta.claim("alerts")
+    finally:
+        other.close()
