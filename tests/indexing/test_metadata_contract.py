@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +95,61 @@ def test_staged_version_is_not_served_until_every_store_has_it(meta: MetadataSto
     assert chunk.line_map == ((1, 0, 0), (1, 1, 2))
     assert served[ids[1]].line_map == ()
     assert meta.serving_ids() == set(ids)
+
+
+def test_serve_check_returns_every_field_as_staged(meta: MetadataStore) -> None:
+    # SQLite hands the serve-check's rows back as one JSON value: text that JSON escapes,
+    # a date, a float, a table and an empty field must come back exactly as they went in.
+    doc = replace(
+        _doc("every-field.md", frozenset({"hr", "finance"})),
+        department="hr",
+        source_trust=0.37,
+        modified=date(2024, 2, 29),
+    )
+    version = version_of(b"every field")
+    texts = ['He said "no" \\ 不可以.\nLine two\ttab \u2028 end', ""]
+    chunks = [
+        replace(
+            Chunk(
+                content_id_for(doc.doc_id, version, i),
+                doc.doc_id,
+                version,
+                i,
+                "table" if i == 0 else "text",
+                text,
+                3,
+                4,
+                10,
+                12,
+                doc.source,
+                doc.title,
+                doc.doc_type,
+                ("Chapter 1", 'Pay "bands"'),
+                acl_tags=doc.acl_tags,
+                department=doc.department,
+                source_trust=doc.source_trust,
+                modified=doc.modified,
+                table_id="t1" if i == 0 else "",
+                summary="résumé" if i == 0 else "",
+                entities=("Alice", "北京") if i == 0 else (),
+                line_map=((3, 10, 10), (4, 0, 0)) if i == 0 else (),
+            ),
+            table_header=("Grade", "Pay / Year") if i == 0 else (),
+            table_rows=(("A", "1,000"), ("B", "")) if i == 0 else (),
+        )
+        for i, text in enumerate(texts)
+    ]
+    meta.stage_version(
+        doc,
+        DocumentVersion(doc.doc_id, version, "pending", 2, 2),
+        chunks,
+        np.eye(2, 8, dtype=np.float32),
+        STORES,
+    )
+    _finish(meta)
+    meta.promote_ready()
+    served = meta.serving([c.content_id for c in chunks] + ["unknown-id"])
+    assert served == {c.content_id: c for c in chunks}
 
 
 def test_new_version_supersedes_and_enqueues_deletes(meta: MetadataStore) -> None:
@@ -197,9 +254,6 @@ def test_replace_vectors(meta: MetadataStore) -> None:
 def test_update_document_changes_served_metadata_and_enqueues_meta_entries(
     meta: MetadataStore,
 ) -> None:
-    from dataclasses import replace
-    from datetime import date
-
     doc = _doc("m.md")
     v1 = _stage(meta, doc, b"meta one")
     _finish(meta)
