@@ -667,13 +667,12 @@ class Ragline:
         if self.settings.fusion.detect_conflicts and answer.covered:
             found = await asyncio.to_thread(self.conflicts.detect, question, result.hits)
             answer = with_conflicts(answer, found)
-        if self.settings.gaps.enabled:
-            await asyncio.to_thread(self._record_gap, question, principal, answer)
         self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(self.document_block(h) for h in result.hits if h.chunk.content_id in cited)
         stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
-        # Conflicts, the gap record and the cited blocks: their own stage in the timings.
+        # Conflicts and the cited blocks: their own stage in the timings. The knowledge gap
+        # is written with the audit record (`_finish_ask`), in the same thread hand-over.
         checks_ms = (time.perf_counter() - after_started) * 1000
         # (source failures were counted by the search itself)
         return replace(
@@ -696,6 +695,8 @@ class Ragline:
             trace.trace_id, principal.user, question, json.dumps(payload, default=str)
         )
         self.records.save_trace(trace)
+        if self.settings.gaps.enabled and answer.knowledge.get("answered_by") == "documents":
+            self._record_gap(question, principal, answer)
         log.info(
             "ask [trace %s] %s answered by %s",
             trace.trace_id,

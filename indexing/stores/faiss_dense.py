@@ -380,6 +380,14 @@ class FaissDenseIndex:
                 f"(dim {self.dim}): a reindex is needed, run `ragline repair --rebuild dense`"
             )
 
+    def changed_on_disk(self) -> bool:
+        """Whether another process flushed an index this one has not loaded: one stat(),
+        without the lock, so a caller can skip `refresh` (and a thread) when it is not."""
+        try:
+            return _stamp(self._dir / _SIDECAR) != self._stamp
+        except FileNotFoundError:
+            return False
+
     def refresh(self) -> bool:
         """Reload when another process (an ingestion worker) flushed a newer index: the API
         process calls this before searching, or on the "indexed" event. One stat() when

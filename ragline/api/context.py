@@ -52,11 +52,15 @@ class ApiContext:
         return changed
 
     async def before_query(self) -> None:
-        """One stat() when nothing changed: covers a missed event too."""
-        await asyncio.to_thread(self._refresh_dense)
+        """One stat() on the event loop when nothing changed (covers a missed event too);
+        only a reload goes to a thread."""
+        changed = getattr(self.rag.stores.dense, "changed_on_disk", None)
+        if callable(changed) and changed():
+            await asyncio.to_thread(self._refresh_dense)
 
 
-def get_context(request: Request) -> ApiContext:
+async def get_context(request: Request) -> ApiContext:
+    # A coroutine, so FastAPI does not hand it to a worker thread (see `Caller`).
     ctx: ApiContext = request.app.state.ctx
     return ctx
 
