@@ -11,7 +11,7 @@ import secrets
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,7 +22,6 @@ from sqlalchemy import (
     Connection,
     Engine,
     MetaData,
-    Select,
     Table,
     bindparam,
     create_engine,
@@ -197,34 +196,23 @@ _SERVING_COLUMNS = (
 )
 
 
-def _serving_statement(*selected: Any) -> Select[Any]:
-    """The serve-check: `selected` of the ids bound per call (an expanding IN) whose
-    version is current and whose document is not deleted."""
-    return (
-        select(*selected)
-        .select_from(ChunkRow)
-        .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
-        .join(
-            VersionRow,
-            (VersionRow.doc_id == ChunkRow.doc_id) & (VersionRow.version == ChunkRow.version),
-        )
-        .where(
-            ChunkRow.content_id.in_(bindparam("ids", expanding=True)),
-            # `status || ''`: no index on status for this query. With it, SQLite started
-            # from every current version and read all their chunks (the whole corpus per
-            # query); now it looks the ids up.
-            VersionRow.status.concat("") == "current",
-            DocumentRow.deleted.is_(False),
-        )
+# Built once: the serve-check's statement, ids bound per call (an expanding IN).
+_SERVING = (
+    select(*_SERVING_COLUMNS)
+    .join(DocumentRow, DocumentRow.doc_id == ChunkRow.doc_id)
+    .join(
+        VersionRow,
+        (VersionRow.doc_id == ChunkRow.doc_id) & (VersionRow.version == ChunkRow.version),
     )
-
-
-# Built once. One row per chunk; and for SQLite, every chunk in one JSON row: Python's
-# sqlite3 lets go of the GIL at every row it steps to, and with other threads waiting for
-# it each row cost a hand-over (the serve-check's CPU rose 1.2 -> 3.1 ms per ask with 8
-# asks in flight).
-_SERVING = _serving_statement(*_SERVING_COLUMNS)
-_SERVING_JSON = _serving_statement(func.json_group_array(func.json_array(*_SERVING_COLUMNS)))
+    .where(
+        ChunkRow.content_id.in_(bindparam("ids", expanding=True)),
+        # `status || ''`: no index on status for this query. With it, SQLite started from
+        # every current version and read all their chunks (the whole corpus per query);
+        # now it looks the ids up.
+        VersionRow.status.concat("") == "current",
+        DocumentRow.deleted.is_(False),
+    )
+)
 
 
 _SERVING_NAMES = tuple(_SERVING.selected_columns.keys())
@@ -257,8 +245,6 @@ _HAS_VERSION = (
 def _serving_chunk(values: tuple[Any, ...]) -> Chunk:
     # A row has the attributes of both (no name in common is selected).
     row = SimpleNamespace(**dict(zip(_SERVING_NAMES, values, strict=True)))
-    if isinstance(row.modified, str):  # a JSON row holds the date as SQLite stores it
-        row.modified = date.fromisoformat(row.modified)
     return _chunk(row, row)  # type: ignore[arg-type]
 
 
@@ -827,16 +813,10 @@ class SqlMetadataStore:
         out: dict[str, Chunk] = {}
         with self.engine.connect() as conn:
             for batch in _batches(list(content_ids)):
-                for row in self._serving_rows(conn, batch):
-                    chunk = self._row_chunk(row)
+                for row in conn.execute(_SERVING, {"ids": list(batch)}):
+                    chunk = self._row_chunk(tuple(row))
                     out[chunk.content_id] = chunk
         return out
-
-    def _serving_rows(self, conn: Connection, ids: Sequence[str]) -> Iterator[tuple[Any, ...]]:
-        if conn.dialect.name == "sqlite":
-            rows = conn.execute(_SERVING_JSON, {"ids": list(ids)}).scalar_one()
-            return (tuple(row) for row in json.loads(rows))
-        return (tuple(row) for row in conn.execute(_SERVING, {"ids": list(ids)}))
 
     def _ids_with_status(self, status: str) -> set[str]:
         with self._session() as s:
