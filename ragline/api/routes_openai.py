@@ -133,7 +133,7 @@ async def models(principal: Caller) -> dict[str, Any]:
 @router.post(
     "/chat/completions",
     summary="OpenAI-compatible: the conversation's last user turn, answered with citations",
-    response_model=None,
+    response_model=Any,  # written by pydantic-core, as /v1/ask (see there)
 )
 async def chat_completions(
     req: ChatRequest,
