@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ import httpx
 from core.cores import cores
 from core.settings import Settings
 from ragline.app import Ragline
+from ragline.bench.observer import Observer
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 _KEY = "load-bench-key"
@@ -212,11 +213,41 @@ def run_locust(
         "--loglevel",
         "WARNING",
     ]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=duration_s + 120)
+    observer = _observer(base, scenario, questions)
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # The observer calls while every agent is running: after Locust has started them
+        # (it spawns all at once) and until the run's end, not while it stops them.
+        _wait(proc, min(1.0, duration_s / 5))
+        observer.start()
+        _wait(proc, duration_s - min(1.0, duration_s / 5) - 0.5)
+        observer.stop()
+        _out, err = proc.communicate(timeout=duration_s + 120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     stats = Path(f"{prefix}_stats.csv")
     if not stats.is_file():
-        raise RuntimeError(f"locust wrote no stats ({done.returncode}): {done.stderr[-2000:]}")
-    return summarise(stats)
+        raise RuntimeError(f"locust wrote no stats ({proc.returncode}): {err[-2000:]}")
+    return {**summarise(stats), "observer": observer.summary()}
+
+
+def _wait(proc: subprocess.Popen[str], seconds: float) -> None:
+    """Up to `seconds`, less if the process ends first."""
+    with suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=max(0.0, seconds))
+
+
+def _observer(base: str, scenario: str, questions: Path) -> Observer:
+    """One agent beside the load, asking the scenario's main endpoint (the questions from
+    the end of the file: the agents start at its beginning)."""
+    lines = questions.read_text(encoding="utf-8").split("\n")
+    asked = [q for q in reversed(lines) if q.strip()] or ["observer question"]
+    endpoint, extra = ("/v1/ask", {}) if scenario == "ask" else ("/v1/search", {"top_k": 5})
+    return Observer(
+        f"{base}{endpoint}", {"X-API-Key": _KEY}, ({"question": q, **extra} for q in asked)
+    )
 
 
 def load_questions(path: Path) -> list[str]:

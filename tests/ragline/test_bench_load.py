@@ -118,6 +118,10 @@ def test_a_short_load_run_serves_requests_without_errors(
     point = json.loads(out.read_text())["load"]["runs"]["candidate"]["4"]
     assert point["served"] > 0
     assert point["errors"] == 0, point
+    # The observer called beside the agents for most of the 6 s, and was answered.
+    seen = point["observer"]
+    assert seen["calls"] >= 5 and seen["errors"] == 0, seen
+    assert seen["served"] + seen["refused_429"] == seen["calls"]
     if scenario == "open":  # four agents, one call each every 2 s, for 6 s
         assert set(point["per_endpoint"]) == {"search"}
         assert 4 <= point["served"] <= 4 * 4, point
