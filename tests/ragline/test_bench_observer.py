@@ -94,3 +94,39 @@ def test_an_unreachable_server_is_counted_as_errors() -> None:
     got = observer.summary()
     assert got["calls"] == got["errors"] > 0 and got["served"] == got["refused_429"] == 0
     assert got["refused_p95_ms"] is None and "ConnectError" in got["first_errors"][0]
+
+
+def test_each_call_comes_on_a_new_connection() -> None:
+    # A keep-alive server would serve every call on one connection if the observer kept it.
+    connections: list[int] = []
+
+    class KeepAlive(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def setup(self) -> None:
+            connections.append(1)
+            super().setup()
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), KeepAlive)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/v1/search"
+        observer = Observer(url, {}, [{"question": "q"}], interval_s=0.01)
+        observer.start()
+        time.sleep(0.3)
+        observer.stop()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    got = observer.summary()
+    assert got["served"] >= 5 and len(connections) == got["calls"]
