@@ -93,19 +93,8 @@ def running_server(config: ServerConfig, base_env: dict[str, str], log: Path) ->
         )
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 180
-        while True:
-            if proc.poll() is not None:
-                raise RuntimeError(f"ragline serve exited: {log.read_text()[-2000:]}")
-            try:
-                if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"ragline serve not ready in 180 s: {log.read_text()[-2000:]}")
-            time.sleep(0.3)
-        _warm_up(base, config.workers)
+        wait_ready(proc, base, log)
+        warm_up(base, config.workers)
         yield base
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
@@ -116,7 +105,25 @@ def running_server(config: ServerConfig, base_env: dict[str, str], log: Path) ->
             proc.wait()
 
 
-def _warm_up(base: str, workers: int) -> None:
+def wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path, timeout_s: float = 180) -> None:
+    """Until the server at `base` answers /readyz; its log's tail in the error otherwise."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"ragline serve exited: {log.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(
+                f"ragline serve not ready in {timeout_s:g} s: {log.read_text()[-2000:]}"
+            )
+        time.sleep(0.3)
+
+
+def warm_up(base: str, workers: int) -> None:
     """Each worker process loads its models on its first query: do that before measuring
     (several concurrent rounds, so every process gets some)."""
     from concurrent.futures import ThreadPoolExecutor

@@ -18,15 +18,20 @@ ALL = QueryFilter(access_tokens=None)
 def test_refresh_picks_up_another_process_flush(tmp_path: Path, corpus: Corpus) -> None:
     writer = FaissDenseIndex(tmp_path, DIM, MODEL)  # the ingestion worker
     reader = FaissDenseIndex(tmp_path, DIM, MODEL)  # the API process
-    assert reader.refresh() is False
+    # The API asks `changed_on_disk` on every query (no lock, no thread) and reloads
+    # through `refresh` only when it says so.
+    assert reader.changed_on_disk() is False and reader.refresh() is False
     writer.upsert(corpus.all())
     writer.flush()
     assert reader.search(corpus["zh"].vector, 1, ALL) == []
+    assert reader.changed_on_disk() is True
     assert reader.refresh() is True
+    assert reader.changed_on_disk() is False
     assert reader.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
     assert reader.refresh() is False  # unchanged: one stat()
     writer.delete([corpus.cid("zh")])
     writer.flush()
+    assert reader.changed_on_disk() is True
     assert reader.refresh() is True
     assert corpus.cid("zh") not in reader.content_ids()
     assert len(list(tmp_path.glob("dense-*.faiss"))) == 1  # old generations are removed

@@ -1,0 +1,142 @@
+"""Load against an older checkout in the same run: its `ragline serve` (one process, as it
+was) and this tree's `serve --workers N`, alternating, through `ragline bench load`'s
+Locust harness and observer. Issue 13 asks for ratios against the server as it was when
+the issue was filed, measured in the same run; this measures exactly that.
+
+    git worktree add /tmp/issue13 17b0dd9^
+    .venv/bin/python bench/load_vs_tree.py --tree /tmp/issue13 --docs ../shared/data/docs \
+        --questions ../shared/data/cmrc2018/trial.json --scenario ask --users 50 \
+        --duration 20 --rounds 2 --json bench/results/load_vs_issue13_ask.json
+
+Each tree ingests the documents into its own data directory with its own code first. The
+older tree runs on this virtual environment (PYTHONPATH puts its sources first), so it
+must import with today's dependencies.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ragline.bench.load import (
+    _KEY,
+    _free_port,
+    load_questions,
+    run_locust,
+    wait_ready,
+    warm_up,
+)
+
+_CLI = [sys.executable, "-c", "from ragline.cli import app; app()"]
+
+
+def _env(tree: Path | None) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "RAGLINE_API__KEYS": json.dumps([{"key": _KEY, "user": "load", "can_write": True}]),
+        "RAGLINE_MONITORING__INTERVAL_S": "0",
+        "RAGLINE_API__CACHE_TTL_S": "0",
+    }
+    env.pop("PYTHONPATH", None)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def _ingest(tree: Path | None, docs: Path, data: Path) -> None:
+    subprocess.run(
+        [*_CLI, "ingest", str(docs), "--data-dir", str(data)],
+        env=_env(tree),
+        cwd=tempfile.gettempdir(),  # not this checkout: its sources would come first
+        check=True,
+        capture_output=True,
+    )
+
+
+@contextmanager
+def _server(tree: Path | None, data: Path, workers: int, log: Path) -> Iterator[str]:
+    port = _free_port()
+    cmd = [*_CLI, "serve", "--port", str(port), "--log-level", "warning"]
+    cmd += ["--cache-ttl", "0", "--data-dir", str(data)]
+    env = _env(tree)
+    if tree is None:
+        cmd += ["--workers", str(workers)]
+        env["RAGLINE_API__MAX_IN_FLIGHT"] = "32"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=tempfile.gettempdir(),
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_ready(proc, base, log)
+        warm_up(base, workers)
+        yield base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tree", type=Path, required=True, help="the older checkout")
+    ap.add_argument("--docs", type=Path, required=True)
+    ap.add_argument("--questions", type=Path, required=True)
+    ap.add_argument("--scenario", default="ask", choices=("search", "ask", "mixed", "open"))
+    ap.add_argument("--users", type=int, default=50)
+    ap.add_argument("--duration", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--workers", type=int, default=2, help="this tree's serve processes")
+    ap.add_argument("--json", type=Path)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="ragline-vs-tree-"))
+    qfile = work / "questions.txt"
+    qfile.write_text("\n".join(load_questions(args.questions)) + "\n", encoding="utf-8")
+    trees = {"then": args.tree.resolve(), "now": None}
+    for name, tree in trees.items():
+        print(f"{name}: ingesting {args.docs}", file=sys.stderr, flush=True)
+        _ingest(tree, args.docs, work / name)
+    runs: dict[str, list[dict[str, object]]] = {name: [] for name in trees}
+    for r in range(args.rounds):
+        for name, tree in trees.items():
+            with _server(tree, work / name, args.workers, work / f"{name}.log") as base:
+                point = run_locust(
+                    base, args.users, args.duration, args.scenario, qfile, work, 2.0,
+                    "fast", "honour",
+                )  # fmt: skip
+            runs[name].append(point)
+            print(
+                f"round {r + 1} {name}: {point['served_req_per_s']} req/s, "
+                f"p95 {point['p95_ms']} ms, refused {point['refused_429']}, "
+                f"errors {point['errors']}",
+                flush=True,
+            )
+    then = [float(p["served_req_per_s"]) for p in runs["then"]]  # type: ignore[arg-type]
+    now = [float(p["served_req_per_s"]) for p in runs["now"]]  # type: ignore[arg-type]
+    result = {
+        "tree": str(args.tree),
+        "scenario": args.scenario,
+        "users": args.users,
+        "duration_s": args.duration,
+        "runs": runs,
+        "ratio_per_round": [round(b / a, 2) if a else None for a, b in zip(then, now, strict=True)],
+    }
+    print(f"now / then, per round: {result['ratio_per_round']}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
