@@ -52,13 +52,15 @@ def _env(tree: Path | None) -> dict[str, str]:
 
 
 def _ingest(tree: Path | None, docs: Path, data: Path) -> None:
-    subprocess.run(
-        [*_CLI, "ingest", str(docs), "--data-dir", str(data)],
+    done = subprocess.run(
+        [*_CLI, "ingest", str(docs.resolve()), "--data-dir", str(data)],
         env=_env(tree),
         cwd=tempfile.gettempdir(),  # not this checkout: its sources would come first
-        check=True,
         capture_output=True,
+        text=True,
     )
+    if done.returncode != 0:
+        raise RuntimeError(f"ingest with {tree or 'this tree'} failed: {done.stderr[-2000:]}")
 
 
 @contextmanager
