@@ -222,15 +222,17 @@ def run_locust(
     ]
     observer = _observer(base, scenario, questions)
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # The observer calls while every agent is running: after Locust has started them
+    # (it spawns all at once) and until the run's end, not while it stops them.
+    lead = min(1.0, duration_s / 5)
     try:
-        # The observer calls while every agent is running: after Locust has started them
-        # (it spawns all at once) and until the run's end, not while it stops them.
-        _wait(proc, min(1.0, duration_s / 5))
+        _wait(proc, lead)
         observer.start()
-        _wait(proc, duration_s - min(1.0, duration_s / 5) - 0.5)
+        _wait(proc, duration_s - lead - 0.5)
         observer.stop()
         _out, err = proc.communicate(timeout=duration_s + 120)
     finally:
+        observer.stop()
         if proc.poll() is None:
             proc.kill()
             proc.communicate()

@@ -58,8 +58,11 @@ class Observer:
         self._thread.start()
 
     def stop(self) -> None:
+        """Ends the calls (waiting for the one under way); safe to call again, or before
+        `start`."""
         self._stop.set()
-        self._thread.join()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def _run(self) -> None:
         # One client, made before the first call (making one costs milliseconds), that

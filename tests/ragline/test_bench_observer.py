@@ -130,3 +130,10 @@ def test_each_call_comes_on_a_new_connection() -> None:
         httpd.server_close()
     got = observer.summary()
     assert got["served"] >= 5 and len(connections) == got["calls"]
+
+
+def test_stop_is_safe_before_start_and_twice() -> None:
+    observer = Observer("http://127.0.0.1:9/x", {}, [{"question": "q"}])
+    observer.stop()  # never started: nothing to wait for
+    observer.stop()
+    assert observer.summary()["calls"] == 0
