@@ -48,7 +48,6 @@ class Observer:
         self._interval_s = interval_s
         self._timeout_s = timeout_s
         self._stop = threading.Event()
-        self._client: httpx.Client
         self._thread = threading.Thread(target=self._run, name="load-observer", daemon=True)
         self.served_ms: list[float] = []
         self.refused_ms: list[float] = []
@@ -68,16 +67,16 @@ class Observer:
         # One client, made before the first call (making one costs milliseconds), that
         # keeps no connection: each call connects anew, as a newly arriving agent.
         limits = httpx.Limits(max_keepalive_connections=0)
-        with httpx.Client(timeout=self._timeout_s, limits=limits) as self._client:
+        with httpx.Client(timeout=self._timeout_s, limits=limits) as client:
             while not self._stop.is_set():
                 started = time.perf_counter()
-                self._call(next(self._payloads))
+                self._call(client, next(self._payloads))
                 self._stop.wait(max(0.0, self._interval_s - (time.perf_counter() - started)))
 
-    def _call(self, payload: dict[str, Any]) -> None:
+    def _call(self, client: httpx.Client, payload: dict[str, Any]) -> None:
         t0 = time.perf_counter()
         try:
-            r = self._client.post(self._url, json=payload, headers=self._headers)
+            r = client.post(self._url, json=payload, headers=self._headers)
         except httpx.HTTPError as exc:
             self.errors.append(f"{type(exc).__name__}: {exc}")
             return
