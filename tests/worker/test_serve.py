@@ -10,12 +10,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
 import pytest
+
+from ragline.bench.load import wait_ready
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
@@ -51,20 +52,6 @@ def _sample(scrape: str, name: str, *labels: str) -> int:
     return round(total)
 
 
-def _wait_ready(base: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise AssertionError(f"ragline serve exited: {log.read_text()[-3000:]}")
-        try:
-            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.3)
-    raise AssertionError(f"ragline serve not ready: {log.read_text()[-3000:]}")
-
-
 def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Path) -> None:
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
@@ -98,7 +85,7 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
             start_new_session=True,
         )
     try:
-        _wait_ready(base, proc, log)
+        wait_ready(proc, base, log, timeout_s=120)
         assert len(_children(proc.pid)) >= 2, "expected two worker processes"
 
         def ask(i: int) -> tuple[int, str, str]:
