@@ -251,8 +251,7 @@ def _wait(proc: subprocess.Popen[str], seconds: float) -> None:
 def _observer(base: str, scenario: str, questions: Path) -> Observer:
     """One agent beside the load, asking the scenario's main endpoint (the questions from
     the end of the file: the agents start at its beginning)."""
-    lines = questions.read_text(encoding="utf-8").split("\n")
-    asked = [q for q in reversed(lines) if q.strip()] or ["observer question"]
+    asked = load_questions(questions)[::-1] or ["observer question"]
     endpoint, extra = ("/v1/ask", {}) if scenario == "ask" else ("/v1/search", {"top_k": 5})
     return Observer(
         f"{base}{endpoint}", {"X-API-Key": _KEY}, ({"question": q, **extra} for q in asked)
