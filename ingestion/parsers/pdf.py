@@ -104,6 +104,32 @@ def _font(tp: Any, i: int, buf: Any, flags: Any) -> tuple[bool, bool]:
     return bold, mono
 
 
+# FPDFText_GetTextObject giving the object's address as an int (a dict key), where
+# pypdfium2's binding gives a new pointer object on every call.
+_text_object = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int)(
+    ctypes.cast(raw.FPDFText_GetTextObject, ctypes.c_void_p).value or 0
+)
+
+
+def _glyph_size(handle: Any, i: int, matrix: Any) -> float:
+    """The font size as set, scaled by the text matrix (to half points): producers that
+    draw every glyph at size 1 and scale with the matrix still give real sizes."""
+    raw.FPDFText_GetMatrix(handle, i, matrix)
+    scale = (matrix.a * matrix.a + matrix.b * matrix.b) ** 0.5 or 1.0
+    return round(raw.FPDFText_GetFontSize(handle, i) * scale * 2) / 2
+
+
+def _codes(tp: Any, n: int) -> list[int]:
+    """Every character's code on the page: one call for the page's text where it lines up
+    with pdfium's characters one to one (nearly always), else one call per character (a
+    page with characters outside the BMP, which the text gives as two UTF-16 units)."""
+    buf = (ctypes.c_ushort * (n + 1))()
+    if n and raw.FPDFText_GetText(tp, 0, n, buf) == n + 1:
+        return buf[:n]
+    get_unicode = raw.FPDFText_GetUnicode
+    return [get_unicode(tp, i) for i in range(n)]
+
+
 def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
     tp = page.get_textpage()
     n = raw.FPDFText_CountChars(tp)
@@ -114,21 +140,29 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
     out: list[_Line] = []
     text: list[str] = []
     idx: list[int] = []  # char indices of visible glyphs in the current line
-    box = [1e9, -1e9, 1e9, -1e9]
-    sizes: Counter[float] = Counter()
+    # The current line's glyph boxes and font sizes, reduced when the line ends.
+    lefts: list[float] = []
+    rights: list[float] = []
+    bottoms: list[float] = []
+    tops: list[float] = []
+    sizes: list[float] = []
     in_table: Counter[int] = Counter()
-    stats = [0, 0]
+    chars = garbage = 0
     # Wide horizontal gaps inside a line (column-set text such as a glossary without
     # rules): (position in the line's text, x where the text resumes).
     gaps: list[tuple[int, float]] = []
-    edge: list[float | None] = [None]  # right edge of the previous visible glyph
+    prev_right: float | None = None  # right edge of the previous visible glyph
 
     def finish() -> None:
         line = "".join(text)
         if idx and (line.strip() or in_table):
-            size = sizes.most_common(1)[0][0] if sizes else box[3] - box[2]
+            if lefts:
+                box = (min(lefts), max(rights), min(bottoms), max(tops))
+            else:  # only table glyphs: the line keeps its number, not its text
+                box = (1e9, -1e9, 1e9, -1e9)
+            size = Counter(sizes).most_common(1)[0][0] if sizes else box[3] - box[2]
             probes = {idx[0], idx[len(idx) // 2], idx[-1]}
-            fonts = [_font(tp, i, buf, flags) for i in probes]
+            fonts = [_font(tp.raw, i, buf, flags) for i in probes]
             ln = _Line(
                 drop_cjk_spaces(clean_text(line)),
                 box[0],
@@ -150,77 +184,76 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
             if in_table:
                 ln.table = in_table.most_common(1)[0][0]
             out.append(ln)
-        text.clear()
-        gaps.clear()
-        edge[0] = None
-        idx.clear()
-        sizes.clear()
+        for part in (text, gaps, idx, lefts, rights, bottoms, tops, sizes):
+            part.clear()
         in_table.clear()
-        box[:] = [1e9, -1e9, 1e9, -1e9]
 
-    # Per glyph, the C calls bound once: this loop is most of a text page's parse.
-    get_unicode, get_box = raw.FPDFText_GetUnicode, raw.FPDFText_GetCharBox
-    get_matrix, get_size = raw.FPDFText_GetMatrix, raw.FPDFText_GetFontSize
-    matrix_ref = ctypes.byref(matrix)
-    box_refs = (left, right, bottom, top)
-    for i in range(n):
-        u = get_unicode(tp, i)
+    # Per glyph: the C calls and list methods bound once, the text page passed as its raw
+    # handle and the out-parameters as objects (ctypes takes their address itself). This
+    # loop is most of a text page's parse.
+    handle = tp.raw
+    get_box, get_object = raw.FPDFText_GetCharBox, _text_object
+    add_text, add_idx, add_size = text.append, idx.append, sizes.append
+    add_left, add_right, add_bottom, add_top = (
+        lefts.append,
+        rights.append,
+        bottoms.append,
+        tops.append,
+    )
+    # A text object draws all its glyphs in one font at one size and matrix, so its size
+    # is worked out once, at its first glyph.
+    object_sizes: dict[int, float] = {}
+    for i, u in enumerate(_codes(handle, n)):
         if u == 10:
             finish()
+            prev_right = None
             continue
         # pdfium generates only spaces and line breaks (\r\n) between glyphs, so a
         # generated character needs no FPDFText_IsGenerated call to be told apart.
         if u == 32:
-            text.append(" ")
+            add_text(" ")
             continue
         if u == 13 or u == 2 or u == 0xFFFE:
             continue
-        stats[0] += 1
+        chars += 1
         # Garbage: control characters, private-use glyphs, U+FFFD.
         if u <= 8 or 14 <= u <= 31 or 0xE000 <= u <= 0xF8FF or u == 0xFFFD:
-            stats[1] += 1
+            garbage += 1
             continue
-        ch = chr(u)
-        get_box(tp, i, *box_refs)
-        cx, cy = (left.value + right.value) / 2, (bottom.value + top.value) / 2
-        hit = (
-            next(
-                (
-                    k
-                    for k, (x0, y0, x1, y1) in enumerate(rects)
-                    if x0 <= cx <= x1 and y0 <= cy <= y1
-                ),
+        get_box(handle, i, left, right, bottom, top)
+        x0, x1, y0, y1 = left.value, right.value, bottom.value, top.value
+        if rects:
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            hit = next(
+                (k for k, (a, b, c, d) in enumerate(rects) if a <= cx <= c and b <= cy <= d),
                 -1,
             )
-            if rects
-            else -1
-        )
-        if hit >= 0:
-            in_table[hit] += 1
-            idx.append(i)  # keeps the line (and its number) but not its text
-            continue
-        prev_right = edge[0]
-        edge[0] = right.value
-        size_now = max(1.0, top.value - bottom.value)
-        if prev_right is not None and left.value - prev_right > 2.5 * size_now and text:
-            gaps.append((len(text), left.value))
-        text.append(ch)
-        idx.append(i)
-        # The font size as set, scaled by the text matrix: producers that draw every
-        # glyph at size 1 and scale with the matrix still give real sizes.
-        get_matrix(tp, i, matrix_ref)
-        scale = (matrix.a * matrix.a + matrix.b * matrix.b) ** 0.5 or 1.0
-        sizes[round(get_size(tp, i) * scale * 2) / 2] += 1
-        box[0] = min(box[0], left.value)
-        box[1] = max(box[1], right.value)
-        box[2] = min(box[2], bottom.value)
-        box[3] = max(box[3], top.value)
+            if hit >= 0:
+                in_table[hit] += 1
+                add_idx(i)  # keeps the line (and its number) but not its text
+                continue
+        if prev_right is not None and x0 - prev_right > 2.5 * max(1.0, y1 - y0) and text:
+            gaps.append((len(text), x0))
+        prev_right = x1
+        add_text(chr(u))
+        add_idx(i)
+        obj = get_object(handle, i)
+        size = object_sizes.get(obj) if obj else None
+        if size is None:
+            size = _glyph_size(handle, i, matrix)
+            if obj:
+                object_sizes[obj] = size
+        add_size(size)
+        add_left(x0)
+        add_right(x1)
+        add_bottom(y0)
+        add_top(y1)
     finish()
     for ln in out:
         if not ln.text and ln.table < 0:
             ln.dropped = True
     tp.close()
-    return _Page(number, out, tables, stats[0], stats[1])
+    return _Page(number, out, tables, chars, garbage)
 
 
 # -------------------------------------------------------------------- page furniture

@@ -4,10 +4,13 @@ front matter."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 from functools import cache
 from pathlib import Path
 
+import pypdfium2 as pdfium
+import pypdfium2.raw as pdfium_raw
 import pytest
 
 from core.types import ParsedDocument
@@ -30,12 +33,16 @@ def parsed(rel: str) -> ParsedDocument:
     return parse_bytes(path.read_bytes(), path)
 
 
-def make_pdf(items: list[tuple[float, float, str, float]], title: str = "") -> bytes:
-    """A one-page PDF with Helvetica text runs at (x, y) of the given sizes."""
+def make_pdf(
+    items: list[tuple[float, float, str, float]], title: str = "", scale: float = 1.0
+) -> bytes:
+    """A one-page PDF with Helvetica text runs at (x, y) of the given sizes; with `scale`,
+    each run's font size is divided by it and its text matrix multiplied by it (as some
+    producers set every glyph at size 1)."""
     ops = []
     for x, y, text, size in items:
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
-        ops.append(f"BT /F1 {size} Tf 1 0 0 1 {x} {y} Tm ({escaped}) Tj ET")
+        ops.append(f"BT /F1 {size / scale} Tf {scale} 0 0 {scale} {x} {y} Tm ({escaped}) Tj ET")
     stream = "\n".join(ops).encode("latin-1")
     info = f"<< /Title ({title}) >>".encode("latin-1")
     objs = [
@@ -141,3 +148,54 @@ def test_nist_reference_list_keeps_key_entry_pairs() -> None:
     assert any(
         x.startswith("[Gilman]: Gilman E, Barth D (2017) Zero Trust Networks") for x in lines
     )
+
+
+@pytest.mark.parametrize("scale", [1.0, 20.0])
+def test_line_size_is_its_most_common_run_size_set_or_scaled(scale: float) -> None:
+    """A line's size is the size most of its glyphs are set at, whether set with Tf or
+    scaled by the text matrix, with runs of other sizes on the same line."""
+    data = make_pdf(
+        [
+            (72, 700, "Big heading words", 18),
+            (260, 700, "x", 9),
+            (72, 660, "Body text set in ten points", 10),
+            (72, 640, "A", 7),
+            (80, 640, "line with a small first run", 10),
+        ],
+        scale=scale,
+    )
+    doc = pdfium.PdfDocument(data)
+    try:
+        page = doc[0]
+        lines = [ln for ln in pdf._lines(page, 1, []).lines if ln.text]
+    finally:
+        doc.close()
+    assert [(ln.text, ln.size) for ln in lines] == [
+        ("Big heading words x", 18.0),
+        ("Body text set in ten points", 10.0),
+        ("A line with a small first run", 10.0),
+    ]
+
+
+def test_page_codes_match_pdfium_character_by_character() -> None:
+    """The page's text read in one call lines up with pdfium's characters (its own
+    per-character codes, 0xFFFE and 2 both being pdfium's soft-hyphen markers); pages where
+    it would not (non-BMP characters) are read character by character."""
+    path = DOCS / "pdf" / "zh-lshort-zh-cn.pdf"
+    if not path.is_file():
+        pytest.skip("shared document pdf/zh-lshort-zh-cn.pdf not present")
+    doc = pdfium.PdfDocument(path.read_bytes())
+    fallback = 0
+    try:
+        for i in range(len(doc)):
+            tp = doc[i].get_textpage()
+            n = pdfium_raw.FPDFText_CountChars(tp)
+            codes = [2 if c == 0xFFFE else c for c in pdf._codes(tp.raw, n)]
+            each = [pdfium_raw.FPDFText_GetUnicode(tp, k) for k in range(n)]
+            assert codes == [2 if c == 0xFFFE else c for c in each], f"page {i + 1}"
+            buf = (ctypes.c_ushort * (n + 1))()
+            fallback += n > 0 and pdfium_raw.FPDFText_GetText(tp, 0, n, buf) != n + 1
+            tp.close()
+    finally:
+        doc.close()
+    assert fallback >= 1  # this document has such pages: the fallback was exercised
