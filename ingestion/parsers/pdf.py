@@ -1,5 +1,7 @@
 """PDF: pypdfium2 for text (fast, content-stream reading order, per-glyph font and box),
-pdfplumber's table finder only on pages whose vector lines form a grid (`pdf_tables`).
+pdfplumber's table finder only on pages whose vector lines form a grid (`pdf_tables`),
+reading the page's glyphs and paths from pdfium too (`pdf_page_objects`), so a page's
+content stream is interpreted once, and tables and text share one set of coordinates.
 
 Steps per document: lines per page -> tables cut out of the text -> running headers and
 footers dropped -> headings (outline, else font size / bold / numbering) -> paragraphs,
@@ -10,7 +12,6 @@ the content stream, headers included, so a citation's lines stay put.
 from __future__ import annotations
 
 import ctypes
-import io
 import itertools
 import re
 import statistics
@@ -36,6 +37,7 @@ from ingestion.parsers._common import (
     plausible_heading,
     render_table,
 )
+from ingestion.parsers.pdf_page_objects import PageObjects
 from ingestion.parsers.pdf_tables import PdfTable, extract_tables, has_grid
 
 PARSER = f"pypdfium2/{version('pypdfium2')}+pdfplumber/{version('pdfplumber')}"
@@ -714,37 +716,25 @@ def parse(data: bytes, name: str) -> ParsedDocument:
             ) from exc
         raise ParseError(f"PDF is damaged or not a PDF ({exc})") from exc
     try:
-        return _parse(pdf, data, name)
+        return _parse(pdf, name)
     finally:
         pdf.close()
 
 
-def _parse(pdf: Any, data: bytes, name: str) -> ParsedDocument:
+def _parse(pdf: Any, name: str) -> ParsedDocument:
     warnings: list[str] = []
     pages: list[_Page] = []
-    plumber: Any = None
-    try:
-        for i in range(len(pdf)):
-            page = pdf[i]
-            tables: list[PdfTable] = []
-            if has_grid(page):
-                if plumber is None:
-                    import pdfplumber
-
-                    plumber = pdfplumber.open(io.BytesIO(data))
-                mb = page.get_mediabox()
-                pl_page = plumber.pages[i]
-                try:
-                    tables = extract_tables(pl_page, mb[3], mb[0])
-                except Exception as exc:  # table finder failure: keep the text anyway
-                    warnings.append(f"page {i + 1}: table detection failed ({exc})")
-                finally:
-                    pl_page.close()
-            pages.append(_lines(page, i + 1, tables))
-            page.close()
-    finally:
-        if plumber is not None:
-            plumber.close()
+    for i in range(len(pdf)):
+        page = pdf[i]
+        tables: list[PdfTable] = []
+        if has_grid(page):
+            mb = page.get_mediabox()
+            try:
+                tables = extract_tables(PageObjects(page), mb[3], mb[0])
+            except Exception as exc:  # table finder failure: keep the text anyway
+                warnings.append(f"page {i + 1}: table detection failed ({exc})")
+        pages.append(_lines(page, i + 1, tables))
+        page.close()
     chars = sum(p.chars for p in pages)
     if len(pdf) and chars < 16 * len(pdf):
         raise NeedsOCR(

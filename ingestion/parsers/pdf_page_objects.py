@@ -1,0 +1,208 @@
+"""A PDF page's characters and vector paths read with pdfium, in the shape pdfplumber's
+table finder reads them from pdfminer.
+
+pdfplumber finds tables from a page's edges and fills their cells from its characters.
+Reading those with pdfminer meant interpreting the page's content stream a second time in
+pure Python: 40 % of the parse of the shared PDFs, for the few pages whose lines form a
+grid. pdfium has already read the page, so the table finder gets the same objects from it:
+
+- **Paths:** one curve per subpath, its points (control points included, as pdfminer gives
+  them) through the object's matrix and those of the forms around it; a closed subpath
+  ends at its start. pdfplumber turns each pair of points into an edge, and a rectangle's
+  four sides come out as they would from pdfminer's rectangle. Paths that are neither
+  filled nor stroked (clipping paths) are left out, as pdfminer leaves them out.
+- **Characters:** every glyph that is in the content stream (not pdfium's generated spaces
+  and line breaks), boxed from its origin across its advance and from the font's descent
+  to its ascent (pdfium's loose box, which is pdfminer's box), with pdfminer's `upright`.
+
+Coordinates are pdfplumber's: from the media box's top-left corner, y growing downwards.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, cast
+
+import pypdfium2.raw as raw
+from pdfplumber import utils
+from pdfplumber.container import Container
+from pdfplumber.page import Page
+from pdfplumber.table import Table, TableFinder, TableSettings
+
+_Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+def _times(m: _Matrix, outer: _Matrix) -> _Matrix:
+    """`m` applied first, then `outer` (PDF row-vector convention)."""
+    a, b, c, d, e, f = m
+    oa, ob, oc, od, oe, of = outer
+    return (
+        a * oa + b * oc,
+        a * ob + b * od,
+        c * oa + d * oc,
+        c * ob + d * od,
+        e * oa + f * oc + oe,
+        e * ob + f * od + of,
+    )
+
+
+def _matrix(obj: Any) -> _Matrix:
+    m = raw.FS_MATRIX()
+    if not raw.FPDFPageObj_GetMatrix(obj, m):
+        return _IDENTITY
+    return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
+class PageObjects(Container):
+    """What pdfplumber's `TableFinder` and word extraction read from a page (`chars`,
+    `edges` via `curves`, `bbox`), taken from a pypdfium2 page."""
+
+    def __init__(self, page: Any, depth: int = 3) -> None:
+        left, bottom, right, top = page.get_mediabox()
+        self._left, self._top = left, top
+        self.bbox = (0.0, 0.0, right - left, top - bottom)
+        self._objects: dict[str, list[dict[str, Any]]] = {
+            "char": self._chars(page),
+            "curve": self._curves(page, depth),
+        }
+
+    @property
+    def objects(self) -> dict[str, list[dict[str, Any]]]:
+        return self._objects
+
+    @property
+    def pages(self) -> None:
+        return None
+
+    def find_tables(self) -> list[Table]:
+        # The finder and its tables read only `chars`, `edges` and `bbox` of the page.
+        page = cast(Page, self)
+        return list(TableFinder(page, TableSettings.resolve(None)).tables)
+
+    def extract_words(self, **kwargs: Any) -> list[dict[str, Any]]:
+        return list(utils.extract_words(self.chars, **kwargs))
+
+    def close(self) -> None:
+        self._objects = {}
+
+    # -------------------------------------------------------------------- characters
+
+    def _chars(self, page: Any) -> list[dict[str, Any]]:
+        tp = page.get_textpage()
+        try:
+            handle = tp.raw
+            rect, matrix = raw.FS_RECTF(), raw.FS_MATRIX()
+            out: list[dict[str, Any]] = []
+            pending = False  # a generated space since the last glyph
+            for i in range(raw.FPDFText_CountChars(handle)):
+                u = raw.FPDFText_GetUnicode(handle, i)
+                if u in (10, 13):
+                    pending = False
+                    continue
+                if u == 32 and raw.FPDFText_IsGenerated(handle, i):
+                    pending = True
+                    continue
+                if not raw.FPDFText_GetLooseCharBox(handle, i, rect):
+                    continue
+                raw.FPDFText_GetMatrix(handle, i, matrix)
+                x0, x1 = rect.left - self._left, rect.right - self._left
+                font_size = raw.FPDFText_GetFontSize(handle, i) or 1.0
+                size = (matrix.a * matrix.a + matrix.b * matrix.b) ** 0.5 * font_size
+                upright = matrix.a * matrix.d > 0 and matrix.b * matrix.c <= 0
+                bottom = self._top - rect.bottom
+                # pdfminer's glyph is one font size tall from the descent; pdfium's
+                # loose box reaches the font's ascent instead.
+                top = bottom - font_size * matrix.d if upright else self._top - rect.top
+                if pending and out:
+                    _space_between(out, x0, bottom)
+                pending = False
+                out.append(
+                    {
+                        "object_type": "char",
+                        # pdfium marks a hyphen that ends a line as 2 (or 0xFFFE).
+                        "text": "-" if u in (2, 0xFFFE) else chr(u),
+                        "x0": x0,
+                        "x1": x1,
+                        "top": top,
+                        "bottom": bottom,
+                        "doctop": top,
+                        "width": x1 - x0,
+                        "height": bottom - top,
+                        "size": size,
+                        "upright": upright,
+                    }
+                )
+            return out
+        finally:
+            tp.close()
+
+    # ------------------------------------------------------------------------- paths
+
+    def _curves(self, page: Any, depth: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        handle = page.raw
+        count = raw.FPDFPage_CountObjects(handle)
+        self._walk([raw.FPDFPage_GetObject(handle, k) for k in range(count)], None, depth, out)
+        return out
+
+    def _walk(
+        self, objs: list[Any], outer: _Matrix | None, depth: int, out: list[dict[str, Any]]
+    ) -> None:
+        for obj in objs:
+            kind = raw.FPDFPageObj_GetType(obj)
+            if kind == raw.FPDF_PAGEOBJ_FORM and depth > 0:
+                m = _matrix(obj) if outer is None else _times(_matrix(obj), outer)
+                count = raw.FPDFFormObj_CountObjects(obj)
+                inner = [raw.FPDFFormObj_GetObject(obj, k) for k in range(count)]
+                self._walk(inner, m, depth - 1, out)
+            elif kind == raw.FPDF_PAGEOBJ_PATH:
+                m = _matrix(obj) if outer is None else _times(_matrix(obj), outer)
+                self._path(obj, m, out)
+
+    def _path(self, obj: Any, m: _Matrix, out: list[dict[str, Any]]) -> None:
+        fill, stroke = ctypes.c_int(), ctypes.c_int()
+        if not raw.FPDFPath_GetDrawMode(obj, fill, stroke) or (not fill.value and not stroke.value):
+            return
+        a, b, c, d, e, f = m
+        x, y = ctypes.c_float(), ctypes.c_float()
+        subpaths: list[list[tuple[float, float]]] = []
+        for k in range(raw.FPDFPath_CountSegments(obj)):
+            seg = raw.FPDFPath_GetPathSegment(obj, k)
+            raw.FPDFPathSegment_GetPoint(seg, x, y)
+            px, py = a * x.value + c * y.value + e, b * x.value + d * y.value + f
+            point = (px - self._left, self._top - py)
+            if raw.FPDFPathSegment_GetType(seg) == raw.FPDF_SEGMENT_MOVETO or not subpaths:
+                subpaths.append([point])
+            else:
+                subpaths[-1].append(point)
+            if raw.FPDFPathSegment_GetClose(seg) and subpaths[-1][-1] != subpaths[-1][0]:
+                subpaths[-1].append(subpaths[-1][0])
+        for pts in subpaths:
+            if len(pts) < 2:
+                continue
+            xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+            top, bottom = min(ys), max(ys)
+            out.append(
+                {
+                    "object_type": "curve",
+                    "pts": pts,
+                    "x0": min(xs),
+                    "x1": max(xs),
+                    "top": top,
+                    "bottom": bottom,
+                    "doctop": top,
+                    "width": max(xs) - min(xs),
+                    "height": bottom - top,
+                }
+            )
+
+
+def _space_between(out: list[dict[str, Any]], x0: float, bottom: float) -> None:
+    """pdfium gives space glyphs, and the word gaps it infers, as generated spaces without
+    a box; pdfminer gives a space glyph as a character. A word break goes in where the next
+    glyph follows on the same baseline (not where text moves back to a new line)."""
+    prev = out[-1]
+    if x0 >= prev["x1"] - 0.5 and abs(bottom - prev["bottom"]) <= 0.25 * prev["size"]:
+        x = prev["x1"]
+        out.append({**prev, "text": " ", "x0": x, "x1": x, "width": 0.0})
