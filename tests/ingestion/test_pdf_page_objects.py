@@ -5,12 +5,14 @@ form XObject, a clipping path and letters set apart by kerning."""
 from __future__ import annotations
 
 import io
+from pathlib import Path
 from typing import Any
 
 import pdfplumber
 import pypdfium2 as pdfium
 import pytest
 
+from ingestion.parse import parse_bytes
 from ingestion.parsers.pdf_page_objects import PageObjects
 from ingestion.parsers.pdf_tables import extract_tables
 
@@ -141,3 +143,26 @@ def test_words_break_at_spaces_not_at_lines_moving_back() -> None:
     finally:
         theirs.close()
         doc.close()
+
+
+@pytest.mark.parametrize("rotate", ["", "/Rotate 90 ", "/Rotate 180 "])
+def test_a_rotated_page_keeps_its_table_in_place_and_once(rotate: str) -> None:
+    """Tables and text are read in one coordinate space (pdfium's), so a page shown turned
+    keeps its table where its text is: once, as a table, with rows in order. (Read by
+    pdfminer, the table came out turned, at the page's end, after its rows as text.)"""
+    content = (
+        "BT /F1 12 Tf 1 0 0 1 72 760 Tm (Permit checks by state) Tj ET\n"
+        + ruled_table(72, 700, ROWS)
+        + "\nBT /F1 10 Tf 1 0 0 1 72 600 Tm (After the table comes text.) Tj ET"
+    )
+    data = make_pdf(content).replace(
+        b"/Type /Page /Parent", f"/Type /Page {rotate}/Parent".encode()
+    )
+    doc = parse_bytes(data, Path("rotated.pdf"))
+    assert [(b.kind, b.rows[:1] if b.rows else b.text) for b in doc.blocks] == [
+        ("heading", "Permit checks by state"),
+        ("table", (tuple(ROWS[0]),)),
+        ("paragraph", "After the table comes text."),
+    ]
+    table = doc.blocks[1]
+    assert [list(r) for r in table.rows] == ROWS
