@@ -82,8 +82,9 @@ def mutate(data: bytes, kind: str, rng: random.Random) -> bytes:
 
 
 # ------------------------------------------------------------------------ crafted files
-def pdf_bytes(objects: Sequence[bytes], root: int = 1) -> bytes:
-    """A PDF with these objects (numbered from 1) and a correct xref table."""
+def pdf_bytes(objects: Sequence[bytes], root: int = 1, trailer_extra: bytes = b"") -> bytes:
+    """A PDF with these objects (numbered from 1) and a correct xref table; `trailer_extra`
+    goes into the trailer dictionary (an /Info or /Encrypt reference)."""
     out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
     offsets = []
     for n, body in enumerate(objects, start=1):
@@ -92,9 +93,10 @@ def pdf_bytes(objects: Sequence[bytes], root: int = 1) -> bytes:
     xref = len(out)
     out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
     out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root %d 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+    out += b"trailer\n<< /Size %d /Root %d 0 R %s>>\nstartxref\n%d\n%%%%EOF\n" % (
         len(objects) + 1,
         root,
+        trailer_extra + b" " if trailer_extra else b"",
         xref,
     )
     return bytes(out)

@@ -23,6 +23,7 @@ from ingestion.parse import (  # noqa: E402
     parse_bytes,
     parse_file,
 )
+from ragline.bench.hostile_corpus import pdf_bytes  # noqa: E402
 
 ZH = "第一章 总则\n\n为了保护个人信息权益，规范个人信息处理活动，促进个人信息合理利用，制定本法。\n"
 ZH_TW = "第一章 總則\n\n為了保護個人資訊權益，規範個人資訊處理活動，促進個人資訊合理利用。\n"
@@ -35,21 +36,7 @@ def pool():  # type: ignore[no-untyped-def]
 
 
 def _pdf(objs: list[bytes], trailer_extra: bytes = b"") -> bytes:
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for i, obj in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    for off in offsets:
-        out += b"%010d 00000 n \n" % off
-    out += b"trailer\n<< /Size %d /Root 1 0 R %s >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objs) + 1,
-        trailer_extra,
-        xref,
-    )
-    return bytes(out)
+    return pdf_bytes(objs, trailer_extra=trailer_extra)
 
 
 PAGE_OBJS = [

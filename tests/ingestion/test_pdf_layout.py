@@ -16,6 +16,7 @@ import pytest
 from core.types import ParsedDocument
 from ingestion.parse import parse_bytes
 from ingestion.parsers import pdf
+from ragline.bench.hostile_corpus import pdf_bytes
 
 DOCS = Path(
     os.environ.get(
@@ -54,19 +55,7 @@ def make_pdf(
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
         info,
     ]
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for i, obj in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R /Info 6 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objs) + 1,
-        xref,
-    )
-    return out
+    return pdf_bytes(objs, trailer_extra=b"/Info 6 0 R")
 
 
 def glossary_page(title: str = "") -> bytes:

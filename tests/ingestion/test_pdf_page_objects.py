@@ -1,6 +1,6 @@
 """The table finder's page read with pdfium: characters and edges where pdfminer (read by
 pdfplumber itself) puts them, on pages built here with ruled tables, a table inside a
-form XObject, a clipping path and letters set apart by kerning."""
+form XObject, a clipping path, spaces and words stacked in one cell, and turned pages."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from ingestion.parse import parse_bytes
 from ingestion.parsers.pdf_page_objects import PageObjects
 from ingestion.parsers.pdf_tables import extract_tables
+from ragline.bench.hostile_corpus import pdf_bytes
 
 
 def make_pdf(content: str, form: str = "", form_matrix: str = "1 0 0 1 0 0") -> bytes:
@@ -38,19 +39,7 @@ def make_pdf(content: str, form: str = "", form_matrix: str = "1 0 0 1 0 0") -> 
         + form_stream
         + b"\nendstream"
     )
-    out = b"%PDF-1.4\n"
-    offsets = []
-    for i, obj in enumerate(objs, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
-    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objs) + 1,
-        xref,
-    )
-    return out
+    return pdf_bytes(objs)
 
 
 def ruled_table(x: float, y: float, rows: list[list[str]], width: float = 120) -> str:
