@@ -21,6 +21,7 @@ Coordinates are pdfplumber's: from the media box's top-left corner, y growing do
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
 from typing import Any, cast
 
 import pypdfium2.raw as raw
@@ -52,6 +53,28 @@ def _matrix(obj: Any) -> _Matrix:
     if not raw.FPDFPageObj_GetMatrix(obj, m):
         return _IDENTITY
     return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
+def path_objects(page: Any, max_depth: int = 3) -> Iterator[tuple[Any, _Matrix | None]]:
+    """The page's path objects (raw handles) in content order, with the matrix of the
+    forms around each (None at the page's level); forms are entered to `max_depth` levels,
+    as `PdfPage.get_objects(max_depth=...)` does, without a Python object per page object."""
+    handle = page.raw
+    count = raw.FPDFPage_CountObjects(handle)
+    yield from _paths([raw.FPDFPage_GetObject(handle, k) for k in range(count)], None, max_depth)
+
+
+def _paths(
+    objs: list[Any], outer: _Matrix | None, depth: int
+) -> Iterator[tuple[Any, _Matrix | None]]:
+    for obj in objs:
+        kind = raw.FPDFPageObj_GetType(obj)
+        if kind == raw.FPDF_PAGEOBJ_PATH:
+            yield obj, outer
+        elif kind == raw.FPDF_PAGEOBJ_FORM and depth > 1:
+            m = _matrix(obj) if outer is None else _times(_matrix(obj), outer)
+            inner = range(raw.FPDFFormObj_CountObjects(obj))
+            yield from _paths([raw.FPDFFormObj_GetObject(obj, k) for k in inner], m, depth - 1)
 
 
 class PageObjects(Container):
@@ -141,24 +164,9 @@ class PageObjects(Container):
 
     def _curves(self, page: Any, depth: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        handle = page.raw
-        count = raw.FPDFPage_CountObjects(handle)
-        self._walk([raw.FPDFPage_GetObject(handle, k) for k in range(count)], None, depth, out)
+        for obj, outer in path_objects(page, depth):
+            self._path(obj, _matrix(obj) if outer is None else _times(_matrix(obj), outer), out)
         return out
-
-    def _walk(
-        self, objs: list[Any], outer: _Matrix | None, depth: int, out: list[dict[str, Any]]
-    ) -> None:
-        for obj in objs:
-            kind = raw.FPDFPageObj_GetType(obj)
-            if kind == raw.FPDF_PAGEOBJ_FORM and depth > 0:
-                m = _matrix(obj) if outer is None else _times(_matrix(obj), outer)
-                count = raw.FPDFFormObj_CountObjects(obj)
-                inner = [raw.FPDFFormObj_GetObject(obj, k) for k in range(count)]
-                self._walk(inner, m, depth - 1, out)
-            elif kind == raw.FPDF_PAGEOBJ_PATH:
-                m = _matrix(obj) if outer is None else _times(_matrix(obj), outer)
-                self._path(obj, m, out)
 
     def _path(self, obj: Any, m: _Matrix, out: list[dict[str, Any]]) -> None:
         fill, stroke = ctypes.c_int(), ctypes.c_int()

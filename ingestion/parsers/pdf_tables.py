@@ -28,6 +28,7 @@ from ingestion.parsers._common import (
     join_lines,
     normalise_rows,
 )
+from ingestion.parsers.pdf_page_objects import path_objects
 
 
 @dataclass(slots=True)
@@ -42,7 +43,8 @@ _FX, _FY = ctypes.c_float(), ctypes.c_float()
 
 
 def _segments(obj: Any) -> list[tuple[float, float, float, float]]:
-    m = obj.get_matrix()
+    m = raw.FS_MATRIX()
+    raw.FPDFPageObj_GetMatrix(obj, m)
     out: list[tuple[float, float, float, float]] = []
     prev = start = None
     for i in range(raw.FPDFPath_CountSegments(obj)):
@@ -85,8 +87,11 @@ def has_grid(page: Any) -> bool:
     rule crossed by vertical rules at three or more x positions (two or more columns)?"""
     hs: list[tuple[float, float, float]] = []
     vs: list[tuple[float, float, float]] = []
-    for obj in page.get_objects(filter=[raw.FPDF_PAGEOBJ_PATH], max_depth=3):
-        x0, y0, x1, y1 = obj.get_bounds()
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    for obj, _ in path_objects(page, max_depth=3):
+        if not raw.FPDFPageObj_GetBounds(obj, left, bottom, right, top):
+            continue
+        x0, y0, x1, y1 = left.value, bottom.value, right.value, top.value
         w, h = x1 - x0, y1 - y0
         if h < 3 and w > 5:
             hs.append((x0, x1, (y0 + y1) / 2))
