@@ -298,14 +298,13 @@ class DocumentIngestor:
         """Prepare each file (parse, mask, chunk, entities); once `ingest.embed_group`
         passages are prepared (and at the end), embed them in one call, then stage those
         files in order. A group is embedded in the background while the next one is
-        prepared: the embedder's maths release the GIL, the rest of ingest is Python (128
-        passages is one batch on each of two embedder threads)."""
+        prepared and the one before is staged: the embedder's maths release the GIL, the
+        rest of ingest is Python (128 passages is one batch on each of two embedder
+        threads)."""
         group = max(1, self._settings.ingest.embed_group)
         inline = self._settings.ingest.embed_group <= 0 or len(jobs) == 1
         outcomes: list[FileOutcome | None] = [None] * len(jobs)
         ready: list[tuple[int, _Prepared, float]] = []  # (job index, prepared, seconds so far)
-        embedding: Future[tuple[list[np.ndarray | Exception], float]] | None = None
-        embedded: list[tuple[int, _Prepared, float]] = []
         reported = 0  # files before this one have been reported to `progress`
 
         def report() -> None:
@@ -322,9 +321,14 @@ class DocumentIngestor:
             t0 = time.perf_counter()
             return self._embed_prepared(batch, embedder), time.perf_counter() - t0
 
-        def stage_embedded() -> None:
-            if embedding is None:
+        Sent = tuple[
+            Future[tuple[list[np.ndarray | Exception], float]], list[tuple[int, _Prepared, float]]
+        ]
+
+        def stage(sent: Sent | None) -> None:
+            if sent is None:
                 return
+            embedding, embedded = sent
             vectors, embed_s = embedding.result()
             total = sum(len(p.chunks) for _, p, _ in embedded) or 1
             for (i, prepared, spent), vecs in zip(embedded, vectors, strict=True):
@@ -346,19 +350,21 @@ class DocumentIngestor:
             ThreadPoolExecutor(1, thread_name_prefix="ingest-embed") as background,
             ThreadPoolExecutor(ahead, thread_name_prefix="ingest-parse") as parsers,
         ):
+            pending: Sent | None = None  # embedding; staged once the next group is sent
 
             def flush() -> None:
-                nonlocal embedding, embedded
-                stage_embedded()  # the group before, in order
-                embedded = list(ready)
-                batch = [p for _, p, _ in ready]
+                nonlocal pending
+                batch = list(ready)
                 ready.clear()
+                passages = [p for _, p, _ in batch]
                 if inline:
-                    embedding = _run_now(timed_embed, batch)
-                    stage_embedded()
-                    embedding = None
+                    stage((_run_now(timed_embed, passages), batch))
                 else:
-                    embedding = background.submit(timed_embed, batch)
+                    # This group goes to the embedder first; the group before is staged
+                    # (in order) while it embeds.
+                    sent = (background.submit(timed_embed, passages), batch)
+                    stage(pending)
+                    pending = sent
                 if between is not None:
                     between(reported)
 
@@ -395,7 +401,7 @@ class DocumentIngestor:
                     report()
             if ready:
                 flush()
-            stage_embedded()
+            stage(pending)
         done = [o for o in outcomes if o is not None]
         for job, outcome in zip(jobs, done, strict=True):
             self._meta.record_ingest(

@@ -118,6 +118,55 @@ def test_the_next_file_is_parsed_while_this_one_is_chunked(
     assert seen_during_a == [True]
 
 
+def test_the_next_group_is_embedded_while_this_one_is_staged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The embedder does not wait for a group's staging: the next group is sent to it
+    first, and groups are still staged (and reported) in order."""
+    import threading
+
+    from ragline.ingest import DocumentIngestor
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("a", "b", "c"):
+        (folder / f"{name}.md").write_text(_note(ord(name)))
+    # One file per group; groups embedded in this process.
+    settings = Settings(
+        data_dir=tmp_path / "data", ingest=IngestSettings(embed_worker=False, embed_group=1)
+    )
+    rag = Ragline(settings)
+    b_embedding = threading.Event()
+    real_embed = rag.embedder.embed_passages
+
+    def embed(texts: Any) -> Any:
+        if any(f"F-{ord('b')} " in t for t in texts):
+            b_embedding.set()
+        return real_embed(texts)
+
+    monkeypatch.setattr(rag.embedder, "embed_passages", embed)
+    real_stage = DocumentIngestor._stage
+    staged: list[str] = []
+    b_seen_while_staging_a: list[bool] = []
+
+    def stage(self: DocumentIngestor, prepared: Any, vectors: Any) -> Any:
+        name = prepared.job.path.name
+        if name == "a.md":
+            b_seen_while_staging_a.append(b_embedding.wait(5))
+        staged.append(name)
+        return real_stage(self, prepared, vectors)
+
+    monkeypatch.setattr(DocumentIngestor, "_stage", stage)
+    seen: list[str] = []
+    try:
+        outcomes, _ = rag.ingest([folder], progress=lambda p: seen.append(p.name))
+    finally:
+        rag.close()
+    assert [o.status for o in outcomes] == ["indexed"] * 3
+    assert b_seen_while_staging_a == [True]
+    assert staged == seen == ["a.md", "b.md", "c.md"]
+
+
 def test_progress_keeps_skipped_files_in_found_order(tmp_path: Path) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
