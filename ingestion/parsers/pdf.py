@@ -37,7 +37,7 @@ from ingestion.parsers._common import (
     plausible_heading,
     render_table,
 )
-from ingestion.parsers.pdf_page_objects import PageObjects
+from ingestion.parsers.pdf_page_objects import PageObjects, no_text
 from ingestion.parsers.pdf_tables import PdfTable, extract_tables, has_grid
 
 PARSER = f"pypdfium2/{version('pypdfium2')}+pdfplumber/{version('pdfplumber')}"
@@ -218,8 +218,7 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
         if u == 13 or u == 2 or u == 0xFFFE:
             continue
         chars += 1
-        # Garbage: control characters, private-use glyphs, U+FFFD.
-        if u <= 8 or 14 <= u <= 31 or 0xE000 <= u <= 0xF8FF or u == 0xFFFD:
+        if no_text(u):
             garbage += 1
             continue
         get_box(handle, i, left, right, bottom, top)

@@ -34,6 +34,13 @@ _Matrix = tuple[float, float, float, float, float, float]
 _IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 
 
+def no_text(code: int) -> bool:
+    """A glyph code that is no text: a control character (pdfium's 0 for a glyph its font
+    does not map), a private-use glyph, U+FFFD. pdfium's own markers (line breaks, 2 and
+    0xFFFE for a hyphen ending a line) are told apart before this."""
+    return code <= 8 or 14 <= code <= 31 or 0xE000 <= code <= 0xF8FF or code == 0xFFFD
+
+
 def _times(m: _Matrix, outer: _Matrix) -> _Matrix:
     """`m` applied first, then `outer` (PDF row-vector convention)."""
     a, b, c, d, e, f = m
@@ -126,7 +133,7 @@ class PageObjects(Container):
                 if u == 32 and raw.FPDFText_IsGenerated(handle, i):
                     pending = True
                     continue
-                if not raw.FPDFText_GetLooseCharBox(handle, i, rect):
+                if (no_text(u) and u != 2) or not raw.FPDFText_GetLooseCharBox(handle, i, rect):
                     continue
                 raw.FPDFText_GetMatrix(handle, i, matrix)
                 x0, x1 = rect.left - self._left, rect.right - self._left
