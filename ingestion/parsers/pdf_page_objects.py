@@ -11,9 +11,11 @@ grid. pdfium has already read the page, so the table finder gets the same object
   ends at its start. pdfplumber turns each pair of points into an edge, and a rectangle's
   four sides come out as they would from pdfminer's rectangle. Paths that are neither
   filled nor stroked (clipping paths) are left out, as pdfminer leaves them out.
-- **Characters:** every glyph that is in the content stream (not pdfium's generated spaces
-  and line breaks), boxed from its origin across its advance and from the font's descent
-  to its ascent (pdfium's loose box, which is pdfminer's box), with pdfminer's `upright`.
+- **Characters:** every glyph pdfium reads as text, boxed as pdfminer boxes it: from the
+  origin across the advance (pdfium's loose box), from the font's descent up one font
+  size. pdfium gives space glyphs, and the word gaps it infers, as generated spaces; a
+  space character goes in where the next glyph follows on the same baseline, so words
+  split where pdfminer's space glyph split them.
 
 Coordinates are pdfplumber's: from the media box's top-left corner, y growing downwards.
 """
@@ -112,9 +114,6 @@ class PageObjects(Container):
 
     def extract_words(self, **kwargs: Any) -> list[dict[str, Any]]:
         return list(utils.extract_words(self.chars, **kwargs))
-
-    def close(self) -> None:
-        self._objects = {}
 
     # -------------------------------------------------------------------- characters
 

@@ -193,7 +193,6 @@ def _split_spanning(
 
 
 def _split_header_cells(
-    pl_page: Any,
     cells: list[Any],
     xs: list[tuple[float, float] | None],
     grid_row: list[str | None],
@@ -280,6 +279,8 @@ def _nested_grid(tb: Any, words: list[dict[str, Any]]) -> list[list[str | None]]
 
 
 def extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[PdfTable]:
+    """The tables pdfplumber's finder sees on a page (`PageObjects`, or pdfplumber's own
+    `Page`), in PDF user space given the media box's top and left."""
     out: list[PdfTable] = []
     found = pl_page.find_tables()
     words: list[dict[str, Any]] = pl_page.extract_words() if found else []
@@ -321,7 +322,7 @@ def extract_tables(pl_page: Any, mb_top: float, mb_left: float) -> list[PdfTable
                         "",
                     )
             if i < 4:  # header rows: labels set side by side inside one merged box
-                _split_header_cells(pl_page, row.cells, xs, grid[i], words)
+                _split_header_cells(row.cells, xs, grid[i], words)
         out.extend(_finish_table(tb, grid, mb_top, mb_left))
     return out
 
