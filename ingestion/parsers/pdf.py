@@ -124,7 +124,8 @@ def _glyph_size(handle: Any, i: int, matrix: Any) -> float:
 def _codes(tp: Any, n: int) -> list[int]:
     """Every character's code on the page: one call for the page's text where it lines up
     with pdfium's characters one to one (nearly always), else one call per character (a
-    page with characters outside the BMP, which the text gives as two UTF-16 units)."""
+    page whose text leaves characters out, such as glyphs with no Unicode value, or gives
+    one as two UTF-16 units)."""
     buf = (ctypes.c_ushort * (n + 1))()
     if n and raw.FPDFText_GetText(tp, 0, n, buf) == n + 1:
         return buf[:n]

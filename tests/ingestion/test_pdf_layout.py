@@ -169,7 +169,8 @@ def test_line_size_is_its_most_common_run_size_set_or_scaled(scale: float) -> No
 def test_page_codes_match_pdfium_character_by_character() -> None:
     """The page's text read in one call lines up with pdfium's characters (its own
     per-character codes, 0xFFFE and 2 both being pdfium's soft-hyphen markers); pages where
-    it would not (non-BMP characters) are read character by character."""
+    it would not (glyphs with no Unicode value, which the text leaves out) are read
+    character by character."""
     path = DOCS / "pdf" / "zh-lshort-zh-cn.pdf"
     if not path.is_file():
         pytest.skip("shared document pdf/zh-lshort-zh-cn.pdf not present")
