@@ -37,7 +37,7 @@ from ingestion.parsers._common import (
     plausible_heading,
     render_table,
 )
-from ingestion.parsers.pdf_page_objects import PageObjects, no_text
+from ingestion.parsers.pdf_raw import no_text
 from ingestion.parsers.pdf_tables import PdfTable, extract_tables, has_grid
 
 PARSER = f"pypdfium2/{version('pypdfium2')}+pdfplumber/{version('pdfplumber')}"
@@ -729,6 +729,9 @@ def _parse(pdf: Any, name: str) -> ParsedDocument:
         tables: list[PdfTable] = []
         if has_grid(page):
             mb = page.get_mediabox()
+            # pdfplumber is imported only for a page whose lines form a grid (~0.1 s).
+            from ingestion.parsers.pdf_page_objects import PageObjects
+
             try:
                 tables = extract_tables(PageObjects(page), mb[3], mb[0])
             except Exception as exc:  # table finder failure: keep the text anyway

@@ -23,7 +23,6 @@ Coordinates are pdfplumber's: from the media box's top-left corner, y growing do
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterator
 from typing import Any, cast
 
 import pypdfium2.raw as raw
@@ -32,58 +31,7 @@ from pdfplumber.container import Container
 from pdfplumber.page import Page
 from pdfplumber.table import Table, TableFinder, TableSettings
 
-_Matrix = tuple[float, float, float, float, float, float]
-_IDENTITY: _Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
-
-
-def no_text(code: int) -> bool:
-    """A glyph code that is no text: a control character (pdfium's 0 for a glyph its font
-    does not map), a private-use glyph, U+FFFD. pdfium's own markers (line breaks, 2 and
-    0xFFFE for a hyphen ending a line) are told apart before this."""
-    return code <= 8 or 14 <= code <= 31 or 0xE000 <= code <= 0xF8FF or code == 0xFFFD
-
-
-def _times(m: _Matrix, outer: _Matrix) -> _Matrix:
-    """`m` applied first, then `outer` (PDF row-vector convention)."""
-    a, b, c, d, e, f = m
-    oa, ob, oc, od, oe, of = outer
-    return (
-        a * oa + b * oc,
-        a * ob + b * od,
-        c * oa + d * oc,
-        c * ob + d * od,
-        e * oa + f * oc + oe,
-        e * ob + f * od + of,
-    )
-
-
-def _matrix(obj: Any) -> _Matrix:
-    m = raw.FS_MATRIX()
-    if not raw.FPDFPageObj_GetMatrix(obj, m):
-        return _IDENTITY
-    return (m.a, m.b, m.c, m.d, m.e, m.f)
-
-
-def path_objects(page: Any, max_depth: int = 3) -> Iterator[tuple[Any, _Matrix | None]]:
-    """The page's path objects (raw handles) in content order, with the matrix of the
-    forms around each (None at the page's level); forms are entered to `max_depth` levels,
-    as `PdfPage.get_objects(max_depth=...)` does, without a Python object per page object."""
-    handle = page.raw
-    count = raw.FPDFPage_CountObjects(handle)
-    yield from _paths([raw.FPDFPage_GetObject(handle, k) for k in range(count)], None, max_depth)
-
-
-def _paths(
-    objs: list[Any], outer: _Matrix | None, depth: int
-) -> Iterator[tuple[Any, _Matrix | None]]:
-    for obj in objs:
-        kind = raw.FPDFPageObj_GetType(obj)
-        if kind == raw.FPDF_PAGEOBJ_PATH:
-            yield obj, outer
-        elif kind == raw.FPDF_PAGEOBJ_FORM and depth > 1:
-            m = _matrix(obj) if outer is None else _times(_matrix(obj), outer)
-            inner = range(raw.FPDFFormObj_CountObjects(obj))
-            yield from _paths([raw.FPDFFormObj_GetObject(obj, k) for k in inner], m, depth - 1)
+from ingestion.parsers.pdf_raw import Matrix, no_text, on_page, path_objects
 
 
 class PageObjects(Container):
@@ -171,10 +119,10 @@ class PageObjects(Container):
     def _curves(self, page: Any, depth: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for obj, outer in path_objects(page, depth):
-            self._path(obj, _matrix(obj) if outer is None else _times(_matrix(obj), outer), out)
+            self._path(obj, on_page(obj, outer), out)
         return out
 
-    def _path(self, obj: Any, m: _Matrix, out: list[dict[str, Any]]) -> None:
+    def _path(self, obj: Any, m: Matrix, out: list[dict[str, Any]]) -> None:
         fill, stroke = ctypes.c_int(), ctypes.c_int()
         if not raw.FPDFPath_GetDrawMode(obj, fill, stroke) or (not fill.value and not stroke.value):
             return

@@ -28,7 +28,7 @@ from ingestion.parsers._common import (
     join_lines,
     normalise_rows,
 )
-from ingestion.parsers.pdf_page_objects import path_objects
+from ingestion.parsers.pdf_raw import path_objects
 
 
 @dataclass(slots=True)

@@ -1,0 +1,68 @@
+"""pdfium page objects by raw handle, for the PDF parser's hot paths: which glyph codes
+are no text, and a page's path objects with the matrices of the forms around them. No
+pdfplumber here: the parser imports that only for a page whose lines form a grid."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pypdfium2.raw as raw
+
+Matrix = tuple[float, float, float, float, float, float]
+_IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+
+
+def no_text(code: int) -> bool:
+    """A glyph code that is no text: a control character (pdfium's 0 for a glyph its font
+    does not map), a private-use glyph, U+FFFD. pdfium's own markers (line breaks, 2 and
+    0xFFFE for a hyphen ending a line) are told apart before this."""
+    return code <= 8 or 14 <= code <= 31 or 0xE000 <= code <= 0xF8FF or code == 0xFFFD
+
+
+def times(m: Matrix, outer: Matrix) -> Matrix:
+    """`m` applied first, then `outer` (PDF row-vector convention)."""
+    a, b, c, d, e, f = m
+    oa, ob, oc, od, oe, of = outer
+    return (
+        a * oa + b * oc,
+        a * ob + b * od,
+        c * oa + d * oc,
+        c * ob + d * od,
+        e * oa + f * oc + oe,
+        e * ob + f * od + of,
+    )
+
+
+def object_matrix(obj: Any) -> Matrix:
+    m = raw.FS_MATRIX()
+    if not raw.FPDFPageObj_GetMatrix(obj, m):
+        return _IDENTITY
+    return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
+def on_page(obj: Any, outer: Matrix | None) -> Matrix:
+    """The object's matrix on the page: its own, then the forms' around it (`outer`)."""
+    return object_matrix(obj) if outer is None else times(object_matrix(obj), outer)
+
+
+def path_objects(page: Any, max_depth: int = 3) -> Iterator[tuple[Any, Matrix | None]]:
+    """The page's path objects (raw handles) in content order, with the matrix of the
+    forms around each (None at the page's level); forms are entered to `max_depth` levels,
+    as `PdfPage.get_objects(max_depth=...)` does, without a Python object per page object."""
+    handle = page.raw
+    count = raw.FPDFPage_CountObjects(handle)
+    yield from _paths([raw.FPDFPage_GetObject(handle, k) for k in range(count)], None, max_depth)
+
+
+def _paths(
+    objs: list[Any], outer: Matrix | None, depth: int
+) -> Iterator[tuple[Any, Matrix | None]]:
+    for obj in objs:
+        kind = raw.FPDFPageObj_GetType(obj)
+        if kind == raw.FPDF_PAGEOBJ_PATH:
+            yield obj, outer
+        elif kind == raw.FPDF_PAGEOBJ_FORM and depth > 1:
+            m = on_page(obj, outer)
+            inner = range(raw.FPDFFormObj_CountObjects(obj))
+            yield from _paths([raw.FPDFFormObj_GetObject(obj, k) for k in inner], m, depth - 1)
