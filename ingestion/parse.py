@@ -322,6 +322,8 @@ def preload_parsers() -> None:
     """Import every parser's libraries now, so later timings measure parsing only."""
     for fmt in ("pdf", "docx", "xlsx", "pptx", "odf", "html", "markdown", "text"):
         _parser(fmt)
+    # pdfplumber's table finder: the PDF parser imports it at the first page with a grid.
+    import ingestion.parsers.pdf_page_objects  # noqa: F401
 
 
 def parse_bytes(data: bytes, path: Path, options: ParseOptions | None = None) -> ParsedDocument:
