@@ -16,7 +16,7 @@ import pytest
 from core.types import ParsedDocument
 from ingestion.parse import parse_bytes
 from ingestion.parsers import pdf
-from ragline.bench.hostile_corpus import pdf_bytes
+from tests.ingestion.conftest import one_page_pdf
 
 DOCS = Path(
     os.environ.get(
@@ -44,18 +44,7 @@ def make_pdf(
     for x, y, text, size in items:
         escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
         ops.append(f"BT /F1 {size / scale} Tf {scale} 0 0 {scale} {x} {y} Tm ({escaped}) Tj ET")
-    stream = "\n".join(ops).encode("latin-1")
-    info = f"<< /Title ({title}) >>".encode("latin-1")
-    objs = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>",
-        info,
-    ]
-    return pdf_bytes(objs, trailer_extra=b"/Info 6 0 R")
+    return one_page_pdf("\n".join(ops), title)
 
 
 def glossary_page(title: str = "") -> bytes:

@@ -17,31 +17,7 @@ import pytest
 from ingestion.parse import parse_bytes
 from ingestion.parsers.pdf_page_objects import PageObjects
 from ingestion.parsers.pdf_tables import extract_tables
-from ragline.bench.hostile_corpus import pdf_bytes
-
-
-def make_pdf(content: str, form: str = "", form_matrix: str = "1 0 0 1 0 0") -> bytes:
-    """A one-page PDF (A4, Helvetica as /F1) drawing `content`; with `form`, a form
-    XObject /X1 with that content and matrix, which `content` can paint with `/X1 Do`."""
-    font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
-    page_stream = content.encode("latin-1")
-    objs = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 4 0 R "
-        b"/Resources << /Font << /F1 5 0 R >> /XObject << /X1 6 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(page_stream) + page_stream + b"\nendstream",
-        font,
-    ]
-    form_stream = form.encode("latin-1")
-    objs.append(
-        b"<< /Type /XObject /Subtype /Form /BBox [0 0 595 842] /Matrix [%s] "
-        b"/Resources << /Font << /F1 5 0 R >> >> /Length %d >>\nstream\n"
-        % (form_matrix.encode(), len(form_stream))
-        + form_stream
-        + b"\nendstream"
-    )
-    return pdf_bytes(objs)
+from tests.ingestion.conftest import one_page_pdf
 
 
 def ruled_table(x: float, y: float, rows: list[list[str]], width: float = 120) -> str:
@@ -91,7 +67,7 @@ def same_places(
 def test_glyphs_and_edges_sit_where_pdfminer_puts_them(
     content: str, form: str, matrix: str
 ) -> None:
-    ours, theirs, doc = both(make_pdf(content, form, matrix))
+    ours, theirs, doc = both(one_page_pdf(content, form=form, form_matrix=matrix))
     try:
         keys = ("text", "x0", "x1", "top", "bottom", "upright")
         visible = [c for c in theirs.chars if not c["text"].isspace()]
@@ -109,7 +85,7 @@ def test_glyphs_and_edges_sit_where_pdfminer_puts_them(
 
 def test_a_clipping_path_is_not_an_edge() -> None:
     content = "q 50 50 400 400 re W n 100 100 m 300 100 l S Q"
-    ours, theirs, doc = both(make_pdf(content))
+    ours, theirs, doc = both(one_page_pdf(content))
     try:
         assert [(e["x0"], e["x1"]) for e in ours.edges] == [(100.0, 300.0)]
         assert len(theirs.edges) == 1
@@ -126,7 +102,7 @@ def test_words_break_at_spaces_not_at_lines_moving_back() -> None:
         "BT /F1 10 Tf 1 0 0 1 100 650 Tm (Page) Tj ET\n"
         "BT /F1 10 Tf 1 0 0 1 100 640 Tm (Up) Tj ET"
     )
-    ours, theirs, doc = both(make_pdf(content))
+    ours, theirs, doc = both(one_page_pdf(content))
     try:
         words = [w["text"] for w in ours.extract_words()]
         assert words == [w["text"] for w in theirs.extract_words()]
@@ -146,7 +122,7 @@ def test_a_rotated_page_keeps_its_table_in_place_and_once(rotate: str) -> None:
         + ruled_table(72, 700, ROWS)
         + "\nBT /F1 10 Tf 1 0 0 1 72 600 Tm (After the table comes text.) Tj ET"
     )
-    data = make_pdf(content).replace(
+    data = one_page_pdf(content).replace(
         b"/Type /Page /Parent", f"/Type /Page {rotate}/Parent".encode()
     )
     doc = parse_bytes(data, Path("rotated.pdf"))
