@@ -31,7 +31,7 @@ from pdfplumber.container import Container
 from pdfplumber.page import Page
 from pdfplumber.table import Table, TableFinder, TableSettings
 
-from ingestion.parsers.pdf_raw import Matrix, no_text, on_page, path_objects
+from ingestion.parsers.pdf_raw import Matrix, no_text, on_page, path_objects, path_points
 
 
 class PageObjects(Container):
@@ -126,19 +126,14 @@ class PageObjects(Container):
         fill, stroke = ctypes.c_int(), ctypes.c_int()
         if not raw.FPDFPath_GetDrawMode(obj, fill, stroke) or (not fill.value and not stroke.value):
             return
-        a, b, c, d, e, f = m
-        x, y = ctypes.c_float(), ctypes.c_float()
         subpaths: list[list[tuple[float, float]]] = []
-        for k in range(raw.FPDFPath_CountSegments(obj)):
-            seg = raw.FPDFPath_GetPathSegment(obj, k)
-            raw.FPDFPathSegment_GetPoint(seg, x, y)
-            px, py = a * x.value + c * y.value + e, b * x.value + d * y.value + f
+        for px, py, kind, closes in path_points(obj, m):
             point = (px - self._left, self._top - py)
-            if raw.FPDFPathSegment_GetType(seg) == raw.FPDF_SEGMENT_MOVETO or not subpaths:
+            if kind == raw.FPDF_SEGMENT_MOVETO or not subpaths:
                 subpaths.append([point])
             else:
                 subpaths[-1].append(point)
-            if raw.FPDFPathSegment_GetClose(seg) and subpaths[-1][-1] != subpaths[-1][0]:
+            if closes and subpaths[-1][-1] != subpaths[-1][0]:
                 subpaths[-1].append(subpaths[-1][0])
         for pts in subpaths:
             if len(pts) < 2:

@@ -4,6 +4,7 @@ pdfplumber here: the parser imports that only for a page whose lines form a grid
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,6 +40,22 @@ def object_matrix(obj: Any) -> Matrix:
     if not raw.FPDFPageObj_GetMatrix(obj, m):
         return _IDENTITY
     return (m.a, m.b, m.c, m.d, m.e, m.f)
+
+
+def path_points(obj: Any, m: Matrix) -> Iterator[tuple[float, float, int, bool]]:
+    """Each segment of a path object: its point through `m`, its kind (`FPDF_SEGMENT_*`),
+    and whether it closes its subpath."""
+    a, b, c, d, e, f = m
+    x, y = ctypes.c_float(), ctypes.c_float()
+    for k in range(raw.FPDFPath_CountSegments(obj)):
+        seg = raw.FPDFPath_GetPathSegment(obj, k)
+        raw.FPDFPathSegment_GetPoint(seg, x, y)
+        yield (
+            a * x.value + c * y.value + e,
+            b * x.value + d * y.value + f,
+            raw.FPDFPathSegment_GetType(seg),
+            bool(raw.FPDFPathSegment_GetClose(seg)),
+        )
 
 
 def on_page(obj: Any, outer: Matrix | None) -> Matrix:

@@ -28,7 +28,7 @@ from ingestion.parsers._common import (
     join_lines,
     normalise_rows,
 )
-from ingestion.parsers.pdf_raw import path_objects
+from ingestion.parsers.pdf_raw import object_matrix, path_objects, path_points
 
 
 @dataclass(slots=True)
@@ -39,25 +39,15 @@ class PdfTable:
     notes: list[str] = field(default_factory=list)  # footnote rows spanning the table
 
 
-_FX, _FY = ctypes.c_float(), ctypes.c_float()
-
-
 def _segments(obj: Any) -> list[tuple[float, float, float, float]]:
-    m = raw.FS_MATRIX()
-    raw.FPDFPageObj_GetMatrix(obj, m)
     out: list[tuple[float, float, float, float]] = []
     prev = start = None
-    for i in range(raw.FPDFPath_CountSegments(obj)):
-        seg = raw.FPDFPath_GetPathSegment(obj, i)
-        raw.FPDFPathSegment_GetPoint(seg, _FX, _FY)
-        x = m.a * _FX.value + m.c * _FY.value + m.e
-        y = m.b * _FX.value + m.d * _FY.value + m.f
-        kind = raw.FPDFPathSegment_GetType(seg)
+    for x, y, kind, closes in path_points(obj, object_matrix(obj)):
         if kind == raw.FPDF_SEGMENT_LINETO and prev:
             out.append((prev[0], prev[1], x, y))
         if kind == raw.FPDF_SEGMENT_MOVETO:
             start = (x, y)
-        elif raw.FPDFPathSegment_GetClose(seg) and start:
+        elif closes and start:
             out.append((x, y, start[0], start[1]))
         prev = (x, y)
     return out
