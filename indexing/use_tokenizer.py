@@ -11,7 +11,7 @@ characters missing from the model's vocabulary), so the index's vectors depend o
 
 `NativeUseTokenizer` takes the library's ids when they hold no `<unk>`. Otherwise it
 splits each `<unk>` piece into one per character of its normalised text, which the
-library reports (`piece`), giving the port's ids. An empty normalised text is one
+library gives as the piece's string, giving the port's ids. An empty normalised text is one
 `<unk>`, as in the port.
 
 `load` returns it only where sentencepiece is installed and it agrees with the port on
@@ -71,16 +71,20 @@ class NativeUseTokenizer:
         return [self._one(text, add_bos, add_eos) for text in texts]
 
     def _one(self, text: str, add_bos: bool, add_eos: bool) -> list[int]:
-        ids: list[int] = self._sp.encode(text, add_bos=add_bos, add_eos=add_eos)
-        if _UNK not in ids and len(ids) > add_bos + add_eos:
-            return ids
-        body: list[int] = []
-        for piece in self._sp.encode(text, return_type="proto").pieces:
-            if piece.id == _UNK:
-                body.extend([_UNK] * len(piece.piece))  # one per normalised character
-            else:
-                body.append(piece.id)
-        return [self._bos] * add_bos + (body or [_UNK]) + [self._eos] * add_eos
+        ids: list[int] = self._sp.encode(text)
+        if not ids:
+            ids = [_UNK]
+        elif _UNK in ids:
+            # The same segmentation as text: an unknown piece is its normalised characters.
+            pieces: list[str] = self._sp.encode(text, out_type=str)
+            split: list[int] = []
+            for i, piece in zip(ids, pieces, strict=True):
+                if i == _UNK:
+                    split.extend([_UNK] * len(piece))
+                else:
+                    split.append(i)
+            ids = split
+        return [self._bos] * add_bos + ids + [self._eos] * add_eos
 
 
 def agrees(native: Any, pure: Any, texts: Sequence[str] = PROBES) -> bool:
