@@ -6,10 +6,12 @@ with one embedding thread (how ingest ran before issue 13's batching:
 `RAGLINE_INGEST__EMBED_GROUP=0`, `RAGLINE_EMBEDDER__PASSAGE_THREADS=1`), the candidate
 with the settings as configured. Models, tokeniser dictionaries and the parse worker
 processes are loaded before either clock starts (a server or Celery worker loads them
-once). Per-format rates come from each file's own time (its parse, chunking
-and staging, plus its share of its group's embedding, which in the candidate overlaps the
-next files' preparation, so these sums do not show the overlap); the total is wall time,
-syncs included.
+once). The total is wall time, syncs included. Where a run holds one format, that format's
+rates are the wall rates too: what ingesting only such files gives (`rate_from: "wall"`).
+In a mix they come from each file's own time (its parse, chunking and staging, plus its
+share of its group's embedding, which in the candidate overlaps the next files'
+preparation, so these sums do not show the overlap and understate the rate:
+`rate_from: "file seconds"`).
 """
 
 from __future__ import annotations
@@ -59,11 +61,20 @@ def _one(settings: Settings, folders: list[Path]) -> dict[str, Any]:
         row["chunks"] += o.chunks
         row["pages"] += o.pages
         row["seconds"] += o.seconds
+    alone = len(per) == 1
+
+    def rates(row: dict[str, float]) -> dict[str, Any]:
+        seconds = wall if alone else row["seconds"]
+        return {
+            "chunks_per_s": round(row["chunks"] / seconds, 1) if seconds else 0.0,
+            "pages_per_s": round(row["pages"] / seconds, 1) if seconds else 0.0,
+            "rate_from": "wall" if alone else "file seconds",
+        }
+
     formats = {
         fmt: {
             **{k: int(v) if k != "seconds" else round(v, 2) for k, v in row.items()},
-            "chunks_per_s": round(row["chunks"] / row["seconds"], 1) if row["seconds"] else 0.0,
-            "pages_per_s": round(row["pages"] / row["seconds"], 1) if row["seconds"] else 0.0,
+            **rates(row),
         }
         for fmt, row in sorted(per.items())
     }

@@ -44,6 +44,22 @@ def test_end_to_end_ingest_bench_reports_both_runs_per_format(tmp_path: Path) ->
         assert r["files"] == 7 and r["failed"] == 1 and r["chunks"] == 6
         assert set(r["per_format"]) == {"md", "pdf", "txt"}
         assert r["per_format"]["txt"]["files"] == 3 and r["per_format"]["pdf"]["failed"] == 1
+        assert {f["rate_from"] for f in r["per_format"].values()} == {"file seconds"}
         assert r["chunks_per_s"] > 0
     assert data["ratio_chunks_per_s"] > 0
     assert data["target"]["chunks_per_s"] == 100.0
+
+
+def test_a_run_of_one_format_reports_its_wall_rate(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for i in range(3):
+        (docs / f"n{i}.md").write_text(f"# Note {i}\n\nForm F-{i} goes to office {i}.\n")
+    out = tmp_path / "e2e.json"
+    args = ["bench", "ingest", "--end-to-end", "--docs", str(docs), "--json", str(out)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 0, result.output
+    run = json.loads(out.read_text())["candidate"]
+    md = run["per_format"]["md"]
+    assert md["rate_from"] == "wall"
+    assert md["chunks_per_s"] == run["chunks_per_s"] and md["pages_per_s"] == run["pages_per_s"]
