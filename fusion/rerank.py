@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
@@ -174,7 +175,8 @@ def rare_bigram_overlap(
     no corpus statistics): a bigram every candidate shares says nothing about which one
     answers; one that only the right passage has says a lot."""
     n = len(candidates)
-    weight = {g: math.log(1 + n / (1 + sum(g in c for c in candidates))) for g in query_grams}
+    held_by = Counter(g for c in candidates for g in c)  # candidates hold few of the grams
+    weight = {g: math.log(1 + n / (1 + held_by[g])) for g in query_grams}
     total = sum(weight.values())
     if not total:
         return [0.0] * n

@@ -360,7 +360,9 @@ def _score(
     n_chunks = len({c.chunk.content_id for c in cands})
     # Words that name a retrieved document (its title or file name: "Java 开发手册",
     # "Wikipedia Duck") say where to look, not what to quote.
-    names_by_doc = {c.chunk.doc_id: _doc_name(c.chunk) for c in cands}
+    # (One name per document, not per candidate: a passage gives dozens of candidates.)
+    last_chunk = {c.chunk.doc_id: c.chunk for c in cands}
+    names_by_doc = {doc: _doc_name(chunk) for doc, chunk in last_chunk.items()}
     naming = _matched_terms(terms, " ".join(names_by_doc.values()))
     # ... but when the question names one of them ("the sample Word document"), that
     # document's sentences are preferred over the same text found elsewhere.
