@@ -37,7 +37,7 @@ from ingestion.parsers._common import (
     plausible_heading,
     render_table,
 )
-from ingestion.parsers.pdf_raw import no_text
+from ingestion.parsers.pdf_raw import char_codes, no_text
 from ingestion.parsers.pdf_tables import PdfTable, extract_tables, has_grid
 
 PARSER = f"pypdfium2/{version('pypdfium2')}+pdfplumber/{version('pdfplumber')}"
@@ -121,18 +121,6 @@ def _glyph_size(handle: Any, i: int, matrix: Any) -> float:
     return round(raw.FPDFText_GetFontSize(handle, i) * scale * 2) / 2
 
 
-def _codes(tp: Any, n: int) -> list[int]:
-    """Every character's code on the page: one call for the page's text where it lines up
-    with pdfium's characters one to one (nearly always), else one call per character (a
-    page whose text leaves characters out, such as glyphs with no Unicode value, or gives
-    one as two UTF-16 units)."""
-    buf = (ctypes.c_ushort * (n + 1))()
-    if n and raw.FPDFText_GetText(tp, 0, n, buf) == n + 1:
-        return buf[:n]
-    get_unicode = raw.FPDFText_GetUnicode
-    return [get_unicode(tp, i) for i in range(n)]
-
-
 def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
     tp = page.get_textpage()
     n = raw.FPDFText_CountChars(tp)
@@ -206,7 +194,7 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
     # A text object draws all its glyphs in one font at one size and matrix, so its size
     # is worked out once, at its first glyph.
     object_sizes: dict[int, float] = {}
-    for i, u in enumerate(_codes(handle, n)):
+    for i, u in enumerate(char_codes(handle, n)):
         if u == 10:
             finish()
             prev_right = None

@@ -31,7 +31,14 @@ from pdfplumber.container import Container
 from pdfplumber.page import Page
 from pdfplumber.table import Table, TableFinder, TableSettings
 
-from ingestion.parsers.pdf_raw import Matrix, no_text, on_page, path_objects, path_points
+from ingestion.parsers.pdf_raw import (
+    Matrix,
+    char_codes,
+    no_text,
+    on_page,
+    path_objects,
+    path_points,
+)
 
 
 class PageObjects(Container):
@@ -72,8 +79,7 @@ class PageObjects(Container):
             rect, matrix = raw.FS_RECTF(), raw.FS_MATRIX()
             out: list[dict[str, Any]] = []
             pending = False  # a generated space since the last glyph
-            for i in range(raw.FPDFText_CountChars(handle)):
-                u = raw.FPDFText_GetUnicode(handle, i)
+            for i, u in enumerate(char_codes(handle, raw.FPDFText_CountChars(handle))):
                 if u in (10, 13):
                     pending = False
                     continue

@@ -1,6 +1,7 @@
-"""pdfium page objects by raw handle, for the PDF parser's hot paths: which glyph codes
-are no text, and a page's path objects with the matrices of the forms around them. No
-pdfplumber here: the parser imports that only for a page whose lines form a grid."""
+"""pdfium page objects by raw handle, for the PDF parser's hot paths: a text page's
+character codes and which of them are no text, and a page's path objects with the
+matrices of the forms around them. No pdfplumber here: the parser imports that only for a
+page whose lines form a grid."""
 
 from __future__ import annotations
 
@@ -19,6 +20,18 @@ def no_text(code: int) -> bool:
     does not map), a private-use glyph, U+FFFD. pdfium's own markers (line breaks, 2 and
     0xFFFE for a hyphen ending a line) are told apart before this."""
     return code <= 8 or 14 <= code <= 31 or 0xE000 <= code <= 0xF8FF or code == 0xFFFD
+
+
+def char_codes(tp: Any, n: int) -> list[int]:
+    """Every character's code on a text page (its raw handle, `n` characters): one call
+    for the page's text where it lines up with pdfium's characters one to one (nearly
+    always), else one call per character (a page whose text leaves characters out, such as
+    glyphs with no Unicode value, or gives one as two UTF-16 units)."""
+    buf = (ctypes.c_ushort * (n + 1))()
+    if n and raw.FPDFText_GetText(tp, 0, n, buf) == n + 1:
+        return buf[:n]
+    get_unicode = raw.FPDFText_GetUnicode
+    return [get_unicode(tp, i) for i in range(n)]
 
 
 def times(m: Matrix, outer: Matrix) -> Matrix:

@@ -15,7 +15,7 @@ import pytest
 
 from core.types import ParsedDocument
 from ingestion.parse import parse_bytes
-from ingestion.parsers import pdf
+from ingestion.parsers import pdf, pdf_raw
 from tests.ingestion.conftest import one_page_pdf
 
 DOCS = Path(
@@ -169,7 +169,7 @@ def test_page_codes_match_pdfium_character_by_character() -> None:
         for i in range(len(doc)):
             tp = doc[i].get_textpage()
             n = pdfium_raw.FPDFText_CountChars(tp)
-            codes = [2 if c == 0xFFFE else c for c in pdf._codes(tp.raw, n)]
+            codes = [2 if c == 0xFFFE else c for c in pdf_raw.char_codes(tp.raw, n)]
             each = [pdfium_raw.FPDFText_GetUnicode(tp, k) for k in range(n)]
             assert codes == [2 if c == 0xFFFE else c for c in each], f"page {i + 1}"
             buf = (ctypes.c_ushort * (n + 1))()
