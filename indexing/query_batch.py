@@ -4,10 +4,10 @@ A short text costs the encoder almost as much as several: each call streams ever
 matrix from memory once, whatever the batch (USE on this machine: 3.5 ms CPU for one
 question, 1.1 ms per question in a call of eight). Under load many requests embed their
 question at the same moment, each on its own thread, so `QueryBatcher` lets them share
-calls: a caller that finds the encoder idle embeds everything queued at that moment
-(itself included) in one call; callers that arrive while it runs wait, and the first of
-them embeds the next batch. Nothing waits on a timer: a lone caller embeds at once, as
-before, and the batch grows only with the requests that are already waiting.
+calls (`core/batching.py`): a caller that finds the encoder idle embeds everything queued
+at that moment (itself included) in one call; callers that arrive while it runs wait, and
+the first of them embeds the next batch. Nothing waits on a timer: a lone caller embeds at
+once, and the batch grows only with the requests that are already waiting.
 
 The last `remember` questions' vectors are kept (least recently used out): an ask embeds
 its question twice, for the dense search and for choosing its answer sentences by meaning,
@@ -16,21 +16,13 @@ and agents retry the same question; the second time costs no model call.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-
-@dataclass(slots=True)
-class _Slot:
-    text: str
-    vector: np.ndarray | None = None
-    error: BaseException | None = None
-    done: bool = False
+from core.batching import Batcher
 
 
 class QueryBatcher:
@@ -40,69 +32,36 @@ class QueryBatcher:
         max_batch: int = 32,
         remember: int = 256,
     ) -> None:
-        self._embed_many = embed_many
-        self._max = max(1, max_batch)
+        self._batcher: Batcher[str, np.ndarray] = Batcher(embed_many, max_batch)
         self._remember = max(0, remember)
-        self._pid = os.getpid()
-        self._reset()
-
-    def _reset(self) -> None:
-        self._cond = threading.Condition()
-        self._queue: list[_Slot] = []
-        self._busy = False
+        self._lock = threading.Lock()
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
-        self.calls = 0  # model calls made, and the texts they held (for tests and benches)
-        self.texts = 0
+
+    @property
+    def calls(self) -> int:  # model calls made, and the texts they held (tests, benches)
+        return self._batcher.calls
+
+    @property
+    def texts(self) -> int:
+        return self._batcher.items
+
+    def embed_many(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors of a few texts, in the calls shared with concurrent callers (the
+        texts are not remembered here: for a symmetric encoder, where a passage's vector
+        is a query's)."""
+        return np.stack(self._batcher.submit_many(list(texts)))
 
     def embed(self, text: str) -> np.ndarray:
-        if self._pid != os.getpid():  # a forked worker must not wait on its parent's lock
-            self._pid = os.getpid()
-            self._reset()
-        slot = _Slot(text)
-        with self._cond:
+        with self._lock:
             known = self._recent.get(text)
             if known is not None:
                 self._recent.move_to_end(text)
                 return known.copy()  # a caller may write to its vector
-            self._queue.append(slot)
-        while not slot.done:
-            self._run_next(slot)
-        return self._result(slot)
-
-    def _run_next(self, slot: _Slot) -> None:
-        """Wait until `slot` is done or the encoder is idle; when idle, embed the queue's
-        first `max_batch` texts (FIFO, so a long queue reaches `slot` in turn)."""
-        with self._cond:
-            while not slot.done and self._busy:
-                self._cond.wait()
-            if slot.done:
-                return
-            batch, self._queue = self._queue[: self._max], self._queue[self._max :]
-            self._busy = True
-        try:
-            vectors = self._embed_many([s.text for s in batch])
-            for s, v in zip(batch, vectors, strict=True):
-                s.vector = v
-        except BaseException as exc:  # every caller of the failed call gets the error
-            for s in batch:
-                s.error = exc
-        finally:
-            with self._cond:
-                for s in batch:
-                    s.done = True
-                    if s.vector is not None and self._remember:
-                        self._recent[s.text] = s.vector.copy()
-                        self._recent.move_to_end(s.text)
+        vector = self._batcher.submit(text)
+        if self._remember:
+            with self._lock:
+                self._recent[text] = vector.copy()
+                self._recent.move_to_end(text)
                 while len(self._recent) > self._remember:
                     self._recent.popitem(last=False)
-                self.calls += 1
-                self.texts += len(batch)
-                self._busy = False
-                self._cond.notify_all()
-
-    @staticmethod
-    def _result(slot: _Slot) -> np.ndarray:
-        if slot.error is not None:
-            raise slot.error
-        assert slot.vector is not None
-        return slot.vector
+        return vector

@@ -45,7 +45,7 @@ def _run(batcher: QueryBatcher, text: str, out: dict[str, object]) -> None:
 
 def _wait_queued(batcher: QueryBatcher, n: int) -> None:
     deadline = time.monotonic() + 5
-    while len(batcher._queue) < n:
+    while len(batcher._batcher.queue) < n:
         assert time.monotonic() < deadline, "callers did not queue"
         time.sleep(0.001)
 
@@ -134,7 +134,7 @@ def test_use_vectors_are_the_same_embedded_together_or_alone() -> None:
 def test_max_batch_below_one_means_one(bad: int) -> None:
     model = GatedModel()
     model.gate.set()
-    assert QueryBatcher(model, max_batch=bad)._max == 1
+    assert QueryBatcher(model, max_batch=bad)._batcher.max_batch == 1
 
 
 class CountingModel:
@@ -166,3 +166,4 @@ def test_remember_zero_embeds_every_time() -> None:
     batcher.embed("x")
     batcher.embed("x")
     assert model.batches == [["x"], ["x"]]
+
