@@ -10,10 +10,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Engine, Table, select
+from sqlalchemy import Connection, Engine, Table, select
 from sqlalchemy.orm import sessionmaker
 
 from indexing.models import GatewayAuditRow, GatewayTraceRow, MemoryRow
+from indexing.stores.group_commit import GroupCommit
 
 _TRACES = cast(Table, GatewayTraceRow.__table__)
 
@@ -75,9 +76,12 @@ class Trace:
 
 
 class GatewayRecords:
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, writes: GroupCommit | None = None) -> None:
         self._engine = engine
         self._session = sessionmaker(engine, expire_on_commit=False)
+        # The traces every query saves: in the metadata store's group commit when given
+        # (one transaction with the audit records of the same moment).
+        self._writes = writes or GroupCommit(engine)
 
     # -- audit --------------------------------------------------------------------------
     def audit(self, record: AuditRecord) -> None:
@@ -132,22 +136,23 @@ class GatewayRecords:
         # Core statements in one transaction (every ask saves one): the events of a trace
         # saved before are replaced, else the trace is inserted.
         events = json.dumps(trace.events, default=str, ensure_ascii=False)
-        with self._engine.begin() as conn:
+        row = {
+            "trace_id": trace.trace_id,
+            "at": _now(),
+            "principal": trace.principal[:128],
+            "operation": trace.operation,
+            "question": trace.question[:4000],
+            "events": events,
+        }
+
+        def write(conn: Connection) -> None:
             done = conn.execute(
                 _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id), {"events": events}
             )
             if done.rowcount == 0:
-                conn.execute(
-                    _TRACES.insert(),
-                    {
-                        "trace_id": trace.trace_id,
-                        "at": _now(),
-                        "principal": trace.principal[:128],
-                        "operation": trace.operation,
-                        "question": trace.question[:4000],
-                        "events": events,
-                    },
-                )
+                conn.execute(_TRACES.insert(), row)
+
+        self._writes.run(write)
 
     def trace(self, trace_id: str) -> TraceRecord | None:
         with self._session() as s:

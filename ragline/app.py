@@ -160,7 +160,10 @@ class Ragline:
         self._upload_secret: str | None = None
         gw = settings.gateway
         engine = getattr(self.stores.metadata, "engine", None)
-        self.records = GatewayRecords(engine or make_engine(settings.resolved_metadata_url))
+        self.records = GatewayRecords(
+            engine or make_engine(settings.resolved_metadata_url),
+            getattr(self.stores.metadata, "writes", None),
+        )
         llm = self.llm if gw.router == "llm" else None
         self.gateway = Gateway(
             load_gateway_config(gw.sources),

@@ -62,6 +62,7 @@ from indexing.protocols import (
     OutboxEntry,
     QueryLogRecord,
 )
+from indexing.stores.group_commit import GroupCommit
 
 _IN_BATCH = 500  # stay under SQLite's bound-parameter limit in IN (...) lists
 
@@ -385,6 +386,9 @@ class SqlMetadataStore:
         self._session = sessionmaker(self.engine, expire_on_commit=False)
         # Row values -> Chunk for the serve-check (thread-safe, bounded, per store).
         self._row_chunk = lru_cache(maxsize=8192)(_serving_chunk)
+        # The writes every query makes (audit record, knowledge gap; the trace records
+        # share it), committed together with those of concurrent queries.
+        self.writes = GroupCommit(self.engine)
         self._roles: dict[str, _Role] = {}
         self._roles_lock = threading.Lock()
 
@@ -861,19 +865,16 @@ class SqlMetadataStore:
             ]
 
     def log_query(self, trace_id: str, user: str, question: str, payload: str) -> None:
-        # One INSERT through Core: written on every ask, an ORM unit of work cost more than
-        # the statement.
-        with self.engine.begin() as conn:
-            conn.execute(
-                _QUERY_LOG.insert(),
-                {
-                    "trace_id": trace_id,
-                    "user": user,
-                    "question": question,
-                    "payload": payload,
-                    "at": _now(),
-                },
-            )
+        # One INSERT through Core (an ORM unit of work cost more than the statement), in
+        # the group commit of concurrent queries.
+        row = {
+            "trace_id": trace_id,
+            "user": user,
+            "question": question,
+            "payload": payload,
+            "at": _now(),
+        }
+        self.writes.run(lambda conn: conn.execute(_QUERY_LOG.insert(), row))
 
     def query_log(
         self,
@@ -944,10 +945,11 @@ class SqlMetadataStore:
         best_coverage: float,
     ) -> GapRecord:
         # Core statements, not the ORM: written on every question not covered (1.3 ms
-        # per ask through a session, most of the ask's writes).
+        # per ask through a session, most of the ask's writes), in the group commit.
         now = _now()
         gaps = _GAPS
-        with self.engine.begin() as conn:
+
+        def write(conn: Connection) -> dict[str, Any]:
             seen = conn.execute(
                 select(gaps.c.normalised, gaps.c.count, gaps.c.first_at, gaps.c.roles)
                 .where(gaps.c.key == key)
@@ -978,7 +980,9 @@ class SqlMetadataStore:
                 values |= {"count": count + 1, "roles": json.dumps(sorted(asked_by))}
                 conn.execute(gaps.update().where(gaps.c.key == key), values)
                 values |= {"key": key, "normalised": first_normalised, "first_at": first_at}
-        return self._gap(SimpleNamespace(**values))  # type: ignore[arg-type]
+            return values
+
+        return self._gap(SimpleNamespace(**self.writes.run(write)))  # type: ignore[arg-type]
 
     def gaps(
         self, since: datetime | None = None, status: str | None = None, limit: int = 1000
