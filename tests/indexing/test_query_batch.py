@@ -167,3 +167,19 @@ def test_remember_zero_embeds_every_time() -> None:
     batcher.embed("x")
     assert model.batches == [["x"], ["x"]]
 
+
+def test_a_requests_few_sentences_share_the_query_calls_with_the_same_vectors() -> None:
+    from indexing.embedders import _SHARED_CALL_TEXTS, UseEmbedder
+
+    shared = UseEmbedder()
+    own = UseEmbedder()
+    sentences = ["鸭子是一种水禽。", "Zero trust removes implicit trust.", "个人信息处理者应当"]
+    many = [f"{s} {i}" for i in range(_SHARED_CALL_TEXTS + 1) for s in sentences[:1]]
+    few = shared.embed_passages(sentences)
+    assert shared._queries.texts == len(sentences)  # through the batcher's calls
+    shared.embed_passages(many)
+    assert shared._queries.texts == len(sentences)  # an ingest batch keeps its own path
+    # The same vectors as the ingest path (batches sorted by length) gives them.
+    reference = own.embed_passages([*sentences, *many])[: len(sentences)]
+    assert float(np.abs(few - reference).max()) < 1e-5
+    assert np.allclose(np.linalg.norm(few, axis=1), 1.0, atol=1e-5)
