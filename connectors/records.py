@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from typing import Any, cast
 
 from sqlalchemy import Connection, Engine, Table, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
 from indexing.models import GatewayAuditRow, GatewayTraceRow, MemoryRow
@@ -68,6 +69,7 @@ class Trace:
     question: str = ""
     events: list[dict[str, Any]] = field(default_factory=list)
     started: float = field(default_factory=time.perf_counter)
+    saved: bool = False  # stored once already: saving again replaces its events
 
     def add(self, event: str, **details: Any) -> None:
         self.events.append(
@@ -145,14 +147,25 @@ class GatewayRecords:
             "events": events,
         }
 
-        def write(conn: Connection) -> None:
-            done = conn.execute(
-                _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id), {"events": events}
-            )
-            if done.rowcount == 0:
-                conn.execute(_TRACES.insert(), row)
+        fresh = not trace.saved  # a new trace (every ask's) is inserted, with no update
 
-        self._writes.run(write)
+        def write(conn: Connection) -> None:
+            if not fresh:
+                done = conn.execute(
+                    _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id),
+                    {"events": events},
+                )
+                if done.rowcount:
+                    return
+            conn.execute(_TRACES.insert(), row)
+
+        try:
+            self._writes.run(write)
+        except IntegrityError:  # another Trace object of this id saved it first
+            trace.saved = True
+            self.save_trace(trace)
+            return
+        trace.saved = True
 
     def trace(self, trace_id: str) -> TraceRecord | None:
         with self._session() as s:
