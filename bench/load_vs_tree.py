@@ -10,7 +10,12 @@ the issue was filed, measured in the same run; this measures exactly that.
 
 Each tree ingests the documents into its own data directory with its own code first. The
 older tree runs on this virtual environment (PYTHONPATH puts its sources first), so it
-must import with today's dependencies.
+must import with today's dependencies. `--tree-workers N` serves the older tree with
+`--workers N` too (a tree from after `--workers` existed: this session against the last).
+
+Each round also records the server's CPU per request (its processes, from /proc): on a
+machine whose speed drifts between rounds, what a request costs is steadier than what
+the machine served.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import argparse
 import json
 import os
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,13 +69,37 @@ def _ingest(tree: Path | None, docs: Path, data: Path) -> None:
         raise RuntimeError(f"ingest with {tree or 'this tree'} failed: {done.stderr[-2000:]}")
 
 
+def _tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a process and all its descendants, from /proc."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    family, todo = set(), [pid]
+    while todo:
+        p = todo.pop()
+        family.add(p)
+        todo += [c for c, parent in parents.items() if parent == p and c not in family]
+    ticks = 0
+    for p in family:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 @contextmanager
-def _server(tree: Path | None, data: Path, workers: int, log: Path) -> Iterator[str]:
+def _server(tree: Path | None, data: Path, workers: int, log: Path) -> Iterator[tuple[str, int]]:
     port = _free_port()
     cmd = [*_CLI, "serve", "--port", str(port), "--log-level", "warning"]
     cmd += ["--cache-ttl", "0", "--data-dir", str(data)]
     env = _env(tree)
-    if tree is None:
+    if workers > 0:
         cmd += ["--workers", str(workers)]
         env["RAGLINE_API__MAX_IN_FLIGHT"] = "32"
     with log.open("wb") as out:
@@ -85,7 +115,7 @@ def _server(tree: Path | None, data: Path, workers: int, log: Path) -> Iterator[
     try:
         wait_ready(proc, base, log)
         warm_up(base, workers)
-        yield base
+        yield base, proc.pid
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait(timeout=30)
@@ -101,6 +131,12 @@ def main() -> None:
     ap.add_argument("--duration", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--workers", type=int, default=2, help="this tree's serve processes")
+    ap.add_argument(
+        "--tree-workers",
+        type=int,
+        default=0,
+        help="the older tree's serve processes (0: its `serve` as it was, one process)",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ragline-vs-tree-"))
@@ -113,16 +149,25 @@ def main() -> None:
     runs: dict[str, list[dict[str, object]]] = {name: [] for name in trees}
     for r in range(args.rounds):
         for name, tree in trees.items():
-            with _server(tree, work / name, args.workers, work / f"{name}.log") as base:
+            workers = args.workers if tree is None else args.tree_workers
+            with _server(tree, work / name, workers, work / f"{name}.log") as (base, pid):
+                cpu0 = _tree_cpu_s(pid)
                 point = run_locust(
                     base, args.users, args.duration, args.scenario, qfile, work, 2.0,
                     "fast", "honour",
                 )  # fmt: skip
+                # The server's CPU per answered request (429s included): what each costs,
+                # whatever share of the cores the machine gave it this round.
+                calls = int(point["served"]) + int(point["refused_429"])
+                point["server_cpu_ms_per_request"] = round(
+                    (_tree_cpu_s(pid) - cpu0) * 1000 / max(1, calls), 2
+                )
             runs[name].append(point)
             print(
                 f"round {r + 1} {name}: {point['served_req_per_s']} req/s, "
                 f"p95 {point['p95_ms']} ms, refused {point['refused_429']}, "
-                f"errors {point['errors']}",
+                f"errors {point['errors']}, "
+                f"server CPU {point['server_cpu_ms_per_request']} ms a request",
                 flush=True,
             )
     then = [float(p["served_req_per_s"]) for p in runs["then"]]  # type: ignore[arg-type]
@@ -134,8 +179,12 @@ def main() -> None:
         "duration_s": args.duration,
         "runs": runs,
         "ratio_per_round": [round(b / a, 2) if a else None for a, b in zip(then, now, strict=True)],
+        "ratio_of_means": round(statistics.mean(now) / statistics.mean(then), 2),
     }
-    print(f"now / then, per round: {result['ratio_per_round']}")
+    print(
+        f"now / then, per round: {result['ratio_per_round']}; "
+        f"of the means: {result['ratio_of_means']}"
+    )
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
 
