@@ -114,7 +114,7 @@ def _server(tree: Path | None, data: Path, workers: int, log: Path) -> Iterator[
     base = f"http://127.0.0.1:{port}"
     try:
         wait_ready(proc, base, log)
-        warm_up(base, workers)
+        warm_up(base, max(1, workers))
         yield base, proc.pid
     finally:
         os.killpg(proc.pid, signal.SIGTERM)
