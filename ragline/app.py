@@ -76,9 +76,11 @@ def retrieval_ms(timings_ms: dict[str, float]) -> float:
 
 
 class Ragline:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, embedder: Embedder | None = None) -> None:
         self.settings = settings
-        self.embedder: Embedder = make_embedder(settings.embedder)
+        # `embedder`: one made for these settings already (the CLI loads its model while
+        # the query path imports).
+        self.embedder: Embedder = embedder or make_embedder(settings.embedder)
         self.stores: Stores = open_stores(settings, self.embedder)
         # After the stores: FAISS's libraries are loaded now, so the limit reaches them too.
         log.debug("BLAS/OpenMP threads: %s", limit_blas(settings.threads))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import json
 import sys
@@ -24,8 +25,11 @@ from ragline.monitoring_cli import register as register_monitoring_commands
 from ragline.worker.commands import register as register_service_commands
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from core.settings import Settings
     from core.types import Principal
+    from indexing.embedders import Embedder
     from ragline.app import Ragline
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, rich_markup_mode=None)
@@ -79,15 +83,44 @@ def _settings(data_dir: Path | None) -> Settings:
     return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
-def _open(data_dir: Path | None) -> Ragline:
+def _open(data_dir: Path | None, embedder: Future[Embedder] | None = None) -> Ragline:
     from core.errors import RaglineError
     from ragline.app import Ragline
 
     try:
-        return Ragline(_settings(data_dir))
+        if embedder is None:
+            return Ragline(_settings(data_dir))
+        return Ragline(_settings(data_dir), embedder.result())
     except RaglineError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc
+
+
+def _embedder_loading(data_dir: Path | None) -> Future[Embedder]:
+    """The embedder, its model loading on a thread from now on: `ragline ask` and `search`
+    load it while they import the query path (reading the weights and setting up the C++
+    tokenizer let go of the GIL), not after. A load that fails here fails again, with its
+    message, where the query first needs the model."""
+    import threading
+    from concurrent.futures import Future
+
+    settings = _settings(data_dir)
+    made: Future[Embedder] = Future()
+
+    def load() -> None:
+        try:
+            from indexing.embedders import make_embedder
+
+            embedder = make_embedder(settings.embedder)
+        except BaseException as exc:  # the command reports it where it needs the embedder
+            made.set_exception(exc)
+            return
+        made.set_result(embedder)
+        with contextlib.suppress(Exception):
+            embedder.load()
+
+    threading.Thread(target=load, name="model-load", daemon=True).start()
+    return made
 
 
 def _span_text(citation: dict[str, Any], of: str = "") -> str:
@@ -227,6 +260,7 @@ def _query(
     task: str = "qa",
     filters: list[str] | None = None,
 ) -> dict[str, Any]:
+    embedder = _embedder_loading(data_dir)
     from core.errors import InvalidRequest
     from core.types import QueryFilter
     from ragline.render import answer_view, search_view
@@ -237,7 +271,7 @@ def _query(
     except InvalidRequest as exc:
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from exc
-    rag = _open(data_dir)
+    rag = _open(data_dir, embedder)
     try:
         principal = _principal(user, role, tag)
         where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_type or ()))
