@@ -173,7 +173,10 @@ def main() -> None:
     then = [float(p["served_req_per_s"]) for p in runs["then"]]  # type: ignore[arg-type]
     now = [float(p["served_req_per_s"]) for p in runs["now"]]  # type: ignore[arg-type]
     result = {
-        "tree": str(args.tree),
+        # The older tree by its commit (a path here would name this machine's folders).
+        "tree_commit": subprocess.run(
+            ["git", "-C", str(args.tree), "rev-parse", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
         "scenario": args.scenario,
         "users": args.users,
         "duration_s": args.duration,
