@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -147,24 +148,27 @@ class GatewayRecords:
             "events": events,
         }
 
-        fresh = not trace.saved  # a new trace (every ask's) is inserted, with no update
+        def write(update: bool) -> Callable[[Connection], None]:
+            def work(conn: Connection) -> None:
+                if update:
+                    done = conn.execute(
+                        _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id),
+                        {"events": events},
+                    )
+                    if done.rowcount:
+                        return
+                conn.execute(_TRACES.insert(), row)
 
-        def write(conn: Connection) -> None:
-            if not fresh:
-                done = conn.execute(
-                    _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id),
-                    {"events": events},
-                )
-                if done.rowcount:
-                    return
-            conn.execute(_TRACES.insert(), row)
+            return work
 
+        # A new trace (every ask's) is inserted with no update first; another Trace object
+        # of the same id may have stored it already, and then it is updated.
         try:
-            self._writes.run(write)
-        except IntegrityError:  # another Trace object of this id saved it first
-            trace.saved = True
-            self.save_trace(trace)
-            return
+            self._writes.run(write(update=trace.saved))
+        except IntegrityError:
+            if trace.saved:
+                raise
+            self._writes.run(write(update=True))
         trace.saved = True
 
     def trace(self, trace_id: str) -> TraceRecord | None:

@@ -16,6 +16,7 @@ and agents retry the same question; the second time costs no model call.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -34,6 +35,10 @@ class QueryBatcher:
     ) -> None:
         self._batcher: Batcher[str, np.ndarray] = Batcher(embed_many, max_batch)
         self._remember = max(0, remember)
+        self._forget()
+
+    def _forget(self) -> None:
+        self._pid = os.getpid()
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
@@ -52,6 +57,8 @@ class QueryBatcher:
         return np.stack(self._batcher.submit_many(list(texts)))
 
     def embed(self, text: str) -> np.ndarray:
+        if self._pid != os.getpid():  # a forked worker must not wait on its parent's lock
+            self._forget()
         with self._lock:
             known = self._recent.get(text)
             if known is not None:
