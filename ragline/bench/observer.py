@@ -12,7 +12,6 @@ from before the connection to the last byte. Both views are reported.
 from __future__ import annotations
 
 import itertools
-import math
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -20,14 +19,13 @@ from typing import Any
 
 import httpx
 
+from monitoring.latency_window import quantile
+
 
 def percentile(values: list[float], share: float) -> float | None:
-    """The value `share` (0-1) of the way up the sorted values (nearest rank)."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    rank = min(len(ordered), max(1, math.ceil(share * len(ordered))))
-    return ordered[rank - 1]
+    """The value `share` (0-1) of the way up the sorted values (nearest rank, as the
+    latency alerts compute it), None without values."""
+    return quantile(values, share) if values else None
 
 
 class Observer:

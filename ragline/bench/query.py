@@ -19,6 +19,8 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+from monitoring.latency_window import quantile
+
 ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("query_runner.py")
 
@@ -108,19 +110,12 @@ class Side:
             self._proc.wait()
 
 
-def _percentile(values: list[float], q: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
-
-
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
     def stat(key: str) -> dict[str, float]:
         values = [r[key] for r in rows]
         return {
             "p50": round(statistics.median(values), 3),
-            "p95": round(_percentile(values, 0.95), 3),
+            "p95": round(quantile(values, 0.95), 3) if values else 0.0,
             "mean": round(statistics.fmean(values), 3),
         }
 
