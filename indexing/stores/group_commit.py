@@ -10,7 +10,8 @@ returned before its audit record exists.
 
 A work is a function of the connection, with no effect outside the database: when one
 work of a batch fails, the transaction rolls back and each work runs again alone in its
-own, so only the failing caller gets the error and the others' writes stand.
+own, so only the failing caller gets the error and the others' writes stand. A work must
+not call `run` itself: it would wait for the batch it is part of.
 """
 
 from __future__ import annotations
