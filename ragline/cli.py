@@ -83,20 +83,23 @@ def _settings(data_dir: Path | None) -> Settings:
     return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
-def _open(data_dir: Path | None, embedder: Future[Embedder] | None = None) -> Ragline:
+def _open(
+    data_dir: Path | None,
+    embedder: Future[Embedder] | None = None,
+    settings: Settings | None = None,
+) -> Ragline:
     from core.errors import RaglineError
     from ragline.app import Ragline
 
     try:
-        if embedder is None:
-            return Ragline(_settings(data_dir))
-        return Ragline(_settings(data_dir), embedder.result())
+        settings = settings or _settings(data_dir)
+        return Ragline(settings, embedder.result() if embedder is not None else None)
     except RaglineError as exc:
         err.print(f"[red]error:[/] {exc}")
         raise typer.Exit(2) from exc
 
 
-def _embedder_loading(data_dir: Path | None) -> Future[Embedder]:
+def _embedder_loading(settings: Settings) -> Future[Embedder]:
     """The embedder, its model loading on a thread from now on: `ragline ask` and `search`
     load it while they import the query path (reading the weights and setting up the C++
     tokenizer let go of the GIL), not after. A load that fails here fails again, with its
@@ -104,7 +107,6 @@ def _embedder_loading(data_dir: Path | None) -> Future[Embedder]:
     import threading
     from concurrent.futures import Future
 
-    settings = _settings(data_dir)
     made: Future[Embedder] = Future()
 
     def load() -> None:
@@ -260,7 +262,8 @@ def _query(
     task: str = "qa",
     filters: list[str] | None = None,
 ) -> dict[str, Any]:
-    embedder = _embedder_loading(data_dir)
+    settings = _settings(data_dir)
+    embedder = _embedder_loading(settings)
     from core.errors import InvalidRequest
     from core.types import QueryFilter
     from ragline.render import answer_view, search_view
@@ -271,7 +274,7 @@ def _query(
     except InvalidRequest as exc:
         err.print(f"error: {exc}", markup=False)
         raise typer.Exit(2) from exc
-    rag = _open(data_dir, embedder)
+    rag = _open(data_dir, embedder, settings)
     try:
         principal = _principal(user, role, tag)
         where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_type or ()))
