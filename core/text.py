@@ -29,6 +29,7 @@ from core.lang import (
 )
 
 _HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_HAN_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
 # Word characters, with the combining marks of scripts whose vowels are marks (Indic, Thai,
 # Lao, Myanmar, Khmer; \w alone cuts their words apart) and of decomposed Latin letters.
 _TOKEN = re.compile(
@@ -95,6 +96,11 @@ def starts_latin_word(
 def has_han(text: str) -> bool:
     # ASCII text (most English words) cannot hold Han characters: skip the regex.
     return not text.isascii() and bool(_HAN.search(text))
+
+
+def han_word(text: str) -> bool:
+    """Two or more Han characters and nothing else."""
+    return not text.isascii() and _HAN_WORD.fullmatch(text) is not None
 
 
 def _words(text: str, search_mode: bool) -> list[str]:

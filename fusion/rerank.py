@@ -22,13 +22,20 @@ from collections.abc import Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ModelMissing
 from core.settings import FusionSettings
-from core.text import GramQuery, char_bigrams, has_han, held_in_plain, plain_text, query_terms
+from core.text import (
+    GramQuery,
+    char_bigrams,
+    han_word,
+    has_han,
+    held_in_plain,
+    plain_text,
+    query_terms,
+)
 from core.types import Chunk, Hit
 from fusion.trust import SourceStanding, TrustPolicy
 
@@ -54,8 +61,15 @@ class SignalWeights:
 # dominate, the words every passage shares ("别名", "毕业", "担任") count for little.
 # Measured offline on CMRC (bench/RESULTS.md): powers 2-4 and weights 0.5-1.2 all gain.
 RARITY_POWER = 3.0
-# Passages a reranker remembers having seen (~150 bytes each).
-SEEN_MEMO = 50_000
+# Passages a reranker remembers (`_Passage`: the searchable text, lower-cased, and what it
+# derives from it; ~2 KB each for a passage of 500 Han characters, so ~30 MB when full).
+SEEN_MEMO = 16_384
+# A question of words alone finds them in a passage (`held_in_plain`, ~14 us for 650
+# characters) until the passage has come back this often; from then on the passage's words
+# are built once (`char_bigrams`, ~64 us, memoised) and intersected (~0.6 us). Most
+# passages of a large corpus are seen once or twice, and building on the second sight cost
+# more than it saved (bench/RESULTS.md, session 29).
+BUILD_AT_SIGHT = 4
 
 
 # A passage's lead: the words it opens with, up to the first clause break. What a passage
@@ -87,13 +101,19 @@ def lead_text(chunk: Chunk) -> str:
     return clause.lower()
 
 
-@lru_cache(maxsize=8192)
 def searchable_text(chunk: Chunk) -> str:
-    """Title, headings and text, lower-cased. Memoised by the whole (frozen) chunk: the
-    serve-check hands back the same Chunk object for an unchanged row, whose fields keep
-    their hashes, so a passage met again costs ~0.8 us instead of ~2.8 (a new string of
-    the whole passage), 75 times a search."""
+    """Title, headings and text, lower-cased."""
     return f"{chunk.title}\n{' '.join(chunk.section_path)}\n{chunk.text}".lower()
+
+
+@dataclass(slots=True)
+class _Passage:
+    """What the rerank reads of a passage whatever the question, kept between requests."""
+
+    text: str  # searchable_text
+    plain: bool  # core.text.plain_text(text)
+    lead: str  # lead_text
+    sights: int = 0
 
 
 def coverage(
@@ -121,6 +141,41 @@ def _coverage(
         sum(len(t) for t in terms if t in held or any(a in text for a in alternatives.get(t, ())))
         / total
     )
+
+
+def _han_term_pairs(terms: Sequence[str], grams: AbstractSet[str]) -> dict[str, frozenset[str]]:
+    """{term: its bigrams} for the terms of two or more Han characters whose bigrams are
+    all among the question's grams."""
+    out: dict[str, frozenset[str]] = {}
+    for t in terms:
+        if han_word(t):
+            pairs = frozenset(map(str.__add__, t, t[1:]))
+            if pairs <= grams:
+                out[t] = pairs
+    return out
+
+
+def _terms_held(
+    terms: Sequence[str],
+    text: str,
+    grams_held: AbstractSet[str] | None,
+    pairs_of: Mapping[str, frozenset[str]],
+) -> set[str]:
+    """The terms `text` holds, each searched for once. Given the question's grams a plain
+    text holds (`grams_held`, which has every Han bigram of the question written in it), a
+    Han term (`pairs_of`) is searched for only when all its bigrams are held, and a
+    two-character one is held exactly when its bigram is."""
+    if grams_held is None or not pairs_of:
+        return {t for t in terms if t in text}
+    held = set()
+    for t in terms:
+        pairs = pairs_of.get(t)
+        if pairs is None:
+            if t in text:
+                held.add(t)
+        elif pairs <= grams_held and (len(t) == 2 or t in text):
+            held.add(t)
+    return held
 
 
 def synonym_alternatives(applied: dict[str, list[str]]) -> dict[str, list[str]]:
@@ -202,9 +257,10 @@ class SignalReranker:
         self._today = today
         self.fusion = fusion or FusionSettings()
         self.policy = TrustPolicy(self.fusion)
-        # The passages seen (by content id and title), and whether each one's searchable
-        # text is plain (`core.text.plain_text`); cleared when it holds SEEN_MEMO.
-        self._seen: dict[tuple[str, str], bool] = {}
+        # The passages seen, by everything their searchable text is made of (a memo keyed by
+        # the whole frozen chunk hashed all its fields, ~2.7 us a passage, 75 a search);
+        # cleared when it holds SEEN_MEMO.
+        self._seen: dict[tuple[str, tuple[str, ...], str], _Passage] = {}
 
     def rerank(
         self,
@@ -231,14 +287,18 @@ class SignalReranker:
             newest = max((d for d in dated if d is not None), default=None)
             if newest is not None and newest < today:
                 today = newest
-        texts = [searchable_text(h.chunk) for h in hits]
-        held_grams = self._grams_held(grams, hits, texts)  # the question's grams in each
+        passages = [self._passage(h.chunk) for h in hits]
+        texts = [p.text for p in passages]
+        held_grams = self._grams_held(grams, passages)  # the question's grams in each
         rare = rare_bigram_overlap(grams, held_grams)
         rarity_total = sum(rarity.values()) if rarity else 0.0
+        pairs_of = _han_term_pairs(terms, grams)
         for i, hit in enumerate(hits):
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
-            held = {t for t in terms if t in texts[i]}  # each term searched for once
+            held = _terms_held(
+                terms, texts[i], held_grams[i] if passages[i].plain else None, pairs_of
+            )
             s["coverage"] = _coverage(terms, texts[i], held, alternatives)
             s["bigrams"] = bigram_overlap(grams, held_grams[i])
             s["bigrams_idf"] = rare[i]
@@ -252,7 +312,7 @@ class SignalReranker:
                 s["rare_terms"] = rare_term_coverage(rarity, held, rarity_total)
                 relevance += w.rare_terms * s["rare_terms"]
             if rarity and w.lead_terms and f.use_lead_terms:
-                s["lead_terms"] = rare_term_coverage(rarity, lead_text(hit.chunk), rarity_total)
+                s["lead_terms"] = rare_term_coverage(rarity, passages[i].lead, rarity_total)
                 relevance += w.lead_terms * s["lead_terms"]
             if boost_terms and boost_fields:
                 s["boost"] = field_boost(hit.chunk, boost_terms, boost_fields)
@@ -279,33 +339,34 @@ class SignalReranker:
             self._order_versions(hits, texts, standings)
         return sorted(hits, key=lambda h: (-h.score, h.chunk.content_id))
 
-    def _grams_held(
-        self, grams: AbstractSet[str], hits: Sequence[Hit], texts: Sequence[str]
-    ) -> list[frozenset[str]]:
+    def _passage(self, chunk: Chunk) -> _Passage:
+        """The chunk's `_Passage`, made on first sight; its sightings counted."""
+        key = (chunk.title, chunk.section_path, chunk.text)
+        passage = self._seen.get(key)
+        if passage is None:
+            if len(self._seen) >= SEEN_MEMO:
+                self._seen.clear()
+            text = searchable_text(chunk)
+            passage = self._seen[key] = _Passage(text, plain_text(text), lead_text(chunk))
+        passage.sights += 1
+        return passage
+
+    @staticmethod
+    def _grams_held(grams: AbstractSet[str], passages: Sequence[_Passage]) -> list[frozenset[str]]:
         """`grams & char_bigrams(text)` for each passage's searchable text (lower case),
-        looked up in plain texts (`held_in_plain`) where the question has Han bigrams. A
-        question of words alone looks them up in a passage seen for the first time (a
-        large corpus seldom brings a passage back, and building its words costs more than
-        looking the question's up) and reads them from a passage's memoised words
-        (`char_bigrams`) once it comes back, as a small corpus's passages do."""
+        looked up in plain texts (`held_in_plain`) where the question has Han bigrams (a
+        Chinese passage's grams are many). A question of words alone looks them up too,
+        until the passage has come back BUILD_AT_SIGHT times; then it reads them from the
+        passage's memoised words (`char_bigrams`)."""
         if not grams:
-            return [frozenset()] * len(texts)
+            return [frozenset()] * len(passages)
         query = GramQuery.of(grams)
-        if len(self._seen) > SEEN_MEMO:
-            self._seen.clear()
-        out = []
-        for hit, text in zip(hits, texts, strict=True):
-            key = (hit.chunk.content_id, hit.chunk.title)
-            plain = self._seen.get(key)
-            first = plain is None
-            if first:
-                plain = self._seen[key] = plain_text(text)
-            # A Han bigram is always looked up: a Chinese passage's grams are many.
-            if plain and (first or query.han_pairs):
-                out.append(held_in_plain(query, text))
-            else:
-                out.append(query.grams & char_bigrams(text))
-        return out
+        return [
+            held_in_plain(query, p.text)
+            if p.plain and (query.han_pairs or p.sights < BUILD_AT_SIGHT)
+            else query.grams & char_bigrams(p.text)
+            for p in passages
+        ]
 
     def _order_versions(
         self, hits: Sequence[Hit], texts: Sequence[str], standings: Sequence[SourceStanding]

@@ -7,10 +7,21 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import date, timedelta
 
+import pytest
+
 from core.settings import FusionSettings, TrustRule
+from core.text import query_terms
 from core.types import Chunk, Hit, Principal, QueryFilter, ScoredId
 from fusion.pipeline import SearchPipeline
-from fusion.rerank import SignalReranker, lead_text, rare_term_coverage, rarity_weights
+from fusion.rerank import (
+    BUILD_AT_SIGHT,
+    SignalReranker,
+    coverage,
+    lead_text,
+    rare_term_coverage,
+    rarity_weights,
+    searchable_text,
+)
 from fusion.trust import TrustPolicy, decay
 from routing.instruction import TaskContext
 from routing.intent import Intent
@@ -337,8 +348,9 @@ def test_term_statistics_are_fetched_beside_retrieval_and_never_block_it() -> No
 
 
 def test_a_passage_scores_the_same_the_first_time_and_once_seen() -> None:
-    # Seen for the first time, a passage's grams are looked up; once seen, read from its
-    # memoised words (a question of words alone). The signals must not differ.
+    # Seen for the first times, a passage's grams are looked up; once it has come back
+    # BUILD_AT_SIGHT times, read from its memoised words (a question of words alone). The
+    # signals must not differ.
     texts = [
         "The enterprise's metadata uses data; data-driven plans use the data plane.",
         "截至2015年，TiDB 在使用SSD时的延迟为 2 ms。",
@@ -347,15 +359,37 @@ def test_a_passage_scores_the_same_the_first_time_and_once_seen() -> None:
     reranker = SignalReranker(today=TODAY)
     for question in ("What data does the enterprise's plan use?", "2015年TiDB使用什么SSD？"):
         runs = []
-        for _ in range(3):
+        for _ in range(BUILD_AT_SIGHT + 1):
             hits = _hits(*(_chunk(f"c{i}", t) for i, t in enumerate(texts)))
             runs.append(
                 {h.chunk.content_id: dict(h.signals) for h in reranker.rerank(question, hits, 1.0)}
             )
-        assert runs[0] == runs[1] == runs[2], question
+        assert all(run == runs[0] for run in runs), question
     assert (
         SignalReranker(today=TODAY)
         .rerank("data plane", _hits(_chunk("x", texts[0])), 1.0)[0]
         .signals["bigrams"]
         == 1.0
     )
+
+
+def test_han_terms_looked_up_through_the_held_bigrams_match_a_plain_search() -> None:
+    # A Han term is searched for only when all its bigrams were found in the passage: its
+    # bigrams apart ("数据" and "据库" in different places) must not count as the term.
+    texts = [
+        "数据和据库不是一回事，大数据也不是。",
+        "本系统的数据库在2015年升级。",
+        "分布式数据库TiDB支持 SQL 查询。",
+        "Database upgrades, 数据 only.",
+    ]
+    question = "分布式数据库在哪一年升级？"
+    hits = SignalReranker(today=TODAY).rerank(
+        question, _hits(*(_chunk(f"c{i}", t) for i, t in enumerate(texts))), 1.0
+    )
+    terms = query_terms(question)
+    assert any(len(t) > 2 for t in terms)  # a term longer than one bigram is among them
+    for hit in hits:
+        expected = coverage(terms, searchable_text(hit.chunk))
+        assert hit.signals["coverage"] == pytest.approx(expected), hit.chunk.text
+    by_id = {h.chunk.content_id: h.signals["coverage"] for h in hits}
+    assert by_id["c0"] < by_id["c1"] < by_id["c2"]
