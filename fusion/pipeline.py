@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 
 from core.switches import Switch
@@ -40,6 +40,16 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     instruction: RetrievalInstruction | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Ranked:
+    outcomes: list[SourceOutcome]
+    hits: list[Hit]
+    covered: bool
+    why: str  # why not covered
+    retrieved_at: float  # perf_counter when retrieval ended
+    served_at: float  # ... and when the serve-check did
 
 
 # What the pipeline needs per source: given the query, the filter and the intent,
@@ -89,7 +99,8 @@ class SearchPipeline:
         self._sources = sources
         self._serving = serving
         self._reranker = reranker
-        self._executor = executor
+        # The sources' threads (the app's pool; a pipeline of its own without one).
+        self._executor = executor or ThreadPoolExecutor(4, thread_name_prefix="retrieve")
         self._instructions = instructions or InstructionBuilder()
         self._synonyms = synonyms
         self._frequencies = frequencies
@@ -143,24 +154,22 @@ class SearchPipeline:
             s.name: self._sources[s.name](run_query, where, intent) for s in route.sources
         }
         t1 = time.perf_counter()
-        stats = self._start_rarity(question)
-        outcomes = await retrieve_all(route, retrievers, self.breakers, self._executor)
-        rarity = await self._rarity(stats)
-        t2 = time.perf_counter()
-        # Fusion, the serve-check (a store round trip) and the rerank are CPU and blocking
-        # I/O: off the event loop, so it stays free to accept, refuse (429) and answer.
-        hits, covered, why, t3 = await asyncio.to_thread(
-            self._rank,
+        # Retrieval blocks on the stores, and fusion, the serve-check (a store round trip)
+        # and the rerank are CPU: one worker thread does them all, fanning out to the
+        # sources from there, so the event loop stays free to accept, refuse (429) and answer.
+        ranked = await asyncio.to_thread(
+            self._retrieve_and_rank,
             question,
             where,
             route,
             rule,
-            outcomes,
+            retrievers,
             boost_terms,
             expansion,
             top_k,
-            rarity,
         )
+        outcomes, hits, covered, why = ranked.outcomes, ranked.hits, ranked.covered, ranked.why
+        t2, t3 = ranked.retrieved_at, ranked.served_at
         t4 = time.perf_counter()
         route = replace(route, fallback=_fallback(outcomes, route))
         warnings = [f"{o.name}: {o.status} ({o.error})" for o in outcomes if o.status != "ok"]
@@ -178,6 +187,28 @@ class SearchPipeline:
         return SearchResult(
             question, route, intent, hits, covered, outcomes, timings, warnings, instruction
         )
+
+    def _retrieve_and_rank(
+        self,
+        question: str,
+        where: QueryFilter,
+        route: Route,
+        rule: Rule,
+        retrievers: Mapping[str, Retriever],
+        boost_terms: tuple[str, ...],
+        expansion: Expansion,
+        top_k: int | None,
+    ) -> _Ranked:
+        """Every source at once, with the question's term statistics beside them, then
+        `_rank`; on the calling (worker) thread."""
+        stats = self._start_rarity(question)
+        outcomes = retrieve_all(route, retrievers, self.breakers, self._executor)
+        rarity = self._rarity(stats)
+        retrieved_at = time.perf_counter()
+        hits, covered, why, served_at = self._rank(
+            question, where, route, rule, outcomes, boost_terms, expansion, top_k, rarity
+        )
+        return _Ranked(outcomes, hits, covered, why, retrieved_at, served_at)
 
     def _rank(
         self,
@@ -220,7 +251,7 @@ class SearchPipeline:
         covered, why = self._covered(question, hits, route.min_coverage, alternatives)
         return hits[:k], covered, why, t3
 
-    def _start_rarity(self, question: str) -> asyncio.Future[tuple[int, dict[str, int]]] | None:
+    def _start_rarity(self, question: str) -> Future[tuple[int, dict[str, int]]] | None:
         """Fetch the question's term statistics beside retrieval (one keyword-store call),
         unless the signal is off or the keyword store's breaker is open."""
         terms = query_terms(question)
@@ -228,22 +259,16 @@ class SearchPipeline:
             return None
         if not self.breakers["keyword"].allow():
             return None
-        loop = asyncio.get_running_loop()
-        stats = loop.run_in_executor(self._executor, self._frequencies, terms)
-        # Read a late failure here, so it is never reported as an unretrieved exception.
-        stats.add_done_callback(lambda f: f.cancelled() or f.exception())
-        return stats
+        return self._executor.submit(self._frequencies, terms)
 
     @staticmethod
-    async def _rarity(
-        stats: asyncio.Future[tuple[int, dict[str, int]]] | None,
-    ) -> dict[str, float]:
+    def _rarity(stats: Future[tuple[int, dict[str, int]]] | None) -> dict[str, float]:
         """{term: weight} from the statistics, or {} (the signal stays out) when they are
         not there within a moment of retrieval or the store failed."""
         if stats is None:
             return {}
         try:
-            n, df = await asyncio.wait_for(asyncio.shield(stats), _STATS_GRACE_S)
+            n, df = stats.result(timeout=_STATS_GRACE_S)
         except Exception:  # a timeout or a store error: rank without the signal
             return {}
         return rarity_weights(n, df)

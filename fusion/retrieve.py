@@ -3,14 +3,18 @@
 Store calls are blocking (SQLite, FAISS, HTTP clients), so each runs in the shared thread
 pool; a source that times out, fails or has its breaker open contributes nothing and the
 request goes on with the others.
+
+The caller is itself a worker thread (the pipeline ranks there too): handing work between
+threads through `concurrent.futures` costs ~25 us a source, against ~90 us through the event
+loop (a wake-up through its self-pipe for each), so a search spends a thread hop less and
+~0.3 ms less CPU (bench/RESULTS.md, session 29).
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 
 from core.types import Route, ScoredId
@@ -29,49 +33,51 @@ class SourceOutcome:
     error: str = ""
 
 
-async def _one(
-    name: str,
-    retriever: Retriever | None,
-    top_k: int,
-    timeout_s: float,
-    breaker: CircuitBreaker,
-    executor: Executor | None,
-) -> SourceOutcome:
-    if retriever is None:
-        return SourceOutcome(name, "missing", (), 0.0, "source not configured")
-    if not breaker.allow():
-        return SourceOutcome(name, "open", (), 0.0, "circuit open after repeated failures")
-    loop = asyncio.get_running_loop()
-    start = time.perf_counter()
-    try:
-        hits = await asyncio.wait_for(
-            loop.run_in_executor(executor, retriever, top_k), timeout=timeout_s
-        )
-    except TimeoutError:
-        breaker.record_failure()
-        ms = (time.perf_counter() - start) * 1000
-        return SourceOutcome(name, "timeout", (), ms, f"no answer within {timeout_s}s")
-    except Exception as exc:
-        breaker.record_failure()
-        ms = (time.perf_counter() - start) * 1000
-        return SourceOutcome(name, "error", (), ms, f"{type(exc).__name__}: {exc}")
-    breaker.record_success()
-    return SourceOutcome(name, "ok", tuple(hits), (time.perf_counter() - start) * 1000)
+def _timed(retriever: Retriever, top_k: int) -> tuple[Sequence[ScoredId], float]:
+    """The ranking and when it was done (a source is timed to its own end, not to when
+    the caller looked)."""
+    hits = retriever(top_k)
+    return hits, time.perf_counter()
 
 
-async def retrieve_all(
+def retrieve_all(
     route: Route,
     retrievers: Mapping[str, Retriever],
     breakers: Mapping[str, CircuitBreaker],
-    executor: Executor | None = None,
+    executor: Executor,
 ) -> list[SourceOutcome]:
-    return list(
-        await asyncio.gather(
-            *(
-                _one(
-                    s.name, retrievers.get(s.name), s.top_k, s.timeout_s, breakers[s.name], executor
-                )
-                for s in route.sources
+    """Every source's outcome, in the route's order; blocks the calling thread until each
+    source has answered or passed its timeout (counted from the start of all)."""
+    start = time.perf_counter()
+    out: dict[str, SourceOutcome] = {}
+    running: list[tuple[str, float, Future[tuple[Sequence[ScoredId], float]]]] = []
+    for s in route.sources:
+        retriever = retrievers.get(s.name)
+        if retriever is None:
+            out[s.name] = SourceOutcome(s.name, "missing", (), 0.0, "source not configured")
+        elif not breakers[s.name].allow():
+            out[s.name] = SourceOutcome(
+                s.name, "open", (), 0.0, "circuit open after repeated failures"
             )
-        )
-    )
+        else:
+            running.append((s.name, s.timeout_s, executor.submit(_timed, retriever, s.top_k)))
+    # Soonest deadline first: each source is waited for until its own deadline, and no
+    # longer, whatever the others take.
+    for name, timeout_s, future in sorted(running, key=lambda r: r[1]):
+        breaker = breakers[name]
+        try:
+            hits, done = future.result(timeout=max(0.0, start + timeout_s - time.perf_counter()))
+        except TimeoutError:
+            future.cancel()  # not started yet (a busy pool): it need not run at all
+            breaker.record_failure()
+            ms = (time.perf_counter() - start) * 1000
+            out[name] = SourceOutcome(name, "timeout", (), ms, f"no answer within {timeout_s}s")
+            continue
+        except Exception as exc:
+            breaker.record_failure()
+            ms = (time.perf_counter() - start) * 1000
+            out[name] = SourceOutcome(name, "error", (), ms, f"{type(exc).__name__}: {exc}")
+            continue
+        breaker.record_success()
+        out[name] = SourceOutcome(name, "ok", tuple(hits), (done - start) * 1000)
+    return [out[s.name] for s in route.sources]

@@ -1,4 +1,3 @@
-import asyncio
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -72,18 +71,39 @@ def test_retrieve_all_isolates_slow_and_failing_sources() -> None:
         ),
     )
     breakers = {n: CircuitBreaker(1, 60) for n in ("keyword", "dense", "graph")}
-    pool = ThreadPoolExecutor(4)  # the app's own pool: asyncio.run must not wait on it
+    pool = ThreadPoolExecutor(4)
     start = time.perf_counter()
-    out = asyncio.run(
-        retrieve_all(route, {"keyword": fast, "dense": slow, "graph": broken}, breakers, pool)
-    )
+    out = retrieve_all(route, {"keyword": fast, "dense": slow, "graph": broken}, breakers, pool)
     assert time.perf_counter() - start < 0.9  # did not wait for the slow source
     status = {o.name: o.status for o in out}
     assert status == {"keyword": "ok", "dense": "timeout", "graph": "error"}
     assert "connection refused" in next(o.error for o in out if o.name == "graph")
     # Breakers for the failed sources are now open: they are skipped without a call.
-    out = asyncio.run(
-        retrieve_all(route, {"keyword": fast, "dense": slow, "graph": broken}, breakers, pool)
-    )
+    out = retrieve_all(route, {"keyword": fast, "dense": slow, "graph": broken}, breakers, pool)
     pool.shutdown(wait=False)
     assert {o.name: o.status for o in out} == {"keyword": "ok", "dense": "open", "graph": "open"}
+
+
+def test_a_source_timed_out_before_it_started_never_runs() -> None:
+    ran: list[str] = []
+
+    def busy(k: int) -> Sequence[ScoredId]:
+        time.sleep(0.4)
+        ran.append("keyword")
+        return _ids("a")
+
+    def queued(k: int) -> Sequence[ScoredId]:
+        ran.append("dense")
+        return _ids("b")
+
+    route = Route(
+        strategy="hybrid",
+        rule="t",
+        sources=(SourceSpec("keyword", 1.0, 1.0, 5), SourceSpec("dense", 1.0, 0.1, 5)),
+    )
+    breakers = {n: CircuitBreaker(3, 60) for n in ("keyword", "dense")}
+    pool = ThreadPoolExecutor(1)  # one thread, busy with the first source
+    out = retrieve_all(route, {"keyword": busy, "dense": queued}, breakers, pool)
+    pool.shutdown(wait=True)
+    assert [(o.name, o.status) for o in out] == [("keyword", "ok"), ("dense", "timeout")]
+    assert ran == ["keyword"]  # the queued source was withdrawn, not run late
