@@ -256,7 +256,8 @@ def _char_bigrams(text: str) -> frozenset[str]:
     if lang:  # an inflected language: its words' prefix stems, its function words out
         other = stopwords(lang)
         pieces = [prefix_stem(p, lang) if p.isalpha() else p for p in pieces if p not in other]
-    if not has_han(lowered) and not any(map(needs_segmenting, pieces)):
+    # ASCII text (most English passages) holds no Han and nothing to segment.
+    if lowered.isascii() or (not has_han(lowered) and not any(map(needs_segmenting, pieces))):
         return frozenset(pieces).difference(STOPWORDS)  # the words are the grams
     grams: set[str] = set()
     for piece in pieces:

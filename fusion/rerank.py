@@ -66,9 +66,10 @@ RARITY_POWER = 3.0
 SEEN_MEMO = 16_384
 # A question of words alone finds them in a passage (`held_in_plain`, ~14 us for 650
 # characters) until the passage has come back this often; from then on the passage's words
-# are built once (`char_bigrams`, ~64 us, memoised) and intersected (~0.6 us). Most
+# are built once (`char_bigrams`, ~40 us, memoised) and intersected (~0.6 us). Most
 # passages of a large corpus are seen once or twice, and building on the second sight cost
-# more than it saved (bench/RESULTS.md, session 29).
+# more than it saved (bench/RESULTS.md, session 29). A passage with Han characters is never
+# built for such a question: its grams are all its bigrams, hundreds, to find a few words.
 BUILD_AT_SIGHT = 4
 
 
@@ -112,6 +113,7 @@ class _Passage:
 
     text: str  # searchable_text
     plain: bool  # core.text.plain_text(text)
+    han: bool  # core.text.has_han(text)
     lead: str  # lead_text
     sights: int = 0
 
@@ -347,7 +349,9 @@ class SignalReranker:
             if len(self._seen) >= SEEN_MEMO:
                 self._seen.clear()
             text = searchable_text(chunk)
-            passage = self._seen[key] = _Passage(text, plain_text(text), lead_text(chunk))
+            passage = self._seen[key] = _Passage(
+                text, plain_text(text), has_han(text), lead_text(chunk)
+            )
         passage.sights += 1
         return passage
 
@@ -355,15 +359,16 @@ class SignalReranker:
     def _grams_held(grams: AbstractSet[str], passages: Sequence[_Passage]) -> list[frozenset[str]]:
         """`grams & char_bigrams(text)` for each passage's searchable text (lower case),
         looked up in plain texts (`held_in_plain`) where the question has Han bigrams (a
-        Chinese passage's grams are many). A question of words alone looks them up too,
-        until the passage has come back BUILD_AT_SIGHT times; then it reads them from the
-        passage's memoised words (`char_bigrams`)."""
+        Chinese passage's grams are many). A question of words alone looks them up too, in
+        a passage with Han characters always, in others until the passage has come back
+        BUILD_AT_SIGHT times; then it reads them from the passage's memoised words
+        (`char_bigrams`)."""
         if not grams:
             return [frozenset()] * len(passages)
         query = GramQuery.of(grams)
         return [
             held_in_plain(query, p.text)
-            if p.plain and (query.han_pairs or p.sights < BUILD_AT_SIGHT)
+            if p.plain and (query.han_pairs or p.han or p.sights < BUILD_AT_SIGHT)
             else query.grams & char_bigrams(p.text)
             for p in passages
         ]

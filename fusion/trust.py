@@ -56,8 +56,9 @@ class TrustPolicy:
         return found
 
     def _standing(self, source: str, source_trust: float) -> SourceStanding:
-        names = _candidates(source)
-        for rule in self.settings.trust_rules:
+        rules = self.settings.trust_rules
+        names = _candidates(source) if rules else ()  # parsing the URI costs ~40 us
+        for rule in rules:
             if any(fnmatch.fnmatch(n, rule.glob) for n in names):
                 cls = self._classes.get(rule.source_class, self._classes["default"])
                 trust = cls.trust if rule.trust is None else rule.trust
