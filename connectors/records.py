@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
-from sqlalchemy import Connection, Engine, Table, select
+from sqlalchemy import Connection, Engine, Table, bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import sessionmaker
 
@@ -19,6 +19,9 @@ from indexing.models import GatewayAuditRow, GatewayTraceRow, MemoryRow
 from indexing.stores.group_commit import GroupCommit
 
 _TRACES = cast(Table, GatewayTraceRow.__table__)
+# Every ask writes a trace: its statements built once, not a cache-key walk per write.
+_TRACE_INSERT = _TRACES.insert()
+_TRACE_UPDATE = _TRACES.update().where(_TRACES.c.trace_id == bindparam("trace_key"))
 
 
 def _now() -> datetime:
@@ -152,12 +155,11 @@ class GatewayRecords:
             def work(conn: Connection) -> None:
                 if update:
                     done = conn.execute(
-                        _TRACES.update().where(_TRACES.c.trace_id == trace.trace_id),
-                        {"events": events},
+                        _TRACE_UPDATE, {"events": events, "trace_key": trace.trace_id}
                     )
                     if done.rowcount:
                         return
-                conn.execute(_TRACES.insert(), row)
+                conn.execute(_TRACE_INSERT, row)
 
             return work
 

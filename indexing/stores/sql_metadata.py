@@ -327,6 +327,16 @@ def _sqlite_file_lock(engine: Engine, name: str) -> Iterator[None]:
 
 _QUERY_LOG = cast(Table, QueryLogRow.__table__)
 _GAPS = cast(Table, KnowledgeGapRow.__table__)
+# The knowledge-gap upsert, written for every question not covered: statements built once
+# (built per call, each took a cache-key walk before it could reuse its compiled form).
+_GAP_SEEN = (
+    select(_GAPS.c.normalised, _GAPS.c.count, _GAPS.c.first_at, _GAPS.c.roles)
+    .where(_GAPS.c.key == bindparam("gap_key"))
+    .with_for_update()
+)
+_GAP_UPDATE = _GAPS.update().where(_GAPS.c.key == bindparam("gap_key"))
+_GAP_INSERT = _GAPS.insert()
+_QUERY_LOG_INSERT = _QUERY_LOG.insert()
 
 # The advisory lock the outbox applier holds ("ragline-writer"); migrations use another.
 _WRITER_LOCK_KEY = 0x72676C77726974
@@ -874,7 +884,7 @@ class SqlMetadataStore:
             "payload": payload,
             "at": _now(),
         }
-        self.writes.run(lambda conn: conn.execute(_QUERY_LOG.insert(), row))
+        self.writes.run(lambda conn: conn.execute(_QUERY_LOG_INSERT, row))
 
     def query_log(
         self,
@@ -947,14 +957,9 @@ class SqlMetadataStore:
         # Core statements, not the ORM: written on every question not covered (1.3 ms
         # per ask through a session, most of the ask's writes), in the group commit.
         now = _now()
-        gaps = _GAPS
 
         def write(conn: Connection) -> dict[str, Any]:
-            seen = conn.execute(
-                select(gaps.c.normalised, gaps.c.count, gaps.c.first_at, gaps.c.roles)
-                .where(gaps.c.key == key)
-                .with_for_update()
-            ).first()
+            seen = conn.execute(_GAP_SEEN, {"gap_key": key}).first()
             values: dict[str, Any] = {
                 "question": question,
                 "last_at": now,
@@ -973,12 +978,12 @@ class SqlMetadataStore:
                     "first_at": now,
                     "roles": json.dumps(sorted(set(roles))),
                 }
-                conn.execute(gaps.insert(), values)
+                conn.execute(_GAP_INSERT, values)
             else:
                 first_normalised, count, first_at, asked = seen
                 asked_by = set(json.loads(asked or "[]")) | set(roles)
                 values |= {"count": count + 1, "roles": json.dumps(sorted(asked_by))}
-                conn.execute(gaps.update().where(gaps.c.key == key), values)
+                conn.execute(_GAP_UPDATE, {**values, "gap_key": key})
                 values |= {"key": key, "normalised": first_normalised, "first_at": first_at}
             return values
 
