@@ -352,6 +352,8 @@ class SignalReranker:
             passage = self._seen[key] = _Passage(
                 text, plain_text(text), has_han(text), lead_text(chunk)
             )
+        # Concurrent reranks may miss a count: it only moves when the words are built,
+        # and both ways give the same grams.
         passage.sights += 1
         return passage
 
