@@ -72,25 +72,21 @@ def _ingest(tree: Path | None, docs: Path, data: Path) -> None:
 def _tree_cpu_s(pid: int) -> float:
     """CPU seconds (user + system) of a process and all its descendants, from /proc."""
     parents: dict[int, int] = {}
+    ticks: dict[int, int] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             fields = stat.read_text().rsplit(")", 1)[1].split()
         except OSError:  # the process ended meanwhile
             continue
-        parents[int(stat.parent.name)] = int(fields[1])
+        p = int(stat.parent.name)
+        parents[p] = int(fields[1])
+        ticks[p] = int(fields[11]) + int(fields[12])
     family, todo = set(), [pid]
     while todo:
         p = todo.pop()
         family.add(p)
         todo += [c for c, parent in parents.items() if parent == p and c not in family]
-    ticks = 0
-    for p in family:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    return sum(ticks.get(p, 0) for p in family) / os.sysconf("SC_CLK_TCK")
 
 
 @contextmanager
