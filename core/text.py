@@ -37,6 +37,10 @@ _TOKEN = re.compile(
     r"\u1000-\u109f\u1780-\u17ff]+",
     re.UNICODE,
 )
+# Every ASCII character `_TOKEN` does not take (all but letters, digits and "_") a space.
+_ASCII_NON_WORD = str.maketrans(
+    {c: " " for c in map(chr, range(128)) if not (c.isalnum() or c == "_")}
+)
 # Technical identifiers (P12.1.2, ERR-404, utf-8, 3.2.1) are kept whole as well as split,
 # so an exact identifier query matches exactly.
 _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
@@ -251,13 +255,19 @@ def char_bigrams(text: str) -> frozenset[str]:
 @lru_cache(maxsize=1024)
 def _char_bigrams(text: str) -> frozenset[str]:
     lowered = text.lower()
-    pieces = _TOKEN.findall(lowered)
+    if lowered.isascii():  # `_TOKEN.findall` cut in C: a passage in ~8 us against ~30
+        pieces = lowered.translate(_ASCII_NON_WORD).split()
+    else:
+        pieces = _TOKEN.findall(lowered)
     lang = stemmed_language(text)
     if lang:  # an inflected language: its words' prefix stems, its function words out
         other = stopwords(lang)
         pieces = [prefix_stem(p, lang) if p.isalpha() else p for p in pieces if p not in other]
     # ASCII text (most English passages) holds no Han and nothing to segment.
-    if lowered.isascii() or (not has_han(lowered) and not any(map(needs_segmenting, pieces))):
+    if lowered.isascii() or (
+        not has_han(lowered)
+        and not (needs_segmenting(lowered) and any(map(needs_segmenting, pieces)))
+    ):
         return frozenset(pieces).difference(STOPWORDS)  # the words are the grams
     grams: set[str] = set()
     for piece in pieces:

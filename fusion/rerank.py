@@ -68,8 +68,10 @@ SEEN_MEMO = 16_384
 # characters) until the passage has come back this often; from then on the passage's words
 # are built once (`char_bigrams`, ~40 us, memoised) and intersected (~0.6 us). Most
 # passages of a large corpus are seen once or twice, and building on the second sight cost
-# more than it saved (bench/RESULTS.md, session 29). A passage with Han characters is never
-# built for such a question: its grams are all its bigrams, hundreds, to find a few words.
+# more than it saved (bench/RESULTS.md, session 29). An ASCII passage's words are cut in C
+# (~10 us, no more than one look-up), so they are built on first sight. A passage with Han
+# characters is never built for such a question: its grams are all its bigrams, hundreds,
+# to find a few words.
 BUILD_AT_SIGHT = 4
 
 
@@ -362,15 +364,16 @@ class SignalReranker:
         """`grams & char_bigrams(text)` for each passage's searchable text (lower case),
         looked up in plain texts (`held_in_plain`) where the question has Han bigrams (a
         Chinese passage's grams are many). A question of words alone looks them up too, in
-        a passage with Han characters always, in others until the passage has come back
-        BUILD_AT_SIGHT times; then it reads them from the passage's memoised words
+        a passage with Han characters always, in other non-ASCII ones until the passage has
+        come back BUILD_AT_SIGHT times; then it reads them from the passage's memoised words
         (`char_bigrams`)."""
         if not grams:
             return [frozenset()] * len(passages)
         query = GramQuery.of(grams)
         return [
             held_in_plain(query, p.text)
-            if p.plain and (query.han_pairs or p.han or p.sights < BUILD_AT_SIGHT)
+            if p.plain
+            and (query.han_pairs or p.han or (p.sights < BUILD_AT_SIGHT and not p.text.isascii()))
             else query.grams & char_bigrams(p.text)
             for p in passages
         ]
