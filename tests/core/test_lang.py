@@ -3,9 +3,12 @@ segments (core.lang), and that English and Chinese text is cut exactly as before
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+
 import pytest
 
-from core.lang import language, prefix_stem, segment, strip_particle
+from core.lang import _latin_words, language, prefix_stem, segment, strip_particle
 from core.text import char_bigrams, keyword_query_terms, keyword_tokens, query_terms
 
 
@@ -36,6 +39,24 @@ from core.text import char_bigrams, keyword_query_terms, keyword_tokens, query_t
 )
 def test_the_language_of_a_text(text: str, lang: str) -> None:
     assert language(text) == lang
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Don’t keep records past 7 years (see §4.2); it's the_rule.",
+        "5½ Zoll, x² und Straße — naïve café",
+        "e\u0301te\u0301 in Ko\u0308ln\xa0und\u2009Wien",  # decomposed accents, odd spaces
+        "ǅemal Ⅻ ١٢٣ ｆｕｌｌ width",
+        "",
+        "... 123 ---",
+    ],
+)
+def test_a_text_is_cut_into_the_words_the_letter_regex_finds(text: str) -> None:
+    # The words are cut at ASCII non-letters in C, and the pieces holding other
+    # characters by the regex: the same words, each as often.
+    expected = Counter(w.encode() for w in re.findall(r"[^\W\d_]+", text.lower()))
+    assert _latin_words(text.lower()) == expected
 
 
 def test_a_prefix_stem_is_found_inside_the_word_s_other_forms() -> None:
