@@ -476,6 +476,34 @@ class AnswerGenerator:
                 reply = self.llm.chat(self.messages(question, hits))
             except LLMError as exc:
                 reply = exc
+        return self.complete(question, hits, covered, route, reply, timings_ms, trace_id, started)
+
+    async def reply(
+        self, question: str, hits: Sequence[Hit], covered: bool
+    ) -> str | LLMError | None:
+        """The LLM's reply, when the answer is to be generated (None: extractive, or a
+        refusal), without blocking the event loop."""
+        if not self._needs_llm(hits, covered):
+            return None
+        assert self.llm is not None
+        try:
+            return await self.llm.achat(self.messages(question, hits))
+        except LLMError as exc:
+            return exc
+
+    def complete(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        covered: bool,
+        route: Route,
+        reply: str | LLMError | None,
+        timings_ms: Mapping[str, float],
+        trace_id: str,
+        started: float,
+    ) -> Answer:
+        """The answer from `reply`: sentence scoring and the citation checks (CPU, for a
+        worker thread; a caller with more CPU work on the answer does it in the same one)."""
         draft = self._draft(question, hits, covered, route, reply)
         return self._package(draft, question, hits, route, timings_ms, trace_id, started)
 
@@ -488,19 +516,10 @@ class AnswerGenerator:
         timings_ms: Mapping[str, float],
         trace_id: str,
     ) -> Answer:
-        """`answer` for asyncio callers: the LLM call does not block the event loop."""
+        """`answer` for asyncio callers: the LLM call does not block the event loop, and
+        the rest runs in a worker thread."""
         started = time.perf_counter()
-        reply: str | LLMError | None = None
-        if self._needs_llm(hits, covered):
-            assert self.llm is not None
-            try:
-                reply = await self.llm.achat(self.messages(question, hits))
-            except LLMError as exc:
-                reply = exc
-
-        def finish() -> Answer:
-            draft = self._draft(question, hits, covered, route, reply)
-            return self._package(draft, question, hits, route, timings_ms, trace_id, started)
-
-        # Sentence scoring and the citation checks are CPU: off the event loop.
-        return await asyncio.to_thread(finish)
+        reply = await self.reply(question, hits, covered)
+        return await asyncio.to_thread(
+            self.complete, question, hits, covered, route, reply, timings_ms, trace_id, started
+        )

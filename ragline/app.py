@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,7 +38,7 @@ from fusion.retrieve import Retriever
 from generation.answer import AnswerGenerator
 from generation.blocks import compose
 from generation.conversation import Focus, Turn
-from generation.llm import OpenAICompatibleClient
+from generation.llm import LLMError, OpenAICompatibleClient
 from generation.model_router import ModelRouter
 from indexing.embedders import Embedder, MemoisedSimilarity, make_embedder, similarity
 from indexing.entities import query_entities
@@ -67,6 +67,17 @@ UPLOAD_ID_SECRET = "upload-doc-ids"  # deployment secret keying writers' upload 
 
 class NotAllowed(RaglineError):
     """The principal may not do this (write memory, read traces)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Documents:
+    """What an ask from documents has before its answer is composed."""
+
+    result: SearchResult
+    choice: ModelUse
+    paused: bool  # the LLM was chosen, and paused by an alert
+    reply: str | LLMError | None  # the LLM's reply; None: extractive (or a refusal)
+    started: float  # when generation started, for the "generate" stage
 
 
 def retrieval_ms(timings_ms: dict[str, float]) -> float:
@@ -532,30 +543,30 @@ class Ragline:
             answer, fallback_warnings = await self._ask_gateway(
                 question, principal, decision, trace, where, task, top_k
             )
-        if answer is None:
-            answer = await self._ask_documents(
-                question, principal, where, task, top_k, trace, context
+        if answer is not None:
+            return await asyncio.to_thread(
+                self._finish_ask, principal, question, answer, trace, started
             )
-            answer = replace(
-                answer,
-                warnings=(*fallback_warnings, *answer.warnings),
-                knowledge={
-                    **decision.as_dict(),
-                    "answered_by": "documents",
-                    **({"fallback": fallback_warnings} if fallback_warnings else {}),
-                },
-            )
-        trace.add(
-            "answer",
-            kind=answer.knowledge.get("answered_by"),
-            covered=answer.covered,
-            labels=[b.label for b in answer.blocks][:20],
+        # From documents: the search and the LLM's reply (when one is used) on the event loop,
+        # then one worker thread composes and checks the answer and writes its audit record.
+        documents = await self._ask_documents(
+            question, principal, where, task, top_k, trace, context
         )
-        finish_started = time.perf_counter()
-        await asyncio.to_thread(self._finish_ask, principal, question, answer, trace, started)
-        # The audit record and trace were written before this answer is returned.
-        audit_ms = (time.perf_counter() - finish_started) * 1000
-        return replace(answer, timings_ms={**answer.timings_ms, "audit": audit_ms})
+        knowledge = {
+            **decision.as_dict(),
+            "answered_by": "documents",
+            **({"fallback": fallback_warnings} if fallback_warnings else {}),
+        }
+        return await asyncio.to_thread(
+            self._answer_documents,
+            principal,
+            question,
+            documents,
+            fallback_warnings,
+            knowledge,
+            trace,
+            started,
+        )
 
     async def _ask_gateway(
         self,
@@ -635,9 +646,9 @@ class Ragline:
         top_k: int | None,
         trace: Trace,
         context: TaskContext | None = None,
-    ) -> Answer:
+    ) -> _Documents:
+        """The search, the model chosen for the answer and its reply (None: extractive)."""
         result = await self.asearch(question, principal, where, task, top_k, context)
-        question = result.question  # a task context may have supplied or rewritten it
         trace.add(
             "documents",
             hits=len(result.hits),
@@ -646,50 +657,80 @@ class Ragline:
             timings_ms={k: round(v, 2) for k, v in result.timings_ms.items()},
             warnings=result.warnings,
         )
-        choice = self.models.choose(question, task, result.route.intent)
+        # A task context may have supplied or rewritten the question.
+        choice = self.models.choose(result.question, task, result.route.intent)
         # The citation-completeness alert pauses LLM generation: extractive until it recovers.
         paused = choice.tier != "none" and self.llm_paused.on
         if paused:
             choice = ModelUse("none", "", f"LLM paused by an alert ({self.llm_paused.reason})")
-        answer = await self._answerers[choice.tier].aanswer(
-            question,
+        started = time.perf_counter()
+        reply = await self._answerers[choice.tier].reply(
+            result.question, result.hits, result.covered
+        )
+        return _Documents(result, choice, paused, reply, started)
+
+    def _answer_documents(
+        self,
+        principal: Principal,
+        question: str,
+        documents: _Documents,
+        fallback_warnings: Sequence[str],
+        knowledge: dict[str, Any],
+        trace: Trace,
+        started: float,
+    ) -> Answer:
+        """The answer from the documents: composed and cited, then the conflicts between its
+        sources and the cited blocks (their own stage in the timings), then `_finish_ask`
+        (the audit record and the knowledge gap, under the question asked); in one worker
+        thread."""
+        result, choice = documents.result, documents.choice
+        answer = self._answerers[choice.tier].complete(
+            result.question,
             result.hits,
             result.covered,
             result.route,
+            documents.reply,
             result.timings_ms,
             trace.trace_id,
+            documents.started,
         )
         answer = replace(answer, model=choice)
         after_started = time.perf_counter()
         warnings = list(result.warnings)  # why a source failed or the material did not cover
-        if paused:
+        if documents.paused:
             warnings.append(
                 f"LLM generation is paused by an alert ({self.llm_paused.reason}); "
                 "showing the extractive answer"
             )
-        if warnings:
-            answer = replace(answer, warnings=(*warnings, *answer.warnings))
         if self.settings.fusion.detect_conflicts and answer.covered:
-            found = await asyncio.to_thread(self.conflicts.detect, question, result.hits)
-            answer = with_conflicts(answer, found)
+            answer = with_conflicts(answer, self.conflicts.detect(result.question, result.hits))
         self.metrics.observe_model(choice.tier, choice.model)
         cited = {c.content_id for c in answer.citations}
         blocks = tuple(self.document_block(h) for h in result.hits if h.chunk.content_id in cited)
         stale = [f"{b.label} {b.freshness.note()}" for b in blocks if b.freshness.stale]
-        # Conflicts and the cited blocks: their own stage in the timings. The knowledge gap
-        # is written with the audit record (`_finish_ask`), in the same thread hand-over.
         checks_ms = (time.perf_counter() - after_started) * 1000
         # (source failures were counted by the search itself)
-        return replace(
+        answer = replace(
             answer,
             blocks=blocks,
-            warnings=(*answer.warnings, *stale),
+            warnings=(*fallback_warnings, *warnings, *answer.warnings, *stale),
             timings_ms={**answer.timings_ms, "checks": checks_ms},
+            knowledge=knowledge,
         )
+        return self._finish_ask(principal, question, answer, trace, started)
 
     def _finish_ask(
         self, principal: Principal, question: str, answer: Answer, trace: Trace, started: float
-    ) -> None:
+    ) -> Answer:
+        """The answer's trace, metrics, audit record and knowledge gap, all written before
+        the answer is returned (with their time as the "audit" stage)."""
+        finish_started = time.perf_counter()
+        trace.add(
+            "answer",
+            kind=answer.knowledge.get("answered_by"),
+            covered=answer.covered,
+            labels=[b.label for b in answer.blocks][:20],
+        )
         self.metrics.observe_answer(answer, (), time.perf_counter() - started)
         self.metrics.observe_gateway(answer.knowledge.get("answered_by", "documents"))
         payload = self.audit_payload(answer)
@@ -708,6 +749,8 @@ class Ragline:
             principal.user,
             answer.knowledge.get("answered_by"),
         )
+        audit_ms = (time.perf_counter() - finish_started) * 1000
+        return replace(answer, timings_ms={**answer.timings_ms, "audit": audit_ms})
 
     # -- knowledge gateway: the four operations agents call ---------------------------------
     def _new_trace(self, principal: Principal, operation: str, question: str = "") -> Trace:
