@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import Executor, Future, wait
 from dataclasses import dataclass
 
 from core.types import Route, ScoredId
@@ -62,11 +62,16 @@ def retrieve_all(
         else:
             running.append((s.name, s.timeout_s, executor.submit(_timed, retriever, s.top_k)))
     # Soonest deadline first: each source is waited for until its own deadline, and no
-    # longer, whatever the others take.
+    # longer, whatever the others take. The thread sleeps until all have answered or that
+    # deadline passes, so it is woken once, not once for each source still running.
+    unfinished = {future for _, _, future in running}
     for name, timeout_s, future in sorted(running, key=lambda r: r[1]):
+        if not future.done():
+            wait(unfinished, timeout=max(0.0, start + timeout_s - time.perf_counter()))
+        unfinished.discard(future)
         breaker = breakers[name]
         try:
-            hits, done = future.result(timeout=max(0.0, start + timeout_s - time.perf_counter()))
+            hits, done = future.result(timeout=0)
         except TimeoutError:
             future.cancel()  # not started yet (a busy pool): it need not run at all
             breaker.record_failure()
