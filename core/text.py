@@ -404,6 +404,8 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
     for piece in _TOKEN.findall(lowered):
         if needs_segmenting(piece):
             out.extend(segment(piece, _jieba().cut_for_search))
+        elif has_han(piece) and query:  # cut and memoised by `query_terms` already
+            out.extend(_han_words(piece, True))
         elif has_han(piece):
             out.extend(w for w in _jieba().cut_for_search(piece) if w.strip())
         elif query and (piece in KEYWORD_STOPWORDS or piece in other):
@@ -426,4 +428,11 @@ def keyword_query_terms(text: str, english: bool = True) -> list[str]:
     """Distinct terms a keyword index is queried with, stop words removed."""
     if not english:
         return query_terms(text)
-    return list(dict.fromkeys(_keyword_analyse(text, query=True)))
+    return list(_keyword_query_terms(text))
+
+
+@lru_cache(maxsize=16384)
+def _keyword_query_terms(text: str) -> tuple[str, ...]:
+    # Memoised: a search analyses its question, and its term statistics each of the
+    # question's terms (~30 us a word), which come back question after question.
+    return tuple(dict.fromkeys(_keyword_analyse(text, query=True)))
