@@ -436,26 +436,6 @@ class AnswerGenerator:
             sentences=draft.sentences,
         )
 
-    def _draft(
-        self,
-        question: str,
-        hits: Sequence[Hit],
-        covered: bool,
-        route: Route,
-        reply: str | LLMError | None,
-    ) -> _Draft:
-        if not hits:
-            return self._refusal(question, None, "nothing retrieved", hits)
-        if not covered:
-            return self._refusal(
-                question, None, "no retrieved passage matches enough of the question", hits
-            )
-        if reply is None:
-            return self._extractive(
-                question, hits, intent=route.intent, synonyms=route.synonyms_applied
-            )
-        return self._from_llm(question, hits, reply, route)
-
     def _needs_llm(self, hits: Sequence[Hit], covered: bool) -> bool:
         return self.llm is not None and covered and bool(hits)
 
@@ -504,7 +484,18 @@ class AnswerGenerator:
     ) -> Answer:
         """The answer from `reply`: sentence scoring and the citation checks (CPU, for a
         worker thread; a caller with more CPU work on the answer does it in the same one)."""
-        draft = self._draft(question, hits, covered, route, reply)
+        if not hits:
+            draft = self._refusal(question, None, "nothing retrieved", hits)
+        elif not covered:
+            draft = self._refusal(
+                question, None, "no retrieved passage matches enough of the question", hits
+            )
+        elif reply is None:
+            draft = self._extractive(
+                question, hits, intent=route.intent, synonyms=route.synonyms_applied
+            )
+        else:
+            draft = self._from_llm(question, hits, reply, route)
         return self._package(draft, question, hits, route, timings_ms, trace_id, started)
 
     async def aanswer(
