@@ -191,17 +191,19 @@ def language(text: str) -> str:
 _WORD = re.compile(r"[^\W\d_]+")
 # Every ASCII byte but a letter becomes a space; bytes of other characters stay.
 _ASCII_CUTS = bytes(b if b >= 128 or chr(b).isalpha() else 32 for b in range(256))
+_UTF8, _AS_IS = "utf-8", "surrogatepass"
 
 
 def _latin_words(lowered: str) -> Counter[bytes]:
     """{word: how often}, the words being `_WORD.findall(lowered)` UTF-8 encoded. The text
     is cut at ASCII non-letters in C (a passage in 8 us against 30 for the regex); only a
-    piece holding other characters than letters ("don’t", "5½") goes to the regex."""
-    words = Counter(lowered.encode().translate(_ASCII_CUTS).split())
-    for piece in [p for p in words if not p.isalpha() and not p.decode().isalpha()]:
+    piece holding other characters than letters ("don’t", "5½") goes to the regex. A lone
+    surrogate (JSON can carry one) is encoded as it is, and cut off as no letter."""
+    words = Counter(lowered.encode(_UTF8, _AS_IS).translate(_ASCII_CUTS).split())
+    for piece in [p for p in words if not p.isalpha() and not p.decode(_UTF8, _AS_IS).isalpha()]:
         n = words.pop(piece)
-        for w in _WORD.findall(piece.decode()):
-            words[w.encode()] += n
+        for w in _WORD.findall(piece.decode(_UTF8, _AS_IS)):
+            words[w.encode(_UTF8, _AS_IS)] += n
     return words
 
 

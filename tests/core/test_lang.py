@@ -48,6 +48,7 @@ def test_the_language_of_a_text(text: str, lang: str) -> None:
         "5½ Zoll, x² und Straße — naïve café",
         "e\u0301te\u0301 in Ko\u0308ln\xa0und\u2009Wien",  # decomposed accents, odd spaces
         "ǅemal Ⅻ ١٢٣ ｆｕｌｌ width",
+        "Wann starb Goethe \ud800?",  # a lone surrogate, as JSON may carry one
         "",
         "... 123 ---",
     ],
@@ -57,6 +58,12 @@ def test_a_text_is_cut_into_the_words_the_letter_regex_finds(text: str) -> None:
     # characters by the regex: the same words, each as often.
     expected = Counter(w.encode() for w in re.findall(r"[^\W\d_]+", text.lower()))
     assert _latin_words(text.lower()) == expected
+
+
+def test_a_lone_surrogate_is_no_letter_and_no_error() -> None:
+    # JSON may carry one ("\ud800"); UTF-8 cannot encode it, the word cutter passes it.
+    assert language("Wann starb Goethe \ud800?") == "de"
+    assert query_terms("Where did \udfff Goethe die?") == ["goethe", "die"]
 
 
 def test_a_prefix_stem_is_found_inside_the_word_s_other_forms() -> None:
