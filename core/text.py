@@ -428,11 +428,18 @@ def keyword_query_terms(text: str, english: bool = True) -> list[str]:
     """Distinct terms a keyword index is queried with, stop words removed."""
     if not english:
         return query_terms(text)
-    return list(_keyword_query_terms(text))
-
-
-@lru_cache(maxsize=16384)
-def _keyword_query_terms(text: str) -> tuple[str, ...]:
     # Memoised: a search analyses its question, and its term statistics each of the
-    # question's terms (~30 us a word), which come back question after question.
+    # question's terms (~30 us a word). The terms come back question after question and
+    # are kept longer; a question (up to 2,000 characters) as long as `query_terms` keeps it.
+    if len(text) <= _TERM_CHARS:
+        return list(_keyword_term_terms(text))
+    return list(_keyword_question_terms(text))
+
+
+def _keyword_terms(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_keyword_analyse(text, query=True)))
+
+
+_TERM_CHARS = 64
+_keyword_term_terms = lru_cache(maxsize=16384)(_keyword_terms)
+_keyword_question_terms = lru_cache(maxsize=1024)(_keyword_terms)
