@@ -41,6 +41,7 @@ from core.text import (
     LATIN_WORD_END,
     LATIN_WORD_START,
     STOPWORDS,
+    han_word,
     has_han,
     known_word,
     query_terms,
@@ -512,7 +513,6 @@ _TRIM = "".join(sorted(_NAME_JOINS | _FUNCTION_HAN))
 _NOT_IN_NAMES = frozenset("mqtfpcurdy")
 _NOT_IN_SUBJECTS = _NOT_IN_NAMES | {"v"}  # ... and verbs, in a subject
 _HAN_CHARS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
-_HAN_WORD = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]{2,}")
 
 
 def han_names(question: str, within: Sequence[str] = ()) -> list[str]:
@@ -548,7 +548,7 @@ def han_names(question: str, within: Sequence[str] = ()) -> list[str]:
 
 def _pairs(name: str) -> list[str]:
     """The name's two-character pieces."""
-    return [name[i : i + 2] for i in range(len(name) - 1) if _HAN_WORD.fullmatch(name[i : i + 2])]
+    return [name[i : i + 2] for i in range(len(name) - 1) if han_word(name[i : i + 2])]
 
 
 def _pieces_in(name: str, text: str, share: float) -> bool:
@@ -643,7 +643,7 @@ def han_defined(question: str) -> str:
     asked = 2 if words[:2] in (["什么", "是"], ["什麼", "是"]) else int(words[:1] in _WHAT_IS)
     term = "".join(words[asked:]).rstrip("？?。呢") if asked else ""
     # "什么是藏霞精舍的宗旨？" asks for the aim, not a definition.
-    return term if _HAN_WORD.fullmatch(term) and "的" not in term else ""
+    return term if han_word(term) and "的" not in term else ""
 
 
 def han_scope(question: str) -> list[str]:
