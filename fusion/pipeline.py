@@ -4,11 +4,11 @@ rerank -> coverage decision."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 
 from core.switches import Switch
 from core.text import content_terms, query_terms
@@ -21,7 +21,7 @@ from fusion.rerank import (
     searchable_text,
     synonym_alternatives,
 )
-from fusion.retrieve import Retriever, SourceOutcome, retrieve_all
+from fusion.retrieve import Retriever, SourceOutcome, retrieve_then
 from fusion.rrf import trust_weighted, weighted_rrf
 from routing.instruction import InstructionBuilder, RetrievalInstruction, TaskContext
 from routing.intent import Intent
@@ -155,18 +155,16 @@ class SearchPipeline:
         }
         t1 = time.perf_counter()
         # Retrieval blocks on the stores, and fusion, the serve-check (a store round trip)
-        # and the rerank are CPU: one worker thread does them all, fanning out to the
-        # sources from there, so the event loop stays free to accept, refuse (429) and answer.
-        ranked = await asyncio.to_thread(
-            self._retrieve_and_rank,
-            question,
-            where,
+        # and the rerank are CPU: the thread of the source that answers last does them, so
+        # the event loop stays free to accept, refuse (429) and answer.
+        ranked = await retrieve_then(
             route,
-            rule,
             retrievers,
-            boost_terms,
-            expansion,
-            top_k,
+            self.breakers,
+            self._executor,
+            partial(self._rank, question, where, route, rule, boost_terms, expansion, top_k),
+            beside=self._rarity_job(question),
+            grace_s=_STATS_GRACE_S,
         )
         outcomes, hits, covered, why = ranked.outcomes, ranked.hits, ranked.covered, ranked.why
         t2, t3 = ranked.retrieved_at, ranked.served_at
@@ -188,42 +186,23 @@ class SearchPipeline:
             question, route, intent, hits, covered, outcomes, timings, warnings, instruction
         )
 
-    def _retrieve_and_rank(
-        self,
-        question: str,
-        where: QueryFilter,
-        route: Route,
-        rule: Rule,
-        retrievers: Mapping[str, Retriever],
-        boost_terms: tuple[str, ...],
-        expansion: Expansion,
-        top_k: int | None,
-    ) -> _Ranked:
-        """Every source at once, with the question's term statistics beside them, then
-        `_rank`; on the calling (worker) thread."""
-        stats = self._start_rarity(question)
-        outcomes = retrieve_all(route, retrievers, self.breakers, self._executor)
-        rarity = self._rarity(stats)
-        retrieved_at = time.perf_counter()
-        hits, covered, why, served_at = self._rank(
-            question, where, route, rule, outcomes, boost_terms, expansion, top_k, rarity
-        )
-        return _Ranked(outcomes, hits, covered, why, retrieved_at, served_at)
-
     def _rank(
         self,
         question: str,
         where: QueryFilter,
         route: Route,
         rule: Rule,
-        outcomes: Sequence[SourceOutcome],
         boost_terms: tuple[str, ...],
         expansion: Expansion,
         top_k: int | None,
-        rarity: Mapping[str, float],
-    ) -> tuple[list[Hit], bool, str, float]:
+        outcomes: Sequence[SourceOutcome],
+        stats: tuple[int, dict[str, int]] | None,
+    ) -> _Ranked:
         """Weighted RRF, the serve-check against the truth, the rerank and the coverage
-        decision: (the top hits, covered, why not, when the serve-check ended)."""
+        decision, once every source has answered (or passed its deadline) and the
+        question's term statistics are in (or not)."""
+        retrieved_at = time.perf_counter()
+        rarity = rarity_weights(*stats) if stats else {}
         rankings: dict[str, Sequence[ScoredId]] = {o.name: o.hits for o in outcomes}
         weights = {s.name: s.weight for s in route.sources}
         fused = weighted_rrf(rankings, weights, route.rrf_k)
@@ -249,29 +228,17 @@ class SearchPipeline:
         )
         k = top_k or route.top_k
         covered, why = self._covered(question, hits, route.min_coverage, alternatives)
-        return hits[:k], covered, why, t3
+        return _Ranked(list(outcomes), hits[:k], covered, why, retrieved_at, t3)
 
-    def _start_rarity(self, question: str) -> Future[tuple[int, dict[str, int]]] | None:
-        """Fetch the question's term statistics beside retrieval (one keyword-store call),
-        unless the signal is off or the keyword store's breaker is open."""
+    def _rarity_job(self, question: str) -> Callable[[], tuple[int, dict[str, int]]] | None:
+        """The question's term statistics, to fetch beside retrieval (one keyword-store
+        call), unless the signal is off or the keyword store's breaker is open."""
         terms = query_terms(question)
         if self._frequencies is None or not terms or not self._reranker.weights.rare_terms:
             return None
         if not self.breakers["keyword"].allow():
             return None
-        return self._executor.submit(self._frequencies, terms)
-
-    @staticmethod
-    def _rarity(stats: Future[tuple[int, dict[str, int]]] | None) -> dict[str, float]:
-        """{term: weight} from the statistics, or {} (the signal stays out) when they are
-        not there within a moment of retrieval or the store failed."""
-        if stats is None:
-            return {}
-        try:
-            n, df = stats.result(timeout=_STATS_GRACE_S)
-        except Exception:  # a timeout or a store error: rank without the signal
-            return {}
-        return rarity_weights(n, df)
+        return partial(self._frequencies, terms)
 
     def _degrade(self, route: Route) -> Route:
         """The fast path: only one source, keeping the route's own settings for it when it

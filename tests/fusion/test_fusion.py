@@ -1,11 +1,25 @@
+import asyncio
+import threading
 import time
-from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor, ThreadPoolExecutor
+
+import pytest
 
 from core.types import Route, ScoredId, SourceSpec
 from fusion.breaker import CircuitBreaker
-from fusion.retrieve import retrieve_all
+from fusion.retrieve import Retriever, SourceOutcome, retrieve_then
 from fusion.rrf import weighted_rrf
+
+
+def retrieve_all(
+    route: Route,
+    retrievers: Mapping[str, Retriever],
+    breakers: Mapping[str, CircuitBreaker],
+    pool: Executor,
+) -> list[SourceOutcome]:
+    """Every source's outcome, as `then` receives them."""
+    return asyncio.run(retrieve_then(route, retrievers, breakers, pool, lambda out, _: out))
 
 
 def _ids(*names: str) -> list[ScoredId]:
@@ -107,3 +121,129 @@ def test_a_source_timed_out_before_it_started_never_runs() -> None:
     pool.shutdown(wait=True)
     assert [(o.name, o.status) for o in out] == [("keyword", "ok"), ("dense", "timeout")]
     assert ran == ["keyword"]  # the queued source was withdrawn, not run late
+
+
+def _route(*specs: tuple[str, float]) -> Route:
+    return Route(
+        strategy="hybrid",
+        rule="t",
+        sources=tuple(SourceSpec(name, 1.0, timeout, 5) for name, timeout in specs),
+    )
+
+
+def _breakers() -> dict[str, CircuitBreaker]:
+    return {n: CircuitBreaker(3, 60) for n in ("keyword", "dense", "graph")}
+
+
+def test_what_follows_retrieval_runs_in_the_thread_of_the_last_source() -> None:
+    def source(delay: float) -> Retriever:
+        def run(k: int) -> Sequence[ScoredId]:
+            time.sleep(delay)
+            return _ids(threading.current_thread().name)
+
+        return run
+
+    def then(out: list[SourceOutcome], beside: str | None) -> tuple[str, str, list[str]]:
+        names = [o.hits[0].content_id for o in out]
+        return threading.current_thread().name, beside or "", names
+
+    async def main() -> tuple[str, str, list[str]]:
+        with ThreadPoolExecutor(4, thread_name_prefix="retrieve") as pool:
+            return await retrieve_then(
+                _route(("keyword", 1.0), ("dense", 1.0)),
+                {"keyword": source(0.0), "dense": source(0.2)},
+                _breakers(),
+                pool,
+                then,
+                beside=lambda: "stats",
+            )
+
+    ran_in, beside, names = asyncio.run(main())
+    assert ran_in == names[1]  # dense answered last: its thread ranked, no hand-over
+    assert beside == "stats"
+
+
+def test_a_deadline_that_closes_the_last_source_hands_the_rest_to_a_worker() -> None:
+    def slow(k: int) -> Sequence[ScoredId]:
+        time.sleep(0.5)
+        return _ids("late")
+
+    breakers = _breakers()
+
+    async def main() -> tuple[str, str, list[SourceOutcome]]:
+        loop_thread = threading.current_thread().name
+        with ThreadPoolExecutor(2, thread_name_prefix="retrieve") as pool:
+            got = await retrieve_then(
+                _route(("keyword", 1.0), ("dense", 0.1)),
+                {"keyword": lambda k: _ids("a"), "dense": slow},
+                breakers,
+                pool,
+                lambda out, _: (threading.current_thread().name, out),
+            )
+        return loop_thread, *got
+
+    loop_thread, ran_in, out = asyncio.run(main())
+    assert ran_in != loop_thread and not ran_in.startswith("retrieve")
+    assert [(o.name, o.status) for o in out] == [("keyword", "ok"), ("dense", "timeout")]
+    assert out[1].ms == pytest.approx(100, abs=80)
+    # The late answer was not used, and did not count as a success.
+    assert breakers["dense"]._failures == 1
+
+
+def test_work_beside_the_sources_may_fail_or_be_late_and_is_then_left_out() -> None:
+    def late() -> str:
+        time.sleep(1.0)
+        return "late"
+
+    def failing() -> str:
+        raise RuntimeError("keyword store down")
+
+    def run(beside: Callable[[], str]) -> tuple[str | None, float]:
+        async def main() -> tuple[str | None, float]:
+            pool = ThreadPoolExecutor(4)
+            start = time.perf_counter()
+            got = await retrieve_then(
+                _route(("keyword", 1.0)),
+                {"keyword": lambda k: _ids("a")},
+                _breakers(),
+                pool,
+                lambda out, got: got,
+                beside=beside,
+                grace_s=0.05,
+            )
+            pool.shutdown(wait=False)
+            return got, time.perf_counter() - start
+
+        return asyncio.run(main())
+
+    assert run(lambda: "stats")[0] == "stats"
+    assert run(failing)[0] is None
+    got, took = run(late)
+    assert got is None and took < 0.9  # a moment after the sources, not a second
+
+
+def test_an_error_after_retrieval_reaches_the_caller() -> None:
+    def then(out: list[SourceOutcome], _: None) -> None:
+        raise ValueError("rank failed")
+
+    async def main() -> None:
+        with ThreadPoolExecutor(2) as pool:
+            await retrieve_then(
+                _route(("keyword", 1.0)), {"keyword": lambda k: _ids("a")}, _breakers(), pool, then
+            )
+
+    with pytest.raises(ValueError, match="rank failed"):
+        asyncio.run(main())
+
+
+def test_no_source_to_run_still_ranks() -> None:
+    breakers = _breakers()
+    for _ in range(3):
+        breakers["keyword"].record_failure()
+    out = retrieve_all(
+        _route(("keyword", 1.0), ("graph", 1.0)),
+        {"keyword": lambda k: _ids("a")},
+        breakers,
+        ThreadPoolExecutor(1),
+    )
+    assert [o.status for o in out] == ["open", "missing"]
