@@ -42,7 +42,9 @@ def _doc(name: str, tags: frozenset[str] = frozenset()) -> Document:
     return Document(doc_id_for(source), source, name, "markdown", acl_tags=tags)
 
 
-def _stage(meta: MetadataStore, doc: Document, content: bytes, n: int = 3) -> DocumentVersion:
+def _stage(
+    meta: MetadataStore, doc: Document, content: bytes, n: int = 3, chunked_as: str = "part"
+) -> DocumentVersion:
     version = version_of(content)
     chunks = [
         Chunk(
@@ -51,7 +53,7 @@ def _stage(meta: MetadataStore, doc: Document, content: bytes, n: int = 3) -> Do
             version,
             i,
             "text",
-            f"{content.decode()} part {i}",
+            f"{content.decode()} {chunked_as} {i}",
             i + 1,
             i + 1,
             1,
@@ -219,6 +221,25 @@ def test_restaging_a_superseded_version_works(meta: MetadataStore) -> None:
     meta.promote_ready()
     assert meta.current_version(doc.doc_id) == v1.version
     assert len(meta.serving_ids()) == 3
+
+
+def test_a_version_chunked_anew_is_served_with_its_new_rows(meta: MetadataStore) -> None:
+    # The same file chunked again (new chunking settings): the same content_ids, new rows.
+    # The serve-check must not serve what it read of the old rows.
+    doc = _doc("g.md")
+    v = _stage(meta, doc, b"body")
+    _finish(meta)
+    meta.promote_ready()
+    ids = meta.version_content_ids(doc.doc_id, v.version)
+    assert meta.serving(ids)[ids[0]].text == "body part 0"
+    assert meta.serving(ids)[ids[0]].text == "body part 0"  # read again, now remembered
+    _stage(meta, doc, b"body", chunked_as="piece")
+    assert meta.serving(ids) == {}  # staged again: not served until every store has it
+    _finish(meta)
+    meta.promote_ready()
+    assert meta.version_content_ids(doc.doc_id, v.version) == ids
+    served = meta.serving(ids)
+    assert [served[i].text for i in ids] == [f"body piece {i}" for i in range(3)]
 
 
 def test_query_log_reads_back_by_time_and_user(meta: MetadataStore) -> None:
