@@ -296,21 +296,27 @@ class GramQuery:
     grams: frozenset[str]
     han_pairs: tuple[str, ...]  # Han bigrams: held when written in the text
     others: tuple[str, ...]  # words, numbers, one Han character: held as whole tokens
+    latin: tuple[str, ...]  # the others without a Han character: all a text without Han holds
 
     @classmethod
     def of(cls, grams: AbstractSet[str]) -> GramQuery:
         pairs = tuple(g for g in grams if len(g) == 2 and has_han(g))
-        return cls(frozenset(grams), pairs, tuple(g for g in grams if g not in pairs))
+        others = tuple(g for g in grams if g not in pairs)
+        return cls(frozenset(grams), pairs, others, tuple(g for g in others if not has_han(g)))
 
 
-def held_in_plain(query: GramQuery, lowered: str) -> frozenset[str]:
+def held_in_plain(query: GramQuery, lowered: str, han: bool = True) -> frozenset[str]:
     """`query.grams & char_bigrams(text)` for a `plain_text` (given in lower case), found
     by looking for the grams in it instead of building its grams (~45 us for a passage of
     1,000 characters, ~12 us looked up). A bigram with a Han character is among the text's
     grams exactly when it is in the text (both its characters are word characters, so they
     sit in one token, which holds Han); any other gram when it is a whole token of the
     text (and no stop word, unless it holds Han), or a two-character piece of a token that
-    holds Han ("20" of "2013年")."""
+    holds Han ("20" of "2013年"). `han`: False when the caller knows the text has no Han
+    character, so no gram with one need be looked for (in a text with a curly quote or a
+    dash, each is a scan of the whole text)."""
+    if not han:
+        return frozenset(g for g in query.latin if g in lowered and _gram_of(g, lowered))
     held = [g for g in query.han_pairs if g in lowered]
     held.extend(g for g in query.others if g in lowered and _gram_of(g, lowered))
     return frozenset(held)

@@ -371,7 +371,7 @@ class SignalReranker:
             return [frozenset()] * len(passages)
         query = GramQuery.of(grams)
         return [
-            held_in_plain(query, p.text)
+            held_in_plain(query, p.text, p.han)
             if p.plain
             and (query.han_pairs or p.han or (p.sights < BUILD_AT_SIGHT and not p.text.isascii()))
             else query.grams & char_bigrams(p.text)

@@ -35,7 +35,7 @@ def test_an_ascii_text_s_words_are_its_tokens_less_stop_words() -> None:
 
 
 def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
-    from core.text import char_bigrams, grams_held
+    from core.text import GramQuery, char_bigrams, grams_held, has_han, held_in_plain, plain_text
 
     texts = [
         "截至2015年，TiDB 在使用SSD时的延迟为 2 ms。的",  # digits and Latin inside Han
@@ -48,6 +48,7 @@ def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
         "蓍 又名蚰蜒草，2 ms 的 蓍草",
         "the an of 20 13",  # stop words and bare numbers as tokens
         "The enterprise's metadata uses data; data-driven plans",  # words inside words
+        "The cluster’s 2015 disks — SSD, 2 ms — ran TiDB.",  # no Han, not Latin-1
     ]
     questions = [
         "2015年TiDB使用什么SSD？",
@@ -64,6 +65,11 @@ def test_grams_held_equals_the_intersection_with_the_texts_grams() -> None:
     for q in questions:
         grams = char_bigrams(q)
         assert grams_held(grams, texts) == [grams & char_bigrams(t) for t in texts], q
+        # Told a text has no Han character, the look-up leaves out every gram with one.
+        query = GramQuery.of(grams)
+        for t in texts:
+            if not has_han(t) and plain_text(t.lower()):
+                assert held_in_plain(query, t.lower(), han=False) == grams & char_bigrams(t)
     # A Han bigram of the question is held exactly when the text has it.
     assert grams_held(char_bigrams("茅以升"), ["由茅以升设计", "茅 以升"]) == [
         {"茅以", "以升"},
