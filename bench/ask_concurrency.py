@@ -44,9 +44,9 @@ async def _measure(
     cpu, wall = time.process_time(), time.perf_counter()
     await _asks(rag, chosen, in_flight, search)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-    n, kind = len(chosen), "search" if search else "ask"
-    line = f"{n} {kind}s, {in_flight} in flight: CPU {cpu * 1000 / n:.2f} ms a {kind}, "
-    line += f"wall {wall * 1000 / n:.2f} ms a {kind}"
+    n, kind, kinds = len(chosen), *(("search", "searches") if search else ("ask", "asks"))
+    line = f"{n} {kinds}, {in_flight} in flight: CPU {cpu * 1000 / n:.2f} ms per {kind}, "
+    line += f"wall {wall * 1000 / n:.2f} ms per {kind}"
     if queries is not None:
         line += f"; encoder calls {queries.calls - calls} for {queries.texts - texts} texts"
     return line
