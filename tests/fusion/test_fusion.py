@@ -247,3 +247,35 @@ def test_no_source_to_run_still_ranks() -> None:
         ThreadPoolExecutor(1),
     )
     assert [o.status for o in out] == ["open", "missing"]
+
+
+def test_a_caller_that_stops_waiting_leaves_nothing_behind() -> None:
+    # A client that disconnects cancels its search; the sources still finish in their
+    # threads, and the ranking's result must find the loop without an error.
+    def slow(k: int) -> Sequence[ScoredId]:
+        time.sleep(0.2)
+        return _ids("a")
+
+    errors: list[dict[str, object]] = []
+    ranked: list[str] = []
+
+    async def main() -> None:
+        asyncio.get_running_loop().set_exception_handler(lambda _, ctx: errors.append(ctx))
+        with ThreadPoolExecutor(2) as pool:
+            task = asyncio.ensure_future(
+                retrieve_then(
+                    _route(("keyword", 1.0)),
+                    {"keyword": slow},
+                    _breakers(),
+                    pool,
+                    lambda out, _: ranked.append(out[0].status),
+                )
+            )
+            await asyncio.sleep(0.05)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            await asyncio.sleep(0.4)  # the source answers, ranks, and hands over
+
+    asyncio.run(main())
+    assert ranked == ["ok"] and errors == []
