@@ -268,7 +268,8 @@ class ThreadSettings(BaseModel):
     # BLAS and OpenMP threads (numpy's OpenBLAS, FAISS's OpenMP, the USE embedder's matmuls).
     # One query's vectors are tiny: more threads than 1 only spin and steal cores.
     blas: int = 1
-    # Store calls of concurrent requests (keyword, dense, graph run together per request).
+    # Store calls of concurrent requests (keyword, dense, graph run together per request),
+    # and the ranking that follows, in the thread of the source that answers last.
     # 0: 2 per core, at least 3 (one request's three sources at once).
     retrieve: int = 0
     # The event loop's default executor (blocking work of handlers: audit writes, gaps).
