@@ -410,10 +410,11 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
     for piece in _TOKEN.findall(lowered):
         if needs_segmenting(piece):
             out.extend(segment(piece, _jieba().cut_for_search))
-        elif has_han(piece) and query:  # cut and memoised by `query_terms` already
-            out.extend(_han_words(piece, True))
         elif has_han(piece):
-            out.extend(w for w in _jieba().cut_for_search(piece) if w.strip())
+            if query:  # cut and memoised by `query_terms` already
+                out.extend(_han_words(piece, True))
+            else:
+                out.extend(w for w in _jieba().cut_for_search(piece) if w.strip())
         elif query and (piece in KEYWORD_STOPWORDS or piece in other):
             continue
         elif lang:

@@ -94,7 +94,8 @@ class _FanIn(Generic[B, T]):
         try:
             hits = tuple(retriever(spec.top_k))
         except Exception as exc:
-            outcome = SourceOutcome(spec.name, "error", (), self._ms(), _why(exc))
+            why = f"{type(exc).__name__}: {exc}"
+            outcome = SourceOutcome(spec.name, "error", (), self._ms(), why)
         else:
             outcome = SourceOutcome(spec.name, "ok", hits, self._ms())
         self._close(spec.name, outcome, None, here=True)
@@ -172,10 +173,6 @@ def _deliver(future: asyncio.Future[tuple[str, object]], result: object) -> None
         future.set_exception(result)
     else:
         future.set_result(result)  # type: ignore[arg-type]
-
-
-def _why(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"
 
 
 async def retrieve_then(
