@@ -93,7 +93,8 @@ class Ragline:
         # the query path imports).
         self.embedder: Embedder = embedder or make_embedder(settings.embedder)
         self.stores: Stores = open_stores(settings, self.embedder)
-        # After the stores: FAISS's libraries are loaded now, so the limit reaches them too.
+        # After the stores: FAISS's libraries are loaded now, so the limit reaches them too
+        # (OpenMP's in this thread only: FAISS sets its own in each thread that calls it).
         log.debug("BLAS/OpenMP threads: %s", limit_blas(settings.threads))
         self.applier = OutboxApplier(
             self.stores.metadata,

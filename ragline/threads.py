@@ -6,6 +6,10 @@ thread per core, and the USE embedder's per-call thread limit needs `threadpoolc
 it silently used them all): a query's few-microsecond matmuls then woke spinning BLAS
 threads that competed with the request threads, which is how the embedder's 1 ms became
 60-400 ms under load. One BLAS thread per process, set once at start, avoids that.
+
+OpenBLAS's count is one for the whole process; OpenMP's is a setting of each thread, so the
+limit here reaches only the thread that starts the app. FAISS therefore sets it in every
+thread that calls it (`FaissDenseIndex._one_team`, from `settings.model_threads`).
 """
 
 from __future__ import annotations
@@ -40,8 +44,9 @@ def blas_threads(t: ThreadSettings) -> int:
 
 
 def limit_blas(t: ThreadSettings) -> dict[str, int]:
-    """Set BLAS and OpenMP threads for this process (already loaded libraries through
-    threadpoolctl; the environment for libraries loaded later and for child processes).
+    """Set BLAS threads for this process, and OpenMP threads for the calling thread
+    (already loaded libraries through threadpoolctl; the environment for libraries loaded
+    later and for child processes).
     Returns {library: threads} as now set."""
     n = blas_threads(t)
     for name in _BLAS_ENV:

@@ -322,10 +322,19 @@ class FaissDenseIndex:
         self._mmap = mmap
         self._mapped = False
         # One thread per query: on 2 cores more threads add an ~8 ms floor (ENGINES.md).
-        # A process-wide setting; searches run concurrently from the caller's thread pool.
-        faiss.omp_set_num_threads(threads)
+        # Searches run concurrently from the caller's thread pool. Set in every thread that
+        # runs FAISS (`_one_team`).
+        self._threads = threads
         self._index = self._empty()
         self._load()
+
+    def _one_team(self) -> None:
+        """OpenMP's thread count is a setting of each thread, not of the process: a thread
+        that never set it gets OMP_NUM_THREADS as read when FAISS loaded, else every core.
+        Pool threads searching with every core made an OpenMP team each and left its
+        threads spinning at a barrier beside the Python work (bench/RESULTS.md, session
+        32), so each call that runs FAISS sets it in its own thread (~0.1 us)."""
+        faiss.omp_set_num_threads(self._threads)
 
     # ---- persistence -------------------------------------------------------------------
 
@@ -406,6 +415,7 @@ class FaissDenseIndex:
         with self._lock:
             if not self._dirty:
                 return
+            self._one_team()  # the approximate index may be trained here
             self._dir.mkdir(parents=True, exist_ok=True)
             # Unique per flush (not a counter), so two processes flushing by mistake never
             # write the same file; the embedded profile has a single writer (the applier).
@@ -499,6 +509,7 @@ class FaissDenseIndex:
         ids = np.fromiter((vector_id(c) for c in latest), dtype=np.int64, count=len(latest))
         rows = [_Payload.of(item.chunk) for item in latest.values()]
         with self._lock:
+            self._one_team()
             self._remove_locked(ids)  # upsert = replace: applying twice keeps one copy
             self._own_locked()
             start = int(self._index.ntotal)
@@ -634,6 +645,7 @@ class FaissDenseIndex:
                 f"query vector of dim {query.shape[1]} for a dense index of dim {self.dim}"
             )
         with self._lock:
+            self._one_team()
             total = int(self._index.ntotal)
             if k <= 0 or total == 0:
                 return []

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -243,3 +245,29 @@ def test_each_flush_writes_every_rows_current_fields(tmp_path: Path, corpus: Cor
     writer.flush()
     assert reader.refresh() and reader.held_metadata() == writer.held_metadata()
     assert "finance" not in reader.held_metadata()[corpus.cid("en")]
+
+
+def test_every_thread_that_searches_or_writes_runs_faiss_on_the_set_threads(
+    tmp_path: Path, corpus: Corpus
+) -> None:
+    # OpenMP's thread count belongs to each thread: a pool thread that never set it used
+    # every core, and each search left an OpenMP team spinning beside the Python work.
+    import faiss
+
+    store = FaissDenseIndex(tmp_path, DIM, MODEL, threads=1)
+    seen: dict[str, int] = {}
+
+    def in_a_new_thread(name: str, work: Callable[[], object]) -> None:
+        def run() -> None:
+            faiss.omp_set_num_threads(3)  # what a fresh thread gets on a 3-core host
+            work()
+            seen[name] = faiss.omp_get_max_threads()
+
+        t = threading.Thread(target=run)
+        t.start()
+        t.join()
+
+    in_a_new_thread("upsert", lambda: store.upsert(corpus.all()))
+    in_a_new_thread("flush", store.flush)
+    in_a_new_thread("search", lambda: store.search(corpus["zh"].vector, 1, ALL))
+    assert seen == {"upsert": 1, "flush": 1, "search": 1}
