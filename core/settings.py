@@ -509,8 +509,8 @@ class Settings(BaseSettings):
     gaps: GapSettings = Field(default_factory=GapSettings)
     originals: OriginalsSettings = Field(default_factory=OriginalsSettings)
     threads: ThreadSettings = Field(default_factory=ThreadSettings)
-    # FAISS's OpenMP threads, set in every thread that calls it: searches, adds and the
-    # approximate index's training at a flush (one core: minutes at 1M vectors).
+    # FAISS's OpenMP threads, set in every thread that calls it to search or add (training
+    # the approximate index at a flush uses every core: it is rare and holds the lock).
     model_threads: int = 1
     # Flat alias for the one setting most deployments change: RAGLINE_LLM_BASE_URL.
     llm_base_url: str = ""

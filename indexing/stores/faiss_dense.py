@@ -38,6 +38,7 @@ from typing import Any, Literal
 import faiss
 import numpy as np
 
+from core.cores import cores
 from core.errors import EmbedderMismatch, StoreError
 from core.ids import vector_id
 from core.types import Chunk, QueryFilter, ScoredId
@@ -415,7 +416,6 @@ class FaissDenseIndex:
         with self._lock:
             if not self._dirty:
                 return
-            self._one_team()  # the approximate index may be trained here
             self._dir.mkdir(parents=True, exist_ok=True)
             # Unique per flush (not a counter), so two processes flushing by mistake never
             # write the same file; the embedded profile has a single writer (the applier).
@@ -572,7 +572,13 @@ class FaissDenseIndex:
         """The IVF index, trained now when missing or when the size moved too far."""
         total = int(self._index.ntotal)
         if self._ivf is None or self._ivf.stale(total) or self._ivf.size != total:
-            self._ivf = _Ivf(self._vectors(), self.dim)
+            # Training is rare, minutes of k-means at 1M vectors, and holds the store's
+            # lock (this process's searches wait): it gets every core.
+            faiss.omp_set_num_threads(cores())
+            try:
+                self._ivf = _Ivf(self._vectors(), self.dim)
+            finally:
+                self._one_team()
         return self._ivf
 
     def _ivf_search(

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 from store_cases import DIM, MODEL, Corpus, make_chunk
 
 from core.types import QueryFilter
@@ -247,27 +248,52 @@ def test_each_flush_writes_every_rows_current_fields(tmp_path: Path, corpus: Cor
     assert "finance" not in reader.held_metadata()[corpus.cid("en")]
 
 
+def _in_a_fresh_thread(work: Callable[[], object]) -> int:
+    """Run `work` in a new thread whose OpenMP count is 3 (what a thread that never set
+    it gets on a 3-core host); the count that thread is left with."""
+    import faiss
+
+    left: list[int] = []
+
+    def run() -> None:
+        faiss.omp_set_num_threads(3)
+        work()
+        left.append(faiss.omp_get_max_threads())
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    return left[0]
+
+
 def test_every_thread_that_searches_or_writes_runs_faiss_on_the_set_threads(
     tmp_path: Path, corpus: Corpus
 ) -> None:
     # OpenMP's thread count belongs to each thread: a pool thread that never set it used
     # every core, and each search left an OpenMP team spinning beside the Python work.
+    store = FaissDenseIndex(tmp_path, DIM, MODEL, threads=1)
+    assert _in_a_fresh_thread(lambda: store.upsert(corpus.all())) == 1
+    assert _in_a_fresh_thread(lambda: store.search(corpus["zh"].vector, 1, ALL)) == 1
+
+
+def test_the_approximate_index_trains_on_every_core_then_searches_on_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import faiss
 
-    store = FaissDenseIndex(tmp_path, DIM, MODEL, threads=1)
-    seen: dict[str, int] = {}
+    import indexing.stores.faiss_dense as module
 
-    def in_a_new_thread(name: str, work: Callable[[], object]) -> None:
-        def run() -> None:
-            faiss.omp_set_num_threads(3)  # what a fresh thread gets on a 3-core host
-            work()
-            seen[name] = faiss.omp_get_max_threads()
+    during: list[int] = []
 
-        t = threading.Thread(target=run)
-        t.start()
-        t.join()
+    class Watched(module._Ivf):
+        def __init__(self, vectors: np.ndarray, dim: int) -> None:
+            during.append(faiss.omp_get_max_threads())
+            super().__init__(vectors, dim)
 
-    in_a_new_thread("upsert", lambda: store.upsert(corpus.all()))
-    in_a_new_thread("flush", store.flush)
-    in_a_new_thread("search", lambda: store.search(corpus["zh"].vector, 1, ALL))
-    assert seen == {"upsert": 1, "flush": 1, "search": 1}
+    monkeypatch.setattr(module, "_Ivf", Watched)
+    monkeypatch.setattr(module, "cores", lambda: 2)
+    vecs = _clustered(3000, np.random.default_rng(5))
+    store = FaissDenseIndex(tmp_path, DIM, MODEL, threads=1, kind="auto", approx_min=1000)
+    store.upsert(_indexed(vecs))
+    assert _in_a_fresh_thread(store.flush) == 1  # the writer trains at its flush
+    assert during == [2]
