@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, replace
 from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from core.text import char_bigrams, has_han, query_terms, split_sentences
@@ -83,42 +84,59 @@ def _term_hits(terms: Sequence[str], text: str) -> int:
     return sum(t in lowered for t in terms)
 
 
+# A passage's sentences and `name: value` lines, by its text: the same top passages come
+# back question after question, and splitting one (a regular expression tried at every
+# character) cost more than the rest of what a conflict check does with it.
+_PASSAGES_MEMO = 2048
+
+
+@lru_cache(maxsize=_PASSAGES_MEMO)
+def _sentences(text: str) -> tuple[str, ...]:
+    return tuple(split_sentences(text))
+
+
+@lru_cache(maxsize=_PASSAGES_MEMO)
+def _field_lines(text: str) -> tuple[tuple[str, str, str], ...]:
+    """(name, value, line) of each `name: value` / `name = value` line."""
+    return tuple(
+        (m.group(1).strip(), m.group(2).strip(), m.group(0).strip()) for m in _FIELD.finditer(text)
+    )
+
+
 def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
+    text = hit.chunk.text
     if hit.chunk.kind == "table":  # rows are compared cell by cell, as fields
         return None
-    best: tuple[int, str] | None = None
-    for sentence in split_sentences(hit.chunk.text):
+    if not _HAS_DIGIT.search(text):  # no sentence of it states a value
+        return None
+    best: tuple[int, str, tuple[str, ...]] | None = None
+    for sentence in _sentences(text):
         # The question's words first: most sentences hold none, and finding values costs
         # more than looking for words.
         n = _term_hits(terms, sentence)
-        if n and (best is None or n > best[0]) and _values(sentence):
-            best = (n, sentence)
+        if n and (best is None or n > best[0]) and (values := _values(sentence)):
+            best = (n, sentence, values)
     if best is None:
         return None
-    sentence = best[1]
-    return _Claim(hit, _masked(sentence), "|".join(_values(sentence)), sentence, "statement")
+    _, sentence, values = best
+    return _Claim(hit, _masked(sentence), "|".join(values), sentence, "statement")
 
 
 def _fields(hit: Hit, terms: Sequence[str]) -> list[_Claim]:
     out: list[_Claim] = []
     chunk = hit.chunk
-    for m in _FIELD.finditer(chunk.text):
-        name, value = m.group(1).strip(), m.group(2).strip()
-        if _term_hits(terms, name) and _values(value):
-            out.append(
-                _Claim(hit, name.lower(), "|".join(_values(value)), m.group(0).strip(), "field")
-            )
+    for name, value, line in _field_lines(chunk.text):
+        if _term_hits(terms, name) and (values := _values(value)):
+            out.append(_Claim(hit, name.lower(), "|".join(values), line, "field"))
     if chunk.kind == "table" and chunk.table_header:
         for row in chunk.table_rows:
             if not row:
                 continue
             for header, cell in zip(chunk.table_header[1:], row[1:], strict=False):
                 name = f"{row[0]} / {header}"
-                if _term_hits(terms, name) and _values(cell):
+                if _term_hits(terms, name) and (values := _values(cell)):
                     out.append(
-                        _Claim(
-                            hit, name.lower(), "|".join(_values(cell)), f"{name}: {cell}", "field"
-                        )
+                        _Claim(hit, name.lower(), "|".join(values), f"{name}: {cell}", "field")
                     )
     return out
 
