@@ -44,6 +44,10 @@ _ASCII_NON_WORD = str.maketrans(
 # Technical identifiers (P12.1.2, ERR-404, utf-8, 3.2.1) are kept whole as well as split,
 # so an exact identifier query matches exactly.
 _IDENT = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
+# What every identifier holds: a separator between two letters or digits. Found ~10x faster
+# than `_IDENT` is tried (a pattern that starts with a character class is skipped through
+# in C; `_IDENT` is tried, and backtracks, at every letter), and most sentences hold none.
+_IDENT_JOINT = re.compile(r"[._\-/:](?<=[a-z0-9][._\-/:])(?=[a-z0-9])")
 # Where a Latin word or number starts and ends inside mixed text: at anything but a letter
 # or digit of another script than Han. Chinese writes "截至2015年", "使用SSD时" with no
 # space, and Python's \w counts Han characters as word characters.
@@ -115,7 +119,7 @@ def _iter_words(text: str, search_mode: bool) -> Iterator[str]:
     """`_words`, one piece at a time: a caller that stops at the first word it looks for
     cuts no more of the text than it read."""
     lowered = text.lower()
-    yield from _IDENT.findall(lowered)
+    yield from _identifiers(lowered)
     # Words of an inflected language other than English are cut to a prefix stem (Russian
     # "новосибирска" -> "новосибирск"); Korean, Japanese kana and unspaced scripts are
     # segmented (core.lang). English and Chinese text is cut as it always was.
@@ -129,6 +133,11 @@ def _iter_words(text: str, search_mode: bool) -> Iterator[str]:
             yield prefix_stem(piece, lang)
         else:
             yield piece
+
+
+def _identifiers(lowered: str) -> list[str]:
+    """Technical identifiers written in a lower-cased text ("p12.1.2", "utf-8")."""
+    return _IDENT.findall(lowered) if _IDENT_JOINT.search(lowered) else []
 
 
 def iter_index_tokens(text: str) -> Iterator[str]:
@@ -401,7 +410,7 @@ def stem(word: str) -> str:
 
 def _keyword_analyse(text: str, query: bool) -> list[str]:
     lowered = _POSSESSIVE.sub("", text.lower())
-    out: list[str] = list(_IDENT.findall(lowered))
+    out: list[str] = _identifiers(lowered)
     out.extend(h.replace("-", "") for h in _HYPHENATED.findall(lowered))
     # Another inflected language (German, French, Russian ...): its prefix stems and its
     # own function words; Korean, kana and unspaced scripts segmented (core.lang).
