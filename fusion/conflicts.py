@@ -104,9 +104,9 @@ def _field_lines(text: str) -> tuple[tuple[str, str, str], ...]:
 
 
 def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
-    text = hit.chunk.text
     if hit.chunk.kind == "table":  # rows are compared cell by cell, as fields
         return None
+    text = hit.chunk.text
     if not _HAS_DIGIT.search(text):  # no sentence of it states a value
         return None
     best: tuple[int, str, tuple[str, ...]] | None = None
