@@ -92,3 +92,22 @@ def test_tokens_cut_lazily_are_the_index_tokens() -> None:
     ]
     for text in texts:
         assert list(iter_index_tokens(text)) == index_tokens(text), text
+
+
+def test_identifiers_are_found_only_where_a_separator_joins_two_word_characters() -> None:
+    # The quick joint check in front of the identifier pattern must never hide one.
+    from core.text import _IDENT, _identifiers
+
+    texts = [
+        "see p12.1.2 and err-404, utf-8 or 3.2.1",
+        "nist.sp.800-207-zerotrust.pdf",
+        "abc- x..y a.-b --a.b _a_b_ 9:30 v1.5-rc2",
+        "caféx.y and é.a and a.é",
+        "no identifier here. none at all: really",
+        "截至2015年 使用ssd时 gb/t 7714-2015",
+        "",
+    ]
+    for text in texts:
+        assert _identifiers(text) == _IDENT.findall(text), text
+    assert _identifiers("see p12.1.2 and err-404") == ["p12.1.2", "err-404"]
+    assert _identifiers("no identifier here. none at all: really") == []

@@ -382,3 +382,14 @@ def test_a_one_letter_designator_is_part_of_the_name_asked() -> None:
     assert "Plant B" in ex.quotes[0].text and "Pumps: 1" in ex.quotes[0].text
     verdict = _verdict("How many pumps failed at Plant C?", make_hits(table))
     assert not verdict.covered and "Plant C" in verdict.reason
+
+
+def test_white_space_is_folded_as_the_regular_expression_folded_it() -> None:
+    import re
+
+    from generation.answerable import _norm
+
+    every_space = "".join(chr(c) for c in range(0x3100) if chr(c).isspace())
+    texts = ["", " ", "\n\t ", " a  b ", "A\u3000B", f"x{every_space}Y", every_space, "\u0085a"]
+    for text in texts:
+        assert _norm(text) == re.sub(r"\s+", " ", text).lower(), repr(text)
