@@ -144,7 +144,7 @@ class _Scored:
     cand: Candidate
     score: float
     relevance: float  # the term/bigram overlap alone, before adjustments
-    novel: bool  # says something beyond the question's own words
+    novel: bool  # says something beyond the question's own words (False at relevance 0)
     matched: frozenset[str] = frozenset()  # the question terms it matches
     topic: frozenset[str] = frozenset()  # the question terms naming its passage's topic
 
@@ -464,7 +464,10 @@ def _score(
         heading = _heading_like(cand)
         if heading:
             score *= 0.35
-        novel = _novel(cand, hits)
+        # A sentence matching nothing of the question scores 0 whatever it says: its
+        # words are not cut to find out (half the candidates; `novel` is read only with
+        # a relevance above 0).
+        novel = bool(relevance) and _novel(cand, hits)
         if not novel:
             score *= 0.3  # it only repeats the question
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
 
@@ -406,6 +408,32 @@ def test_only_sentences_that_could_rank_are_tested_for_the_kind_asked(
     # Two places to fill: the same two, and the filler never tested.
     assert best(2) == everything[:2]
     assert 0 < len(tested) < 6 and not any("气候" in t for t in tested)
+
+
+def test_a_sentence_matching_nothing_of_the_question_is_not_cut_into_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import generation.extractive as extractive
+
+    cut: list[str] = []
+    real = extractive.iter_index_tokens
+
+    def spy(text: str) -> Iterator[str]:
+        cut.append(text)
+        return real(text)
+
+    monkeypatch.setattr(extractive, "iter_index_tokens", spy)
+    text = "长江大桥由茅以升主持设计。当地的气候温和湿润。长江大桥长江大桥。"
+    scored = extractive._score("长江大桥由谁设计？", extractive.candidates(make_chunk(text), 0))
+    by_text = {s.cand.text: s for s in scored}
+    unrelated = by_text["当地的气候温和湿润。"]
+    # Nothing of the question: it scores 0 whatever its words, and they are not cut.
+    assert unrelated.relevance == 0 and unrelated.score == 0 and not unrelated.novel
+    assert "当地的气候温和湿润。" not in cut
+    # A sentence sharing words is cut to tell whether it says more than the question.
+    assert by_text["长江大桥由茅以升主持设计。"].novel
+    assert not by_text["长江大桥长江大桥。"].novel
+    assert "长江大桥由茅以升主持设计。" in cut
 
 
 def test_names_found_block_by_block_are_those_of_the_whole_sentence() -> None:
