@@ -28,6 +28,7 @@ import marshal
 import sys
 import threading
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,11 @@ class JiebaWords:
                 words.prepare(sentence)
                 return super().cut(sentence, *args, **kw)
 
-        decode = PosViterbi(posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
+        decoder = PosViterbi(posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
+        # Each run is decoded once: the same runs come back sentence after sentence ("年"
+        # after a number, an unknown name; 45 % of the runs of 300 CMRC asks).
+        decode = lru_cache(maxsize=8192)(decoder.route)
+        self.decode_cache = decode.cache_info
 
         class Tagger(posseg.POSTokenizer):  # type: ignore[name-defined]
             def cut(self, sentence: str, HMM: bool = True) -> Any:
@@ -68,7 +73,7 @@ class JiebaWords:
             def _POSTokenizer__cut(self, sentence: str) -> Iterator[Any]:
                 # jieba's HMM tagging of a run its dictionary does not cut, with the same
                 # path from the faster decoder (core.pos_viterbi).
-                tags = decode(sentence)[1]
+                tags = decode(sentence)
                 begin = done = 0
                 for i, (pos, flag) in enumerate(tags):
                     if pos == "B":

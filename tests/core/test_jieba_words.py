@@ -93,6 +93,22 @@ def test_jieba_posseg_functions_tag_as_before(
     ]
 
 
+def test_runs_decoded_again_come_from_the_memo_with_the_same_tags(
+    tmp_path: Path, full: tuple[jieba.Tokenizer, jieba.posseg.POSTokenizer]
+) -> None:
+    tokenizer, tagger = full
+    words = JiebaWords(tmp_path)
+    texts = _TEXTS + _random_texts(tokenizer, 60)
+    first = [words.tag(text) for text in texts]
+    decoded = words.decode_cache()
+    assert decoded.misses > 0  # the texts hold runs the dictionary does not cut
+    again = [words.tag(text) for text in texts]
+    assert words.decode_cache().misses == decoded.misses  # nothing decoded twice
+    assert words.decode_cache().hits >= decoded.hits + decoded.misses
+    expected = [[(p.word, p.flag) for p in tagger.cut(text)] for text in texts]
+    assert first == again == expected
+
+
 @pytest.mark.parametrize("damage", [b"", b"not marshal", b"\xe9\x03\x00\x00\x00"])
 def test_a_damaged_cache_is_built_again(
     tmp_path: Path,
