@@ -225,9 +225,11 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四"). The text is cut into tokens only for the other terms.
     out = {t for t in tests.han if t in lowered}
-    if tests.stems:
+    # Every token is a piece of the lowered text, so a stem written nowhere in it is none
+    # of its tokens: the text is cut only when some stem is written in it.
+    if written := [(t, stem) for t, stem in tests.stems if stem in lowered]:
         tokens = _token_stems(text)
-        out.update(t for t, stem in tests.stems if stem in tokens)
+        out.update(t for t, stem in written if stem in tokens)
     out.update(t for t, n in tests.numerals if t not in out and _numeral_in(n, lowered))
     out.update(t for t in tests.joined if t not in out and _whole_in(t, lowered))
     return out

@@ -8,7 +8,7 @@ import pytest
 from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
 
 from core.ids import citation_label
-from core.text import content_terms
+from core.text import content_terms, has_han
 from generation.extractive import extractive_answer, focus_terms
 
 FAA = "ab12cd0000000000"
@@ -434,6 +434,47 @@ def test_a_sentence_matching_nothing_of_the_question_is_not_cut_into_words(
     assert by_text["长江大桥由茅以升主持设计。"].novel
     assert not by_text["长江大桥长江大桥。"].novel
     assert "长江大桥由茅以升主持设计。" in cut
+
+
+def test_terms_are_matched_as_if_every_text_were_cut_into_tokens() -> None:
+    # A text is cut only when a term's stem is written in it: the same terms are found as
+    # when every text is cut (each token is a piece of the lowered text).
+    import generation.extractive as extractive
+    from core.text import index_tokens
+
+    texts = [
+        "The firearm checks were processed in November 2015.",
+        "Permits: 264,140 issued; checks by NICS.",
+        "Новосибирска находится в Сибири, города России.",
+        "서울의 인구는 천만 명입니다. İstanbul'da yaşıyor.",
+        "TiSpark P12.1.2 版本在 FCC A 上加载，检查 UTF-8 编码。",
+        "Programs use RAM; a ram is an animal.",
+        "",
+    ]
+    questions = [
+        "How many firearm checks in November 2015?",
+        "What is the permit count?",
+        "Где находится Новосибирск?",
+        "서울 인구는?",
+        "TiSpark 的 p12.1.2 版本在哪里加载？utf-8",
+        "How much RAM do programs use?",
+    ]
+    for question in questions:
+        terms = content_terms(question)
+        for text in texts:
+            stems = {extractive._stem(t) for t in index_tokens(text)}
+            by_token = {t for t in terms if not has_han(t) and extractive._stem(t) in stems}
+            found = extractive._matched_terms(terms, text)
+            assert by_token <= found, (question, text)
+            # Whatever else is found is found another way: Han substrings, numerals,
+            # identifiers with separators.
+            tests = extractive._term_tests(tuple(terms))
+            other = {*tests.han, *(t for t, _ in tests.numerals), *tests.joined}
+            assert found - by_token <= other, (question, text)
+    assert extractive._matched_terms(content_terms(questions[0]), texts[0]) >= {
+        "firearm",
+        "checks",
+    }
 
 
 def test_names_found_block_by_block_are_those_of_the_whole_sentence() -> None:
