@@ -182,6 +182,7 @@ def _raw_line(logical: _Logical, offset: int) -> int:
 
 
 _OPENERS, _CLOSERS = "（(「“《[【", "）)」”》]】"
+_BRACKET = re.compile(f"[{re.escape(_OPENERS + _CLOSERS)}]")
 
 
 # A split after these is no sentence end: "St. John", "H. Verwoerd", "No. 5", "e.g. this".
@@ -198,13 +199,16 @@ def _balanced(sentences: list[str], source: str) -> list[str]:
     out: list[str] = []
     depth = 0
     for sentence in sentences:
-        if out and (depth > 0 or _ABBREVIATION.search(out[-1])):
+        if out and (
+            depth > 0 or (out[-1].endswith((".", ".\n")) and _ABBREVIATION.search(out[-1]))
+        ):
             out[-1] = f"{out[-1]}{'' if out[-1] + sentence in source else ' '}{sentence}"
         else:
             out.append(sentence)
-        depth += sum(sentence.count(c) for c in _OPENERS)
-        depth -= sum(sentence.count(c) for c in _CLOSERS)
-        depth = max(depth, 0)
+        if _BRACKET.search(sentence):  # most sentences hold none
+            depth += sum(sentence.count(c) for c in _OPENERS)
+            depth -= sum(sentence.count(c) for c in _CLOSERS)
+            depth = max(depth, 0)
     return out
 
 
