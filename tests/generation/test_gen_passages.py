@@ -29,3 +29,18 @@ def test_a_merged_cell_copied_across_its_columns_is_one_value() -> None:
         "|  | Version |  | Name |\n|---|---|---|---|\n| 1.5.0 | 1.5.0 | 1.5.0 | Huashan |"
     )
     assert [v for _, v in spread[0]] == ["1.5.0", "Huashan"]
+
+
+def test_sentences_split_inside_brackets_or_after_an_abbreviation_are_joined_again() -> None:
+    text = (
+        "他出生于北京（一说天津。后迁居上海）。他是画家。\n\n"
+        "Dr. Smith met Mr. Jones in St. Louis. They left. The trial (phase II. final) ended."
+    )
+    texts = [c.text for c in candidates(make_chunk(text), 0)]
+    assert texts == [
+        "他出生于北京（一说天津。后迁居上海）。",
+        "他是画家。",
+        "Dr. Smith met Mr. Jones in St. Louis.",
+        "They left.",
+        "The trial (phase II. final) ended.",
+    ]
