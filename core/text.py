@@ -91,14 +91,23 @@ def starts_latin_word(
     pattern per term (its character class costs ~1 ms to compile, and every question
     brings new terms). A character of `joiners` before the term joins it to the word
     before, as a letter would ("-": "non-PEP" holds no word "pep")."""
+    return next(latin_words_at(text, term, ending, joiners), None) is not None
+
+
+def latin_words_at(
+    text: str, term: str, ending: re.Pattern[str] | None = None, joiners: str = ""
+) -> Iterator[int]:
+    """Where `starts_latin_word` finds `term`, left to right and not overlapping: the
+    starts `re.finditer` would give for that pattern."""
     i = text.find(term)
     while i >= 0:
         if (
             i == 0 or (text[i - 1] not in joiners and _NON_HAN_WORD_CHAR.match(text, i - 1) is None)
         ) and (ending is None or ending.match(text, i + len(term)) is not None):
-            return True
-        i = text.find(term, i + 1)
-    return False
+            yield i
+            i = text.find(term, i + (len(term) or 1))
+        else:
+            i = text.find(term, i + 1)
 
 
 def has_han(text: str) -> bool:

@@ -393,3 +393,29 @@ def test_white_space_is_folded_as_the_regular_expression_folded_it() -> None:
     texts = ["", " ", "\n\t ", " a  b ", "A\u3000B", f"x{every_space}Y", every_space, "\u0085a"]
     for text in texts:
         assert _norm(text) == re.sub(r"\s+", " ", text).lower(), repr(text)
+
+
+def test_numbers_the_question_gives_are_blanked_as_the_pattern_would() -> None:
+    # has_quantity blanks each number the question gives where it stands alone; found
+    # without compiling a pattern per number, and the same as the pattern on texts mixing
+    # digits, dots, letters, Han characters and other scripts.
+    import random
+    import re
+
+    from core.text import LATIN_WORD_END, LATIN_WORD_START
+    from generation.answerable import _blank_given
+
+    rng = random.Random(5)
+    alphabet = ["1", "2", "15", ".", ",", "-", " ", "a", "v", "年", "é", "٣", "_"]
+    for _ in range(4000):
+        body = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14)))
+        # numbers written in the text itself too, pieces of them overlapping ("1-1-1")
+        pieces = [body[i:j] for i in range(len(body)) for j in range(i + 1, len(body) + 1)]
+        numbers = [p for p in pieces if re.fullmatch(r"\d+(?:[.,:\-/]\d+)*", p)]
+        named = rng.choice([*numbers, "1", "2015", "1.2", "3.1", "1-1"])
+        pattern = rf"(?<!\.){LATIN_WORD_START}{re.escape(named)}{LATIN_WORD_END}(?!\.\d)"
+        assert _blank_given(body, named) == re.sub(pattern, " ", body), (body, named)
+    assert _blank_given("1-1-1 and 1-1", "1-1") == " -1 and  "
+    assert not has_quantity("OpenAPI 3.1 was released.", "What is new in OpenAPI 3.1?")
+    assert has_quantity("OpenAPI 3.1.0 was released.", "What is new in OpenAPI 3.1?")
+    assert has_quantity("截至2015年有120万人", "2015年有多少人？")
