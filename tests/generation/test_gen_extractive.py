@@ -500,3 +500,18 @@ def test_names_found_block_by_block_are_those_of_the_whole_sentence() -> None:
                 for p in jieba.posseg.cut(sentence)
             )
             assert has_answer_type(sentence, kind, question) == whole, (sentence, kind)
+
+
+def test_an_identifier_is_found_whole_as_the_pattern_finds_it() -> None:
+    import random
+    import re
+
+    from generation.extractive import _whole_in
+
+    rng = random.Random(3)
+    alphabet = ["p12", ".", "1", "-", "a", "A", " ", "v1.5", "年", "_", "é"]
+    for _ in range(3000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
+        term = rng.choice(["p12.1", "v1.5", "1-a", "a", "12", "", "p12"])
+        expected = re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
+        assert _whole_in(term, text) == expected, (term, text)
