@@ -473,14 +473,18 @@ def _score(
             for t, chars, credit in partial_focus
             if t not in hits
         )
+        if not relevance:
+            # A sentence matching nothing of the question scores 0 whatever it is (every
+            # adjustment below multiplies): about half the candidates, not looked at
+            # further (`novel` is read only with a relevance above 0).
+            out.append(_Scored(cand, 0.0, relevance, False, frozenset(hits), frozenset(topic)))
+            pending.append(0.0)
+            continue
         score = relevance
         heading = _heading_like(cand)
         if heading:
             score *= 0.35
-        # A sentence matching nothing of the question scores 0 whatever it says: its
-        # words are not cut to find out (half the candidates; `novel` is read only with
-        # a relevance above 0).
-        novel = bool(relevance) and _novel(cand, hits)
+        novel = _novel(cand, hits)
         if not novel:
             score *= 0.3  # it only repeats the question
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)
