@@ -30,7 +30,7 @@ from generation.extractive import TOP_HITS, Extract, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
-from generation.similarity import Similarity
+from generation.similarity import Similarity, TimedSimilarity
 from generation.slots import mentioned
 
 _LABEL_LIKE = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
@@ -48,6 +48,7 @@ class _Draft:
     confidence: float = 0.0
     reason: str = ""
     sentences: tuple[AnswerSentence, ...] = ()
+    model_ms: float = 0.0  # in the sentence embeddings (`embed_sentences`)
 
 
 def _coverage(hits: Sequence[Hit]) -> float:
@@ -209,13 +210,14 @@ class AnswerGenerator:
         self,
         question: str,
         hits: Sequence[Hit],
-        synonyms: Mapping[str, Sequence[str]] | None = None,
+        synonyms: Mapping[str, Sequence[str]] | None,
+        similarity: Similarity | None,
     ) -> Extract:
         return extract(
             question,
             hits,
             self.max_sentences,
-            self.similarity,
+            similarity,
             self.semantic_candidates,
             self.semantic_window,
             synonyms,
@@ -227,7 +229,8 @@ class AnswerGenerator:
         hits: Sequence[Hit],
         ex: Extract,
         verdict: Verdict,
-        synonyms: Mapping[str, Sequence[str]] | None = None,
+        synonyms: Mapping[str, Sequence[str]] | None,
+        similarity: Similarity | None,
     ) -> Iterator[Extract]:
         """Other quotes to try when the best one fails the question's constraints; the
         first that meets them all answers, else the first reason stands.
@@ -240,7 +243,7 @@ class AnswerGenerator:
         """
         if verdict.covered:
             return
-        if self.similarity is not None and self.semantic_candidates > 0:
+        if similarity is not None and self.semantic_candidates > 0:
             yield extract(
                 question,
                 hits,
@@ -251,7 +254,8 @@ class AnswerGenerator:
             )
         if verdict.failed in ("name", "subject"):
             for doc in _other_docs(hits, ex):
-                yield self._extract(question, [h for h in hits if h.chunk.doc_id == doc], synonyms)
+                same_doc = [h for h in hits if h.chunk.doc_id == doc]
+                yield self._extract(question, same_doc, synonyms, similarity)
 
     def _extractive(
         self,
@@ -261,14 +265,30 @@ class AnswerGenerator:
         intent: str = "general",
         synonyms: Mapping[str, Sequence[str]] | None = None,
     ) -> _Draft:
-        ex = self._extract(question, hits, synonyms)
+        """The answer quoted from the hits, with the time its sentence embeddings took."""
+        if self.similarity is None:
+            return self._quote(question, hits, warnings, intent, synonyms, None)
+        timed = TimedSimilarity(self.similarity)
+        draft = self._quote(question, hits, warnings, intent, synonyms, timed)
+        return replace(draft, model_ms=timed.seconds * 1000)
+
+    def _quote(
+        self,
+        question: str,
+        hits: Sequence[Hit],
+        warnings: tuple[str, ...],
+        intent: str,
+        synonyms: Mapping[str, Sequence[str]] | None,
+        similarity: Similarity | None,
+    ) -> _Draft:
+        ex = self._extract(question, hits, synonyms, similarity)
         if not ex.quotes:
             return self._refusal(question, None, "no retrieved text to quote", hits, *warnings)
-        verdict, ex = _judge(question, intent, ex, hits, synonyms, self.similarity)
-        for alt in self._alternatives(question, hits, ex, verdict, synonyms):
+        verdict, ex = _judge(question, intent, ex, hits, synonyms, similarity)
+        for alt in self._alternatives(question, hits, ex, verdict, synonyms, similarity):
             if not alt.quotes or not _mentions(alt, verdict.asked):
                 continue
-            alt_verdict, alt = _judge(question, intent, alt, hits, synonyms, self.similarity)
+            alt_verdict, alt = _judge(question, intent, alt, hits, synonyms, similarity)
             if alt_verdict.covered:
                 ex, verdict = alt, alt_verdict
                 break
@@ -419,6 +439,8 @@ class AnswerGenerator:
         started: float,
     ) -> Answer:
         timings = {**timings_ms, "generate": (time.perf_counter() - started) * 1000}
+        if draft.model_ms:
+            timings["embed_sentences"] = draft.model_ms  # the model's part of "generate"
         return Answer(
             question=question,
             text=draft.text,

@@ -272,9 +272,9 @@ class Metrics:
     def observe_generation(
         self, answer: Answer, sentences: int, verified: int, intent: str
     ) -> None:
-        if "generate" in answer.timings_ms:
-            generate_s = answer.timings_ms["generate"] / 1000
-            self.stage_seconds.labels(stage="generate").observe(generate_s)
+        for stage in ("generate", "embed_sentences"):  # the second is inside the first
+            if stage in answer.timings_ms:
+                self.stage_seconds.labels(stage=stage).observe(answer.timings_ms[stage] / 1000)
         if answer.covered:
             self.answer_sentences.labels(mode=answer.mode).inc(sentences)
             self.answer_sentences_verified.labels(mode=answer.mode).inc(verified)

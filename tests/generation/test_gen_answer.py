@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Sequence
 
 import pytest
 from fake_llm_server import FakeLLMServer, Reply
@@ -70,6 +72,25 @@ def test_not_covered_says_so_and_asks_no_llm(
     assert llm_server.received == []
     assert en.trace_id == "trace-1" and en.timings_ms["retrieve"] == 12.5
     assert "generate" in en.timings_ms and en.hits == tuple(hits)
+
+
+def test_the_sentence_embeddings_time_is_reported_inside_generate(
+    hits: list[Hit], route: Route
+) -> None:
+    calls: list[int] = []
+
+    def slow_similarity(question: str, texts: Sequence[str]) -> list[float]:
+        calls.append(len(texts))
+        time.sleep(0.03)
+        return [1.0 / (1 + i) for i in range(len(texts))]
+
+    gen = AnswerGenerator(max_sentences=2, similarity=slow_similarity, semantic_window=0.0)
+    answer = ask(gen, hits, route)
+    assert calls and answer.covered
+    model_ms = answer.timings_ms["embed_sentences"]
+    assert 30 * len(calls) <= model_ms <= answer.timings_ms["generate"]
+    # Without a similarity function nothing is embedded, and nothing reported.
+    assert "embed_sentences" not in ask(generator(None), hits, route).timings_ms
 
 
 def test_extractive_without_llm(hits: list[Hit], route: Route) -> None:

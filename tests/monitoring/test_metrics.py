@@ -30,3 +30,17 @@ def test_metrics_count_answers_failures_and_files() -> None:
     assert 'ragline_query_seconds_count{kind="extractive"} 2.0' in text
     # Each instance has its own registry: nothing leaks between apps or tests.
     assert "ragline_queries_total{" not in Metrics().exposition().decode()
+
+
+def test_generate_and_the_sentence_embeddings_inside_it_are_stages() -> None:
+    m = Metrics()
+    route = Route("hybrid", (SourceSpec("keyword", 1, 1, 5),), "r")
+    timed = Answer("q", "a", True, "extractive", (), (), route, {"generate": 20.0}, "t")
+    m.observe_generation(timed, 1, 1, "general")
+    timings = {"generate": 20.0, "embed_sentences": 12.0}
+    embedded = Answer("q", "a", True, "extractive", (), (), route, timings, "t")
+    m.observe_generation(embedded, 1, 1, "general")
+    text = m.exposition().decode()
+    assert 'ragline_stage_seconds_count{stage="generate"} 2.0' in text
+    assert 'ragline_stage_seconds_count{stage="embed_sentences"} 1.0' in text
+    assert 'ragline_stage_seconds_sum{stage="embed_sentences"} 0.012' in text
