@@ -154,6 +154,12 @@ def iter_index_tokens(text: str) -> Iterator[str]:
     return _iter_words(text, search_mode=True)
 
 
+def jieba_pieces(text: str) -> list[str]:
+    """The pieces of `text` (lower-cased) that `index_tokens` cuts with jieba: every
+    character of such a piece is in one of the words it gives."""
+    return [p for p in _TOKEN.findall(text.lower()) if not needs_segmenting(p) and has_han(p)]
+
+
 @lru_cache(maxsize=16384)
 def _han_words(piece: str, search_mode: bool) -> tuple[str, ...]:
     # Memoised by piece (a clause between punctuation): the answer step reads the

@@ -24,6 +24,7 @@ from core.text import (
     has_han,
     index_tokens,
     iter_index_tokens,
+    jieba_pieces,
 )
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import Kind, answer_kind, has_answer_type
@@ -315,13 +316,40 @@ def _heading_like(cand: Candidate) -> bool:
 
 def _novel(cand: Candidate, matched: set[str]) -> bool:
     """Whether the sentence says anything beyond the question's own words."""
+    return _new_han_word(cand.text, matched) or _new_token(cand.text, matched)
+
+
+def _new_token(text: str, matched: set[str]) -> bool:
+    """Whether one of the text's tokens is no stop word and none of the matched terms."""
     stems = {_stem(m) for m in matched}
-    for token in iter_index_tokens(cand.text):  # cut only as far as needed
+    for token in iter_index_tokens(text):  # cut only as far as needed
         if token in STOPWORDS or _stem(token) in stems:
             continue
         if has_han(token) and any(token in m or m in token for m in matched if has_han(m)):
             continue
         return True
+    return False
+
+
+# The Han characters of the stop words: a word holding any other is no stop word.
+_STOP_CHARS = frozenset(ch for word in STOPWORDS for ch in word if has_han(ch))
+
+
+def _new_han_word(text: str, matched: set[str]) -> bool:
+    """`_novel`'s answer when it is sure without cutting the text: a piece jieba would cut
+    that holds none of the matched Han terms, and a Han character in none of them nor in
+    any stop word. jieba's words cover every character of the piece, so the word holding
+    that character is no stop word, no matched term, and neither inside one nor around
+    one: a new word. False: not known so."""
+    if not has_han(text):
+        return False
+    han_terms = [m for m in matched if has_han(m)]
+    known = _STOP_CHARS.union(*han_terms)
+    for piece in jieba_pieces(text):
+        if not any(m in piece for m in han_terms) and any(
+            ch not in known and has_han(ch) for ch in piece
+        ):
+            return True
     return False
 
 

@@ -515,3 +515,38 @@ def test_an_identifier_is_found_whole_as_the_pattern_finds_it() -> None:
         term = rng.choice(["p12.1", "v1.5", "1-a", "a", "12", "", "p12"])
         expected = re.search(rf"(?<![a-z0-9]){re.escape(term)}(?![a-z0-9])", text) is not None
         assert _whole_in(term, text) == expected, (term, text)
+
+
+def test_a_new_han_word_is_found_without_cutting_only_where_cutting_finds_one() -> None:
+    # `_new_han_word` answers for `_novel` without cutting the text, when it is sure: it
+    # must never say "new" where the tokens have no new word.
+    import random
+
+    import generation.extractive as extractive
+    from core.text import iter_index_tokens
+
+    texts = [
+        "长江大桥由茅以升主持设计。",
+        "长江大桥是什么？",
+        "截至2015年，TiSpark的P12.1.2版本已在FCC A上加载。",
+        "的了是在和",
+        "蒂亚戈·蒙泰罗出生于葡萄牙里斯本，2005年加入本菲卡青年队。",
+        "罗保铭，天津人，1969年5月参加工作。",
+        "使用SSD硬盘，Logs are stored in Frankfurt。",
+        "富士山の標高は何メートルですか？大阪と松本の間。",
+        "서울의 인구는 천만 명입니다. 北京人口",
+    ]
+    rng = random.Random(2)
+    said_new = 0
+    for text in texts:
+        words = sorted(set(iter_index_tokens(text)))
+        for _ in range(60):
+            matched = set(rng.sample(words, rng.randint(0, len(words))))
+            cut = extractive._new_token(text, matched)
+            if extractive._new_han_word(text, matched):
+                said_new += 1
+                assert cut, (text, matched)
+    assert said_new > 50  # the shortcut is taken
+    # Every token matched: nothing new, and the shortcut does not say otherwise.
+    text = texts[0]
+    assert not extractive._new_han_word(text, set(iter_index_tokens(text)))
