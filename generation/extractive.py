@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import unquote
 
+from core.lang import stemmed_language
 from core.text import (
     STOPWORDS,
     char_bigrams,
@@ -229,11 +230,46 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     # Every token is a piece of the lowered text, so a stem written nowhere in it is none
     # of its tokens: the text is cut only when some stem is written in it.
     if written := [(t, stem) for t, stem in tests.stems if stem in lowered]:
-        tokens = _token_stems(text)
-        out.update(t for t, stem in written if stem in tokens)
+        if _plain_english(text, lowered) and all(_RUN.fullmatch(s) for _, s in written):
+            out.update(t for t, stem in written if _run_stem_in(stem, lowered))
+        else:
+            tokens = _token_stems(text)
+            out.update(t for t, stem in written if stem in tokens)
     out.update(t for t, n in tests.numerals if t not in out and _numeral_in(n, lowered))
     out.update(t for t in tests.joined if t not in out and _whole_in(t, lowered))
     return out
+
+
+# In a plain English text every token is a run of ASCII word characters (`_RUN_CHARS`:
+# the pieces `index_tokens` takes as they are) or an identifier, which holds a separator
+# ("_" among them: "max_connections"). A stem of letters and digits alone (`_RUN`) is
+# therefore looked for among the runs only.
+_RUN = re.compile(r"[a-z0-9]+")
+_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+def _plain_english(text: str, lowered: str) -> bool:
+    """ASCII text that `index_tokens` cuts into its word runs and identifiers alone."""
+    return lowered.isascii() and not stemmed_language(text)
+
+
+def _run_stem_in(stem: str, lowered: str) -> bool:
+    """Whether a word run of a plain English text has this stem (`_stem`): the run is
+    the stem itself, or the stem and a plural "s" - found without cutting the text."""
+    n = len(stem)
+    alone = _stem(stem) == stem
+    plural = _stem(stem + "s") == stem
+    i = lowered.find(stem)
+    while i >= 0:
+        if i == 0 or lowered[i - 1] not in _RUN_CHARS:
+            j = i + n
+            after = lowered[j : j + 1]
+            if alone and after not in _RUN_CHARS:
+                return True
+            if plural and after == "s" and lowered[j + 1 : j + 2] not in _RUN_CHARS:
+                return True
+        i = lowered.find(stem, i + 1)
+    return False
 
 
 # Identifiers written with separators ("800-207", "v1.5"): found inside longer ones too

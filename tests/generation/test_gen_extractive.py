@@ -550,3 +550,33 @@ def test_a_new_han_word_is_found_without_cutting_only_where_cutting_finds_one() 
     # Every token matched: nothing new, and the shortcut does not say otherwise.
     text = texts[0]
     assert not extractive._new_han_word(text, set(iter_index_tokens(text)))
+
+
+def test_a_stem_is_found_among_the_runs_of_plain_english_as_tokenising_finds_it() -> None:
+    # In plain English text a word stem is looked for among the word runs without
+    # tokenising the text: the same answer as the tokens' stems give.
+    import random
+
+    import generation.extractive as extractive
+
+    rng = random.Random(4)
+    words = "check checks class classes gas bus nics p12 v1 max_connections utf 8 2015 is s ss"
+    words += " data permits"
+    seps = [" ", " ", ". ", ", ", "-", ".", "/", "_", "(", "'s "]
+    stems = sorted({extractive._stem(w) for w in words.split()} | {*words.split(), "che", "permi"})
+    checked = 0
+    for _ in range(3000):
+        picked = [rng.choice(words.split()) + rng.choice(seps) for _ in range(rng.randint(1, 8))]
+        text = "".join(picked)
+        text = text.title() if rng.random() < 0.2 else text
+        lowered = text.lower()
+        if not extractive._plain_english(text, lowered):
+            continue
+        tokens = extractive._token_stems(text)
+        for stem in stems:
+            if stem in lowered and extractive._RUN.fullmatch(stem):
+                checked += 1
+                assert extractive._run_stem_in(stem, lowered) == (stem in tokens), (stem, text)
+    assert checked > 5000
+    # Text in a language whose words are stemmed is cut as before.
+    assert not extractive._plain_english("Wann starb Goethe in der Stadt?", "wann starb goethe")
