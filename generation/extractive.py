@@ -10,7 +10,7 @@ import heapq
 import itertools
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -245,7 +245,17 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
 # ("_" among them: "max_connections"). A stem of letters and digits alone (`_RUN`) is
 # therefore looked for among the runs only.
 _RUN = re.compile(r"[a-z0-9]+")
-_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+_RUN_CHARS = _ALNUM | {"_"}
+
+
+def _starts(term: str, text: str, word_chars: AbstractSet[str]) -> Iterator[int]:
+    """Where `term` occurs in `text` with no character of `word_chars` right before it."""
+    i = text.find(term)
+    while i >= 0:
+        if i == 0 or text[i - 1] not in word_chars:
+            yield i
+        i = text.find(term, i + 1)
 
 
 def _plain_english(text: str, lowered: str) -> bool:
@@ -256,19 +266,15 @@ def _plain_english(text: str, lowered: str) -> bool:
 def _run_stem_in(stem: str, lowered: str) -> bool:
     """Whether a word run of a plain English text has this stem (`_stem`): the run is
     the stem itself, or the stem and a plural "s" - found without cutting the text."""
-    n = len(stem)
     alone = _stem(stem) == stem
     plural = _stem(stem + "s") == stem
-    i = lowered.find(stem)
-    while i >= 0:
-        if i == 0 or lowered[i - 1] not in _RUN_CHARS:
-            j = i + n
-            after = lowered[j : j + 1]
-            if alone and after not in _RUN_CHARS:
-                return True
-            if plural and after == "s" and lowered[j + 1 : j + 2] not in _RUN_CHARS:
-                return True
-        i = lowered.find(stem, i + 1)
+    for i in _starts(stem, lowered, _RUN_CHARS):
+        j = i + len(stem)
+        after = lowered[j : j + 1]
+        if alone and after not in _RUN_CHARS:
+            return True
+        if plural and after == "s" and lowered[j + 1 : j + 2] not in _RUN_CHARS:
+            return True
     return False
 
 
@@ -280,16 +286,8 @@ _JOINED = re.compile(r"\w[-./:]\w")
 def _whole_in(term: str, text: str) -> bool:
     """Whether `term` occurs in `text` with no [a-z0-9] right before or after it (that
     pattern, without compiling one for every term a question brings)."""
-    i = text.find(term)
-    while i >= 0:
-        j = i + len(term)
-        if (i == 0 or text[i - 1] not in _ALNUM) and (j == len(text) or text[j] not in _ALNUM):
-            return True
-        i = text.find(term, i + 1)
-    return False
-
-
-_ALNUM = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+    n = len(term)
+    return any(text[i + n : i + n + 1] not in _ALNUM for i in _starts(term, text, _ALNUM))
 
 
 # "第十四条", "第十四章": a clause or chapter number, not the quantity fourteen.
