@@ -266,11 +266,9 @@ class AnswerGenerator:
         synonyms: Mapping[str, Sequence[str]] | None = None,
     ) -> _Draft:
         """The answer quoted from the hits, with the time its sentence embeddings took."""
-        if self.similarity is None:
-            return self._quote(question, hits, warnings, intent, synonyms, None)
-        timed = TimedSimilarity(self.similarity)
+        timed = TimedSimilarity(self.similarity) if self.similarity is not None else None
         draft = self._quote(question, hits, warnings, intent, synonyms, timed)
-        return replace(draft, model_ms=timed.seconds * 1000)
+        return replace(draft, model_ms=timed.seconds * 1000) if timed else draft
 
     def _quote(
         self,
