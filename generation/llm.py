@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from core.errors import ConfigError, RaglineError
 from core.settings import LLMSettings
 from core.text import split_sentences
+from generation.http_clients import LoopClients, tls_context
 
 if TYPE_CHECKING:  # imported where used: a process with no LLM never loads httpx
     import httpx
@@ -57,10 +58,15 @@ class OpenAICompatibleClient:
         self.settings = settings
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {settings.api_key}"}
-        # One pooled client per instance: connections are reused across questions.
+        # Pooled clients: connections are reused across questions (one for the blocking
+        # calls, one per event loop for the others).
         self._client = httpx.Client(
-            timeout=settings.timeout_s, headers=self._headers, transport=transport
+            timeout=settings.timeout_s,
+            headers=self._headers,
+            transport=transport,
+            verify=tls_context(),
         )
+        self._async = LoopClients(timeout=settings.timeout_s, headers=self._headers)
 
     @property
     def model(self) -> str:
@@ -136,17 +142,13 @@ class OpenAICompatibleClient:
         max_tokens: int | None = None,
         temperature: float | None = None,
     ) -> str:
-        """`chat` for asyncio callers. A client per call: an AsyncClient is tied to the
-        event loop it was first used on, and callers may run several loops."""
+        """`chat` for asyncio callers, on the running loop's pooled client."""
         import httpx
 
         try:
-            async with httpx.AsyncClient(
-                timeout=self.settings.timeout_s, headers=self._headers
-            ) as client:
-                response = await client.post(
-                    self.url, json=self._payload(messages, max_tokens, temperature)
-                )
+            response = await self._async.client().post(
+                self.url, json=self._payload(messages, max_tokens, temperature)
+            )
         except httpx.HTTPError as exc:
             raise self._transport_error(exc) from exc
         return self._content(response)
@@ -164,8 +166,13 @@ class OpenAICompatibleClient:
         sentences = split_sentences(reply.strip().strip("\"'“”「」"))
         return " ".join(sentences[0].split()) if sentences else ""
 
+    async def aclose(self) -> None:
+        """Close the running loop's pooled connections."""
+        await self._async.aclose()
+
     def close(self) -> None:
         self._client.close()
+        self._async.close()
 
     def __enter__(self) -> OpenAICompatibleClient:
         return self

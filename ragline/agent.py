@@ -16,7 +16,6 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from core.types import Answer, Hit, Principal, QueryFilter
-from generation.agent.chat import ToolChatClient
 from generation.agent.loop import AgentLoop, AgentResult
 from generation.conversation import Focus, Turn, extract_focus, focus_with_llm
 from ragline.agent_tools import AgentTools
@@ -76,7 +75,7 @@ async def run_agent(
         return await rag.answerer_for("none").aanswer(q, hits, bool(hits), route, {}, trace_id)
 
     loop = AgentLoop(
-        ToolChatClient(rag.models.endpoints[choice.tier]),
+        rag.tool_chats[choice.tier],
         AgentTools(rag, principal, where, rag.settings.agent).registry(),
         rag.settings.agent,
         fallback,

@@ -35,6 +35,7 @@ from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
 from fusion.rerank import SignalReranker
 from fusion.retrieve import Retriever
+from generation.agent.chat import ToolChatClient
 from generation.answer import AnswerGenerator
 from generation.blocks import compose
 from generation.conversation import Focus, Turn
@@ -170,6 +171,8 @@ class Ragline:
             self._answerers[tier] = answerer(client)
         # What is served while LLM generation is paused by the citation-completeness alert.
         self.extractive = self._answerers["none"]
+        # The agent loop's tool-calling clients, one per endpoint (pooled connections).
+        self.tool_chats = {t: ToolChatClient(e) for t, e in self.models.endpoints.items()}
         self._ingestor: DocumentIngestor | None = None
         self._upload_secret: str | None = None
         gw = settings.gateway
@@ -1082,7 +1085,23 @@ class Ragline:
             query_entities(text)
         tagged_words("预热")
 
+    def _llm_clients(self) -> list[OpenAICompatibleClient]:
+        clients = {id(a.llm): a.llm for a in self._answerers.values() if a.llm is not None}
+        if self.llm is not None:
+            clients[id(self.llm)] = self.llm
+        return list(clients.values())
+
+    async def close_llm_connections(self) -> None:
+        """Close the LLM connections pooled for the running event loop (a server's, as it
+        shuts down)."""
+        for client in self._llm_clients():
+            await client.aclose()
+        for chat in self.tool_chats.values():
+            await chat.aclose()
+
     def close(self) -> None:
+        for client in self._llm_clients():
+            client.close()
         self.gateway.close()
         if self._ingestor is not None:
             self._ingestor.close()

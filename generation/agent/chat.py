@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.settings import LLMSettings
+from generation.http_clients import LoopClients
 from generation.llm import LLMError, LLMTimeout
 
 ChatMessage = dict[str, Any]
@@ -61,10 +62,15 @@ class ToolChatClient:
         self.settings = settings
         self.url = settings.base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {settings.api_key}"}
+        self._clients = LoopClients(timeout=settings.timeout_s, headers=self._headers)
 
     @property
     def model(self) -> str:
         return self.settings.model
+
+    async def aclose(self) -> None:
+        """Close the running loop's pooled connections."""
+        await self._clients.aclose()
 
     async def complete(
         self,
@@ -85,10 +91,7 @@ class ToolChatClient:
             payload["tools"] = list(tools)
             payload["tool_choice"] = "auto"
         try:
-            async with httpx.AsyncClient(
-                timeout=self.settings.timeout_s, headers=self._headers
-            ) as client:
-                response = await client.post(self.url, json=payload)
+            response = await self._clients.client().post(self.url, json=payload)
         except httpx.TimeoutException as exc:
             raise LLMTimeout(
                 f"LLM server {self.url} did not answer within {self.settings.timeout_s:g}s",

@@ -168,6 +168,7 @@ def create_app(
         finally:
             if alerts is not None:
                 alerts.stop()  # before the stores it reads are closed
+            await ctx.rag.close_llm_connections()
             close_context(ctx)
             blocking.shutdown(wait=False)
 

@@ -13,7 +13,8 @@ What it measures, per question, asked one at a time after a warm-up:
 - `cpu_ms`: the process's CPU time for the whole call (time.process_time), all threads;
 - `stores_ms`: CPU time spent inside store calls and model inference, each measured on the
   calling thread (time.thread_time) by wrapping the stores, the embedder, the answerers'
-  sentence embeddings (`embed_sentences`) and the writes the ask path makes; models and
+  sentence embeddings (`embed_sentences`), their LLM calls (`llm`: the HTTP client's own
+  work while the server generates) and the writes the ask path makes; models and
   FAISS run single-threaded here (settings), so the calling thread is where their work
   happens;
 - `around_ms` = cpu_ms - stores_ms: the query path's own work (routing, fusion, rerank,
@@ -64,6 +65,21 @@ class Meter:
 
         return metered
 
+    def wrap_async(self, kind: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """The same for a coroutine function, run on the event loop's thread: questions
+        are asked one at a time, so while it is awaited that thread runs nothing else."""
+
+        async def metered(*args: Any, **kwargs: Any) -> Any:
+            c0 = time.thread_time()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                spent = time.thread_time() - c0
+                with self._lock:
+                    self.cpu[kind] = self.cpu.get(kind, 0.0) + spent
+
+        return metered
+
     def take(self) -> dict[str, float]:
         with self._lock:
             out, self.cpu = self.cpu, {}
@@ -103,6 +119,12 @@ def instrument(rag: Any, meter: Meter) -> None:
         similarity = getattr(answerer, "similarity", None)
         if similarity is not None:
             answerer.similarity = meter.wrap("embed_sentences", similarity)
+        # An LLM's answer (model inference over HTTP): the client's own CPU.
+        llm = getattr(answerer, "llm", None)
+        if llm is not None and id(llm) not in seen:
+            seen.add(id(llm))
+            llm.chat = meter.wrap("llm", llm.chat)
+            llm.achat = meter.wrap_async("llm", llm.achat)
     # The serve-check: the pipeline holds the metadata store's bound method.
     pipeline = rag.pipeline
     serving = getattr(pipeline, "_serving", None)

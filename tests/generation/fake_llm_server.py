@@ -27,6 +27,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    peer: tuple[str, int] = ("", 0)  # the client's address: one per connection
 
 
 @dataclass
@@ -47,11 +48,15 @@ class FakeLLMServer:
 
 def handler_for(fake: FakeLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as vLLM: clients may reuse connections
+
         def do_POST(self) -> None:
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length) or b"{}")
             with fake.lock:
-                fake.received.append(Received(self.path, dict(self.headers.items()), body))
+                fake.received.append(
+                    Received(self.path, dict(self.headers.items()), body, self.client_address)
+                )
             reply = fake.next_reply()
             if reply.delay_s:
                 time.sleep(reply.delay_s)

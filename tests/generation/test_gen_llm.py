@@ -10,6 +10,8 @@ from fake_llm_server import FakeLLMServer, Reply
 
 from core.errors import ConfigError
 from core.settings import LLMSettings
+from generation.agent.chat import ToolChatClient
+from generation.http_clients import LoopClients, tls_context
 from generation.llm import LLMError, LLMTimeout, OpenAICompatibleClient
 
 
@@ -79,6 +81,55 @@ def test_achat(llm_server: FakeLLMServer) -> None:
         asyncio.run(client.achat([{"role": "user", "content": "b"}]))
     assert llm_server.received[0].body["messages"] == [{"role": "user", "content": "a"}]
     assert llm_server.received[0].headers["Authorization"] == "Bearer sekrit"
+
+
+def test_achat_reuses_a_connection_on_one_loop(llm_server: FakeLLMServer) -> None:
+    """Calls on one event loop share a pooled client (one connection, kept alive); a new
+    loop gets its own client, and a closed loop's client is not used again."""
+    llm_server.queue(Reply("one"), Reply("two"), Reply("three"))
+    client = client_for(llm_server)
+
+    async def two_calls() -> list[str]:
+        return [
+            await client.achat([{"role": "user", "content": "a"}]),
+            await client.achat([{"role": "user", "content": "b"}]),
+        ]
+
+    assert asyncio.run(two_calls()) == ["one", "two"]
+    assert asyncio.run(client.achat([{"role": "user", "content": "c"}])) == "three"
+    peers = [r.peer for r in llm_server.received]
+    assert peers[0] == peers[1] != peers[2]
+    client.close()
+
+
+def test_tool_chat_reuses_a_connection_on_one_loop(llm_server: FakeLLMServer) -> None:
+    llm_server.queue(Reply("first"), Reply("second"))
+    chat = ToolChatClient(LLMSettings(base_url=llm_server.url, model="tiny-chat", timeout_s=5.0))
+
+    async def rounds() -> list[str]:
+        texts = []
+        for content in ("a", "b"):
+            turn = await chat.complete([{"role": "user", "content": content}])
+            texts.append(turn.content)
+        await chat.aclose()
+        return texts
+
+    assert asyncio.run(rounds()) == ["first", "second"]
+    assert llm_server.received[0].peer == llm_server.received[1].peer
+
+
+def test_loop_clients_one_per_loop_and_one_tls_context() -> None:
+    clients = LoopClients(timeout=1.0)
+
+    async def take() -> tuple[object, object]:
+        return clients.client(), clients.client()
+
+    first, again = asyncio.run(take())
+    assert first is again
+    second, _ = asyncio.run(take())
+    assert second is not first
+    assert len(clients._clients) == 1  # the closed loop's client was dropped
+    assert tls_context() is tls_context()
 
 
 def test_summarize_returns_one_sentence(llm_server: FakeLLMServer) -> None:
