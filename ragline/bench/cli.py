@@ -589,19 +589,31 @@ def query(
         str | None,
         typer.Option("--baseline-ref", help="Also run this git ref's code, same index, same run."),
     ] = None,
+    quoting_llm: Annotated[
+        bool,
+        typer.Option(
+            "--quoting-llm",
+            help="Answer through an instant stand-in LLM server that quotes the first source "
+            "(the LLM-written ask path, without an LLM's CPU on this machine).",
+        ),
+    ] = False,
     json_out: JsonOut = None,
     data_dir: Work = None,
 ) -> None:
     """CPU per query and the part of it around the stores and models (target <= 3 ms),
     per stage; with --baseline-ref, before/after ratios from one run."""
+    from contextlib import nullcontext
+
     from ragline.bench.query import load_questions, print_table, run_query_bench
+    from ragline.bench.quoting_llm import QuotingLLM
 
     sets = [load_questions(q, limit + warmup if limit else None) for q in questions]
     with tempfile.TemporaryDirectory(prefix="ragline-bench-") as tmp:
         root = data_dir or Path(tmp) / "data"
         if docs_dir or squad:
             _ingest_for_query(root, docs_dir, squad or [], Path(tmp))
-        result = run_query_bench(root, sets, mode, warmup, baseline_ref)
+        with QuotingLLM() if quoting_llm else nullcontext("") as llm_url:
+            result = run_query_bench(root, sets, mode, warmup, baseline_ref, llm_url)
     print_table(result)
     write_json(json_out, result)
 

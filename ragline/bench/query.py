@@ -63,11 +63,13 @@ def tree_at(ref: str, into: Path) -> Path:
 class Side:
     """One runner process with `tree` first on the import path."""
 
-    def __init__(self, name: str, tree: Path, job: dict[str, Any]) -> None:
+    def __init__(
+        self, name: str, tree: Path, job: dict[str, Any], env: dict[str, str] | None = None
+    ) -> None:
         self.name = name
         self.tree = tree
         self.rows: list[dict[str, Any]] = []
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env = {**os.environ, **(env or {}), "PYTHONPATH": str(tree)}
         self._proc = subprocess.Popen(
             [sys.executable, "-c", RUNNER.read_text(encoding="utf-8")],
             stdin=subprocess.PIPE,
@@ -172,7 +174,9 @@ def run_query_bench(
     mode: str,
     warmup: int,
     baseline_ref: str | None,
+    llm_url: str = "",
 ) -> dict[str, Any]:
+    """`llm_url`: answer through this OpenAI-compatible server (both sides)."""
     questions = [[s.name, q] for s in sets for q in s.questions[warmup:]]
     warm = [q for s in sets for q in s.questions[:warmup]]
     job = {"data_dir": str(data_dir), "mode": mode, "warmup": warm}
@@ -183,10 +187,13 @@ def run_query_bench(
         "calling thread); around_ms = cpu_ms - stores_ms",
         "questions": {s.name: max(0, len(s.questions) - warmup) for s in sets},
     }
+    env = {"RAGLINE_LLM__BASE_URL": llm_url, "RAGLINE_LLM__MODEL": "quoting"} if llm_url else {}
+    if llm_url:
+        result["llm"] = "a stand-in quoting the first source (ragline/bench/quoting_llm.py)"
     with tempfile.TemporaryDirectory(prefix="ragline-baseline-") as tmp:
-        sides = [Side("candidate", ROOT, job)]
+        sides = [Side("candidate", ROOT, job, env)]
         if baseline_ref:
-            sides.insert(0, Side("baseline", tree_at(baseline_ref, Path(tmp)), job))
+            sides.insert(0, Side("baseline", tree_at(baseline_ref, Path(tmp)), job, env))
             result["baseline_ref"] = baseline_ref
         try:
             for side in sides:
