@@ -59,9 +59,7 @@ class Meter:
             try:
                 return fn(*args, **kwargs)
             finally:
-                spent = time.thread_time() - c0
-                with self._lock:
-                    self.cpu[kind] = self.cpu.get(kind, 0.0) + spent
+                self._add(kind, time.thread_time() - c0)
 
         return metered
 
@@ -74,11 +72,13 @@ class Meter:
             try:
                 return await fn(*args, **kwargs)
             finally:
-                spent = time.thread_time() - c0
-                with self._lock:
-                    self.cpu[kind] = self.cpu.get(kind, 0.0) + spent
+                self._add(kind, time.thread_time() - c0)
 
         return metered
+
+    def _add(self, kind: str, seconds: float) -> None:
+        with self._lock:
+            self.cpu[kind] = self.cpu.get(kind, 0.0) + seconds
 
     def take(self) -> dict[str, float]:
         with self._lock:
