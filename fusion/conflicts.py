@@ -58,12 +58,19 @@ def _norm_value(value: str) -> str:
     return re.sub(r"\s+", "", value).lower().rstrip(".,;。；")
 
 
+# The values and the masked form of a sentence, by its text: the top passages repeat
+# question after question, and these are regular expressions tried at every character.
+_SENTENCES_MEMO = 8192
+
+
+@lru_cache(maxsize=_SENTENCES_MEMO)
 def _values(sentence: str) -> tuple[str, ...]:
     without_names = _CLAUSE.sub(" ", sentence)
     vals = [_norm_value(m.group(0)) for m in _VALUE.finditer(without_names)]
     return tuple(v for v in vals if v and _HAS_DIGIT.search(v))
 
 
+@lru_cache(maxsize=_SENTENCES_MEMO)
 def _masked(sentence: str) -> str:
     """The sentence with its values replaced by '#', clause numbers kept (they name it)."""
     out, last = [], 0
@@ -79,9 +86,9 @@ def _jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _term_hits(terms: Sequence[str], text: str) -> int:
-    lowered = text.lower()
-    return sum(t in lowered for t in terms)
+def _term_hits(terms: Sequence[str], text: str, lowered: str | None = None) -> int:
+    """How many of the terms the text holds (`lowered`: the text in lower case, if known)."""
+    return sum(map((text.lower() if lowered is None else lowered).__contains__, terms))
 
 
 # A passage's sentences and `name: value` lines, by its text: the same top passages come
@@ -91,8 +98,10 @@ _PASSAGES_MEMO = 2048
 
 
 @lru_cache(maxsize=_PASSAGES_MEMO)
-def _sentences(text: str) -> tuple[str, ...]:
-    return tuple(split_sentences(text))
+def _sentences(text: str) -> tuple[tuple[str, str, bool], ...]:
+    """(sentence, in lower case, whether it has a digit: a sentence with none states no
+    value) of each sentence."""
+    return tuple((s, s.lower(), _HAS_DIGIT.search(s) is not None) for s in split_sentences(text))
 
 
 @lru_cache(maxsize=_PASSAGES_MEMO)
@@ -110,10 +119,10 @@ def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
     if not _HAS_DIGIT.search(text):  # no sentence of it states a value
         return None
     best: tuple[int, str, tuple[str, ...]] | None = None
-    for sentence in _sentences(text):
-        # The question's words first: most sentences hold none, and finding values costs
-        # more than looking for words.
-        n = _term_hits(terms, sentence)
+    for sentence, lowered, digit in _sentences(text):
+        # Only a sentence with a digit states a value; then the question's words first:
+        # most sentences hold none, and finding values costs more than looking for words.
+        n = digit and _term_hits(terms, sentence, lowered)
         if n and (best is None or n > best[0]) and (values := _values(sentence)):
             best = (n, sentence, values)
     if best is None:

@@ -393,3 +393,30 @@ def test_han_terms_looked_up_through_the_held_bigrams_match_a_plain_search() -> 
         assert hit.signals["coverage"] == pytest.approx(expected), hit.chunk.text
     by_id = {h.chunk.content_id: h.signals["coverage"] for h in hits}
     assert by_id["c0"] < by_id["c1"] < by_id["c2"]
+
+
+def test_a_statement_is_the_best_matching_sentence_that_states_a_value() -> None:
+    """A sentence without a digit (or a Chinese numeral) states no value, so it is passed
+    over even when it matches more of the question: the claim is the best-matching
+    sentence that has one, and a later, weaker one still counts."""
+    from fusion.conflicts import ConflictDetector
+    from fusion.trust import TrustPolicy
+
+    def hit(cid: str, title: str, text: str) -> Hit:
+        return Hit(chunk=_chunk(cid, text, title=title), score=1.0)
+
+    detector = ConflictDetector(TrustPolicy(FusionSettings()))
+    versions = [
+        hit(
+            "a",
+            "个人信息保护法",
+            "处理者应当及时答复个人的申请，并说明答复的理由。处理者应当在十五日内答复。",
+        ),
+        hit("b", "个人信息保护法（草案）", "处理者应当在３０日内答复。"),
+    ]
+    (conflict,) = detector.detect("处理者应当在多少日内答复个人的申请？", versions)
+    assert {v["value"] for v in conflict["values"]} == {"十五日", "３０日"}
+    assert {v["text"] for v in conflict["values"]} == {
+        "处理者应当在十五日内答复。",
+        "处理者应当在３０日内答复。",
+    }
