@@ -13,12 +13,13 @@ each time), hence one per loop.
 from __future__ import annotations
 
 import asyncio
-import ssl
 import threading
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # imported where used: a process with no LLM never loads httpx
+if TYPE_CHECKING:  # imported where used: a process with no LLM never loads httpx (nor ssl)
+    import ssl
+
     import httpx
 
 
