@@ -329,6 +329,10 @@ class ApiSettings(BaseModel):
     max_in_flight: int = 32
     retry_after_s: int = 1
     rate_per_s: float = 0.0  # default per-key rate limit; 0 = unlimited
+    # Where the per-key buckets live, shared by every API process and replica and the gRPC
+    # server: a Redis URL; empty = the worker's Redis (worker.events_url, else broker_url)
+    # when set, else a SQLite file in data_dir shared by this host's processes.
+    rate_limit_url: str = ""
     # HTTP server limits (`ragline serve`): larger request headers get 431; headers not
     # complete within header_timeout_s, or a body that stops arriving for body_timeout_s
     # (a Content-Length larger than what is sent), get 408; idle keep-alive connections

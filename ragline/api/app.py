@@ -34,6 +34,7 @@ from ragline.api import (
 )
 from ragline.api.auth import KeyRing
 from ragline.api.backpressure import InFlightLimit
+from ragline.api.buckets import bucket_store
 from ragline.api.cache import QueryCache
 from ragline.api.context import ApiContext
 from ragline.api.errors import install_error_handlers
@@ -92,7 +93,7 @@ def build_context(
         runner=runner or _runner(settings, rag, events, queue),
         events=events,
         cache=QueryCache(settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s),
-        keys=KeyRing(settings.api.keys, settings.api.rate_per_s),
+        keys=KeyRing(settings.api.keys, settings.api.rate_per_s, bucket_store(settings)),
         upload_dir=upload_dir(settings),
         broker_url=settings.worker.broker_url,
     )
@@ -103,6 +104,7 @@ def build_context(
 
 
 def close_context(ctx: ApiContext) -> None:
+    ctx.keys.close()
     ctx.runner.close()
     ctx.events.close()
     ctx.rag.close()

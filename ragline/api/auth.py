@@ -13,6 +13,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from core.settings import ApiKey
 from core.types import Principal
 from ragline.api.backpressure import RateLimiter, retry_after
+from ragline.api.buckets import BucketStore, bucket_name
 from ragline.api.errors import ApiError
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
@@ -20,10 +21,21 @@ _header = APIKeyHeader(name="X-API-Key", auto_error=False)
 
 
 class KeyRing:
-    def __init__(self, keys: Iterable[ApiKey], default_rate_per_s: float = 0.0) -> None:
+    """The configured keys, their principals and their rate limits. The limits' buckets
+    live in `buckets` (`ragline.api.buckets.bucket_store`: shared by every process that
+    serves the keys); none = this process's memory."""
+
+    def __init__(
+        self,
+        keys: Iterable[ApiKey],
+        default_rate_per_s: float = 0.0,
+        buckets: BucketStore | None = None,
+    ) -> None:
         keys = [k for k in keys if k.key]
-        self._limits = [(k.rate_per_s or default_rate_per_s, k.burst) for k in keys]
-        self._limiter = RateLimiter()
+        self._limits = [
+            (bucket_name(k.key), k.rate_per_s or default_rate_per_s, k.burst) for k in keys
+        ]
+        self._limiter = RateLimiter(buckets)
         self._keys = [
             (
                 k.key.encode("utf-8"),
@@ -40,6 +52,9 @@ class KeyRing:
 
     def __len__(self) -> int:
         return len(self._keys)
+
+    def close(self) -> None:
+        self._limiter.close()
 
     def principal(self, presented: str) -> Principal | None:
         found = self._find(presented)
@@ -60,8 +75,8 @@ class KeyRing:
         found = self._find(presented)
         if found is None:
             return None
-        rate, burst = self._limits[found]
-        wait = self._limiter.wait_s(found, rate, burst)
+        bucket, rate, burst = self._limits[found]
+        wait = self._limiter.wait_s(bucket, rate, burst)
         if wait > 0:
             raise ApiError(
                 429,

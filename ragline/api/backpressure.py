@@ -1,21 +1,27 @@
 """Backpressure: a bounded number of requests in flight per API process, and per-key
-token-bucket rate limits. An overloaded Ragline answers "busy" (429 + Retry-After, in the
-API's JSON error shape) in microseconds instead of queueing every caller for seconds.
+token-bucket rate limits shared by every process. An overloaded Ragline answers "busy"
+(429 + Retry-After, in the API's JSON error shape) in microseconds instead of queueing
+every caller for seconds.
 
 Both are objects owned by one app instance (no module-level state).
 """
 
 from __future__ import annotations
 
+import logging
 import math
-import threading
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from ragline.api.buckets import BucketStore, BucketsUnavailable
+from ragline.api.buckets.process import ProcessBuckets
 from ragline.api.errors import error_response
+
+log = logging.getLogger("ragline.api")
+# A store that stays down warns this often, not on every request.
+_WARN_EVERY_S = 60.0
 
 # Probes and scrapes must answer while the API is saturated: that is when they matter.
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -65,49 +71,36 @@ class InFlightLimit:
             self.active -= 1
 
 
-@dataclass
-class TokenBucket:
-    """`rate` tokens per second, at most `burst` saved up; one token per request."""
-
-    rate: float
-    burst: float
-    tokens: float
-    stamp: float
-
-    @classmethod
-    def full(cls, rate: float, burst: int, now: float) -> TokenBucket:
-        depth = float(burst) if burst > 0 else max(1.0, 2.0 * rate)
-        return cls(rate=rate, burst=depth, tokens=depth, stamp=now)
-
-    def take(self, now: float) -> float:
-        """0 when the request may go; else the seconds until a token is there."""
-        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        if self.tokens >= 1.0:
-            self.tokens -= 1.0
-            return 0.0
-        return (1.0 - self.tokens) / self.rate
-
-
 class RateLimiter:
-    """Per-key token buckets (keys are identified by their position in the key ring).
-    Handlers run on a thread pool, so the buckets are guarded by a lock."""
+    """Per-key token-bucket limits over a bucket store (`ragline.api.buckets`), shared by
+    every process that serves the keys. While the shared store cannot be reached, a key is
+    limited by this process's own bucket, and a warning says so (once a minute)."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, store: BucketStore | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._local = ProcessBuckets(clock)
+        self._store: BucketStore = store or self._local
         self._clock = clock
-        self._lock = threading.Lock()
-        self._buckets: dict[int, TokenBucket] = {}
+        self._warned_at: float | None = None
 
-    def wait_s(self, key_id: int, rate: float, burst: int) -> float:
-        """Seconds the caller must wait (0 = admitted). `rate` 0 means unlimited."""
+    def wait_s(self, bucket: str, rate: float, burst: int) -> float:
+        """Seconds the caller must wait (0 = admitted). `rate` 0 means unlimited; `burst`
+        0 means two seconds' worth (at least one request)."""
         if rate <= 0:
             return 0.0
-        now = self._clock()
-        with self._lock:
-            bucket = self._buckets.get(key_id)
-            if bucket is None:
-                bucket = self._buckets[key_id] = TokenBucket.full(rate, burst, now)
-            return bucket.take(now)
+        depth = float(burst) if burst > 0 else max(1.0, 2.0 * rate)
+        try:
+            return self._store.take(bucket, rate, depth)
+        except BucketsUnavailable as exc:
+            now = self._clock()
+            if self._warned_at is None or now - self._warned_at >= _WARN_EVERY_S:
+                self._warned_at = now
+                log.warning("rate limits are per process until the store is back: %s", exc)
+            return self._local.take(bucket, rate, depth)
+
+    def close(self) -> None:
+        self._store.close()
 
 
 def retry_after(wait_s: float) -> str:

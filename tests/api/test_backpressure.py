@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from core.settings import ApiKey, ApiSettings, Settings
 from ragline.api import create_app
-from ragline.api.backpressure import InFlightLimit, RateLimiter, TokenBucket
+from ragline.api.backpressure import InFlightLimit, RateLimiter
 
 
 def _gated_app(gate: asyncio.Event, limit: int) -> tuple[InFlightLimit, list[str]]:
@@ -78,16 +78,16 @@ async def _erroring_handler() -> None:
 def test_token_bucket_refills_at_its_rate() -> None:
     now = [100.0]
     limiter = RateLimiter(clock=lambda: now[0])
-    assert limiter.wait_s(0, rate=2.0, burst=2) == 0
-    assert limiter.wait_s(0, rate=2.0, burst=2) == 0
-    wait = limiter.wait_s(0, rate=2.0, burst=2)
+    assert limiter.wait_s("a", rate=2.0, burst=2) == 0
+    assert limiter.wait_s("a", rate=2.0, burst=2) == 0
+    wait = limiter.wait_s("a", rate=2.0, burst=2)
     assert wait == pytest.approx(0.5)
-    assert limiter.wait_s(1, rate=2.0, burst=2) == 0  # another key has its own bucket
+    assert limiter.wait_s("b", rate=2.0, burst=2) == 0  # another key has its own bucket
     now[0] += 0.5
-    assert limiter.wait_s(0, rate=2.0, burst=2) == 0
-    assert limiter.wait_s(0, rate=0.0, burst=0) == 0  # rate 0 = unlimited
-    bucket = TokenBucket.full(rate=5.0, burst=0, now=0.0)
-    assert bucket.burst == 10.0  # default depth: two seconds' worth
+    assert limiter.wait_s("a", rate=2.0, burst=2) == 0
+    assert limiter.wait_s("a", rate=0.0, burst=0) == 0  # rate 0 = unlimited
+    # Default depth: two seconds' worth.
+    assert [limiter.wait_s("c", rate=5.0, burst=0) for _ in range(11)][-2:] == [0, 0.2]
 
 
 def test_a_key_over_its_rate_limit_gets_429_with_retry_after(tmp_path: Path) -> None:

@@ -25,23 +25,6 @@ KEY = {"Authorization": "Bearer worker-test-key"}
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.fixture(scope="session")
-def redis_url() -> str:
-    url = os.environ.get("RAGLINE_TEST_REDIS_URL", "")
-    if not url:
-        pytest.skip(
-            "RAGLINE_TEST_REDIS_URL is not set: run `deploy/local/services up redis` and "
-            'eval "$(deploy/local/env.sh)"'
-        )
-    import redis
-
-    try:
-        redis.Redis.from_url(url, socket_connect_timeout=2).ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"Redis at {url} is unreachable ({exc}): deploy/local/services up redis")
-    return url
-
-
 def service_settings(data_dir: Path, redis_url: str) -> Settings:
     return Settings(
         data_dir=data_dir,

@@ -5,12 +5,16 @@ and never an error."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import signal
 import socket
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -52,16 +56,18 @@ def _sample(scrape: str, name: str, *labels: str) -> int:
     return round(total)
 
 
-def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Path) -> None:
+@contextmanager
+def _serving(tmp_path: Path, **env: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
+    """`ragline serve --workers 2` with `env` added; yields the process and its base URL."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
-    env = {
+    full_env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "RAGLINE_DATA_DIR": str(tmp_path / "data"),
         "RAGLINE_API__KEYS": json.dumps([{"key": "serve-test-key", "user": "sam"}]),
-        "RAGLINE_API__MAX_IN_FLIGHT": "2",
         "RAGLINE_MONITORING__INTERVAL_S": "0",
+        **env,
     }
     log = tmp_path / "serve.log"
     with log.open("wb") as out:
@@ -79,7 +85,7 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
                 "warning",
             ],
             cwd=ROOT,
-            env=env,
+            env=full_env,
             stdout=out,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -87,6 +93,17 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
     try:
         wait_ready(proc, base, log, timeout_s=120)
         assert len(_children(proc.pid)) >= 2, "expected two worker processes"
+        yield proc, base
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Path) -> None:
+    with _serving(tmp_path, RAGLINE_API__MAX_IN_FLIGHT="2") as (_proc, base):
 
         def ask(i: int) -> tuple[int, str, str]:
             r = httpx.post(
@@ -116,9 +133,25 @@ def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Pa
             scrape, "ragline_http_requests_total", 'endpoint="/v1/search"', 'status="200"'
         )
         assert served == codes.count(200)
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_a_keys_rate_limit_holds_across_the_worker_processes(tmp_path: Path) -> None:
+    """A key allowed 1 request a second, 4 at once, gets that from the two processes
+    together (their buckets are in one file), not 4 from each."""
+    keys = [{"key": "serve-test-key", "user": "sam", "rate_per_s": 1, "burst": 4}]
+    with _serving(tmp_path, RAGLINE_API__KEYS=json.dumps(keys)) as (_proc, base):
+
+        def call(_i: int) -> tuple[int, str]:
+            # A new connection each: both processes accept some of them.
+            r = httpx.get(f"{base}/v1/catalog", headers=KEY, timeout=30)
+            return r.status_code, r.text
+
+        started = time.monotonic()
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            results = list(pool.map(call, range(40)))
+        elapsed = time.monotonic() - started
+    codes = [code for code, _ in results]
+    assert set(codes) <= {200, 429}, [t for c, t in results if c not in (200, 429)][:3]
+    assert 4 <= codes.count(200) <= 4 + math.ceil(elapsed), (codes.count(200), elapsed)
+    refused = next(t for c, t in results if c == 429)
+    assert "rate limit of 1 requests/s" in json.loads(refused)["error"]["message"]
