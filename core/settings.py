@@ -309,6 +309,10 @@ class ApiSettings(BaseModel):
     max_query_chars: int = 2000
     max_top_k: int = 50
     upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
+    # Where else uploads' bytes are kept, for API replicas and workers on other hosts:
+    # "database" = the metadata database; "directory" = only upload_dir (one host, or a
+    # shared volume); "auto" = the database when it is a server (PostgreSQL).
+    upload_store: Literal["auto", "directory", "database"] = "auto"
     # `ragline serve` processes; 0 = one per core (the affinity mask, capped by a
     # container's CPU quota). Each holds its own copy of the stores' read side and picks up
     # index changes on the next request (dense index stat). One process is held to one

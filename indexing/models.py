@@ -239,3 +239,15 @@ class KnowledgeGapRow(Base):
     status: Mapped[str] = mapped_column(String(16), default="open")  # open | closed
     closed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     closed_by: Mapped[str] = mapped_column(Text, default="")  # doc_id that answered it
+
+
+class OriginalPartRow(Base):
+    """An upload's bytes, in parts, by its content-addressed name (sha256 + suffix): in
+    production the truth keeps the originals, so an upload accepted by one API host can be
+    ingested by a worker on another and served by any (indexing/stores/sql_originals.py)."""
+
+    __tablename__ = "original_parts"
+
+    name: Mapped[str] = mapped_column(String(80), primary_key=True)
+    part: Mapped[int] = mapped_column(Integer, primary_key=True)
+    data: Mapped[bytes] = mapped_column(LargeBinary)

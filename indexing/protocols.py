@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -396,3 +397,22 @@ class MetadataStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class OriginalStore(Protocol):
+    """Uploads' bytes by content-addressed name (`<sha256><suffix>`), where every API host
+    and worker of a deployment reaches them. Names never change meaning, so a put of a
+    name already held is a no-op."""
+
+    def put(self, name: str, path: Path) -> None: ...
+
+    def fetch(self, name: str, into: Path) -> bool:
+        """Write the bytes of `name` to `into` (atomically); False when none are held."""
+        ...
+
+    def find(self, version: str) -> str | None:
+        """The name of the bytes whose name starts with `version`; None if none."""
+        ...
+
+    def delete(self, name: str) -> None: ...

@@ -45,6 +45,7 @@ from indexing.embedders import Embedder, MemoisedSimilarity, make_embedder, simi
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
 from indexing.stores.sql_metadata import make_engine
+from indexing.stores.sql_originals import SqlOriginals
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
 from monitoring.completeness import completeness
 from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
@@ -52,6 +53,7 @@ from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
 from ragline.threads import limit_blas, retrieve_pool_size
+from ragline.uploads import Uploads, shares_uploads, upload_dir
 from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
 from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
@@ -177,6 +179,10 @@ class Ragline:
         self._upload_secret: str | None = None
         gw = settings.gateway
         engine = getattr(self.stores.metadata, "engine", None)
+        self.uploads = Uploads(
+            upload_dir(settings),
+            SqlOriginals(engine) if engine is not None and shares_uploads(settings) else None,
+        )
         self.records = GatewayRecords(
             engine or make_engine(settings.resolved_metadata_url),
             getattr(self.stores.metadata, "writes", None),

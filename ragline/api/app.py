@@ -13,7 +13,6 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from fastapi import FastAPI
 
@@ -58,11 +57,6 @@ from ragline.worker.tasks import TaskContext
 log = logging.getLogger("ragline.api")
 
 
-def upload_dir(settings: Settings) -> Path:
-    configured = settings.api.upload_dir
-    return Path(configured) if configured else settings.data_dir / "uploads"
-
-
 def _runner(settings: Settings, rag: Ragline, events: EventBus, queue: str) -> TaskRunner:
     if settings.worker.broker_url:
         return CeleryRunner(create_celery(settings, queue), queue)
@@ -94,7 +88,6 @@ def build_context(
         events=events,
         cache=QueryCache(settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s),
         keys=KeyRing(settings.api.keys, settings.api.rate_per_s, bucket_store(settings)),
-        upload_dir=upload_dir(settings),
         broker_url=settings.worker.broker_url,
     )
     events.subscribe(ctx.on_event)

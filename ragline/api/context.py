@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import Depends, Request
@@ -29,7 +28,6 @@ class ApiContext:
     events: EventBus
     cache: QueryCache
     keys: KeyRing
-    upload_dir: Path
     broker_url: str = ""
 
     def on_event(self, event: IndexEvent) -> None:

@@ -98,7 +98,9 @@ async def upload(
     limit = max_upload_bytes(ctx.settings.api)
     suffix = upload_suffix(file.filename or "", doc_type)
     try:
-        stored = await asyncio.to_thread(store_upload, file.file, ctx.upload_dir, suffix, limit)
+        stored = await asyncio.to_thread(
+            store_upload, file.file, ctx.rag.uploads.dir, suffix, limit
+        )
     except UploadTooLarge as exc:
         raise ApiError(
             413,
@@ -106,6 +108,7 @@ async def upload(
             "(RAGLINE_API__MAX_UPLOAD_MB)",
         ) from exc
     await asyncio.to_thread(_refuse_unusable, ctx, stored)
+    await asyncio.to_thread(ctx.rag.uploads.keep, stored.path)  # for workers on other hosts
     version = stored.sha256[:32]  # core.ids.version_of: the same hash of the same bytes
     spec = IngestSpec(
         path=str(stored.path),

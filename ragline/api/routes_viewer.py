@@ -168,11 +168,8 @@ def _denial(ctx: ApiContext, principal: Principal, doc: Document) -> str | None:
 def _original(ctx: ApiContext, doc: Document, version: str) -> Path | None:
     """The original bytes of this version, if this server still has them: the
     content-addressed upload, or the source file while it still has these bytes."""
-    if doc.source.startswith("upload:") and ctx.upload_dir.is_dir():
-        for stored in ctx.upload_dir.glob(f"{version}*"):
-            if stored.is_file() and not stored.name.startswith("."):
-                return stored
-        return None
+    if doc.source.startswith("upload:"):
+        return ctx.rag.uploads.original(version)
     source = path_from_uri(doc.source) if doc.source.startswith("file:") else None
     if source is not None and source.is_file() and version_of(source.read_bytes()) == version:
         return source

@@ -129,9 +129,14 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
     prior = meta.job(job_id)  # the API may have applied a metadata update already
     if (given_up := _start(ctx, job_id, PARSING)) is not None:
         return given_up
-    path = Path(s.path)
-    if not path.is_file():
-        return _fail(ctx, job_id, f"stored upload {path.name} is missing")
+    path = ctx.rag.uploads.local(Path(s.path))
+    if path is None:
+        return _fail(
+            ctx,
+            job_id,
+            f"stored upload {Path(s.path).name} is missing: not on this host, nor in the "
+            "database (RAGLINE_API__UPLOAD_STORE; or share RAGLINE_API__UPLOAD_DIR)",
+        )
     # Unchanged bytes cost no parse: the ingestor compares the metadata (an "updated"
     # outcome when the ACL, title, ... changed) after checking the write.
     outcome = ctx.rag.ingestor.ingest(
@@ -188,7 +193,7 @@ def release_upload(ctx: TaskContext, spec: IngestSpec) -> None:
     # document at the same key), however old its job.
     if len(others) > 1 or meta.version_in_use(spec.version):
         return
-    path.unlink(missing_ok=True)
+    ctx.rag.uploads.drop(path)
 
 
 def delete_document(

@@ -45,7 +45,7 @@ def _hits(client: TestClient, headers: dict[str, str], question: str) -> list[di
 
 
 def _uploads(client: TestClient) -> set[str]:
-    folder = _ctx(client).upload_dir
+    folder = _ctx(client).rag.uploads.dir
     return {p.name for p in folder.iterdir()} if folder.exists() else set()
 
 

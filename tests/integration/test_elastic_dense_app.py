@@ -1,22 +1,29 @@
 """The production profile with vectors in Elasticsearch kNN: the whole app on real
 PostgreSQL, Elasticsearch and Neo4j, with no index file on the API host. Two app instances
-with separate local directories serve the same answers (stateless replicas); deletes,
-check/repair and `repair --rebuild dense` work as with FAISS."""
+with separate local directories serve the same answers (stateless replicas); an upload
+accepted by one is ingested on another and its original served by a third, with no shared
+disk; deletes, check/repair and `repair --rebuild dense` work as with FAISS."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from servers import neo4j_auth, postgres_url, scoped_name, server_url
 
-from core.settings import BackendSettings, Settings
+from core.settings import ApiKey, ApiSettings, BackendSettings, Settings
 from core.types import Principal
 from indexing.migrate import scratch_database
+from ragline.api import create_app
 from ragline.app import Ragline
+from ragline.events import LocalEventBus
 from ragline.rebuild import rebuild
+from ragline.worker.tasks import TaskContext, ingest_version
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 READER = Principal("reader")
@@ -92,6 +99,53 @@ def test_vectors_live_in_elasticsearch_and_replicas_share_them(
         assert all(d.ok for d in replica.check())
     finally:
         replica.close()
+
+
+class _Queue:
+    """A task queue that only records: the task runs later, on another host."""
+
+    def __init__(self) -> None:
+        self.tasks: list[tuple[str, str, dict[str, Any]]] = []
+
+    def submit(self, task: str, job_id: str, **kwargs: Any) -> None:
+        self.tasks.append((task, job_id, kwargs))
+
+    def ping(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_upload_to_one_host_is_ingested_on_another_and_served_by_a_third(
+    settings: Settings, tmp_path: Path
+) -> None:
+    key = {"X-API-Key": "writer-key"}
+    api = ApiSettings(keys=[ApiKey(key="writer-key", user="wendy", can_write=True)])
+    host = {n: settings.model_copy(update={"data_dir": tmp_path / n, "api": api}) for n in "abc"}
+    body = DOCS["travel.md"].encode()
+    queue = _Queue()
+    with TestClient(create_app(host["a"], runner=queue)) as first:
+        r = first.post("/v1/documents", headers=key, files={"file": ("travel.md", body)})
+        assert r.status_code == 202, r.text
+        doc_id, job_id = r.json()["doc_id"], r.json()["job_id"]
+    [(task, queued_job, kwargs)] = queue.tasks
+    assert (task, queued_job) == ("ingest", job_id)
+    # The worker host has never seen the file: the job names a path on the API host,
+    # which is another machine (here: gone).
+    shutil.rmtree(tmp_path / "a" / "uploads")
+    worker = Ragline(host["b"])
+    try:
+        done = ingest_version(TaskContext(rag=worker, events=LocalEventBus()), job_id, **kwargs)
+        assert done["state"] == "searchable", done
+        hits = worker.search("How early must flights be booked?", READER).hits
+        assert hits and hits[0].chunk.doc_id == doc_id
+    finally:
+        worker.close()
+    with TestClient(create_app(host["c"])) as third:
+        original = third.get(f"/v1/documents/{doc_id}/file", headers=key)
+        assert original.status_code == 200, original.text
+        assert original.content == body
 
 
 def test_rebuild_dense_recreates_the_elasticsearch_index(

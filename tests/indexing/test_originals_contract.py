@@ -1,0 +1,76 @@
+"""The originals store (uploads' bytes in the metadata database), on SQLite and on a real
+PostgreSQL migrated by Alembic: bytes round-trip in parts, a name is put once, a version
+finds its name, and a missing name fetches nothing and leaves nothing behind."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from servers import postgres_url
+
+import indexing.stores.sql_originals as sql_originals
+from indexing.migrate import scratch_database
+from indexing.protocols import OriginalStore
+from indexing.stores.sql_metadata import SqlMetadataStore
+from indexing.stores.sql_originals import SqlOriginals
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.integration)])
+def originals(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[OriginalStore]:
+    if request.param == "sqlite":
+        meta = SqlMetadataStore(f"sqlite:///{tmp_path / 'meta.db'}")
+        yield SqlOriginals(meta.engine)
+        meta.close()
+        return
+    with scratch_database(postgres_url()) as url:
+        meta = SqlMetadataStore(url)
+        yield SqlOriginals(meta.engine)
+        meta.close()
+
+
+def _file(path: Path, data: bytes) -> Path:
+    path.write_bytes(data)
+    return path
+
+
+def test_bytes_round_trip_in_parts(
+    originals: OriginalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sql_originals, "PART_BYTES", 1000)
+    data = os.urandom(2500)  # three parts, the last short
+    originals.put("ab12.pdf", _file(tmp_path / "ab12.pdf", data))
+    into = tmp_path / "elsewhere" / "ab12.pdf"
+    assert originals.fetch("ab12.pdf", into)
+    assert into.read_bytes() == data
+    exact = os.urandom(2000)  # a whole number of parts
+    originals.put("cd34", _file(tmp_path / "cd34", exact))
+    assert originals.fetch("cd34", tmp_path / "cd34.copy")
+    assert (tmp_path / "cd34.copy").read_bytes() == exact
+
+
+def test_a_name_is_put_once_and_found_by_its_version(
+    originals: OriginalStore, tmp_path: Path
+) -> None:
+    originals.put("ef56.docx", _file(tmp_path / "one", b"first bytes"))
+    originals.put("ef56.docx", _file(tmp_path / "two", b"other bytes"))  # no-op, no error
+    assert originals.fetch("ef56.docx", tmp_path / "got")
+    assert (tmp_path / "got").read_bytes() == b"first bytes"
+    assert originals.find("ef56") == "ef56.docx"
+    assert originals.find("ef5_") is None  # a version is a prefix, not a pattern
+    assert originals.find("0000") is None
+
+
+def test_a_missing_name_fetches_nothing_and_delete_removes(
+    originals: OriginalStore, tmp_path: Path
+) -> None:
+    into = tmp_path / "out" / "nope.pdf"
+    assert not originals.fetch("nope.pdf", into)
+    assert not into.exists() and os.listdir(into.parent) == []  # no temporary file left
+    originals.put("gh78.txt", _file(tmp_path / "gh78.txt", b"text"))
+    originals.delete("gh78.txt")
+    originals.delete("gh78.txt")  # twice is harmless
+    assert not originals.fetch("gh78.txt", into)
+    assert originals.find("gh78") is None

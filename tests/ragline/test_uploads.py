@@ -1,0 +1,55 @@
+"""Uploads between hosts: what one host accepted, another fetches from the shared store
+into its own directory; without a shared store the directory is all there is."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from core.settings import ApiSettings, Settings
+from indexing.stores.sql_metadata import SqlMetadataStore
+from indexing.stores.sql_originals import SqlOriginals
+from ragline.uploads import Uploads, shares_uploads
+
+
+def test_a_host_without_the_file_fetches_it_and_drop_removes_it_everywhere(
+    tmp_path: Path,
+) -> None:
+    meta = SqlMetadataStore(f"sqlite:///{tmp_path / 'meta.db'}")
+    try:
+        store = SqlOriginals(meta.engine)
+        api, worker = Uploads(tmp_path / "api", store), Uploads(tmp_path / "worker", store)
+        api.dir.mkdir()
+        accepted = api.dir / "0123abcd.pdf"
+        accepted.write_bytes(b"%PDF-1.4 the bytes")
+        api.keep(accepted)
+        remote = Path("/api-host/uploads/0123abcd.pdf")  # the path the job names
+        here = worker.local(remote)
+        assert here == worker.dir / "0123abcd.pdf" and here.read_bytes() == b"%PDF-1.4 the bytes"
+        elsewhere = Uploads(tmp_path / "viewer", store)
+        assert elsewhere.original("0123abcd") == elsewhere.dir / "0123abcd.pdf"
+        worker.drop(remote)
+        assert not here.exists()
+        assert Uploads(tmp_path / "late", store).local(remote) is None
+        assert api.original("0123abcd") == accepted  # the API host's own copy stays
+    finally:
+        meta.close()
+
+
+def test_without_a_shared_store_only_this_directory_counts(tmp_path: Path) -> None:
+    uploads = Uploads(tmp_path / "uploads")
+    assert uploads.local(tmp_path / "other-host" / "feed.txt") is None
+    assert uploads.original("feed") is None
+    uploads.dir.mkdir()
+    (uploads.dir / "feed.txt").write_text("x")
+    assert uploads.local(Path("/other-host/feed.txt")) == uploads.dir / "feed.txt"
+    assert uploads.original("feed") == uploads.dir / "feed.txt"
+
+
+def test_uploads_are_shared_by_default_only_with_a_server_database(tmp_path: Path) -> None:
+    assert not shares_uploads(Settings(data_dir=tmp_path))
+    pg = "postgresql+psycopg://u:p@db:5432/ragline"
+    assert shares_uploads(Settings(data_dir=tmp_path, metadata_url=pg))
+    directory = ApiSettings(upload_store="directory")
+    assert not shares_uploads(Settings(data_dir=tmp_path, metadata_url=pg, api=directory))
+    database = ApiSettings(upload_store="database")
+    assert shares_uploads(Settings(data_dir=tmp_path, api=database))
