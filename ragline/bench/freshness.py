@@ -11,8 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -27,16 +25,11 @@ import httpx
 
 from core.settings import Settings
 from ragline.bench.common import percentile
+from ragline.bench.processes import free_port, stop_group
 
 _KEY = "freshness-bench-key"
 _HEADERS = {"Authorization": f"Bearer {_KEY}"}
 _POLL_S = 0.02
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass
@@ -46,13 +39,7 @@ class _Service:
     log: Path
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+        stop_group(self.proc, grace_s=20)
 
     def tail(self) -> str:
         return self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
@@ -209,7 +196,7 @@ def run_freshness(
         root = workdir or Path(
             stack.enter_context(tempfile.TemporaryDirectory(prefix="ragline-fresh-"))
         )
-        port = _free_port()
+        port = free_port()
         queue = f"ragline-bench-{uuid.uuid4().hex[:8]}"
         biggest_mb = max((p.stat().st_size for p in files), default=0) / 2**20
         env = _env(root / "data", redis_url, port, max(100.0, biggest_mb + 1))

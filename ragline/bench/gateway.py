@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import time
 import uuid
@@ -29,18 +28,13 @@ from core.types import Principal
 from indexing.protocols import JobRecord
 from ragline.app import Ragline
 from ragline.bench.common import normalise, percentile
+from ragline.bench.processes import free_port
 from ragline.jobs import FAILED, SEARCHABLE
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "bench" / "questions" / "gateway_qa.jsonl"
 # An agent's key: analyst (every row template), support (tickets), operator (jobs).
 PRINCIPAL = Principal("bench", roles=frozenset({"analyst", "support", "operator"}))
 _KEY = "bench-gateway-key"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextmanager
@@ -64,7 +58,7 @@ def _api(settings: Settings) -> Iterator[str]:
 
     from ragline.api import create_app
 
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     )

@@ -11,8 +11,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -29,6 +27,7 @@ from core.cores import cores
 from core.settings import Settings
 from ragline.app import Ragline
 from ragline.bench.observer import Observer
+from ragline.bench.processes import free_port, stop_group
 
 LOCUSTFILE = Path(__file__).with_name("locustfile.py")
 _KEY = "load-bench-key"
@@ -40,12 +39,6 @@ class ServerConfig:
     workers: int
     max_in_flight: int
     env: tuple[tuple[str, str], ...] = ()  # settings this server alone runs with
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def settings_env(settings: Settings) -> dict[str, str]:
@@ -62,7 +55,7 @@ def settings_env(settings: Settings) -> dict[str, str]:
 
 @contextmanager
 def running_server(config: ServerConfig, base_env: dict[str, str], log: Path) -> Iterator[str]:
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         **base_env,
@@ -97,12 +90,7 @@ def running_server(config: ServerConfig, base_env: dict[str, str], log: Path) ->
         warm_up(base, config.workers)
         yield base
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_group(proc)
 
 
 def wait_ready(proc: subprocess.Popen[bytes], base: str, log: Path, timeout_s: float = 180) -> None:

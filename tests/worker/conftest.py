@@ -20,6 +20,7 @@ from fastapi.testclient import TestClient
 
 from core.settings import ApiKey, ApiSettings, Settings, WorkerSettings
 from ragline.api import create_app
+from ragline.bench.processes import stop_group
 
 KEY = {"Authorization": "Bearer worker-test-key"}
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,14 +79,8 @@ class WorkerProcess:
         self.proc.wait(timeout=10)
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        os.killpg(self.proc.pid, signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
+        if self.proc is not None:
+            stop_group(self.proc, grace_s=20)
 
 
 class Service:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -21,17 +19,12 @@ import httpx
 import pytest
 
 from ragline.bench.load import wait_ready
+from ragline.bench.processes import free_port, stop_group
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY = {"X-API-Key": "serve-test-key"}
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _children(pid: int) -> list[int]:
@@ -59,7 +52,7 @@ def _sample(scrape: str, name: str, *labels: str) -> int:
 @contextmanager
 def _serving(tmp_path: Path, **env: str) -> Iterator[tuple[subprocess.Popen[bytes], str]]:
     """`ragline serve --workers 2` with `env` added; yields the process and its base URL."""
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     full_env = {
         **os.environ,
@@ -95,11 +88,7 @@ def _serving(tmp_path: Path, **env: str) -> Iterator[tuple[subprocess.Popen[byte
         assert len(_children(proc.pid)) >= 2, "expected two worker processes"
         yield proc, base
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+        stop_group(proc)
 
 
 def test_serve_runs_n_worker_processes_and_refuses_a_burst_with_429(tmp_path: Path) -> None:
