@@ -13,10 +13,13 @@ from pathlib import Path
 
 import grpc
 import pytest
+from fastapi.testclient import TestClient
 
 from connectors.config import PACKAGED_SAMPLE
 from connectors.sample.database import load_sample
 from core.settings import ApiKey, ApiSettings, GatewaySettings, GrpcSettings, Settings
+from ragline.api import create_app
+from ragline.bench.processes import free_port
 from ragline.grpc import ragline_pb2 as pb
 from ragline.grpc import ragline_pb2_grpc as pb_grpc
 from ragline.grpc.server import serve
@@ -27,20 +30,11 @@ WRITER = [("authorization", "Bearer writer")]
 FIN = [("x-api-key", "fin")]
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.RaglineStub]:
-    port = _free_port()
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Settings:
     data_dir = tmp_path_factory.mktemp("grpc")
     load_sample(f"sqlite:///{data_dir / 'sample.db'}")  # the gateway's sample database
-    settings = Settings(
+    return Settings(
         data_dir=data_dir,
         gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE)),
         api=ApiSettings(
@@ -49,10 +43,16 @@ def stub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[pb_grpc.RaglineSt
                 ApiKey(key="reader", user="rita"),
                 ApiKey(key="writer", user="wade", can_write=True, tags=["finance"]),
                 ApiKey(key="fin", user="fred", tags=["finance"]),
+                ApiKey(key="limited", user="lim", rate_per_s=0.01, burst=2),
             ]
         ),
-        grpc=GrpcSettings(port=port),
+        grpc=GrpcSettings(port=free_port()),
     )
+
+
+@pytest.fixture(scope="module")
+def stub(settings: Settings) -> Iterator[pb_grpc.RaglineStub]:
+    port = settings.grpc.port
     loop = asyncio.new_event_loop()
     started = threading.Event()
     task: list[asyncio.Task[None]] = []
@@ -108,6 +108,25 @@ def test_keys_are_required(stub: pb_grpc.RaglineStub) -> None:
             pb.UploadRequest(filename="a.md", content=b"# A\n\ntext"), metadata=READER
         )
     assert readonly.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_a_keys_rate_limit_is_one_budget_for_http_and_grpc(
+    stub: pb_grpc.RaglineStub, settings: Settings
+) -> None:
+    """The HTTP API and the gRPC server are separate services; a key's budget is spent on
+    either (the buckets are in the data directory's file)."""
+    with TestClient(create_app(settings)) as http:
+        spent = [
+            http.post(
+                "/v1/search", headers={"X-API-Key": "limited"}, json={"question": "E102"}
+            ).status_code
+            for _ in range(2)
+        ]
+    assert spent == [200, 200]
+    with pytest.raises(grpc.RpcError) as over:
+        stub.Search(pb.SearchRequest(question="E102"), metadata=[("x-api-key", "limited")])
+    assert over.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert "rate limit" in str(over.value.details())
 
 
 def test_upload_search_ask_meta(stub: pb_grpc.RaglineStub) -> None:
