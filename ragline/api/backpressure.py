@@ -22,6 +22,9 @@ from ragline.api.errors import error_response
 log = logging.getLogger("ragline.api")
 # A store that stays down warns this often, not on every request.
 _WARN_EVERY_S = 60.0
+# After a failed take the shared store is left alone this long: a store that times out
+# (up to 0.5 s) must not cost every limited request that much.
+_RETRY_STORE_S = 5.0
 
 # Probes and scrapes must answer while the API is saturated: that is when they matter.
 EXEMPT_PATHS = frozenset({"/healthz", "/readyz", "/metrics"})
@@ -74,7 +77,8 @@ class InFlightLimit:
 class RateLimiter:
     """Per-key token-bucket limits over a bucket store (`ragline.api.buckets`), shared by
     every process that serves the keys. While the shared store cannot be reached, a key is
-    limited by this process's own bucket, and a warning says so (once a minute)."""
+    limited by this process's own bucket, the store is tried again every few seconds, and
+    a warning says so (once a minute)."""
 
     def __init__(
         self, store: BucketStore | None = None, clock: Callable[[], float] = time.monotonic
@@ -83,6 +87,7 @@ class RateLimiter:
         self._store: BucketStore = store or self._local
         self._clock = clock
         self._warned_at: float | None = None
+        self._store_down_until = 0.0
 
     def wait_s(self, bucket: str, rate: float, burst: int) -> float:
         """Seconds the caller must wait (0 = admitted). `rate` 0 means unlimited; `burst`
@@ -90,14 +95,16 @@ class RateLimiter:
         if rate <= 0:
             return 0.0
         depth = float(burst) if burst > 0 else max(1.0, 2.0 * rate)
-        try:
-            return self._store.take(bucket, rate, depth)
-        except BucketsUnavailable as exc:
-            now = self._clock()
-            if self._warned_at is None or now - self._warned_at >= _WARN_EVERY_S:
-                self._warned_at = now
-                log.warning("rate limits are per process until the store is back: %s", exc)
-            return self._local.take(bucket, rate, depth)
+        if self._clock() >= self._store_down_until:
+            try:
+                return self._store.take(bucket, rate, depth)
+            except BucketsUnavailable as exc:
+                now = self._clock()
+                self._store_down_until = now + _RETRY_STORE_S
+                if self._warned_at is None or now - self._warned_at >= _WARN_EVERY_S:
+                    self._warned_at = now
+                    log.warning("rate limits are per process until the store is back: %s", exc)
+        return self._local.take(bucket, rate, depth)
 
     def close(self) -> None:
         self._store.close()

@@ -96,6 +96,40 @@ def test_the_limiter_limits_per_process_while_the_store_is_down(
     assert len(warnings) == 1 and "per process" in warnings[0], warnings  # once a minute
 
 
+class _FlakyStore:
+    """A shared store that fails while `down`, counting the takes it was asked for."""
+
+    def __init__(self) -> None:
+        self.down = True
+        self.asked = 0
+
+    def take(self, bucket: str, rate: float, burst: float) -> float:
+        self.asked += 1
+        if self.down:
+            raise BucketsUnavailable("rate-limit Redis: timed out")
+        return 0.0
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_failed_store_is_left_alone_for_a_while_then_tried_again() -> None:
+    now = [0.0]
+    store = _FlakyStore()
+    limiter = RateLimiter(store, clock=lambda: now[0])
+    for _ in range(5):  # a timing-out store would cost each of these its timeout
+        limiter.wait_s("k", rate=100.0, burst=100)
+    assert store.asked == 1
+    store.down = False
+    now[0] += 4.0
+    limiter.wait_s("k", rate=100.0, burst=100)
+    assert store.asked == 1
+    now[0] += 1.5  # past the pause: the store is back in use
+    limiter.wait_s("k", rate=100.0, burst=100)
+    limiter.wait_s("k", rate=100.0, burst=100)
+    assert store.asked == 3
+
+
 def test_settings_choose_redis_when_one_is_configured_else_a_file(tmp_path: Path) -> None:
     assert isinstance(bucket_store(Settings(data_dir=tmp_path)), SqliteBuckets)
     worker = WorkerSettings(broker_url="redis://broker:6379/0")
