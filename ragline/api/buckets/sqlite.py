@@ -1,5 +1,5 @@
 """Token buckets in a SQLite file, shared by the API processes (and the gRPC server) of one
-host: each take is one short write transaction, ~30 us. The state is only a rate limit's
+host: each take is one short write transaction, ~15 us. The state is only a rate limit's
 memory, so it is written without waiting for the disk (`synchronous=OFF`)."""
 
 from __future__ import annotations
