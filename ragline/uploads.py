@@ -10,13 +10,10 @@ one (the embedded default, one host) the directory is all there is.
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from core.settings import Settings
 from indexing.protocols import OriginalStore
-
-log = logging.getLogger("ragline.uploads")
 
 
 def upload_dir(settings: Settings) -> Path:
