@@ -405,7 +405,9 @@ class OriginalStore(Protocol):
     and worker of a deployment reaches them. Names never change meaning, so a put of a
     name already held is a no-op."""
 
-    def put(self, name: str, path: Path) -> None: ...
+    def put(self, name: str, path: Path) -> bool:
+        """Keep the bytes of `path` as `name`; False when the name was held already."""
+        ...
 
     def fetch(self, name: str, into: Path) -> bool:
         """Write the bytes of `name` to `into` (atomically); False when none are held."""

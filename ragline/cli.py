@@ -461,8 +461,11 @@ def _divergence(repairing: bool, data_dir: Path | None) -> None:
     rag = _open(data_dir)
     try:
         found = rag.repair() if repairing else rag.check()
+        shared = rag.uploads.share_local() if repairing else 0
     finally:
         rag.close()
+    if shared:
+        console.print(f"uploads  {shared} from this host now kept in the database too")
     for d in found:
         state = (
             "ok"
@@ -493,7 +496,8 @@ def repair_cmd(
         ),
     ] = None,
 ) -> None:
-    """Make every derived store agree with the metadata store."""
+    """Make every derived store agree with the metadata store, and keep this host's
+    uploads in the database when uploads are shared (RAGLINE_API__UPLOAD_STORE)."""
     if rebuild:
         from core.errors import RaglineError
         from ragline.rebuild import rebuild as rebuild_stores

@@ -60,6 +60,18 @@ class Uploads:
         name = self.shared.find(version) if self.shared is not None else None
         return self.local(self.dir / name) if name else None
 
+    def share_local(self) -> int:
+        """Put every upload this directory holds into the shared store, for a host that
+        accepted uploads before the store was shared (`ragline repair`); how many it did
+        not hold yet."""
+        if self.shared is None or not self.dir.is_dir():
+            return 0
+        return sum(
+            self.shared.put(f.name, f)
+            for f in sorted(self.dir.iterdir())
+            if f.is_file() and not f.name.startswith(".")
+        )
+
     def drop(self, given: Path) -> None:
         """No version needs these bytes any more: remove them here and from the store."""
         given.unlink(missing_ok=True)

@@ -5,7 +5,6 @@ original, with no shared disk."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -22,18 +21,19 @@ class SqlOriginals:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine  # the metadata store's: its schema has the table
 
-    def put(self, name: str, path: Path) -> None:
-        # Another host putting the same name at the same time puts the same bytes.
-        with contextlib.suppress(IntegrityError):
-            self._insert(name, path)
+    def put(self, name: str, path: Path) -> bool:
+        try:
+            return self._insert(name, path)
+        except IntegrityError:
+            return False  # another host put the same name, so the same bytes, just now
 
-    def _insert(self, name: str, path: Path) -> None:
+    def _insert(self, name: str, path: Path) -> bool:
         with self._engine.begin() as conn, path.open("rb") as src:
             held = conn.execute(
                 select(exists().where(OriginalPartRow.name == name, OriginalPartRow.part == 0))
             ).scalar()
             if held:
-                return  # content-addressed: the same name holds the same bytes
+                return False  # content-addressed: the same name holds the same bytes
             part = 0
             while True:
                 data = src.read(PART_BYTES)
@@ -43,6 +43,7 @@ class SqlOriginals:
                 part += 1
                 if len(data) < PART_BYTES:
                     break
+        return True
 
     def fetch(self, name: str, into: Path) -> bool:
         into.parent.mkdir(parents=True, exist_ok=True)

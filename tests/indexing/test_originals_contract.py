@@ -54,8 +54,8 @@ def test_bytes_round_trip_in_parts(
 def test_a_name_is_put_once_and_found_by_its_version(
     originals: OriginalStore, tmp_path: Path
 ) -> None:
-    originals.put("ef56.docx", _file(tmp_path / "one", b"first bytes"))
-    originals.put("ef56.docx", _file(tmp_path / "two", b"other bytes"))  # no-op, no error
+    assert originals.put("ef56.docx", _file(tmp_path / "one", b"first bytes"))
+    assert not originals.put("ef56.docx", _file(tmp_path / "two", b"other bytes"))  # no-op
     assert originals.fetch("ef56.docx", tmp_path / "got")
     assert (tmp_path / "got").read_bytes() == b"first bytes"
     assert originals.find("ef56") == "ef56.docx"

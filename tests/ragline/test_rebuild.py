@@ -65,6 +65,28 @@ def test_changed_embedder_is_refused_then_rebuilt(data_dir: Path) -> None:
         rag.close()
 
 
+def test_repair_puts_this_hosts_earlier_uploads_into_the_database(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An embedded deployment moving to shared uploads: what it accepted before."""
+    (data_dir / "uploads").mkdir()
+    (data_dir / "uploads" / "c0ffee.md").write_text(DOC, encoding="utf-8")
+    before = CliRunner().invoke(app, ["repair", "--data-dir", str(data_dir)])
+    assert before.exit_code == 0, before.output
+    assert "uploads" not in before.output  # not shared: nothing to do
+    monkeypatch.setenv("RAGLINE_API__UPLOAD_STORE", "database")
+    first = CliRunner().invoke(app, ["repair", "--data-dir", str(data_dir)])
+    assert first.exit_code == 0, first.output
+    assert "uploads  1 from this host now kept in the database too" in first.output
+    again = CliRunner().invoke(app, ["repair", "--data-dir", str(data_dir)])
+    assert "uploads" not in again.output
+    rag = Ragline(Settings(data_dir=data_dir))
+    try:
+        assert rag.uploads.shared is not None and rag.uploads.shared.find("c0ffee") == "c0ffee.md"
+    finally:
+        rag.close()
+
+
 def test_keyword_rebuild_restores_a_damaged_index(data_dir: Path) -> None:
     rag = Ragline(Settings(data_dir=data_dir))
     try:

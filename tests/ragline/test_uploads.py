@@ -35,6 +35,22 @@ def test_a_host_without_the_file_fetches_it_and_drop_removes_it_everywhere(
         meta.close()
 
 
+def test_uploads_from_before_the_store_was_shared_are_put_into_it(tmp_path: Path) -> None:
+    meta = SqlMetadataStore(f"sqlite:///{tmp_path / 'meta.db'}")
+    try:
+        store = SqlOriginals(meta.engine)
+        uploads = Uploads(tmp_path / "uploads", store)
+        uploads.dir.mkdir()
+        for name in ("aa11.pdf", "bb22.md", ".fetch-partial"):
+            (uploads.dir / name).write_bytes(name.encode())
+        store.put("bb22.md", uploads.dir / "bb22.md")  # shared already
+        assert uploads.share_local() == 1
+        assert uploads.share_local() == 0
+        assert store.find("aa11") == "aa11.pdf" and store.find(".fetch") is None
+    finally:
+        meta.close()
+
+
 def test_without_a_shared_store_only_this_directory_counts(tmp_path: Path) -> None:
     uploads = Uploads(tmp_path / "uploads")
     assert uploads.local(tmp_path / "other-host" / "feed.txt") is None
