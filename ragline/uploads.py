@@ -51,12 +51,26 @@ class Uploads:
             return here
         return None
 
-    def original(self, version: str) -> Path | None:
-        """The stored upload of this version on this host, fetched if need be."""
+    def _here(self, version: str) -> Path | None:
+        """The stored upload of this version in this directory."""
         if self.dir.is_dir():
             for stored in self.dir.glob(f"{version}*"):
                 if stored.is_file() and not stored.name.startswith("."):
                     return stored
+        return None
+
+    def holds(self, version: str) -> bool:
+        """Whether this host or the shared store has this version's bytes (nothing is
+        fetched to say so)."""
+        if self._here(version) is not None:
+            return True
+        return self.shared is not None and self.shared.find(version) is not None
+
+    def original(self, version: str) -> Path | None:
+        """The stored upload of this version on this host, fetched if need be."""
+        here = self._here(version)
+        if here is not None:
+            return here
         name = self.shared.find(version) if self.shared is not None else None
         return self.local(self.dir / name) if name else None
 

@@ -153,7 +153,7 @@ async def view(
             "source": doc.source,
             "doc_type": doc.doc_type,
             # Whether this caller can fetch the original (it exists and is theirs to see).
-            "has_file": _denial(ctx, principal, doc) is None and _original(ctx, doc, v) is not None,
+            "has_file": _denial(ctx, principal, doc) is None and _has_original(ctx, doc, v),
             "pages": [{"page": p, "passages": pages[p]} for p in sorted(pages)],
         }
 
@@ -174,6 +174,13 @@ def _original(ctx: ApiContext, doc: Document, version: str) -> Path | None:
     if source is not None and source.is_file() and version_of(source.read_bytes()) == version:
         return source
     return None
+
+
+def _has_original(ctx: ApiContext, doc: Document, version: str) -> bool:
+    """Whether `_original` would find the bytes; an upload's are not fetched to say so."""
+    if doc.source.startswith("upload:"):
+        return ctx.rag.uploads.holds(version)
+    return _original(ctx, doc, version) is not None
 
 
 @router.get("/documents/{doc_id}/file", summary="A version's original bytes")

@@ -26,6 +26,7 @@ def test_a_host_without_the_file_fetches_it_and_drop_removes_it_everywhere(
         here = worker.local(remote)
         assert here == worker.dir / "0123abcd.pdf" and here.read_bytes() == b"%PDF-1.4 the bytes"
         elsewhere = Uploads(tmp_path / "viewer", store)
+        assert elsewhere.holds("0123abcd") and not elsewhere.dir.exists()  # not fetched
         assert elsewhere.original("0123abcd") == elsewhere.dir / "0123abcd.pdf"
         worker.drop(remote)
         assert not here.exists()
@@ -54,11 +55,11 @@ def test_uploads_from_before_the_store_was_shared_are_put_into_it(tmp_path: Path
 def test_without_a_shared_store_only_this_directory_counts(tmp_path: Path) -> None:
     uploads = Uploads(tmp_path / "uploads")
     assert uploads.local(tmp_path / "other-host" / "feed.txt") is None
-    assert uploads.original("feed") is None
+    assert uploads.original("feed") is None and not uploads.holds("feed")
     uploads.dir.mkdir()
     (uploads.dir / "feed.txt").write_text("x")
     assert uploads.local(Path("/other-host/feed.txt")) == uploads.dir / "feed.txt"
-    assert uploads.original("feed") == uploads.dir / "feed.txt"
+    assert uploads.original("feed") == uploads.dir / "feed.txt" and uploads.holds("feed")
 
 
 def test_uploads_are_shared_by_default_only_with_a_server_database(tmp_path: Path) -> None:
