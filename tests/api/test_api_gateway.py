@@ -4,7 +4,6 @@ status with inline labels, traces for operators, and memory kept apart."""
 
 from __future__ import annotations
 
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from connectors.sample.database import load_sample
 from connectors.sample.status_service import StatusService
 from core.settings import ApiKey, ApiSettings, GatewaySettings, MonitoringSettings, Settings
 from ragline.api import create_app
+from ragline.bench.processes import free_port
 
 OPS = {"X-API-Key": "ops-key"}  # operator: every template, traces, may write
 WEST = {"X-API-Key": "west-key"}  # sales in the West region
@@ -26,18 +26,12 @@ INTERN = {"X-API-Key": "intern-key"}  # no gateway role at all
 SUPPORT = {"X-API-Key": "support-key"}  # support: tickets, may not write
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     data = tmp_path_factory.mktemp("gw-api")
     load_sample(f"sqlite:///{data / 'sample.db'}")
     tickets = StatusService().start()
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     mp = pytest.MonkeyPatch()
     mp.setenv("RAGLINE_SAMPLE_STATUS_URL", tickets.url)

@@ -19,6 +19,7 @@ import uvicorn
 from core.settings import ApiKey, ApiSettings, Settings
 from ragline.api import create_app
 from ragline.api.server import uvicorn_options
+from ragline.bench.processes import free_port
 
 KEY = "malformed-writer-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -51,12 +52,6 @@ NASTY_QUESTIONS = [
 ]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     api = ApiSettings(
@@ -69,7 +64,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         max_header_kb=16,
     )
     settings = Settings(data_dir=tmp_path_factory.mktemp("malformed"), api=api)
-    port = _free_port()
+    port = free_port()
     config = uvicorn.Config(
         create_app(settings, cache_ttl_s=0),
         host="127.0.0.1",

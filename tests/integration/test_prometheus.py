@@ -15,7 +15,6 @@ import math
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -29,6 +28,7 @@ import httpx
 import pytest
 
 from monitoring.dashboard import expressions
+from ragline.bench.processes import free_port
 
 pytestmark = pytest.mark.integration
 
@@ -45,12 +45,6 @@ def _tool(name: str) -> str:
     if path is None:
         pytest.skip(f"{name} is not installed: run `deploy/local/services up prometheus`")
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _wait(url: str, timeout_s: float, proc: subprocess.Popen[bytes], log: Path) -> None:
@@ -138,7 +132,7 @@ def ragline_url(tmp_path_factory: pytest.TempPathFactory, llm_url: str) -> Itera
     failing = re.sub(r'(name = "dense",[^}]*timeout_ms = )[0-9.]+', r"\g<1>0.001", rules)
     assert failing != rules
     (root / "rules.toml").write_text(failing, encoding="utf-8")
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "RAGLINE_DATA_DIR": str(root / "data"),
@@ -199,7 +193,7 @@ def prometheus(ragline_url: str, tmp_path_factory: pytest.TempPathFactory) -> It
     shutil.copy(PROM_DIR / "ragline-alerts.yml", root / "ragline-alerts.yml")
     target = ragline_url.removeprefix("http://")
     (root / "targets.json").write_text(json.dumps([{"targets": [target]}]))
-    port = _free_port()
+    port = free_port()
     log = root / "prometheus.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(

@@ -9,7 +9,6 @@ Screenshots of each step are saved under .artifacts/screenshots/ (ignored by git
 from __future__ import annotations
 
 import shutil
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +19,7 @@ import pytest
 
 from core.settings import ApiKey, ApiSettings, MonitoringSettings, Settings
 from ragline.api import create_app
+from ragline.bench.processes import free_port
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -44,12 +44,6 @@ PLAN = (
 HOSTILE_TITLE = '<img src=x onerror="window.__xss=1">'
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import uvicorn
@@ -62,7 +56,7 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         ),
         monitoring=MonitoringSettings(interval_s=3600),
     )
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
     )
