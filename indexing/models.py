@@ -251,3 +251,7 @@ class OriginalPartRow(Base):
     name: Mapped[str] = mapped_column(String(80), primary_key=True)
     part: Mapped[int] = mapped_column(Integer, primary_key=True)
     data: Mapped[bytes] = mapped_column(LargeBinary)
+    # When these bytes were last accepted (UTC, naive): bytes nothing needs any more are
+    # removed, but not while an upload that just brought them has yet to queue its job.
+    # NULL: kept before the time was recorded.
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)

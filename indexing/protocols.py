@@ -8,7 +8,7 @@ source of truth: derived stores can be rebuilt from it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -238,9 +238,13 @@ class MetadataStore(Protocol):
         """True when this exact version is already stored (pending or current)."""
         ...
 
-    def version_in_use(self, version: str) -> bool:
-        """True when any live document stores this content version (pending or current):
-        uploads are content-addressed, so their bytes may back several documents."""
+    def versions_needed(
+        self, versions: Collection[str], job_states: Collection[str], except_job: str = ""
+    ) -> set[str]:
+        """The content versions among these that something still needs: a version of a
+        live document (pending, current, or superseded: old answers cite it), or a job in
+        one of `job_states` other than `except_job`. Uploads are content-addressed, so
+        their bytes may back several documents."""
         ...
 
     def stage_version(
@@ -403,10 +407,11 @@ class MetadataStore(Protocol):
 class OriginalStore(Protocol):
     """Uploads' bytes by content-addressed name (`<sha256><suffix>`), where every API host
     and worker of a deployment reaches them. Names never change meaning, so a put of a
-    name already held is a no-op."""
+    name already held stores nothing (it only says the bytes were accepted again)."""
 
     def put(self, name: str, path: Path) -> bool:
-        """Keep the bytes of `path` as `name`; False when the name was held already."""
+        """Keep the bytes of `path` as `name`, accepted now; False when the name was held
+        already."""
         ...
 
     def fetch(self, name: str, into: Path) -> bool:
@@ -417,4 +422,12 @@ class OriginalStore(Protocol):
         """The name of the bytes whose name starts with `version`; None if none."""
         ...
 
-    def delete(self, name: str) -> None: ...
+    def names(self, accepted_before: datetime, prefix: str = "") -> list[str]:
+        """The names held (starting with `prefix`) whose bytes were last accepted before
+        then (UTC)."""
+        ...
+
+    def delete(self, name: str, accepted_before: datetime | None = None) -> bool:
+        """Remove `name` (with `accepted_before`: only if last accepted before then);
+        whether it was removed."""
+        ...

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -53,7 +53,7 @@ from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
 from ragline.threads import limit_blas, retrieve_pool_size
-from ragline.uploads import Uploads, shares_uploads, upload_dir
+from ragline.uploads import Uploads, release, shares_uploads, sweep, upload_dir
 from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
 from routing.instruction import InstructionBuilder, TaskContext
 from routing.intent import Intent
@@ -503,7 +503,22 @@ class Ragline:
         deleted = self.stores.metadata.delete_document(doc_id, self.stores.derived)
         if deleted:
             self.sync()
+            self.release_originals({v.version for v in self.stores.metadata.versions(doc_id)})
         return deleted
+
+    def release_originals(
+        self,
+        versions: Collection[str],
+        accepted_before: datetime | None = None,
+        except_job: str = "",
+    ) -> int:
+        """Remove the uploaded bytes of these versions that no live document and no job on
+        its way needs (after a delete, a failed ingestion); see `ragline.uploads.release`."""
+        return release(self.uploads, self.stores.metadata, versions, accepted_before, except_job)
+
+    def sweep_originals(self) -> int:
+        """Remove every uploaded original nothing needs (`ragline repair`)."""
+        return sweep(self.uploads, self.stores.metadata)
 
     def check(self) -> list[StoreDivergence]:
         return check(self.stores.metadata, self.stores.derived)

@@ -461,9 +461,13 @@ def _divergence(repairing: bool, data_dir: Path | None) -> None:
     rag = _open(data_dir)
     try:
         found = rag.repair() if repairing else rag.check()
+        # Unneeded originals go first: only what something needs is shared.
+        swept = rag.sweep_originals() if repairing else 0
         shared = rag.uploads.share_local() if repairing else 0
     finally:
         rag.close()
+    if swept:
+        console.print(f"uploads  {swept} stored files no document or job needs removed")
     if shared:
         console.print(f"uploads  {shared} from this host now kept in the database too")
     for d in found:
@@ -496,8 +500,9 @@ def repair_cmd(
         ),
     ] = None,
 ) -> None:
-    """Make every derived store agree with the metadata store, and keep this host's
-    uploads in the database when uploads are shared (RAGLINE_API__UPLOAD_STORE)."""
+    """Make every derived store agree with the metadata store, remove uploaded files no
+    document or job needs (this host's and the database's), and keep this host's uploads
+    in the database when uploads are shared (RAGLINE_API__UPLOAD_STORE)."""
     if rebuild:
         from core.errors import RaglineError
         from ragline.rebuild import rebuild as rebuild_stores

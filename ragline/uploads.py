@@ -10,10 +10,22 @@ one (the embedded default, one host) the directory is all there is.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from core.settings import Settings
-from indexing.protocols import OriginalStore
+from indexing.protocols import MetadataStore, OriginalStore
+from ragline.jobs import INDEXING, PARSING, QUEUED
+
+# Bytes accepted this recently are never removed as unneeded: the upload that brought them
+# (perhaps again: they are content-addressed) may not have queued its job yet.
+RECENT_UPLOAD_S = 60.0
+# Files a process was writing or fetching, untouched this long: it stopped.
+PARTIAL_UPLOAD_S = 3600.0
+# Jobs on their way to use an upload's bytes.
+IN_FLIGHT = (QUEUED, PARSING, INDEXING)
 
 
 def upload_dir(settings: Settings) -> Path:
@@ -35,7 +47,10 @@ class Uploads:
         self.shared = shared
 
     def keep(self, stored: Path) -> None:
-        """An accepted upload (already in this directory) reaches the shared store."""
+        """An accepted upload (already in this directory) reaches the shared store. Its
+        bytes count as accepted now, here and there, so nothing removes them before the
+        upload's job is queued (content-addressed: they may be old bytes seen again)."""
+        stored.touch()
         if self.shared is not None:
             self.shared.put(stored.name, stored)
 
@@ -53,11 +68,14 @@ class Uploads:
 
     def _here(self, version: str) -> Path | None:
         """The stored upload of this version in this directory."""
+        return next(self._files(f"{version}*"), None)
+
+    def _files(self, pattern: str = "*") -> Iterator[Path]:
+        """Stored uploads in this directory (not the files being written or fetched)."""
         if self.dir.is_dir():
-            for stored in self.dir.glob(f"{version}*"):
+            for stored in sorted(self.dir.glob(pattern)):
                 if stored.is_file() and not stored.name.startswith("."):
-                    return stored
-        return None
+                    yield stored
 
     def holds(self, version: str) -> bool:
         """Whether this host or the shared store has this version's bytes (nothing is
@@ -78,17 +96,92 @@ class Uploads:
         """Put every upload this directory holds into the shared store, for a host that
         accepted uploads before the store was shared (`ragline repair`); how many it did
         not hold yet."""
-        if self.shared is None or not self.dir.is_dir():
+        if self.shared is None:
             return 0
-        return sum(
-            self.shared.put(f.name, f)
-            for f in sorted(self.dir.iterdir())
-            if f.is_file() and not f.name.startswith(".")
-        )
+        return sum(self.shared.put(f.name, f) for f in self._files())
 
-    def drop(self, given: Path) -> None:
-        """No version needs these bytes any more: remove them here and from the store."""
-        given.unlink(missing_ok=True)
-        (self.dir / given.name).unlink(missing_ok=True)
+    def versions(self, accepted_before: datetime) -> set[str]:
+        """The versions whose bytes this directory or the shared store holds, last
+        accepted before then."""
+        cutoff = _timestamp(accepted_before)
+        here = {f.name for f in self._files() if f.stat().st_mtime < cutoff}
+        there = set(self.shared.names(accepted_before)) if self.shared is not None else set()
+        return {v for n in here | there if (v := version_of_name(n))}
+
+    def forget(self, version: str, accepted_before: datetime) -> int:
+        """Remove this version's bytes last accepted before then, here and from the shared
+        store (another host's own copy stays there until it forgets it too); how many
+        files and names went."""
+        if not version:
+            return 0  # (a prefix of every name)
+        cutoff = _timestamp(accepted_before)
+        gone = 0
+        for f in self._files(f"{version}*"):
+            if f.stat().st_mtime < cutoff:
+                f.unlink(missing_ok=True)
+                gone += 1
         if self.shared is not None:
-            self.shared.delete(given.name)
+            gone += sum(
+                self.shared.delete(name, accepted_before)
+                for name in self.shared.names(accepted_before, prefix=version)
+            )
+        return gone
+
+    def forget_partial(self, written_before: datetime) -> int:
+        """Remove files left half-written or half-fetched by a process that stopped, last
+        written before then; how many."""
+        if not self.dir.is_dir():
+            return 0
+        cutoff = _timestamp(written_before)
+        stale = [
+            f
+            for f in self.dir.iterdir()
+            if f.name.startswith((".upload-", ".fetch-")) and f.stat().st_mtime < cutoff
+        ]
+        for f in stale:
+            f.unlink(missing_ok=True)
+        return len(stale)
+
+
+def release(
+    uploads: Uploads,
+    metadata: MetadataStore,
+    versions: Collection[str],
+    accepted_before: datetime | None = None,
+    except_job: str = "",
+) -> int:
+    """Remove the stored uploads of these versions that nothing needs any more: no live
+    document's version (superseded ones included: old answers cite them) and no job on its
+    way (but `except_job`). Bytes accepted since `accepted_before` (default: the last
+    `RECENT_UPLOAD_S`) stay. How many files and names went."""
+    if not versions:
+        return 0
+    before = accepted_before or datetime.now(UTC) - timedelta(seconds=RECENT_UPLOAD_S)
+    unneeded = set(versions) - metadata.versions_needed(versions, IN_FLIGHT, except_job)
+    return sum(uploads.forget(v, before) for v in sorted(unneeded))
+
+
+def sweep(uploads: Uploads, metadata: MetadataStore) -> int:
+    """Remove every stored upload nothing needs (this host's directory and the shared
+    store), and half-written files of stopped processes: bytes of deleted documents whose
+    removal was missed (a delete queued while no worker ran), of failed uploads accepted
+    by another host, of documents deleted before this version removed them."""
+    now = datetime.now(UTC)
+    before = now - timedelta(seconds=RECENT_UPLOAD_S)
+    removed = release(uploads, metadata, uploads.versions(before), before)
+    return removed + uploads.forget_partial(now - timedelta(seconds=PARTIAL_UPLOAD_S))
+
+
+_LEADING_HEX = re.compile(r"[0-9a-f]*")
+
+
+def version_of_name(name: str) -> str:
+    """The content version of a stored upload's name: `<sha256><suffix>` begins with it
+    (core.ids.version_of: the first 32 hex digits)."""
+    digits = _LEADING_HEX.match(name)
+    return digits.group(0)[:32] if digits else ""
+
+
+def _timestamp(at: datetime) -> float:
+    """A time as the file system's: a time without a zone is UTC (as the stores keep it)."""
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()

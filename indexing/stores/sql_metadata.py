@@ -9,7 +9,7 @@ import hashlib
 import json
 import secrets
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -397,6 +397,21 @@ class _Role:
             self.conn.close()
 
 
+def _add_sqlite_columns(engine: Engine) -> None:
+    """Columns added to a table since an embedded file was made (`create_all` makes
+    missing tables only): added as nullable, as their Alembic revisions do."""
+    found = inspect(engine)
+    for table in Base.metadata.sorted_tables:
+        have = {c["name"] for c in found.get_columns(table.name)}
+        for column in table.columns:
+            if column.name not in have and column.nullable and not column.primary_key:
+                kind = column.type.compile(dialect=engine.dialect)
+                with engine.begin() as conn:
+                    conn.exec_driver_sql(
+                        f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'
+                    )
+
+
 class SqlMetadataStore:
     def __init__(self, url: str) -> None:
         self.url = url
@@ -407,6 +422,7 @@ class SqlMetadataStore:
             with _sqlite_file_lock(self.engine, "schema"):
                 Base.metadata.create_all(self.engine)
                 _drop_sqlite_source_unique(self.engine)
+                _add_sqlite_columns(self.engine)
         else:
             # A shared server database changes only through Alembic revisions.
             from indexing.migrate import upgrade
@@ -545,19 +561,30 @@ class SqlMetadataStore:
             row = conn.execute(_HAS_VERSION, {"doc_id": doc_id, "version": version}).first()
         return row is not None
 
-    def version_in_use(self, version: str) -> bool:
+    def versions_needed(
+        self, versions: Collection[str], job_states: Collection[str], except_job: str = ""
+    ) -> set[str]:
+        kept = set(versions)
+        if not kept:
+            return set()
         with self._session() as s:
-            row = s.execute(
-                select(VersionRow.doc_id)
+            live = s.scalars(
+                select(VersionRow.version)
                 .join(DocumentRow, DocumentRow.doc_id == VersionRow.doc_id)
                 .where(
-                    VersionRow.version == version,
-                    VersionRow.status.in_(("pending", "current")),
+                    VersionRow.version.in_(kept),
+                    VersionRow.status.in_(("pending", "current", "superseded")),
                     DocumentRow.deleted.is_(False),
                 )
-                .limit(1)
-            ).first()
-            return row is not None
+            ).all()
+            on_the_way = s.scalars(
+                select(JobRow.version).where(
+                    JobRow.version.in_(kept),
+                    JobRow.state.in_(tuple(job_states)),
+                    JobRow.job_id != except_job,
+                )
+            ).all()
+        return {*live, *on_the_way}
 
     def stage_version(
         self,

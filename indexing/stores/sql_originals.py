@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import os
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Engine, delete, exists, insert, select
+from sqlalchemy import Engine, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
 from indexing.models import OriginalPartRow
 
@@ -28,18 +30,26 @@ class SqlOriginals:
             return False  # another host put the same name, so the same bytes, just now
 
     def _insert(self, name: str, path: Path) -> bool:
+        now = _utc(datetime.now(UTC))
         with self._engine.begin() as conn, path.open("rb") as src:
-            held = conn.execute(
-                select(exists().where(OriginalPartRow.name == name, OriginalPartRow.part == 0))
-            ).scalar()
-            if held:
-                return False  # content-addressed: the same name holds the same bytes
+            # Held already (content-addressed: the same name holds the same bytes): only
+            # accepted again, which keeps them from removal while their job is queued.
+            touched = conn.execute(
+                update(OriginalPartRow)
+                .where(OriginalPartRow.name == name, OriginalPartRow.part == 0)
+                .values(accepted_at=now)
+            ).rowcount
+            if touched:
+                return False
             part = 0
             while True:
                 data = src.read(PART_BYTES)
                 if not data and part:
                     break
-                conn.execute(insert(OriginalPartRow), {"name": name, "part": part, "data": data})
+                conn.execute(
+                    insert(OriginalPartRow),
+                    {"name": name, "part": part, "data": data, "accepted_at": now},
+                )
                 part += 1
                 if len(data) < PART_BYTES:
                     break
@@ -75,6 +85,35 @@ class SqlOriginals:
                 .limit(1)
             ).scalar()
 
-    def delete(self, name: str) -> None:
+    def names(self, accepted_before: datetime, prefix: str = "") -> list[str]:
+        query = select(OriginalPartRow.name).where(
+            OriginalPartRow.part == 0, _accepted_before(accepted_before)
+        )
+        if prefix:
+            query = query.where(OriginalPartRow.name.startswith(prefix, autoescape=True))
+        with self._engine.connect() as conn:
+            return list(conn.execute(query.order_by(OriginalPartRow.name)).scalars())
+
+    def delete(self, name: str, accepted_before: datetime | None = None) -> bool:
+        first = delete(OriginalPartRow).where(
+            OriginalPartRow.name == name, OriginalPartRow.part == 0
+        )
+        if accepted_before is not None:
+            first = first.where(_accepted_before(accepted_before))
         with self._engine.begin() as conn:
+            # The first part decides (a put that accepts the bytes again updates it), then
+            # the rest go with it.
+            if not conn.execute(first).rowcount:
+                return False
             conn.execute(delete(OriginalPartRow).where(OriginalPartRow.name == name))
+        return True
+
+
+def _utc(at: datetime) -> datetime:
+    """As stored: UTC without a zone."""
+    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo else at
+
+
+def _accepted_before(at: datetime) -> ColumnElement[bool]:
+    """Last accepted before `at`; bytes kept before the time was recorded count as old."""
+    return or_(OriginalPartRow.accepted_at.is_(None), OriginalPartRow.accepted_at < _utc(at))

@@ -25,7 +25,7 @@ from core.ids import doc_id_for, path_from_uri
 from indexing.sync import SyncReport
 from ragline.app import Ragline
 from ragline.events import EventBus, IndexEvent
-from ragline.jobs import DELETED, DONE, FAILED, INDEXING, PARSING, QUEUED, SEARCHABLE
+from ragline.jobs import DELETED, DONE, FAILED, INDEXING, PARSING, SEARCHABLE
 from ragline.writes import WriteDenied, authorize_write, principal_from_dict
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
     )
     ctx.rag.metrics.observe_ingest(outcome.status, outcome.chunks, outcome.pages)
     if outcome.status == "failed":
-        release_upload(ctx, s)
+        release_upload(ctx, job_id, s)
         return _fail(ctx, job_id, outcome.reason)
     meta.update_job(job_id, INDEXING, version=outcome.version, doc_id=outcome.doc_id)
     ctx.sync()  # announces promoted versions and applied metadata updates
@@ -174,26 +174,16 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
 
 
-def release_upload(ctx: TaskContext, spec: IngestSpec) -> None:
-    """Remove the stored upload of a refused or failed ingestion, unless other work
-    needs the same bytes (uploads are content-addressed: one file per content): a live
-    version of them, or another job still on its way."""
+def release_upload(ctx: TaskContext, job_id: str, spec: IngestSpec) -> None:
+    """Remove the stored upload of a failed ingestion, unless other work needs the same
+    bytes (uploads are content-addressed: one file per content): a version of a live
+    document, another job on its way, or an upload that accepted them after this job was
+    queued."""
     if not spec.source.startswith("upload:"):
         return
-    meta = ctx.rag.stores.metadata
-    path = Path(spec.path)
-    # Jobs that are on their way or done with these bytes (this job is one of them).
-    others = [
-        j
-        for state in (QUEUED, PARSING, INDEXING, SEARCHABLE)
-        for j in meta.jobs(state=state, limit=1000)
-        if j.version == spec.version
-    ]
-    # Any live document with these bytes keeps the file (another key, another writer's
-    # document at the same key), however old its job.
-    if len(others) > 1 or meta.version_in_use(spec.version):
-        return
-    ctx.rag.uploads.drop(path)
+    job = ctx.rag.stores.metadata.job(job_id)
+    queued = job.created_at if job is not None else None
+    ctx.rag.release_originals([spec.version], queued, except_job=job_id)
 
 
 def delete_document(
@@ -214,6 +204,7 @@ def delete_document(
     meta.delete_document(doc_id, ctx.rag.stores.derived)
     ctx.sync()
     ctx.events.publish(IndexEvent("deleted", doc_id))
+    ctx.rag.release_originals({v.version for v in meta.versions(doc_id)})
     meta.update_job(job_id, DELETED, "")
     return {"job_id": job_id, "state": DELETED, "doc_id": doc_id}
 

@@ -17,7 +17,7 @@ from sqlalchemy import text as sql_text
 from core.ids import content_id_for, doc_id_for, version_of
 from core.types import Chunk, Document, DocumentVersion
 from indexing.migrate import scratch_database
-from indexing.protocols import MetadataStore
+from indexing.protocols import JobRecord, MetadataStore
 from indexing.stores.sql_metadata import SqlMetadataStore
 
 STORES = ("dense", "keyword", "graph")
@@ -197,6 +197,35 @@ def test_delete_document_hides_it_and_cancels_pending_upserts(meta: MetadataStor
     assert all(e.op == "delete" for e in pending)
     assert {e.version for e in pending} == {v.version, v2.version}
     assert not meta.has_version(doc.doc_id, v.version)
+
+
+def test_versions_needed_are_those_of_live_documents_and_jobs_on_their_way(
+    meta: MetadataStore,
+) -> None:
+    """Uploads' bytes are content-addressed: what decides whether a version's bytes may
+    go. Superseded versions are needed (old answers cite them); a deleted document's are
+    not, unless another live document or a job on its way has the same bytes."""
+    on_the_way = ("queued", "parsing", "indexing")
+    doc, other = _doc("g.md"), _doc("h.md")
+    v1 = _stage(meta, doc, b"first")
+    _finish(meta)
+    meta.promote_ready()
+    v2 = _stage(meta, doc, b"second")  # pending
+    shared = _stage(meta, other, b"first")  # the same bytes as v1, in another document
+    every = {v1.version, v2.version, "f" * 32}
+    assert meta.versions_needed(every, on_the_way) == {v1.version, v2.version}
+    _finish(meta)
+    meta.promote_ready()
+    assert meta.versions_needed(every, on_the_way) == {v1.version, v2.version}  # superseded
+    assert meta.delete_document(doc.doc_id, STORES)
+    assert meta.versions_needed(every, on_the_way) == {shared.version}  # == v1's bytes
+    assert meta.delete_document(other.doc_id, STORES)
+    assert meta.versions_needed(every, on_the_way) == set()
+    meta.create_job(JobRecord(job_id="up", kind="ingest", state="parsing", version=v2.version))
+    meta.create_job(JobRecord(job_id="old", kind="ingest", state="failed", version=v1.version))
+    assert meta.versions_needed(every, on_the_way) == {v2.version}
+    assert meta.versions_needed(every, on_the_way, except_job="up") == set()
+    assert meta.versions_needed(set(), on_the_way) == set()
 
 
 def test_failures_are_recorded(meta: MetadataStore) -> None:
@@ -399,6 +428,37 @@ def test_an_embedded_file_from_before_keeps_its_rows_and_loses_the_unique_key(
         assert old.doc_id == "abc" and old.acl_tags == frozenset({"alpha"})
         _stage(store, Document("def", "upload:x.md", "X", "markdown"), b"another")
         assert len(store.documents_at("upload:x.md")) == 2
+    finally:
+        store.close()
+    SqlMetadataStore(url).close()  # a second open finds nothing to do
+
+
+def test_an_embedded_file_from_before_gains_the_columns_added_since(tmp_path: Path) -> None:
+    """Uploads' bytes kept before their accepted time was recorded: the column is added
+    (empty), the rows stay, and they count as accepted long ago."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import create_engine, inspect
+
+    from indexing.stores.sql_originals import SqlOriginals
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(
+            "CREATE TABLE original_parts (name VARCHAR(80) NOT NULL, part INTEGER NOT NULL, "
+            "data BLOB NOT NULL, PRIMARY KEY (name, part))"
+        )
+        conn.exec_driver_sql("INSERT INTO original_parts VALUES ('ab12.md', 0, x'6869')")
+    engine.dispose()
+    store = SqlMetadataStore(url)
+    try:
+        columns = {c["name"] for c in inspect(store.engine).get_columns("original_parts")}
+        assert columns == {"name", "part", "data", "accepted_at"}
+        originals = SqlOriginals(store.engine)
+        assert originals.names(datetime(2000, 1, 1, tzinfo=UTC)) == ["ab12.md"]
+        assert originals.fetch("ab12.md", tmp_path / "got")
+        assert (tmp_path / "got").read_bytes() == b"hi"
     finally:
         store.close()
     SqlMetadataStore(url).close()  # a second open finds nothing to do

@@ -1,11 +1,13 @@
 """The originals store (uploads' bytes in the metadata database), on SQLite and on a real
-PostgreSQL migrated by Alembic: bytes round-trip in parts, a name is put once, a version
-finds its name, and a missing name fetches nothing and leaves nothing behind."""
+PostgreSQL migrated by Alembic: bytes round-trip in parts, a name is put once (a second put
+only accepts it again), a version finds its name, a missing name fetches nothing and leaves
+nothing behind, and a removal spares bytes accepted since the time it names."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -70,7 +72,35 @@ def test_a_missing_name_fetches_nothing_and_delete_removes(
     assert not originals.fetch("nope.pdf", into)
     assert not into.exists() and os.listdir(into.parent) == []  # no temporary file left
     originals.put("gh78.txt", _file(tmp_path / "gh78.txt", b"text"))
-    originals.delete("gh78.txt")
-    originals.delete("gh78.txt")  # twice is harmless
+    assert originals.delete("gh78.txt")
+    assert not originals.delete("gh78.txt")  # twice is harmless
     assert not originals.fetch("gh78.txt", into)
     assert originals.find("gh78") is None
+
+
+def test_bytes_accepted_since_a_time_are_spared_by_a_removal_before_it(
+    originals: OriginalStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sql_originals, "PART_BYTES", 4)
+    before = datetime.now(UTC) - timedelta(seconds=1)
+    originals.put("ab12.md", _file(tmp_path / "a", b"three parts"))
+    originals.put("ab12.txt", _file(tmp_path / "b", b"same version, other suffix"))
+    originals.put("cd34.md", _file(tmp_path / "c", b"other"))
+    assert originals.names(before) == []  # all accepted after `before`
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    assert originals.names(later) == ["ab12.md", "ab12.txt", "cd34.md"]
+    assert originals.names(later, prefix="ab12") == ["ab12.md", "ab12.txt"]
+    assert originals.names(later, prefix="ab1_") == []  # a prefix, not a pattern
+    assert not originals.delete("ab12.md", before)  # accepted since: kept, every part
+    assert originals.fetch("ab12.md", tmp_path / "got")
+    assert (tmp_path / "got").read_bytes() == b"three parts"
+    assert originals.delete("ab12.md", later)
+    assert not originals.fetch("ab12.md", tmp_path / "gone")
+    # Accepted again (a new upload of the same bytes): spared by a removal of older ones.
+    between = datetime.now(UTC)
+    assert originals.names(between) == ["ab12.txt", "cd34.md"]
+    assert not originals.put("cd34.md", _file(tmp_path / "d", b"other"))
+    assert originals.names(between) == ["ab12.txt"]
+    assert not originals.delete("cd34.md", between)
+    assert originals.delete("ab12.txt", later) and originals.delete("cd34.md", later)
+    assert originals.names(later) == []

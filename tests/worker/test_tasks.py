@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -131,11 +134,16 @@ def test_a_failed_upload_keeps_bytes_another_document_still_stores(
 ) -> None:
     """Uploads are content-addressed: when one document's ingestion of some bytes fails,
     the stored file stays while any live document holds that version, however old the
-    job that put it there (it may have left the recent job list long ago)."""
+    job that put it there (it may have left the recent job list long ago), and while
+    another upload that accepted the same bytes after the failed job was queued may not
+    have queued its own."""
     from ragline.worker.tasks import release_upload
 
-    f = tmp_path / "same.md"
-    f.write_text("# S\n\nThe cobalt quota is 4 tonnes.\n", encoding="utf-8")
+    uploads = ctx.rag.uploads
+    uploads.dir.mkdir(parents=True)
+    data = b"# S\n\nThe cobalt quota is 4 tonnes.\n"
+    f = uploads.dir / f"{hashlib.sha256(data).hexdigest()}.md"  # as the API stores it
+    f.write_bytes(data)
     _job(ctx, "j-first")
     run_with_retries(ctx, "ingest", "j-first", {"job_id": "j-first", "spec": _spec(f, "a.md")}, 0)
     meta = ctx.rag.stores.metadata
@@ -144,10 +152,14 @@ def test_a_failed_upload_keeps_bytes_another_document_still_stores(
     spec = IngestSpec(
         path=str(f), source="upload:b.md", version=version_of(f.read_bytes()), target="b" * 16
     )
-    release_upload(ctx, spec)
+    _job(ctx, "j-b")
+    release_upload(ctx, "j-b", spec)
     assert f.exists()
-    assert meta.version_in_use(spec.version)
     assert meta.delete_document(doc_id_for("upload:a.md"), [])
-    assert not meta.version_in_use(spec.version)
-    release_upload(ctx, spec)
+    uploads.keep(f)  # another upload accepts the same bytes: its job is not queued yet
+    release_upload(ctx, "j-b", spec)
+    assert f.exists()
+    long_ago = time.time() - 3600
+    os.utime(f, (long_ago, long_ago))  # accepted before "j-b" was queued, and not since
+    release_upload(ctx, "j-b", spec)
     assert not f.exists()
