@@ -564,27 +564,30 @@ class SqlMetadataStore:
     def versions_needed(
         self, versions: Collection[str], job_states: Collection[str], except_job: str = ""
     ) -> set[str]:
-        kept = set(versions)
-        if not kept:
-            return set()
+        needed: set[str] = set()
         with self._session() as s:
-            live = s.scalars(
-                select(VersionRow.version)
-                .join(DocumentRow, DocumentRow.doc_id == VersionRow.doc_id)
-                .where(
-                    VersionRow.version.in_(kept),
-                    VersionRow.status.in_(("pending", "current", "superseded")),
-                    DocumentRow.deleted.is_(False),
+            for batch in _batches(sorted(set(versions))):
+                needed.update(
+                    s.scalars(
+                        select(VersionRow.version)
+                        .join(DocumentRow, DocumentRow.doc_id == VersionRow.doc_id)
+                        .where(
+                            VersionRow.version.in_(batch),
+                            VersionRow.status.in_(("pending", "current", "superseded")),
+                            DocumentRow.deleted.is_(False),
+                        )
+                    )
                 )
-            ).all()
-            on_the_way = s.scalars(
-                select(JobRow.version).where(
-                    JobRow.version.in_(kept),
-                    JobRow.state.in_(tuple(job_states)),
-                    JobRow.job_id != except_job,
+                needed.update(
+                    s.scalars(
+                        select(JobRow.version).where(
+                            JobRow.version.in_(batch),
+                            JobRow.state.in_(tuple(job_states)),
+                            JobRow.job_id != except_job,
+                        )
+                    )
                 )
-            ).all()
-        return {*live, *on_the_way}
+        return needed
 
     def stage_version(
         self,

@@ -226,6 +226,8 @@ def test_versions_needed_are_those_of_live_documents_and_jobs_on_their_way(
     assert meta.versions_needed(every, on_the_way) == {v2.version}
     assert meta.versions_needed(every, on_the_way, except_job="up") == set()
     assert meta.versions_needed(set(), on_the_way) == set()
+    many = {f"{i:032x}" for i in range(5000)} | {v2.version}  # in batches (parameter limits)
+    assert meta.versions_needed(many, on_the_way) == {v2.version}
 
 
 def test_failures_are_recorded(meta: MetadataStore) -> None:
