@@ -402,27 +402,35 @@ def test_deployment_secret_is_made_once_and_kept(meta: MetadataStore) -> None:
     assert meta.deployment_secret("other") != a
 
 
+def _old_file(tmp_path: Path, *statements: str) -> str:
+    """An embedded file as an earlier version made it: these statements, nothing else."""
+    from sqlalchemy import create_engine
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        for statement in statements:
+            conn.exec_driver_sql(statement)
+    engine.dispose()
+    return url
+
+
 def test_an_embedded_file_from_before_keeps_its_rows_and_loses_the_unique_key(
     tmp_path: Path,
 ) -> None:
     """Embedded files are not migrated by Alembic: the store drops the old UNIQUE on
     documents.source itself, once, keeping every row."""
-    from sqlalchemy import create_engine, inspect
+    from sqlalchemy import inspect
 
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "CREATE TABLE documents (doc_id VARCHAR(32) PRIMARY KEY, source TEXT NOT NULL "
-            "UNIQUE, title TEXT NOT NULL, doc_type VARCHAR(32) NOT NULL, acl_tags TEXT NOT "
-            "NULL, department VARCHAR(128) NOT NULL, source_trust FLOAT NOT NULL, modified "
-            "DATE, deleted BOOLEAN NOT NULL, updated_at DATETIME NOT NULL)"
-        )
-        conn.exec_driver_sql(
-            "INSERT INTO documents VALUES ('abc', 'upload:x.md', 'X', 'markdown', "
-            "'[\"alpha\"]', '', 1.0, NULL, 0, '2026-01-01 00:00:00')"
-        )
-    engine.dispose()
+    url = _old_file(
+        tmp_path,
+        "CREATE TABLE documents (doc_id VARCHAR(32) PRIMARY KEY, source TEXT NOT NULL "
+        "UNIQUE, title TEXT NOT NULL, doc_type VARCHAR(32) NOT NULL, acl_tags TEXT NOT "
+        "NULL, department VARCHAR(128) NOT NULL, source_trust FLOAT NOT NULL, modified "
+        "DATE, deleted BOOLEAN NOT NULL, updated_at DATETIME NOT NULL)",
+        "INSERT INTO documents VALUES ('abc', 'upload:x.md', 'X', 'markdown', "
+        "'[\"alpha\"]', '', 1.0, NULL, 0, '2026-01-01 00:00:00')",
+    )
     store = SqlMetadataStore(url)
     try:
         assert inspect(store.engine).get_unique_constraints("documents") == []
@@ -440,19 +448,16 @@ def test_an_embedded_file_from_before_gains_the_columns_added_since(tmp_path: Pa
     (empty), the rows stay, and they count as accepted long ago."""
     from datetime import UTC, datetime
 
-    from sqlalchemy import create_engine, inspect
+    from sqlalchemy import inspect
 
     from indexing.stores.sql_originals import SqlOriginals
 
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    engine = create_engine(url)
-    with engine.begin() as conn:
-        conn.exec_driver_sql(
-            "CREATE TABLE original_parts (name VARCHAR(80) NOT NULL, part INTEGER NOT NULL, "
-            "data BLOB NOT NULL, PRIMARY KEY (name, part))"
-        )
-        conn.exec_driver_sql("INSERT INTO original_parts VALUES ('ab12.md', 0, x'6869')")
-    engine.dispose()
+    url = _old_file(
+        tmp_path,
+        "CREATE TABLE original_parts (name VARCHAR(80) NOT NULL, part INTEGER NOT NULL, "
+        "data BLOB NOT NULL, PRIMARY KEY (name, part))",
+        "INSERT INTO original_parts VALUES ('ab12.md', 0, x'6869')",
+    )
     store = SqlMetadataStore(url)
     try:
         columns = {c["name"] for c in inspect(store.engine).get_columns("original_parts")}
