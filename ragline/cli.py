@@ -457,10 +457,10 @@ def sync(data_dir: DataDir = None) -> None:
         raise typer.Exit(1)
 
 
-def _divergence(repairing: bool, data_dir: Path | None) -> None:
+def _divergence(repairing: bool, data_dir: Path | None, stores: bool = True) -> None:
     rag = _open(data_dir)
     try:
-        found = rag.repair() if repairing else rag.check()
+        found = (rag.repair() if repairing else rag.check()) if stores else []
         # Unneeded originals go first: only what something needs is shared.
         swept = rag.sweep_originals() if repairing else 0
         shared = rag.uploads.share_local() if repairing else 0
@@ -499,10 +499,21 @@ def repair_cmd(
             "repeatable); dense re-embeds with the configured embedder.",
         ),
     ] = None,
+    uploads_only: Annotated[
+        bool,
+        typer.Option(
+            "--uploads-only",
+            help="Only the uploads: no store is compared (cheap enough for a periodic job "
+            "on every host).",
+        ),
+    ] = False,
 ) -> None:
     """Make every derived store agree with the metadata store, remove uploaded files no
     document or job needs (this host's and the database's), and keep this host's uploads
     in the database when uploads are shared (RAGLINE_API__UPLOAD_STORE)."""
+    if uploads_only and rebuild:
+        err.print("[red]error:[/] --uploads-only rebuilds nothing; leave out --rebuild")
+        raise typer.Exit(2)
     if rebuild:
         from core.errors import RaglineError
         from ragline.rebuild import rebuild as rebuild_stores
@@ -514,7 +525,7 @@ def repair_cmd(
             raise typer.Exit(2) from exc
         for name, n in counts.items():
             console.print(f"{name:8s} rebuilt: {n} chunks")
-    _divergence(True, data_dir)
+    _divergence(True, data_dir, stores=not uploads_only)
 
 
 @app.command("inspect")

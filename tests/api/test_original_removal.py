@@ -124,3 +124,18 @@ def test_bytes_accepted_a_moment_ago_stay_and_repair_removes_them_later(
     assert _held(client, kept["version"]) == (True, True)
     again = CliRunner().invoke(cli, ["repair", "--data-dir", str(data_dir)], env=env)
     assert "uploads" not in again.output
+
+
+def test_repair_uploads_only_compares_no_store(client: TestClient) -> None:
+    up = _indexed(client, "memo.md", b"# Memo\n\nThe archive moves in June.\n")
+    _delete(client, up["doc_id"])
+    _age(client, 2 * 3600)
+    args = ["repair", "--uploads-only", "--data-dir", str(_rag(client).settings.data_dir)]
+    env = {"RAGLINE_API__UPLOAD_STORE": "database"}
+    swept = CliRunner().invoke(cli, args, env=env)
+    assert swept.exit_code == 0, swept.output
+    # No line per store: none was compared (a full repair prints one for each).
+    assert swept.output.strip() == "uploads  2 stored files no document or job needs removed"
+    assert _held(client, up["version"]) == (False, False)
+    both = CliRunner().invoke(cli, [*args, "--rebuild", "keyword"], env=env)
+    assert both.exit_code == 2 and "leave out --rebuild" in both.output
