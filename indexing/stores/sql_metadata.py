@@ -400,13 +400,13 @@ class _Role:
 def _add_sqlite_columns(engine: Engine) -> None:
     """Columns added to a table since an embedded file was made (`create_all` makes
     missing tables only): added as nullable, as their Alembic revisions do."""
-    found = inspect(engine)
-    for table in Base.metadata.sorted_tables:
-        have = {c["name"] for c in found.get_columns(table.name)}
-        for column in table.columns:
-            if column.name not in have and column.nullable and not column.primary_key:
-                kind = column.type.compile(dialect=engine.dialect)
-                with engine.begin() as conn:
+    with engine.begin() as conn:
+        for table in Base.metadata.sorted_tables:
+            info = conn.exec_driver_sql(f'PRAGMA table_info("{table.name}")')
+            have = {row[1] for row in info}  # (cid, name, type, ...)
+            for column in table.columns:
+                if column.name not in have and column.nullable and not column.primary_key:
+                    kind = column.type.compile(dialect=engine.dialect)
                     conn.exec_driver_sql(
                         f'ALTER TABLE "{table.name}" ADD COLUMN "{column.name}" {kind}'
                     )
