@@ -3,6 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO_DIR := .ragline-demo
+PACKAGES := core ingestion indexing routing fusion generation monitoring connectors ragline
 
 .PHONY: setup demo test lint clean grpc
 
@@ -12,7 +13,11 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	touch $@
 
+# The project's bytecode, as a wheel install compiles it: an editable install otherwise
+# compiles every module at each start where the environment forbids writing .pyc files
+# (PYTHONDONTWRITEBYTECODE), ~0.15 s of every CLI command. Quick when up to date.
 setup: $(BIN)/.installed
+	$(BIN)/python -m compileall -q $(PACKAGES) > /dev/null
 
 demo: setup
 	$(BIN)/ragline ingest examples --data-dir $(DEMO_DIR)
@@ -23,7 +28,7 @@ demo: setup
 
 lint: setup
 	$(BIN)/ruff check .
-	$(BIN)/mypy core ingestion indexing routing fusion generation monitoring connectors ragline
+	$(BIN)/mypy $(PACKAGES)
 
 # Regenerate the checked-in gRPC code after editing ragline/grpc/ragline.proto.
 grpc: setup
