@@ -59,10 +59,16 @@ class JiebaWords:
                 words.prepare(sentence)
                 return super().cut(sentence, *args, **kw)
 
-        decoder = PosViterbi(posseg.char_state_tab_P, posseg.start_P, posseg.trans_P, posseg.emit_P)
+        self._posseg = posseg
+        self._decoder: PosViterbi | None = None  # built on the first tagging (~30 ms)
+        self._decoder_lock = threading.Lock()
+
         # Each run is decoded once: the same runs come back sentence after sentence ("年"
         # after a number, an unknown name; 45 % of the runs of 300 CMRC asks).
-        decode = lru_cache(maxsize=8192)(decoder.route)
+        @lru_cache(maxsize=8192)
+        def decode(run: str) -> tuple[tuple[str, str], ...]:
+            return words.decoder().route(run)
+
         self.decode_cache = decode.cache_info
 
         class Tagger(posseg.POSTokenizer):  # type: ignore[name-defined]
@@ -107,6 +113,18 @@ class JiebaWords:
             self._tagger.load_word_tag(self._tokenizer.get_dict_file())
             self._idf, self.idf_stop_words = _idf_table()
             self._complete = True
+
+    def decoder(self) -> PosViterbi:
+        """The part-of-speech decoder, built when a text is first tagged: a process that
+        only cuts (a search, an ingest) never needs it."""
+        decoder = self._decoder
+        if decoder is None:
+            with self._decoder_lock:
+                if self._decoder is None:
+                    p = self._posseg
+                    self._decoder = PosViterbi(p.char_state_tab_P, p.start_P, p.trans_P, p.emit_P)
+                decoder = self._decoder
+        return decoder
 
     def prepare(self, text: str) -> None:
         """Load the dictionary entries a cut of `text` can read."""

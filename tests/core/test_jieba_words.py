@@ -147,3 +147,14 @@ def test_load_all_loads_every_bucket(
     words.load_all()
     assert words._tokenizer.FREQ == tokenizer.FREQ
     assert words.cut(_TEXTS[1]) == tokenizer.lcut(_TEXTS[1])
+
+
+def test_the_tagging_decoder_is_built_only_when_a_text_is_tagged(tmp_path: Path) -> None:
+    """A search or an ingest only cuts: the part-of-speech decoder (~30 ms to build) is
+    left for the first tagging, which then uses it."""
+    words = JiebaWords(tmp_path)
+    words.cut_for_search(_TEXTS[0])
+    words.cut(_TEXTS[1])
+    assert words._decoder is None
+    words.tag("蓝线裸顶鲷生活在珊瑚礁")
+    assert words._decoder is not None and words.decode_cache().misses > 0
