@@ -136,10 +136,11 @@ class JiebaWords:
             self._load(missing)
 
     def load_all(self) -> None:
-        """Load every bucket now (~0.6 s): a process that will cut much text (a server)
-        then pays nothing per cut."""
+        """Load every bucket now (~0.6 s), and build the tagging decoder: a process that
+        will cut and tag much text (a server) then pays nothing per cut."""
         if not self._complete:
             self._load(set(self._buckets))
+        self.decoder()
 
     def _load(self, missing: set[str]) -> None:
         with self._lock:

@@ -158,3 +158,6 @@ def test_the_tagging_decoder_is_built_only_when_a_text_is_tagged(tmp_path: Path)
     assert words._decoder is None
     words.tag("蓝线裸顶鲷生活在珊瑚礁")
     assert words._decoder is not None and words.decode_cache().misses > 0
+    server = JiebaWords(tmp_path)
+    server.load_all()  # a server's warm-up builds it before the first request
+    assert server._decoder is not None
