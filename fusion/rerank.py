@@ -126,25 +126,39 @@ def coverage(
     """Share of the query's content terms that occur in the text (longer terms weigh more,
     since jieba's search mode also emits their sub-words). A term also counts as present
     when one of its domain synonyms (`alternatives`) occurs."""
-    return _coverage(terms, text, {t for t in terms if t in text}, alternatives)
+    sizes = _Sizes.of(terms)
+    return sizes.coverage(text, {t for t in terms if t in text}, alternatives)
 
 
-def _coverage(
-    terms: Sequence[str],
-    text: str,
-    held: AbstractSet[str],
-    alternatives: dict[str, list[str]] | None,
-) -> float:
-    """`coverage` once the terms the text holds (`held`) are known."""
-    if not terms:
-        return 0.0
-    total = sum(len(t) for t in terms)
-    if not alternatives:  # the usual case: no synonym to look for
-        return sum(len(t) for t in terms if t in held) / total
-    return (
-        sum(len(t) for t in terms if t in held or any(a in text for a in alternatives.get(t, ())))
-        / total
-    )
+@dataclass(frozen=True, slots=True)
+class _Sizes:
+    """A question's terms with their lengths (their weights in `coverage`) and the lengths'
+    sum, worked out once per question instead of once per passage."""
+
+    sizes: tuple[tuple[str, int], ...]
+    total: int
+
+    @classmethod
+    def of(cls, terms: Sequence[str]) -> _Sizes:
+        sizes = tuple((t, len(t)) for t in terms)
+        return cls(sizes, sum(n for _, n in sizes))
+
+    def coverage(
+        self, text: str, held: AbstractSet[str], alternatives: dict[str, list[str]] | None
+    ) -> float:
+        """`coverage` once the terms the text holds (`held`) are known."""
+        if not self.total:
+            return 0.0
+        if not alternatives:  # the usual case: no synonym to look for
+            return sum(n for t, n in self.sizes if t in held) / self.total
+        return (
+            sum(
+                n
+                for t, n in self.sizes
+                if t in held or any(a in text for a in alternatives.get(t, ()))
+            )
+            / self.total
+        )
 
 
 def _han_term_pairs(terms: Sequence[str], grams: AbstractSet[str]) -> dict[str, frozenset[str]]:
@@ -227,6 +241,13 @@ def rare_term_coverage(
     return sum(w for t, w in rarity.items() if t in text) / total if total else 0.0
 
 
+def _rare_share(
+    rarities: Sequence[tuple[str, float]], text: str | AbstractSet[str], total: float
+) -> float:
+    """`rare_term_coverage` with the weights' items and sum taken once per question."""
+    return sum(w for t, w in rarities if t in text) / total if total else 0.0
+
+
 def bigram_overlap(query_grams: AbstractSet[str], text_grams: AbstractSet[str]) -> float:
     if not query_grams:
         return 0.0
@@ -297,13 +318,16 @@ class SignalReranker:
         rare = rare_bigram_overlap(grams, held_grams)
         rarity_total = sum(rarity.values()) if rarity else 0.0
         pairs_of = _han_term_pairs(terms, grams)
+        sizes = _Sizes.of(terms)
+        rarities = tuple(rarity.items()) if rarity else ()
+        timeliness: dict[tuple[date | None, bool], float] = {}  # by date and decay
         for i, hit in enumerate(hits):
             s = hit.signals
             s["fused"] = hit.score / fused_max if fused_max > 0 else 0.0
             held = _terms_held(
                 terms, texts[i], held_grams[i] if passages[i].plain else None, pairs_of
             )
-            s["coverage"] = _coverage(terms, texts[i], held, alternatives)
+            s["coverage"] = sizes.coverage(texts[i], held, alternatives)
             s["bigrams"] = bigram_overlap(grams, held_grams[i])
             s["bigrams_idf"] = rare[i]
             relevance = (
@@ -313,10 +337,10 @@ class SignalReranker:
                 + w.bigrams_idf * s["bigrams_idf"]
             )
             if rarity and w.rare_terms:
-                s["rare_terms"] = rare_term_coverage(rarity, held, rarity_total)
+                s["rare_terms"] = _rare_share(rarities, held, rarity_total)
                 relevance += w.rare_terms * s["rare_terms"]
             if rarity and w.lead_terms and f.use_lead_terms:
-                s["lead_terms"] = rare_term_coverage(rarity, passages[i].lead, rarity_total)
+                s["lead_terms"] = _rare_share(rarities, passages[i].lead, rarity_total)
                 relevance += w.lead_terms * s["lead_terms"]
             if boost_terms and boost_fields:
                 s["boost"] = field_boost(hit.chunk, boost_terms, boost_fields)
@@ -327,11 +351,15 @@ class SignalReranker:
             standing = standings[i]
             hit.source_class = standing.source_class
             s["trust"] = standing.trust if f.use_trust else 1.0
-            s["timeliness"] = (
-                self.policy.timeliness(hit.chunk, standing.decays, today)
-                if f.use_timeliness
-                else 1.0
-            )
+            if f.use_timeliness:
+                key = (hit.chunk.modified, standing.decays)
+                if (fresh := timeliness.get(key)) is None:
+                    fresh = timeliness[key] = self.policy.timeliness(
+                        hit.chunk, standing.decays, today
+                    )
+                s["timeliness"] = fresh
+            else:
+                s["timeliness"] = 1.0
             s["relevance"] = relevance
             hit.score = relevance * (
                 f.base
