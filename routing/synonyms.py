@@ -74,7 +74,7 @@ def _occurs(term: str, lowered: str) -> bool:
     """Han and other scripts: substring. Latin: whole words, the last one also in its
     plural ("policy enforcement points", "PEPs" name the group of "PEP")."""
     t = term.lower()
-    if not t.isascii():
+    if not t.isascii() or t not in lowered:  # (most terms of most groups: not written)
         return t in lowered
     ending = _PLURAL_WORD_END if t[-1:].isalpha() else _WORD_END
     return starts_latin_word(lowered, t, ending, joiners="-")
