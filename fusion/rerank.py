@@ -230,21 +230,17 @@ def rarity_weights(chunks: int, frequencies: Mapping[str, int]) -> dict[str, flo
     }
 
 
-def rare_term_coverage(
-    rarity: Mapping[str, float], text: str | AbstractSet[str], total: float | None = None
-) -> float:
+def rare_term_coverage(rarity: Mapping[str, float], text: str | AbstractSet[str]) -> float:
     """Share of the question's rarity-weighted terms that occur in the text (or are among
-    the terms a text was found to hold). `total`: the weights' sum, when the caller has
-    it (a rerank asks for every passage)."""
-    if total is None:
-        total = sum(rarity.values())
-    return sum(w for t, w in rarity.items() if t in text) / total if total else 0.0
+    the terms a text was found to hold)."""
+    return _rare_share(tuple(rarity.items()), text, sum(rarity.values()))
 
 
 def _rare_share(
     rarities: Sequence[tuple[str, float]], text: str | AbstractSet[str], total: float
 ) -> float:
-    """`rare_term_coverage` with the weights' items and sum taken once per question."""
+    """`rare_term_coverage` with the weights' items and sum taken once per question (a
+    rerank asks for every passage)."""
     return sum(w for t, w in rarities if t in text) / total if total else 0.0
 
 
