@@ -6,6 +6,9 @@ With a shared store (`api.upload_store`: the metadata database, by default in pr
 the accepted bytes are also put there, and a process that lacks a file fetches it into its
 own directory: API replicas and workers on different hosts need no shared disk. Without
 one (the embedded default, one host) the directory is all there is.
+
+Bytes that no live document and no job on its way needs any more are removed: after a
+delete or a failed ingestion (`release`), and by `ragline repair` on each host (`sweep`).
 """
 
 from __future__ import annotations
