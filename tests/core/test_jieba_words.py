@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import marshal
 import random
 from pathlib import Path
 
@@ -109,16 +110,24 @@ def test_runs_decoded_again_come_from_the_memo_with_the_same_tags(
     assert first == again == expected
 
 
-@pytest.mark.parametrize("damage", [b"", b"not marshal", b"\xe9\x03\x00\x00\x00"])
+@pytest.mark.parametrize(
+    "damage", [b"", b"not marshal", b"\xe9\x03\x00\x00\x00", "cut short", "old format"]
+)
 def test_a_damaged_cache_is_built_again(
     tmp_path: Path,
     full: tuple[jieba.Tokenizer, jieba.posseg.POSTokenizer],
-    damage: bytes,
+    damage: bytes | str,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     tokenizer, _ = full
     JiebaWords(tmp_path)
     (bucket_file,) = tmp_path.glob("jieba-*.marshal")
+    whole = bucket_file.read_bytes()
+    if damage == "cut short":  # a header that promises more buckets than the file holds
+        damage = whole[:-1000]
+    elif damage == "old format":  # session 35's layout: one marshal of everything
+        damage = marshal.dumps(("jieba-buckets-2", 1, [], {"银": b""}))
+    assert isinstance(damage, bytes)
     bucket_file.write_bytes(damage)
     words = JiebaWords(tmp_path)
     assert "damaged; building it again" in caplog.text
