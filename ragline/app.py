@@ -503,8 +503,13 @@ class Ragline:
         deleted = self.stores.metadata.delete_document(doc_id, self.stores.derived)
         if deleted:
             self.sync()
-            self.release_originals({v.version for v in self.stores.metadata.versions(doc_id)})
+            self.release_document(doc_id)
         return deleted
+
+    def release_document(self, doc_id: str) -> int:
+        """After a delete, here or by another process: this host's and the shared store's
+        copies of every version's uploaded bytes that nothing else needs."""
+        return self.release_originals({v.version for v in self.stores.metadata.versions(doc_id)})
 
     def release_originals(
         self,

@@ -32,9 +32,16 @@ class ApiContext:
 
     def on_event(self, event: IndexEvent) -> None:
         """Another process (a worker) changed the index: drop cached results and pick
-        up the dense index it flushed (this process's copy is in memory)."""
+        up the dense index it flushed (this process's copy is in memory). A deleted
+        document's uploaded bytes also leave this host (the worker removed its own copies
+        and the shared store's)."""
         self.cache.invalidate()
         self._refresh_dense()
+        if event.kind == "deleted" and event.doc_id:
+            try:
+                self.rag.release_document(event.doc_id)
+            except Exception:  # `ragline repair --uploads-only` removes them later
+                log.exception("uploads of deleted document %s not released", event.doc_id)
 
     def _refresh_dense(self) -> bool:
         refresh = getattr(self.rag.stores.dense, "refresh", None)

@@ -204,7 +204,7 @@ def delete_document(
     meta.delete_document(doc_id, ctx.rag.stores.derived)
     ctx.sync()
     ctx.events.publish(IndexEvent("deleted", doc_id))
-    ctx.rag.release_originals({v.version for v in meta.versions(doc_id)})
+    ctx.rag.release_document(doc_id)
     meta.update_job(job_id, DELETED, "")
     return {"job_id": job_id, "state": DELETED, "doc_id": doc_id}
 

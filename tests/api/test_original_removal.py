@@ -20,6 +20,7 @@ import ragline.uploads
 from ragline.api import create_app
 from ragline.app import Ragline
 from ragline.cli import app as cli
+from ragline.events import IndexEvent
 
 from .conftest import ALICE, api_settings, upload, wait_job
 
@@ -139,3 +140,19 @@ def test_repair_uploads_only_compares_no_store(client: TestClient) -> None:
     assert _held(client, up["version"]) == (False, False)
     both = CliRunner().invoke(cli, [*args, "--rebuild", "keyword"], env=env)
     assert both.exit_code == 2 and "leave out --rebuild" in both.output
+
+
+def test_a_delete_announced_by_another_process_removes_this_hosts_copy(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replica that accepted an upload keeps its own copy after a worker on another host
+    deleted the document; the worker's "deleted" event makes the replica drop it."""
+    monkeypatch.setattr(ragline.uploads, "RECENT_UPLOAD_S", 0.0)
+    up = _indexed(client, "roster.md", b"# Roster\n\nThe weekend roster has 6 names.\n")
+    rag = _rag(client)
+    # Deleted elsewhere: marked in the truth, nothing released on this host.
+    assert rag.stores.metadata.delete_document(up["doc_id"], rag.stores.derived)
+    assert _held(client, up["version"]) == (True, True)
+    ctx = client.app.state.ctx  # type: ignore[attr-defined]
+    ctx.on_event(IndexEvent("deleted", up["doc_id"]))
+    assert _held(client, up["version"]) == (False, False)
