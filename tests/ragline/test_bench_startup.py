@@ -43,3 +43,17 @@ def test_both_sides_report_wall_time_and_the_first_model_call(tmp_path: Path) ->
             s = entry[side]
             assert 0 < s["first_model_call_s_median"] < s["wall_s_median"], (command, side)
         assert math.isfinite(entry["ratio_wall"]) and entry["ratio_wall"] > 0
+
+
+def test_a_side_starts_with_its_bytecode_compiled(tmp_path: Path) -> None:
+    """As `make setup` leaves this tree: an exported baseline tree compiled too, or it would
+    pay for compiling every module at each start (PYTHONDONTWRITEBYTECODE) and lose."""
+    from ragline.bench.startup import _compiled
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text("X = 1\n")
+    (tmp_path / "loose.py").write_text("Y = 2\n")  # not a package: left alone
+    assert _compiled(tmp_path) == tmp_path
+    assert list((tmp_path / "pkg" / "__pycache__").glob("mod.*.pyc"))
+    assert not (tmp_path / "__pycache__").exists()
