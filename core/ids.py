@@ -44,7 +44,12 @@ def scoped_doc_id(secret: str, source: str, scope: str) -> str:
 
 def version_of(data: bytes) -> str:
     """A document version is the hash of its bytes: unchanged bytes, unchanged version."""
-    return hashlib.sha256(data).hexdigest()[:32]
+    return version_of_digest(hashlib.sha256(data).hexdigest())
+
+
+def version_of_digest(sha256_hex: str) -> str:
+    """The version of bytes whose SHA-256 (hex) is already known, as `version_of` gives."""
+    return sha256_hex[:32]
 
 
 def content_id_for(doc_id: str, version: str, ordinal: int) -> str:

@@ -55,9 +55,9 @@ class _Buckets:
         self._spans = spans
         self._data = data
 
-    def pop(self, ch: str, default: None = None) -> bytes | None:
+    def pop(self, ch: str) -> bytes | None:
         span = self._spans.pop(ch, None)
-        return default if span is None else bytes(self._data[span[0] : span[0] + span[1]])
+        return None if span is None else bytes(self._data[span[0] : span[0] + span[1]])
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._spans)
@@ -173,7 +173,7 @@ class JiebaWords:
             missing.difference_update(self._loaded)
             freq, tags = self._tokenizer.FREQ, self._tagger.word_tag_tab
             for ch in missing:
-                blob = self._buckets.pop(ch, None)
+                blob = self._buckets.pop(ch)
                 if blob is not None:
                     bucket_freq, bucket_tags, bucket_idf = marshal.loads(blob)
                     freq.update(bucket_freq)

@@ -18,6 +18,7 @@ from collections.abc import Collection, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from core.ids import version_of_digest
 from core.settings import Settings
 from indexing.protocols import MetadataStore, OriginalStore
 from ragline.jobs import INDEXING, PARSING, QUEUED
@@ -179,10 +180,9 @@ _LEADING_HEX = re.compile(r"[0-9a-f]*")
 
 
 def version_of_name(name: str) -> str:
-    """The content version of a stored upload's name: `<sha256><suffix>` begins with it
-    (core.ids.version_of: the first 32 hex digits)."""
+    """The content version of a stored upload's name (`<sha256><suffix>`)."""
     digits = _LEADING_HEX.match(name)
-    return digits.group(0)[:32] if digits else ""
+    return version_of_digest(digits.group(0)) if digits else ""
 
 
 def _timestamp(at: datetime) -> float:

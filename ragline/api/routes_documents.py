@@ -16,6 +16,7 @@ from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import JSONResponse
 
 from core.errors import UnsupportedFormat
+from core.ids import version_of_digest
 from core.types import Document, Principal
 from indexing.protocols import JobRecord
 from ingestion.parse import ParseOptions, document_format
@@ -109,7 +110,7 @@ async def upload(
         ) from exc
     await asyncio.to_thread(_refuse_unusable, ctx, stored)
     await asyncio.to_thread(ctx.rag.uploads.keep, stored.path)  # for workers on other hosts
-    version = stored.sha256[:32]  # core.ids.version_of: the same hash of the same bytes
+    version = version_of_digest(stored.sha256)
     spec = IngestSpec(
         path=str(stored.path),
         source=source,
