@@ -185,6 +185,13 @@ def version_of_name(name: str) -> str:
     return version_of_digest(digits.group(0)) if digits else ""
 
 
+# A file's modification time comes from the kernel's coarse clock (a few ms behind the
+# clock `datetime.now` reads): a file touched just after a moment can carry a time just
+# before it. A file counts as older than a moment only by more than this.
+_MTIME_SLACK_S = 0.05
+
+
 def _timestamp(at: datetime) -> float:
-    """A time as the file system's: a time without a zone is UTC (as the stores keep it)."""
-    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp()
+    """A moment as file times are compared with it: a time without a zone is UTC (as the
+    stores keep it), less the file clock's slack."""
+    return (at if at.tzinfo else at.replace(tzinfo=UTC)).timestamp() - _MTIME_SLACK_S
