@@ -11,6 +11,7 @@ from typing import Any
 
 from connectors.config import Param, Template
 from core.errors import RaglineError
+from core.months import ENGLISH_MONTHS
 from core.types import Principal
 
 
@@ -22,30 +23,9 @@ class BindingDenied(RaglineError):
     """The template binds a principal attribute the caller does not have."""
 
 
-MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for m in names
-}
 MONTH_IN_TEXT = re.compile(
     r"\b(\d{4})-(\d{1,2})\b|\b("
-    + "|".join(sorted(MONTHS, key=len, reverse=True))
+    + "|".join(sorted(ENGLISH_MONTHS, key=len, reverse=True))
     + r")\.?\s+(?:of\s+)?(\d{4})\b|(\d{4})\s*年\s*(\d{1,2})\s*月",
     re.IGNORECASE,
 )
@@ -59,7 +39,7 @@ def parse_month(text: str) -> str | None:
     if m.group(1):
         year, month = int(m.group(1)), int(m.group(2))
     elif m.group(3):
-        year, month = int(m.group(4)), MONTHS[m.group(3).lower()]
+        year, month = int(m.group(4)), ENGLISH_MONTHS[m.group(3).lower()]
     else:
         year, month = int(m.group(5)), int(m.group(6))
     return f"{year:04d}-{month:02d}" if 1 <= month <= 12 else None

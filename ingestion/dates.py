@@ -18,27 +18,8 @@ import re
 from collections.abc import Iterable
 from datetime import date
 
-_MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ],
-        start=1,
-    )
-    for m in names
-}
+from core.months import ENGLISH_MONTHS
+
 _CN_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7,
               "八": 8, "九": 9}  # fmt: skip
 
@@ -89,7 +70,7 @@ def _to_date(groups: tuple[str, ...], kind: str) -> date | None:
         if kind == "zh":
             return date(_cn_number(groups[0]), _cn_number(groups[1]), _cn_number(groups[2]))
         if kind == "en":
-            month = _MONTHS.get(groups[0].lower())
+            month = ENGLISH_MONTHS.get(groups[0].lower())
             return date(int(groups[2]), month, int(groups[1])) if month else None
         return date(int(groups[0]), int(groups[1]), int(groups[2]))
     except (ValueError, KeyError):
