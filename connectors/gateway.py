@@ -24,7 +24,14 @@ from connectors.params import BindingDenied, InvalidParameter, resolve
 from connectors.protocols import RowsConnector, SourceFailed, StatusConnector
 from connectors.records import AuditRecord, GatewayRecords, Trace
 from connectors.router import Decision, KnowledgeRouter
-from core.blocks import ContentBlock, Freshness, GatewayResult, rows_label, status_label
+from core.blocks import (
+    ContentBlock,
+    Freshness,
+    GatewayResult,
+    Outcome,
+    rows_label,
+    status_label,
+)
 from core.types import Principal
 from fusion.breaker import CircuitBreaker
 
@@ -139,24 +146,16 @@ class Gateway:
         source, tpl = found
         base = {"template": template, "source_id": source.id}
         if not self._permit(principal, tpl.roles or source.roles, trace, source.id, template):
-            self._audit(
+            return self._refused(
                 trace,
                 principal,
-                source.id,
-                "rows",
-                template,
-                dict(params),
-                0,
-                0.0,
-                "denied",
-                "role not allowed",
-            )
-            return GatewayResult(
-                trace.trace_id,
                 "query_rows",
                 "denied",
-                source_id=source.id,
-                message=f"this key may not use template {template}",
+                f"this key may not use template {template}",
+                source.id,
+                dict(params),
+                "role not allowed",
+                template=template,
                 detail=base,
             )
         try:
@@ -166,46 +165,30 @@ class Gateway:
                 "permission", source_id=source.id, template=template, allowed=False, reason=str(e)
             )
             log.info("gateway denied [trace %s] %s: %s", trace.trace_id, principal.user, e)
-            self._audit(
+            return self._refused(
                 trace,
                 principal,
-                source.id,
-                "rows",
-                template,
-                dict(params),
-                0,
-                0.0,
-                "denied",
-                str(e),
-            )
-            return GatewayResult(
-                trace.trace_id,
                 "query_rows",
                 "denied",
-                message=str(e),
-                source_id=source.id,
+                str(e),
+                source.id,
+                dict(params),
+                str(e),
+                template=template,
                 detail=base,
             )
         except InvalidParameter as e:
             trace.add("invalid_parameter", template=template, reason=str(e))
-            self._audit(
+            return self._refused(
                 trace,
                 principal,
-                source.id,
-                "rows",
-                template,
-                _printable(params),
-                0,
-                0.0,
-                "invalid",
-                str(e),
-            )
-            return GatewayResult(
-                trace.trace_id,
                 "query_rows",
                 "invalid",
-                message=str(e),
-                source_id=source.id,
+                str(e),
+                source.id,
+                _printable(params),
+                str(e),
+                template=template,
                 detail=base,
             )
         bound = {
@@ -233,24 +216,17 @@ class Gateway:
         )
         ms = (time.perf_counter() - started) * 1000
         if isinstance(outcome, _Failed):
-            self._audit(
+            return self._refused(
                 trace,
                 principal,
-                source.id,
-                "rows",
-                template,
-                values,
-                0,
-                ms,
-                "unavailable",
-                outcome.reason,
-            )
-            return GatewayResult(
-                trace.trace_id,
                 "query_rows",
                 "unavailable",
-                message=f"source unavailable: {outcome.reason}",
-                source_id=source.id,
+                f"source unavailable: {outcome.reason}",
+                source.id,
+                values,
+                outcome.reason,
+                template=template,
+                ms=ms,
                 detail={**base, "params": values},
             )
         fetch = outcome
@@ -344,24 +320,15 @@ class Gateway:
                 message=f"no status source {source_id!r}; known: {sorted(self._http)}",
             )
         if not self._permit(principal, source.roles, trace, source.id, ""):
-            self._audit(
+            return self._refused(
                 trace,
                 principal,
-                source.id,
-                "status",
-                "",
-                _printable(params),
-                0,
-                0.0,
-                "denied",
-                "role not allowed",
-            )
-            return GatewayResult(
-                trace.trace_id,
                 "lookup_status",
                 "denied",
-                source_id=source.id,
-                message=f"this key may not use status source {source.id}",
+                f"this key may not use status source {source.id}",
+                source.id,
+                _printable(params),
+                "role not allowed",
             )
         from connectors.http_status import NotFound
 
@@ -370,20 +337,15 @@ class Gateway:
             checked = conn.check(params)
         except InvalidParameter as e:
             trace.add("invalid_parameter", source_id=source.id, reason=str(e))
-            self._audit(
+            return self._refused(
                 trace,
                 principal,
-                source.id,
-                "status",
-                "",
-                _printable(params),
-                0,
-                0.0,
+                "lookup_status",
                 "invalid",
                 str(e),
-            )
-            return GatewayResult(
-                trace.trace_id, "lookup_status", "invalid", message=str(e), source_id=source.id
+                source.id,
+                _printable(params),
+                str(e),
             )
         started = time.perf_counter()
         outcome = self._guarded(
@@ -395,15 +357,16 @@ class Gateway:
         )
         ms = (time.perf_counter() - started) * 1000
         if isinstance(outcome, _Failed) and outcome.not_found:
-            self._audit(
-                trace, principal, source.id, "status", "", checked, 0, ms, "empty", outcome.reason
-            )
-            return GatewayResult(
-                trace.trace_id,
+            return self._refused(
+                trace,
+                principal,
                 "lookup_status",
                 "empty",
-                source_id=source.id,
-                message=f"{source.id}: nothing found for {checked}",
+                f"{source.id}: nothing found for {checked}",
+                source.id,
+                checked,
+                outcome.reason,
+                ms=ms,
             )
         if isinstance(outcome, _Failed):
             stale = conn.cached(checked)
@@ -551,6 +514,32 @@ class Gateway:
             duration_ms=round((time.perf_counter() - started) * 1000, 2),
         )
         return value
+
+    def _refused(
+        self,
+        trace: Trace,
+        principal: Principal,
+        operation: str,
+        status: Outcome,
+        message: str,
+        source_id: str,
+        params: Mapping[str, Any],
+        reason: str,
+        template: str = "",
+        ms: float = 0.0,
+        detail: dict[str, Any] | None = None,
+    ) -> GatewayResult:
+        """A result without blocks (denied, invalid, unavailable, empty), audited with why."""
+        kind = "rows" if operation == "query_rows" else "status"
+        self._audit(trace, principal, source_id, kind, template, params, 0, ms, status, reason)
+        return GatewayResult(
+            trace.trace_id,
+            operation,
+            status,
+            message=message,
+            source_id=source_id,
+            detail=detail or {},
+        )
 
     def _audit(
         self,
