@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Callable, Coroutine
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -13,7 +14,9 @@ import typer
 from rich.console import Console
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
+    from core.blocks import GatewayResult
     from core.types import Principal
+    from ragline.app import Ragline
 
 
 console = Console()
@@ -90,22 +93,14 @@ def rows(
     as_json: AsJson = False,
 ) -> None:
     """Rows from a declared SQL template (RAGLINE_GATEWAY__SOURCES)."""
-    from ragline.render import gateway_view
-
     if not template and not question:
         raise typer.BadParameter("give a TEMPLATE or --question")
-    rag = _open(data_dir)
-    try:
-        result = asyncio.run(
-            rag.query_rows(
-                _principal(user, role, attr), template, _pairs(param, "--param"), question=question
-            )
-        )
-        _print(gateway_view(result), as_json)
-    finally:
-        rag.close()
-    if result.status not in ("ok", "empty"):
-        raise typer.Exit(1)
+    principal, params = _principal(user, role, attr), _pairs(param, "--param")
+    _gateway_call(
+        data_dir,
+        lambda rag: rag.query_rows(principal, template, params, question=question),
+        as_json,
+    )
 
 
 def status(
@@ -118,17 +113,28 @@ def status(
     as_json: AsJson = False,
 ) -> None:
     """Live state from a declared HTTP status source."""
-    from ragline.render import gateway_view
-
     if not source and not question:
         raise typer.BadParameter("give a SOURCE or --question")
+    principal, params = _principal(user, role, None), _pairs(param, "--param")
+    _gateway_call(
+        data_dir,
+        lambda rag: rag.lookup_status(principal, source, params, question=question),
+        as_json,
+    )
+
+
+def _gateway_call(
+    data_dir: Path | None,
+    call: Callable[[Ragline], Coroutine[Any, Any, GatewayResult]],
+    as_json: bool,
+) -> None:
+    """One gateway call on a Ragline of its own, printed; exit status 1 unless it gave rows
+    or status, or found nothing."""
+    from ragline.render import gateway_view
+
     rag = _open(data_dir)
     try:
-        result = asyncio.run(
-            rag.lookup_status(
-                _principal(user, role, None), source, _pairs(param, "--param"), question=question
-            )
-        )
+        result = asyncio.run(call(rag))
         _print(gateway_view(result), as_json)
     finally:
         rag.close()
