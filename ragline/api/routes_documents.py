@@ -225,33 +225,11 @@ async def document_meta(
     ctx: Ctx,
 ) -> dict[str, Any]:
     def load() -> dict[str, Any]:
-        meta = ctx.rag.stores.metadata
-        doc = _visible_document(ctx, principal, doc_id)
-        times = meta.version_times(doc_id)
-        versions = []
-        for v in meta.versions(doc_id):
-            staged, promoted = times.get(v.version, (None, None))
-            versions.append(
-                {
-                    "version": v.version,
-                    "status": v.status,
-                    "chunks": v.chunk_count,
-                    "pages": v.page_count,
-                    "staged_at": staged.isoformat() if staged else None,
-                    "searchable_at": promoted.isoformat() if promoted else None,
-                }
-            )
-        current = next((v for v in versions if v["status"] == "current"), None)
-        return {
-            "doc_id": doc_id,
-            "title": doc.title,
-            "source": doc.source,
-            "doc_type": doc.doc_type,
-            "modified": doc.modified.isoformat() if doc.modified else None,
-            "pages": current["pages"] if current else 0,
-            "current_version": current["version"] if current else None,
-            "versions": versions,
-        }
+        _visible_document(ctx, principal, doc_id)  # 404, and the denial counted
+        found = ctx.rag.get_document_meta(doc_id, principal)
+        if found is None:  # deleted since
+            raise ApiError(404, f"no document {doc_id}")
+        return found
 
     return await asyncio.to_thread(load)
 
