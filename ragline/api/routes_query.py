@@ -28,17 +28,7 @@ async def search(
     principal: Caller,
     ctx: Ctx,
 ) -> dict[str, Any]:
-    return await run_query(
-        ctx,
-        principal,
-        req.question,
-        top_k=req.top_k,
-        doc_types=req.doc_types,
-        task=req.task,
-        ask=False,
-        context=req.context,
-        filters=req.filters,
-    )
+    return await _query(req, principal, ctx, ask=False)
 
 
 @router.post(
@@ -61,10 +51,12 @@ async def ask(
     if req.stream or "text/event-stream" in request.headers.get("accept", ""):
         check_question(req.question, ctx.settings.api)  # refuse bad input before streaming
         return sse_response(_ask_events(req, principal, ctx))
-    return await _ask(req, principal, ctx)
+    return await _query(req, principal, ctx, ask=True)
 
 
-async def _ask(req: QueryRequest, principal: Principal, ctx: ApiContext) -> dict[str, Any]:
+async def _query(
+    req: QueryRequest, principal: Principal, ctx: ApiContext, ask: bool
+) -> dict[str, Any]:
     return await run_query(
         ctx,
         principal,
@@ -72,7 +64,7 @@ async def _ask(req: QueryRequest, principal: Principal, ctx: ApiContext) -> dict
         top_k=req.top_k,
         doc_types=req.doc_types,
         task=req.task,
-        ask=True,
+        ask=ask,
         context=req.context,
         filters=req.filters,
     )
@@ -83,7 +75,7 @@ async def _ask_events(
 ) -> AsyncIterator[str]:
     yield event({"stage": "answering", "question": req.question}, "status")
     try:
-        view = await _ask(req, principal, ctx)
+        view = await _query(req, principal, ctx, ask=True)
     except Exception as exc:
         if not isinstance(exc, ApiError):
             log.exception("streamed ask failed")
