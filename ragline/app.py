@@ -929,24 +929,10 @@ class Ragline:
     def get_document_meta(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
         """Title, source, dates, pages and every version of a document the principal may
         see; None for one it may not see or that does not exist (indistinguishable)."""
-        meta = self.stores.metadata
-        doc = meta.document(doc_id)
+        doc = self.stores.metadata.document(doc_id)
         if doc is None or not principal.can_see(doc.acl_tags):
             return None
-        times = meta.version_times(doc_id)
-        versions = []
-        for v in meta.versions(doc_id):
-            staged, promoted = times.get(v.version, (None, None))
-            versions.append(
-                {
-                    "version": v.version,
-                    "status": v.status,
-                    "chunks": v.chunk_count,
-                    "pages": v.page_count,
-                    "staged_at": staged.isoformat() if staged else None,
-                    "searchable_at": promoted.isoformat() if promoted else None,
-                }
-            )
+        versions = self._versions(doc_id)
         current = next((v for v in versions if v["status"] == "current"), None)
         return {
             "doc_id": doc.doc_id,
@@ -959,6 +945,50 @@ class Ragline:
             "current_version": current["version"] if current else None,
             "versions": versions,
         }
+
+    def document_lineage(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
+        """Every version of a document the principal may see, with its times (UTC, "Z"),
+        who uploaded it and its processing lineage; None as `get_document_meta`."""
+        meta = self.stores.metadata
+        doc = meta.document(doc_id)
+        if doc is None or not principal.can_see(doc.acl_tags):
+            return None
+        uploads = {
+            j.version: j.owner
+            for j in reversed(meta.jobs(doc_id=doc_id, limit=1000))
+            if j.kind == "ingest"
+        }
+        versions = [
+            {
+                **v,
+                "staged_at": f"{v['staged_at']}Z" if v["staged_at"] else None,
+                "searchable_at": f"{v['searchable_at']}Z" if v["searchable_at"] else None,
+                "uploaded_by": uploads.get(v["version"], ""),
+                "lineage": meta.version_lineage(doc_id, v["version"]),
+            }
+            for v in self._versions(doc_id)
+        ]
+        return {"doc_id": doc_id, "title": doc.title, "source": doc.source, "versions": versions}
+
+    def _versions(self, doc_id: str) -> list[dict[str, Any]]:
+        """A document's versions: status, chunks, pages, when staged and made searchable
+        (ISO 8601, UTC without an offset)."""
+        meta = self.stores.metadata
+        times = meta.version_times(doc_id)
+        out = []
+        for v in meta.versions(doc_id):
+            staged, promoted = times.get(v.version, (None, None))
+            out.append(
+                {
+                    "version": v.version,
+                    "status": v.status,
+                    "chunks": v.chunk_count,
+                    "pages": v.page_count,
+                    "staged_at": staged.isoformat() if staged else None,
+                    "searchable_at": promoted.isoformat() if promoted else None,
+                }
+            )
+        return out
 
     def gateway_catalogue(self, principal: Principal) -> dict[str, Any]:
         return self.gateway.catalogue(principal)

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from core.errors import InvalidRequest
 from core.ids import path_from_uri
-from core.types import Chunk, Citation, Document, Principal, QueryFilter
+from core.types import Chunk, Citation, Principal, QueryFilter
 from ingestion.parse import FORMATS
 from ragline.api.errors import ApiError
 from ragline.api.limits import check_query, check_top_k
@@ -317,44 +317,24 @@ class RaglineTools:
             conflicts=list(answer.conflicts),
         )
 
-    def _visible(self, doc_id: str) -> Document:
-        doc = self.rag.stores.metadata.document(doc_id)
-        if doc is None or not self.principal.can_see(doc.acl_tags):
-            # The same message either way: a tagged document's id reveals nothing.
-            raise ToolError(f"no document {doc_id}")
-        return doc
-
     async def document_meta(self, doc_id: str) -> DocumentMeta:
         return await asyncio.to_thread(self._document_meta, doc_id.strip())
 
     def _document_meta(self, doc_id: str) -> DocumentMeta:
-        meta = self.rag.stores.metadata
-        doc = self._visible(doc_id)
-        times = meta.version_times(doc_id)
-        versions = []
-        for v in meta.versions(doc_id):
-            staged, promoted = times.get(v.version, (None, None))
-            versions.append(
-                VersionInfo(
-                    version=v.version,
-                    status=v.status,
-                    chunks=v.chunk_count,
-                    pages=v.page_count,
-                    staged_at=staged.isoformat() if staged else None,
-                    searchable_at=promoted.isoformat() if promoted else None,
-                )
-            )
-        current = next((v for v in versions if v.status == "current"), None)
+        found = self.rag.get_document_meta(doc_id, self.principal)
+        if found is None:
+            # The same message either way: a tagged document's id reveals nothing.
+            raise ToolError(f"no document {doc_id}")
         return DocumentMeta(
-            doc_id=doc.doc_id,
-            title=doc.title,
-            file=_file(doc.source),
-            source=doc.source,
-            doc_type=doc.doc_type,
-            modified=doc.modified.isoformat() if doc.modified else None,
-            pages=current.pages if current else 0,
-            current_version=current.version if current else None,
-            versions=versions,
+            doc_id=found["doc_id"],
+            title=found["title"],
+            file=_file(found["source"]),
+            source=found["source"],
+            doc_type=found["doc_type"],
+            modified=found["modified"],
+            pages=found["pages"],
+            current_version=found["current_version"],
+            versions=[VersionInfo(**v) for v in found["versions"]],
         )
 
     async def list_documents(self, limit: int) -> DocumentList:

@@ -89,30 +89,11 @@ async def catalog(
 @router.get("/documents/{doc_id}/lineage", summary="Versions with times, uploader, lineage")
 async def lineage(doc_id: str, principal: Caller, ctx: Ctx) -> dict[str, Any]:
     def load() -> dict[str, Any]:
-        meta = ctx.rag.stores.metadata
-        doc = _doc(ctx, principal, doc_id)
-        times = meta.version_times(doc_id)
-        uploads = {
-            j.version: j.owner
-            for j in reversed(meta.jobs(doc_id=doc_id, limit=1000))
-            if j.kind == "ingest"
-        }
-        versions = []
-        for v in meta.versions(doc_id):
-            staged, promoted = times.get(v.version, (None, None))
-            versions.append(
-                {
-                    "version": v.version,
-                    "status": v.status,
-                    "chunks": v.chunk_count,
-                    "pages": v.page_count,
-                    "staged_at": staged.isoformat() + "Z" if staged else None,
-                    "searchable_at": promoted.isoformat() + "Z" if promoted else None,
-                    "uploaded_by": uploads.get(v.version, ""),
-                    "lineage": meta.version_lineage(doc_id, v.version),
-                }
-            )
-        return {"doc_id": doc_id, "title": doc.title, "source": doc.source, "versions": versions}
+        _doc(ctx, principal, doc_id)  # 404, and the denial counted
+        found = ctx.rag.document_lineage(doc_id, principal)
+        if found is None:  # deleted since
+            raise ApiError(404, f"no document {doc_id}")
+        return found
 
     return await asyncio.to_thread(load)
 
