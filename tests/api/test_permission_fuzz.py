@@ -37,7 +37,7 @@ from core.settings import ApiKey, ApiSettings, BackendSettings, Settings
 from core.types import Principal
 from ragline.api import create_app
 from ragline.api.context import ApiContext
-from ragline.mcp_server import create_mcp_server
+from ragline.mcp.server import create_mcp_server
 
 PAIRS = int(os.environ.get("RAGLINE_FUZZ_PAIRS", "2000"))
 SEED = 1414

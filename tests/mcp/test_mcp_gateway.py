@@ -51,7 +51,7 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "PYTHONPATH": str(REPO),
     }
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "ragline.mcp_server"], env=env, cwd=str(root)
+        command=sys.executable, args=["-m", "ragline.mcp.server"], env=env, cwd=str(root)
     )
 
     async def main() -> dict[str, Any]:

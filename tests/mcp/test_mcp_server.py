@@ -27,7 +27,7 @@ from core.ids import parse_label
 from core.settings import ApiKey, ApiSettings, Settings
 from ragline.app import Ragline
 from ragline.cli import app as cli_app
-from ragline.mcp_server import ANONYMOUS, StartupError, resolve_principal
+from ragline.mcp.server import ANONYMOUS, StartupError, resolve_principal
 
 REPO = Path(__file__).resolve().parents[2]
 KEYS = [
@@ -116,7 +116,7 @@ def run_session(
         command = str(Path(sys.executable).with_name("ragline"))
         args = ["mcp", *(["--api-key", api_key] if api_key else [])]
     else:  # the module entry point, with the key from the environment
-        command, args = sys.executable, ["-m", "ragline.mcp_server"]
+        command, args = sys.executable, ["-m", "ragline.mcp.server"]
         if api_key:
             env["RAGLINE_MCP_API_KEY"] = api_key
     params = StdioServerParameters(command=command, args=args, env=env, cwd=str(corpus.root))
@@ -156,7 +156,7 @@ def fred(corpus: Corpus) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def alice(corpus: Corpus) -> dict[str, Any]:
-    """No tags; started as `python -m ragline.mcp_server` with RAGLINE_MCP_API_KEY."""
+    """No tags; started as `python -m ragline.mcp.server` with RAGLINE_MCP_API_KEY."""
 
     async def script(s: ClientSession) -> dict[str, Any]:
         return {
@@ -192,7 +192,7 @@ def test_lists_the_tools_with_descriptions(fred: dict[str, Any]) -> None:
         "ask",
         "get_document_meta",
         "list_documents",
-        # the knowledge gateway (ragline/mcp_gateway.py)
+        # the knowledge gateway (ragline/mcp/gateway.py)
         "query_rows",
         "lookup_status",
         "list_sources",

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import indexing.embedders
-from ragline import cli
+from ragline.cli import commands as cli
 
 
 class RecordingEmbedder:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ragline.cli import _span_text
+from ragline.cli.commands import _span_text
 
 
 def test_a_span_on_one_page_and_one_across_a_page_break() -> None:

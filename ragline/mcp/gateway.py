@@ -1,6 +1,6 @@
 """MCP tools of the knowledge gateway: rows, live status, the catalogue, and memory.
 
-Registered beside the document tools by `ragline.mcp_server.create_mcp_server`. Like the
+Registered beside the document tools by `ragline.mcp.server.create_mcp_server`. Like the
 HTTP routes, each tool is one call on `Ragline` for the server's fixed principal.
 No `from __future__ import annotations`: the SDK reads the tools' annotations at run time.
 """

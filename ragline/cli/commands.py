@@ -19,9 +19,9 @@ from rich.console import Console
 # models and web stack. Everything heavy is imported inside the command that needs it;
 # tests/ragline/test_cli_startup.py fails when a heavy module is imported here again.
 from ragline.bench.cli import bench_app
-from ragline.gateway_cli import register as register_gateway_commands
-from ragline.mcp_server import mcp_command
-from ragline.monitoring_cli import register as register_monitoring_commands
+from ragline.cli.gateway import register as register_gateway_commands
+from ragline.cli.monitoring import register as register_monitoring_commands
+from ragline.mcp.server import mcp_command
 from ragline.worker.commands import register as register_service_commands
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def _writer(rag: Ragline, api_key: str | None) -> Principal | None:
     key's principal from RAGLINE_API__KEYS, whose write rights are then checked."""
     if not api_key:
         return None
-    from ragline.mcp_server import StartupError, resolve_principal
+    from ragline.mcp.server import StartupError, resolve_principal
 
     try:
         return resolve_principal(rag.settings, api_key)
@@ -583,7 +583,3 @@ def main() -> None:  # pragma: no cover - the `ragline` command
     # Frozen objects are skipped; atexit handlers registered later still run first.
     atexit.register(gc.freeze)
     sys.exit(app())
-
-
-if __name__ == "__main__":  # pragma: no cover - `python -m ragline.cli ...`
-    main()

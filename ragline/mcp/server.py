@@ -78,7 +78,7 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
     from mcp.types import ToolAnnotations
     from pydantic import Field
 
-    from ragline import mcp_tools as t
+    from ragline.mcp import tools as t
 
     tools = t.RaglineTools(rag, principal)
     # WARNING: the SDK logs every request at INFO, which would drown the server's stderr.
@@ -129,7 +129,7 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
     ) -> t.DocumentList:
         return await tools.list_documents(limit)
 
-    from ragline.mcp_gateway import register_gateway_tools
+    from ragline.mcp.gateway import register_gateway_tools
 
     register_gateway_tools(server, rag, principal)  # query_rows, lookup_status, memory
     return server

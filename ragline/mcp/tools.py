@@ -1,6 +1,6 @@
 """What the MCP tools do and return, for one fixed principal.
 
-Kept apart from the server wiring (`ragline.mcp_server`) so the result shapes and the
+Kept apart from the server wiring (`ragline.mcp.server`) so the result shapes and the
 permission checks read in one place. Results are pydantic models: the SDK publishes their
 JSON schema as each tool's output schema, so an agent knows the fields before calling.
 """
