@@ -34,12 +34,12 @@ from pathlib import Path
 
 from ragline.bench.load import (
     _KEY,
-    _free_port,
     load_questions,
     run_locust,
     wait_ready,
     warm_up,
 )
+from ragline.bench.processes import free_port
 
 _CLI = [sys.executable, "-c", "from ragline.cli import app; app()"]
 
@@ -91,7 +91,7 @@ def _tree_cpu_s(pid: int) -> float:
 
 @contextmanager
 def _server(tree: Path | None, data: Path, workers: int, log: Path) -> Iterator[tuple[str, int]]:
-    port = _free_port()
+    port = free_port()
     cmd = [*_CLI, "serve", "--port", str(port), "--log-level", "warning"]
     cmd += ["--cache-ttl", "0", "--data-dir", str(data)]
     env = _env(tree)

@@ -275,6 +275,12 @@ class ThreadSettings(BaseModel):
     # The event loop's default executor (blocking work of handlers: audit writes, gaps).
     # 0: 4 per core, at least 4.
     blocking: int = 0
+    # Composing answers: sentence scoring, the citation, answerability and conflict checks
+    # and the audit record, CPU in Python. 0: one per core. More threads than cores do no
+    # more work (the GIL) and keep the event loop waiting for it: with 4, a saturated
+    # server's 429s took 24-58 ms (p50) and up to 0.5 s; with 1, 5-8 ms and under 0.1 s
+    # (bench/RESULTS.md, session 37).
+    answer: int = 0
     # Processes sharing this host's cores: the pools above count the cores per process.
     # `ragline serve --workers N` sets it for its N processes (two processes on 2 cores,
     # each sized for both cores, served 10-15 % fewer asks and searches: bench/RESULTS.md,

@@ -12,7 +12,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -52,7 +52,7 @@ from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
-from ragline.threads import limit_blas, retrieve_pool_size
+from ragline.threads import answer_pool_size, limit_blas, retrieve_pool_size
 from ragline.uploads import Uploads, release, shares_uploads, sweep, upload_dir
 from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
 from routing.instruction import InstructionBuilder, TaskContext
@@ -114,6 +114,12 @@ class Ragline:
         # requests) run together, sized per core (settings.threads.retrieve).
         self._executor = ThreadPoolExecutor(
             max_workers=retrieve_pool_size(settings.threads), thread_name_prefix="retrieve"
+        )
+        # Answers are composed here, as many at once as this process has cores
+        # (settings.threads.answer): CPU in Python, which more threads would only make
+        # wait for the GIL, and the event loop with them.
+        self._answering = ThreadPoolExecutor(
+            max_workers=answer_pool_size(settings.threads), thread_name_prefix="answer"
         )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         syn = settings.synonyms
@@ -574,8 +580,8 @@ class Ragline:
                 question, principal, decision, trace, where, task, top_k
             )
         if answer is not None:
-            return await asyncio.to_thread(
-                self._finish_ask, principal, question, answer, trace, started
+            return await self._compose(
+                functools.partial(self._finish_ask, principal, question, answer, trace, started)
             )
         # From documents: the search and the LLM's reply (when one is used) on the event loop,
         # then one worker thread composes and checks the answer and writes its audit record.
@@ -587,16 +593,22 @@ class Ragline:
             "answered_by": "documents",
             **({"fallback": fallback_warnings} if fallback_warnings else {}),
         }
-        return await asyncio.to_thread(
-            self._answer_documents,
-            principal,
-            question,
-            documents,
-            fallback_warnings,
-            knowledge,
-            trace,
-            started,
+        return await self._compose(
+            functools.partial(
+                self._answer_documents,
+                principal,
+                question,
+                documents,
+                fallback_warnings,
+                knowledge,
+                trace,
+                started,
+            )
         )
+
+    async def _compose(self, work: Callable[[], Answer]) -> Answer:
+        """`work` (an answer's composition, checks and audit record) in the answer pool."""
+        return await asyncio.get_running_loop().run_in_executor(self._answering, work)
 
     async def _ask_gateway(
         self,
@@ -1162,6 +1174,7 @@ class Ragline:
         if self._ingestor is not None:
             self._ingestor.close()
         self._executor.shutdown(wait=False)
+        self._answering.shutdown(wait=False)
         self.stores.close()
 
 

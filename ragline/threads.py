@@ -39,6 +39,10 @@ def blocking_pool_size(t: ThreadSettings) -> int:
     return t.blocking if t.blocking > 0 else max(4, 4 * own_cores(t))
 
 
+def answer_pool_size(t: ThreadSettings) -> int:
+    return t.answer if t.answer > 0 else own_cores(t)
+
+
 def blas_threads(t: ThreadSettings) -> int:
     return t.blas if t.blas > 0 else own_cores(t)
 

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
+from typing import Any
 
-from core.settings import ThreadSettings
-from ragline.threads import blocking_pool_size, cores, retrieve_pool_size
+import pytest
+
+from core.settings import Settings, ThreadSettings
+from core.types import Principal
+from ragline.app import Ragline
+from ragline.threads import answer_pool_size, blocking_pool_size, cores, retrieve_pool_size
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -20,6 +28,8 @@ def test_pools_are_sized_from_the_cores_unless_set() -> None:
     assert blocking_pool_size(ThreadSettings()) == max(4, 4 * n)
     assert retrieve_pool_size(ThreadSettings(retrieve=5)) == 5
     assert blocking_pool_size(ThreadSettings(blocking=7)) == 7
+    assert answer_pool_size(ThreadSettings()) == n
+    assert answer_pool_size(ThreadSettings(answer=3)) == 3
 
 
 def test_processes_sharing_the_cores_size_their_pools_from_their_share() -> None:
@@ -27,6 +37,7 @@ def test_processes_sharing_the_cores_size_their_pools_from_their_share() -> None
     n = cores()
     shared = ThreadSettings(processes=n)
     assert retrieve_pool_size(shared) == 3 and blocking_pool_size(shared) == 4
+    assert answer_pool_size(shared) == 1
     assert retrieve_pool_size(ThreadSettings(processes=4 * n)) == 3  # never under one core
 
 
@@ -53,3 +64,47 @@ def test_a_ragline_process_runs_every_blas_library_on_the_configured_threads(
     threads = json.loads(out.stdout.strip().splitlines()[-1])
     assert threads  # numpy's OpenBLAS at least
     assert set(threads) == {1}
+
+
+@pytest.mark.parametrize("pool", [1, 2])
+def test_answers_are_composed_in_the_answer_pool_only(tmp_path: Path, pool: int) -> None:
+    """Concurrent asks compose their answers in RAGLINE_THREADS__ANSWER threads at most
+    (the composition is CPU: more threads would only queue the event loop for the GIL).
+    Each composition here also sleeps 50 ms, so that a larger pool would run them
+    together."""
+    doc = tmp_path / "docs" / "budget.md"
+    doc.parent.mkdir()
+    doc.write_text("# Budget\n\nThe zephyrine merger budget is 42 million yuan.\n", "utf-8")
+    rag = Ragline(Settings(data_dir=tmp_path / "data", threads=ThreadSettings(answer=pool)))
+    lock = threading.Lock()
+    inside: list[int] = [0]
+    most: list[int] = [0]
+    names: set[str] = set()
+    compose = rag._answer_documents
+
+    def counted(*args: Any) -> Any:
+        with lock:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            names.add(threading.current_thread().name)
+        time.sleep(0.05)
+        try:
+            return compose(*args)
+        finally:
+            with lock:
+                inside[0] -= 1
+
+    rag._answer_documents = counted  # type: ignore[method-assign]
+
+    async def ask_all() -> list[Any]:
+        question = "What is the zephyrine merger budget?"
+        return await asyncio.gather(*(rag.aask(question, Principal("amy")) for _ in range(6)))
+
+    try:
+        rag.ingest([doc.parent])
+        answers = asyncio.run(ask_all())
+    finally:
+        rag.close()
+    assert all(a.covered and "42 million" in a.text for a in answers)
+    assert most[0] == pool
+    assert names and all(n.startswith("answer") for n in names)
