@@ -133,6 +133,12 @@ def main() -> None:
         default=0,
         help="the older tree's serve processes (0: its `serve` as it was, one process)",
     )
+    ap.add_argument(
+        "--retry-after",
+        default="honour",
+        choices=("honour", "ignore"),
+        help="ignore: a refused agent calls again at once (the worst case)",
+    )
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="ragline-vs-tree-"))
@@ -150,7 +156,7 @@ def main() -> None:
                 cpu0 = _tree_cpu_s(pid)
                 point = run_locust(
                     base, args.users, args.duration, args.scenario, qfile, work, 2.0,
-                    "fast", "honour",
+                    "fast", args.retry_after,
                 )  # fmt: skip
                 # The server's CPU per answered request (429s included): what each costs,
                 # whatever share of the cores the machine gave it this round.
@@ -176,6 +182,7 @@ def main() -> None:
         "scenario": args.scenario,
         "users": args.users,
         "duration_s": args.duration,
+        "retry_after": args.retry_after,
         "runs": runs,
         "ratio_per_round": [round(b / a, 2) if a else None for a, b in zip(then, now, strict=True)],
         "ratio_of_means": round(statistics.mean(now) / statistics.mean(then), 2),
