@@ -30,7 +30,7 @@ from core.ids import doc_id_for, path_from_uri, scoped_doc_id
 from core.settings import Settings
 from core.switches import Switch
 from core.text import keyword_query_terms, load_dictionaries, query_terms, tagged_words
-from core.types import Answer, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
+from core.types import Answer, Document, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
 from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
 from fusion.rerank import SignalReranker
@@ -941,8 +941,8 @@ class Ragline:
     def get_document_meta(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
         """Title, source, dates, pages and every version of a document the principal may
         see; None for one it may not see or that does not exist (indistinguishable)."""
-        doc = self.stores.metadata.document(doc_id)
-        if doc is None or not principal.can_see(doc.acl_tags):
+        doc = self._visible(doc_id, principal)
+        if doc is None:
             return None
         versions = self._versions(doc_id)
         current = next((v for v in versions if v["status"] == "current"), None)
@@ -961,10 +961,10 @@ class Ragline:
     def document_lineage(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
         """Every version of a document the principal may see, with its times (UTC, "Z"),
         who uploaded it and its processing lineage; None as `get_document_meta`."""
-        meta = self.stores.metadata
-        doc = meta.document(doc_id)
-        if doc is None or not principal.can_see(doc.acl_tags):
+        doc = self._visible(doc_id, principal)
+        if doc is None:
             return None
+        meta = self.stores.metadata
         uploads = {
             j.version: j.owner
             for j in reversed(meta.jobs(doc_id=doc_id, limit=1000))
@@ -981,6 +981,12 @@ class Ragline:
             for v in self._versions(doc_id)
         ]
         return {"doc_id": doc_id, "title": doc.title, "source": doc.source, "versions": versions}
+
+    def _visible(self, doc_id: str, principal: Principal) -> Document | None:
+        """The document, unless it does not exist or the principal may not see it (the
+        same answer for both)."""
+        doc = self.stores.metadata.document(doc_id)
+        return doc if doc is not None and principal.can_see(doc.acl_tags) else None
 
     def _versions(self, doc_id: str) -> list[dict[str, Any]]:
         """A document's versions: status, chunks, pages, when staged and made searchable
