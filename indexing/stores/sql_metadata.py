@@ -50,6 +50,7 @@ from indexing.models import (
     OutboxRow,
     QueryLogRow,
     VersionRow,
+    naive_utc,
 )
 from indexing.protocols import (
     AlertEventRecord,
@@ -167,11 +168,6 @@ def _job(row: JobRow) -> JobRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
-
-
-def _naive_utc(at: datetime) -> datetime:
-    """The store's timestamps are naive UTC; an aware bound must be compared in UTC."""
-    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo is not None else at
 
 
 def _payload(text: str) -> dict[str, Any]:
@@ -961,9 +957,9 @@ class SqlMetadataStore:
     ) -> list[QueryLogRecord]:
         query = select(QueryLogRow)
         if since is not None:
-            query = query.where(QueryLogRow.at >= _naive_utc(since))
+            query = query.where(QueryLogRow.at >= naive_utc(since))
         if until is not None:
-            query = query.where(QueryLogRow.at < _naive_utc(until))
+            query = query.where(QueryLogRow.at < naive_utc(until))
         if user is not None:
             query = query.where(QueryLogRow.user == user)
         query = query.order_by(QueryLogRow.at.desc(), QueryLogRow.trace_id).limit(limit)
@@ -1060,7 +1056,7 @@ class SqlMetadataStore:
     ) -> list[GapRecord]:
         query = select(KnowledgeGapRow)
         if since is not None:
-            query = query.where(KnowledgeGapRow.last_at >= _naive_utc(since))
+            query = query.where(KnowledgeGapRow.last_at >= naive_utc(since))
         if status is not None:
             query = query.where(KnowledgeGapRow.status == status)
         query = query.order_by(
@@ -1180,7 +1176,7 @@ class SqlMetadataStore:
         with self._session.begin() as s:
             s.add(
                 AlertEventRow(
-                    at=_naive_utc(record.at),
+                    at=naive_utc(record.at),
                     alert=record.alert[:128],
                     subject=record.subject[:128],
                     event=record.event[:32],
@@ -1197,9 +1193,9 @@ class SqlMetadataStore:
     ) -> list[AlertEventRecord]:
         query = select(AlertEventRow)
         if since is not None:
-            query = query.where(AlertEventRow.at >= _naive_utc(since))
+            query = query.where(AlertEventRow.at >= naive_utc(since))
         if until is not None:
-            query = query.where(AlertEventRow.at < _naive_utc(until))
+            query = query.where(AlertEventRow.at < naive_utc(until))
         query = query.order_by(AlertEventRow.at.desc(), AlertEventRow.id.desc()).limit(limit)
         with self._session() as s:
             return [

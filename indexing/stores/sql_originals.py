@@ -14,7 +14,7 @@ from sqlalchemy import Engine, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
-from indexing.models import OriginalPartRow
+from indexing.models import OriginalPartRow, naive_utc
 
 PART_BYTES = 4 << 20
 
@@ -30,7 +30,7 @@ class SqlOriginals:
             return False  # another host put the same name, so the same bytes, just now
 
     def _insert(self, name: str, path: Path) -> bool:
-        now = _utc(datetime.now(UTC))
+        now = naive_utc(datetime.now(UTC))
         with self._engine.begin() as conn, path.open("rb") as src:
             # Held already (content-addressed: the same name holds the same bytes): only
             # accepted again, which keeps them from removal while their job is queued.
@@ -109,11 +109,6 @@ class SqlOriginals:
         return True
 
 
-def _utc(at: datetime) -> datetime:
-    """As stored: UTC without a zone."""
-    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo else at
-
-
 def _accepted_before(at: datetime) -> ColumnElement[bool]:
     """Last accepted before `at`; bytes kept before the time was recorded count as old."""
-    return or_(OriginalPartRow.accepted_at.is_(None), OriginalPartRow.accepted_at < _utc(at))
+    return or_(OriginalPartRow.accepted_at.is_(None), OriginalPartRow.accepted_at < naive_utc(at))
