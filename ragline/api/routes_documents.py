@@ -225,10 +225,10 @@ async def document_meta(
     ctx: Ctx,
 ) -> dict[str, Any]:
     def load() -> dict[str, Any]:
-        _visible_document(ctx, principal, doc_id)  # 404, and the denial counted
         found = ctx.rag.get_document_meta(doc_id, principal)
-        if found is None:  # deleted since
-            raise ApiError(404, f"no document {doc_id}")
+        if found is None:
+            _visible_document(ctx, principal, doc_id)  # 404, a hidden one's denial counted
+            raise ApiError(404, f"no document {doc_id}")  # (visible now: created since)
         return found
 
     return await asyncio.to_thread(load)

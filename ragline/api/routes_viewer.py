@@ -89,10 +89,10 @@ async def catalog(
 @router.get("/documents/{doc_id}/lineage", summary="Versions with times, uploader, lineage")
 async def lineage(doc_id: str, principal: Caller, ctx: Ctx) -> dict[str, Any]:
     def load() -> dict[str, Any]:
-        _doc(ctx, principal, doc_id)  # 404, and the denial counted
         found = ctx.rag.document_lineage(doc_id, principal)
-        if found is None:  # deleted since
-            raise ApiError(404, f"no document {doc_id}")
+        if found is None:
+            _doc(ctx, principal, doc_id)  # 404, a hidden one's denial counted
+            raise ApiError(404, f"no document {doc_id}")  # (visible now: created since)
         return found
 
     return await asyncio.to_thread(load)
