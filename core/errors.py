@@ -40,3 +40,19 @@ class DocumentChanged(StoreError):
 
 class InvalidRequest(RaglineError):
     """A request (task context, filter) that cannot be understood; the message says why."""
+
+
+class NotFound(RaglineError):
+    """Nothing the caller may see has this id: an unknown one and a hidden one alike."""
+
+
+class Conflict(RaglineError):
+    """The request cannot apply to the current state; the message says what to do."""
+
+
+class TooLarge(RaglineError):
+    """The request's content is over a configured limit; the message names the setting."""
+
+
+class Unavailable(RaglineError):
+    """A service the request needs (the task queue) is not reachable: try again later."""

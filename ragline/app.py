@@ -941,7 +941,7 @@ class Ragline:
     def get_document_meta(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
         """Title, source, dates, pages and every version of a document the principal may
         see; None for one it may not see or that does not exist (indistinguishable)."""
-        doc = self._visible(doc_id, principal)
+        doc = self.visible_document(doc_id, principal)
         if doc is None:
             return None
         versions = self._versions(doc_id)
@@ -961,7 +961,7 @@ class Ragline:
     def document_lineage(self, doc_id: str, principal: Principal) -> dict[str, Any] | None:
         """Every version of a document the principal may see, with its times (UTC, "Z"),
         who uploaded it and its processing lineage; None as `get_document_meta`."""
-        doc = self._visible(doc_id, principal)
+        doc = self.visible_document(doc_id, principal)
         if doc is None:
             return None
         meta = self.stores.metadata
@@ -982,11 +982,16 @@ class Ragline:
         ]
         return {"doc_id": doc_id, "title": doc.title, "source": doc.source, "versions": versions}
 
-    def _visible(self, doc_id: str, principal: Principal) -> Document | None:
+    def visible_document(self, doc_id: str, principal: Principal) -> Document | None:
         """The document, unless it does not exist or the principal may not see it (the
-        same answer for both)."""
+        same answer for both; a hidden one's denial is counted)."""
         doc = self.stores.metadata.document(doc_id)
-        return doc if doc is not None and principal.can_see(doc.acl_tags) else None
+        if doc is None:
+            return None
+        if not principal.can_see(doc.acl_tags):
+            self.metrics.acl_denials.labels(endpoint="/v1/documents", reason="hidden").inc()
+            return None
+        return doc
 
     def _versions(self, doc_id: str) -> list[dict[str, Any]]:
         """A document's versions: status, chunks, pages, when staged and made searchable

@@ -1,4 +1,4 @@
-"""Where uploads' bytes live between the API that accepts them, the worker that ingests
+"""Where uploads' bytes live between the door that accepts them, the worker that ingests
 them and whoever fetches the original later.
 
 Every process keeps them in its upload directory (content-addressed: `<sha256><suffix>`).
@@ -13,11 +13,17 @@ delete or a failed ingestion (`release`), and by `ragline repair` on each host (
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import tempfile
 from collections.abc import Collection, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import BinaryIO
 
+from core.errors import TooLarge
 from core.ids import version_of_digest
 from core.settings import Settings
 from indexing.protocols import MetadataStore, OriginalStore
@@ -30,6 +36,25 @@ RECENT_UPLOAD_S = 60.0
 PARTIAL_UPLOAD_S = 3600.0
 # Jobs on their way to use an upload's bytes.
 IN_FLIGHT = (QUEUED, PARSING, INDEXING)
+
+_SUFFIX = re.compile(r"^\.[A-Za-z0-9]{1,10}$")
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class StoredUpload:
+    path: Path
+    sha256: str
+    size: int
+
+
+def upload_suffix(filename: str, doc_type: str = "") -> str:
+    """The stored file's suffix picks its parser: the client's file name's suffix, or
+    `doc_type` for a name without one. Anything odd is dropped (content sniffing decides)."""
+    suffix = Path(filename).suffix.lower()
+    if not suffix and doc_type:
+        suffix = "." + doc_type.lower().lstrip(".")
+    return suffix if _SUFFIX.match(suffix) else ""
 
 
 def upload_dir(settings: Settings) -> Path:
@@ -49,6 +74,33 @@ class Uploads:
     def __init__(self, directory: Path, shared: OriginalStore | None = None) -> None:
         self.dir = directory
         self.shared = shared
+
+    def store(self, src: BinaryIO, suffix: str, max_bytes: int) -> StoredUpload:
+        """Copy `src` to `<sha256><suffix>` in this directory (atomically), hashing as it
+        streams; TooLarge as soon as it exceeds `max_bytes` (nothing is left behind)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        digest = hashlib.sha256()
+        size = 0
+        fd, tmp_name = tempfile.mkstemp(dir=self.dir, prefix=".upload-", suffix=".part")
+        tmp = Path(tmp_name)
+        try:
+            with os.fdopen(fd, "wb") as out:
+                while block := src.read(_CHUNK):
+                    size += len(block)
+                    if size > max_bytes:
+                        raise TooLarge(f"the upload is larger than {max_bytes} bytes")
+                    digest.update(block)
+                    out.write(block)
+            sha = digest.hexdigest()
+            final = self.dir / f"{sha}{suffix}"
+            if final.exists():
+                tmp.unlink()
+            else:
+                os.replace(tmp, final)
+            return StoredUpload(final, sha, size)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
 
     def keep(self, stored: Path) -> None:
         """An accepted upload (already in this directory) reaches the shared store. Its

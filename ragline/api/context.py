@@ -14,6 +14,7 @@ from core.settings import Settings
 from ragline.api.auth import KeyRing
 from ragline.api.cache import QueryCache
 from ragline.app import Ragline
+from ragline.documents import DocumentJobs
 from ragline.events import EventBus, IndexEvent
 from ragline.worker.runner import TaskRunner
 
@@ -28,6 +29,7 @@ class ApiContext:
     events: EventBus
     cache: QueryCache
     keys: KeyRing
+    documents: DocumentJobs
     broker_url: str = ""
 
     def on_event(self, event: IndexEvent) -> None:

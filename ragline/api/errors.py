@@ -12,7 +12,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from core.errors import InvalidRequest
+from core.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    RaglineError,
+    TooLarge,
+    Unavailable,
+    UnsupportedFormat,
+)
 from ragline.writes import WriteDenied
 
 log = logging.getLogger("ragline.api")
@@ -32,6 +40,24 @@ _TYPES = {
     431: "request_header_fields_too_large",
     503: "unavailable",
 }
+
+
+# The application service's refusals, as statuses: every door (HTTP, gRPC) maps them so.
+_REFUSALS: tuple[tuple[type[RaglineError], int], ...] = (
+    (WriteDenied, 403),
+    (NotFound, 404),
+    (Conflict, 409),
+    (TooLarge, 413),
+    (UnsupportedFormat, 415),
+    (InvalidRequest, 422),
+    (Unavailable, 503),
+)
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status of a refusal the application service raised; None for any other
+    error (an internal one)."""
+    return next((status for kind, status in _REFUSALS if isinstance(exc, kind)), None)
 
 
 class ApiError(Exception):
@@ -68,15 +94,14 @@ def install_error_handlers(app: FastAPI) -> None:
     async def _api_error(_req: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.message, exc.details, exc.headers)
 
-    @app.exception_handler(InvalidRequest)
-    async def _invalid_request(_req: Request, exc: InvalidRequest) -> JSONResponse:
-        # The application service's word for input it cannot take (an empty question, a
-        # bad task context): the caller's to fix, whichever route it came through.
-        return error_response(422, str(exc))
-
-    @app.exception_handler(WriteDenied)
-    async def _denied(_req: Request, exc: WriteDenied) -> JSONResponse:
-        return error_response(403, str(exc))
+    @app.exception_handler(RaglineError)
+    async def _refused(req: Request, exc: RaglineError) -> JSONResponse:
+        # The application service's word for a request it will not carry out, whichever
+        # route it came through; any other RaglineError is an internal error.
+        status = status_of(exc)
+        if status is None:
+            return _internal_error(req, exc)
+        return error_response(status, str(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(_req: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -91,13 +116,17 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _internal(req: Request, exc: Exception) -> JSONResponse:
-        trace_id = uuid.uuid4().hex
-        log.error(
-            "unhandled error on %s %s [trace %s]",
-            req.method,
-            req.url.path,
-            trace_id,
-            exc_info=exc,
-        )
-        body = {"type": "internal", "message": "internal error", "trace_id": trace_id}
-        return JSONResponse({"error": body}, status_code=500)
+        return _internal_error(req, exc)
+
+
+def _internal_error(req: Request, exc: Exception) -> JSONResponse:
+    trace_id = uuid.uuid4().hex
+    log.error(
+        "unhandled error on %s %s [trace %s]",
+        req.method,
+        req.url.path,
+        trace_id,
+        exc_info=exc,
+    )
+    body = {"type": "internal", "message": "internal error", "trace_id": trace_id}
+    return JSONResponse({"error": body}, status_code=500)

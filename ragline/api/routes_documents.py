@@ -9,25 +9,17 @@ from __future__ import annotations
 import asyncio
 from dataclasses import asdict
 from datetime import date
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import JSONResponse
 
-from core.errors import UnsupportedFormat
-from core.ids import version_of_digest
 from core.types import Document, Principal
-from indexing.protocols import JobRecord
-from ingestion.parse import ParseOptions, document_format
-from ragline.api.auth import Caller, require_writer
+from ragline.api.auth import Caller
 from ragline.api.context import ApiContext, Ctx
 from ragline.api.errors import ApiError
-from ragline.api.limits import max_upload_bytes
-from ragline.api.uploads import StoredUpload, UploadTooLarge, store_upload, upload_suffix
-from ragline.jobs import DELETED, FAILED, INDEXING, QUEUED, SEARCHABLE, job_view, new_job_id
-from ragline.worker.tasks import IngestSpec
-from ragline.writes import authorize_write, principal_to_dict
+from ragline.documents import UploadForm, split_tags
+from ragline.jobs import job_view
 
 router = APIRouter(prefix="/v1", tags=["documents"])
 
@@ -45,17 +37,10 @@ def _document_view(doc: Document, current: str | None) -> dict[str, Any]:
 
 
 def _visible_document(ctx: ApiContext, principal: Principal, doc_id: str) -> Document:
-    doc = ctx.rag.stores.metadata.document(doc_id)
-    if doc is not None and not principal.can_see(doc.acl_tags):
-        ctx.rag.metrics.acl_denials.labels(endpoint="/v1/documents", reason="hidden").inc()
-    if doc is None or not principal.can_see(doc.acl_tags):
+    doc = ctx.rag.visible_document(doc_id, principal)
+    if doc is None:
         raise ApiError(404, f"no document {doc_id}")
     return doc
-
-
-def _tags(raw: list[str]) -> list[str]:
-    """Tags may come repeated or comma-separated."""
-    return sorted({t.strip() for item in raw for t in item.split(",") if t.strip()})
 
 
 @router.post(
@@ -84,125 +69,36 @@ async def upload(
     key: Annotated[str, Form(max_length=_MAX_KEY, description="Source key (file name)")] = "",
     batch_id: Annotated[str, Form(max_length=64)] = "",
 ) -> JSONResponse:
-    require_writer(principal)
-    name = (key or file.filename or "").strip()
-    if not name:
-        raise ApiError(422, "the upload needs a file name or a 'key' form field")
-    tags = None if acl_tags is None else _tags(acl_tags)
-    source = f"upload:{name}"
-    # Only documents the caller may see are candidates: seeing none at this key, it gets
-    # a document of its own there, whatever hidden ones hold the key (no existence or
-    # content oracle). Refusals below can only concern a document it may see.
-    target = await asyncio.to_thread(ctx.rag.upload_target, principal, source)
-    doc_id = target.doc_id
-    await asyncio.to_thread(ctx.rag.check_write, principal, source, tags, doc_id)
-    limit = max_upload_bytes(ctx.settings.api)
-    suffix = upload_suffix(file.filename or "", doc_type)
-    try:
-        stored = await asyncio.to_thread(
-            store_upload, file.file, ctx.rag.uploads.dir, suffix, limit
-        )
-    except UploadTooLarge as exc:
-        raise ApiError(
-            413,
-            f"upload is larger than {ctx.settings.api.max_upload_mb:g} MB "
-            "(RAGLINE_API__MAX_UPLOAD_MB)",
-        ) from exc
-    await asyncio.to_thread(_refuse_unusable, ctx, stored)
-    await asyncio.to_thread(ctx.rag.uploads.keep, stored.path)  # for workers on other hosts
-    version = version_of_digest(stored.sha256)
-    spec = IngestSpec(
-        path=str(stored.path),
-        source=source,
-        version=version,
+    form = UploadForm(
+        filename=file.filename or "",
+        key=key,
         title=title,
-        department=department or None,
+        department=department,
+        doc_type=doc_type,
+        tags=None if acl_tags is None else split_tags(acl_tags),
         source_trust=source_trust,
-        tags=tags,
-        name=Path(name).name,
-        modified=modified.isoformat() if modified else "",
-        principal=principal_to_dict(principal),
-        target=doc_id,
+        modified=modified,
+        batch_id=batch_id,
     )
-    job = await asyncio.to_thread(_submit, ctx, principal, spec, doc_id, batch_id)
+    receipt = await asyncio.to_thread(ctx.documents.upload, principal, form, file.file)
+    job = receipt.job
     return JSONResponse(
         {
-            "doc_id": doc_id,
+            "doc_id": receipt.doc_id,
             "job_id": job.job_id,
-            "version": version,
+            "version": receipt.version,
             "state": job.state,
             "reason": job.reason,
-            "source": source,
-            "batch_id": batch_id,
-            "bytes": stored.size,
-            "links": {"job": f"/v1/jobs/{job.job_id}", "document": f"/v1/documents/{doc_id}"},
+            "source": receipt.source,
+            "batch_id": receipt.batch_id,
+            "bytes": receipt.size,
+            "links": {
+                "job": f"/v1/jobs/{job.job_id}",
+                "document": f"/v1/documents/{receipt.doc_id}",
+            },
         },
         status_code=202,
     )
-
-
-def _refuse_unusable(ctx: ApiContext, stored: StoredUpload) -> None:
-    """An empty file or one of a refused type is answered now, and its stored copy
-    removed (no other upload can need it: the same bytes under the same suffix are
-    refused the same way)."""
-    if stored.size == 0:
-        stored.path.unlink(missing_ok=True)
-        raise ApiError(422, "the uploaded file is empty")
-    with stored.path.open("rb") as fh:
-        head = fh.read(4096)
-    try:
-        document_format(stored.path, head, ParseOptions.from_settings(ctx.settings.ingest))
-    except UnsupportedFormat as exc:
-        stored.path.unlink(missing_ok=True)
-        raise ApiError(415, str(exc)) from exc
-
-
-def _submit(
-    ctx: ApiContext, principal: Principal, spec: IngestSpec, doc_id: str, batch_id: str
-) -> JobRecord:
-    meta = ctx.rag.stores.metadata
-    record = JobRecord(
-        job_id=new_job_id(),
-        kind="ingest",
-        state=QUEUED,
-        doc_id=doc_id,
-        version=spec.version,
-        batch_id=batch_id,
-        source=spec.source,
-        owner=principal.user,
-    )
-    known = ctx.rag.ingest_known(
-        Path(spec.path),
-        spec.source,
-        spec.version,
-        doc_id,
-        tags=spec.tags,
-        department=spec.department,
-        source_trust=spec.source_trust,
-        title=spec.title or None,
-        name=spec.name,
-        modified=date.fromisoformat(spec.modified) if spec.modified else None,
-        principal=principal,
-    )
-    if known is not None and known.status == "failed":
-        raise ApiError(409, known.reason)
-    if known is not None and known.status == "updated":
-        # The truth already serves the new metadata; the task brings the derived stores
-        # along and says "searchable" once they have it.
-        ctx.cache.invalidate()
-        record = JobRecord(**{**asdict(record), "state": INDEXING, "reason": known.reason})
-    elif known is not None and meta.current_version(doc_id) == spec.version:
-        # Same name, same bytes, same metadata: nothing to do, searchable right now.
-        return meta.create_job(
-            JobRecord(**{**asdict(record), "state": SEARCHABLE, "reason": "unchanged"})
-        )
-    job = meta.create_job(record)
-    try:
-        ctx.runner.submit("ingest", job.job_id, spec=spec.to_dict())
-    except Exception as exc:
-        meta.update_job(job.job_id, FAILED, f"could not queue the ingestion: {exc}")
-        raise ApiError(503, "the task queue is unavailable; try again later") from exc
-    return job
 
 
 @router.get("/documents/{doc_id}", summary="A document and its current version")
@@ -227,8 +123,7 @@ async def document_meta(
     def load() -> dict[str, Any]:
         found = ctx.rag.get_document_meta(doc_id, principal)
         if found is None:
-            _visible_document(ctx, principal, doc_id)  # 404, a hidden one's denial counted
-            raise ApiError(404, f"no document {doc_id}")  # (visible now: created since)
+            raise ApiError(404, f"no document {doc_id}")
         return found
 
     return await asyncio.to_thread(load)
@@ -244,33 +139,5 @@ async def delete_document(
     principal: Caller,
     ctx: Ctx,
 ) -> JSONResponse:
-    require_writer(principal)
-
-    def run() -> JobRecord:
-        doc = _visible_document(ctx, principal, doc_id)
-        authorize_write(principal, doc, None, doc_id)
-        meta = ctx.rag.stores.metadata
-        # Truth first: once marked deleted nothing of it is served, whatever the derived
-        # stores still hold; the task then removes it from them.
-        meta.delete_document(doc_id, ctx.rag.stores.derived)
-        ctx.cache.invalidate()
-        job = meta.create_job(
-            JobRecord(
-                job_id=new_job_id(),
-                kind="delete",
-                state=QUEUED,
-                doc_id=doc_id,
-                source=doc.source,
-                owner=principal.user,
-            )
-        )
-        try:
-            ctx.runner.submit(
-                "delete", job.job_id, doc_id=doc_id, principal=principal_to_dict(principal)
-            )
-        except Exception as exc:  # the truth is already right; a later sync converges
-            meta.update_job(job.job_id, DELETED, f"stores converge on the next sync ({exc})")
-        return job
-
-    job = await asyncio.to_thread(run)
+    job = await asyncio.to_thread(ctx.documents.delete, principal, doc_id)
     return JSONResponse({"doc_id": doc_id, **job_view(job)}, status_code=202)

@@ -37,10 +37,8 @@ _MEDIA = {
 
 
 def _doc(ctx: ApiContext, principal: Principal, doc_id: str) -> Document:
-    doc = ctx.rag.stores.metadata.document(doc_id)
-    if doc is not None and not principal.can_see(doc.acl_tags):
-        ctx.rag.metrics.acl_denials.labels(endpoint="/v1/documents", reason="hidden").inc()
-    if doc is None or not principal.can_see(doc.acl_tags):
+    doc = ctx.rag.visible_document(doc_id, principal)
+    if doc is None:
         raise ApiError(404, f"no document {doc_id}")
     return doc
 
@@ -91,8 +89,7 @@ async def lineage(doc_id: str, principal: Caller, ctx: Ctx) -> dict[str, Any]:
     def load() -> dict[str, Any]:
         found = ctx.rag.document_lineage(doc_id, principal)
         if found is None:
-            _doc(ctx, principal, doc_id)  # 404, a hidden one's denial counted
-            raise ApiError(404, f"no document {doc_id}")  # (visible now: created since)
+            raise ApiError(404, f"no document {doc_id}")
         return found
 
     return await asyncio.to_thread(load)

@@ -1,7 +1,7 @@
-"""The Ragline gRPC service: protobuf in, the HTTP API's own handlers and queries, protobuf
+"""The Ragline gRPC service: protobuf in, the HTTP API's own services and queries, protobuf
 out. No rules live here: keys resolve through the same KeyRing, questions through the same
-`run_query` (limits, cache, audit), uploads and metadata through the HTTP handlers, so
-both doors always agree on who may see and do what.
+`run_query` (limits, cache, audit), uploads through the same `DocumentJobs` and metadata
+through `Ragline`, so both doors always agree on who may see and do what.
 """
 
 from __future__ import annotations
@@ -14,21 +14,20 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, TypeVar
 
 import grpc
-from fastapi import UploadFile
-from starlette.datastructures import Headers
 
 from core.blocks import GatewayResult
+from core.errors import RaglineError
 from core.settings import Settings
 from core.types import Principal
 from generation.conversation import Turn
 from ragline.agent import chat_focus
-from ragline.api import routes_documents
 from ragline.api.app import build_context, close_context
 from ragline.api.context import ApiContext
-from ragline.api.errors import ApiError
+from ragline.api.errors import ApiError, status_of
 from ragline.api.limits import check_question
 from ragline.api.query import run_query
 from ragline.api.sse import pieces
+from ragline.documents import UploadForm, split_tags
 from ragline.grpc import ragline_pb2 as pb
 from ragline.grpc import ragline_pb2_grpc as pb_grpc
 from ragline.render import gateway_view
@@ -43,6 +42,7 @@ _CODES = {
     404: grpc.StatusCode.NOT_FOUND,
     409: grpc.StatusCode.FAILED_PRECONDITION,
     413: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    415: grpc.StatusCode.INVALID_ARGUMENT,
     422: grpc.StatusCode.INVALID_ARGUMENT,
     503: grpc.StatusCode.UNAVAILABLE,
 }
@@ -104,6 +104,12 @@ class RaglineService(pb_grpc.RaglineServicer):
             return await work
         except ApiError as exc:
             await context.abort(_CODES.get(exc.status, grpc.StatusCode.UNKNOWN), exc.message)
+            raise  # unreachable: abort raises
+        except RaglineError as exc:
+            status = status_of(exc)
+            if status is None:
+                raise
+            await context.abort(_CODES.get(status, grpc.StatusCode.UNKNOWN), str(exc))
             raise  # unreachable: abort raises
 
     async def Search(
@@ -179,9 +185,11 @@ class RaglineService(pb_grpc.RaglineServicer):
         self, request: pb.DocumentMetaRequest, context: grpc.aio.ServicerContext
     ) -> pb.DocumentMeta:
         principal = await self._principal(context)
-        meta = await self._call(
-            context, routes_documents.document_meta(request.doc_id.strip(), principal, self.ctx)
-        )
+        doc_id = request.doc_id.strip()
+        meta = await asyncio.to_thread(self.ctx.rag.get_document_meta, doc_id, principal)
+        if meta is None:
+            await context.abort(grpc.StatusCode.NOT_FOUND, f"no document {doc_id}")
+        assert meta is not None
         return pb.DocumentMeta(
             doc_id=meta["doc_id"],
             title=meta["title"],
@@ -210,35 +218,28 @@ class RaglineService(pb_grpc.RaglineServicer):
         trust = request.source_trust or 1.0
         if not 0.0 <= trust <= 1.0:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "source_trust must be in 0..1")
-        upload = UploadFile(
-            io.BytesIO(request.content),
-            size=len(request.content),
+        form = UploadForm(
             filename=request.filename,
-            headers=Headers({"content-type": "application/octet-stream"}),
+            title=request.title,
+            department=request.department,
+            doc_type=request.doc_type,
+            tags=split_tags(request.acl_tags),
+            source_trust=trust,
+            batch_id=request.batch_id,
         )
-        response = await self._call(
+        receipt = await self._call(
             context,
-            routes_documents.upload(
-                principal=principal,
-                ctx=self.ctx,
-                file=upload,
-                title=request.title,
-                department=request.department,
-                doc_type=request.doc_type,
-                acl_tags=list(request.acl_tags),
-                source_trust=trust,
-                key=request.filename,
-                batch_id=request.batch_id,
+            asyncio.to_thread(
+                self.ctx.documents.upload, principal, form, io.BytesIO(request.content)
             ),
         )
-        body = json.loads(bytes(response.body))
         return pb.UploadResponse(
-            doc_id=body["doc_id"],
-            job_id=body["job_id"],
-            version=body["version"],
-            state=body["state"],
-            reason=body.get("reason") or "",
-            source=body["source"],
+            doc_id=receipt.doc_id,
+            job_id=receipt.job.job_id,
+            version=receipt.version,
+            state=receipt.job.state,
+            reason=receipt.job.reason or "",
+            source=receipt.source,
         )
 
     async def QueryRows(

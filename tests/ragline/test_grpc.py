@@ -188,3 +188,37 @@ def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub
         metadata=[("authorization", "Bearer reader")],
     )
     assert none.status in ("denied", "no_match", "unavailable") and not none.labels
+
+
+def test_upload_refusals_keep_their_reason_and_code(
+    stub: pb_grpc.RaglineStub, settings: Settings
+) -> None:
+    """The same refusals as HTTP's 403, 422 and 415, with the same messages, and no
+    stored bytes left behind by a refused upload."""
+    uploads = settings.data_dir / "uploads"
+    before = sorted(p.name for p in uploads.glob("*")) if uploads.is_dir() else []
+    cases = [
+        # the writer holds "finance" only: it may not restrict a document to "legal"
+        (
+            pb.UploadRequest(filename="a.md", content=b"# A\n\ntext", acl_tags=["legal"]),
+            grpc.StatusCode.PERMISSION_DENIED,
+            "only restrict a document to tags you hold",
+        ),
+        (
+            pb.UploadRequest(filename="empty.md", content=b""),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "the uploaded file is empty",
+        ),
+        (
+            pb.UploadRequest(filename="blob.bin", content=bytes(range(256)) * 8),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "unsupported file type",
+        ),
+    ]
+    for request, code, words in cases:
+        with pytest.raises(grpc.RpcError) as refused:
+            stub.UploadDocument(request, metadata=WRITER)
+        assert refused.value.code() == code, refused.value.details()
+        assert words in str(refused.value.details())
+    after = sorted(p.name for p in uploads.glob("*")) if uploads.is_dir() else []
+    assert after == before
