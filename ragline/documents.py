@@ -1,6 +1,6 @@
 """Document writes that run as jobs, the same through every door (HTTP, gRPC): an upload
 is stored, checked and queued for ingestion; a delete unserves the document at once and
-queues the stores' convergence.
+queues the stores' convergence; a sync or a reindex is queued for whoever may ask it.
 
 The rules live here; the doors translate their request into an `UploadForm` and the
 errors below into their own statuses: `WriteDenied` (forbidden), `NotFound`, `Conflict`,
@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from core.errors import (
     Conflict,
@@ -32,7 +32,7 @@ from ragline.jobs import DELETED, FAILED, INDEXING, QUEUED, SEARCHABLE, new_job_
 from ragline.uploads import StoredUpload, upload_suffix
 from ragline.worker.runner import TaskRunner
 from ragline.worker.tasks import IngestSpec
-from ragline.writes import authorize_write, principal_to_dict
+from ragline.writes import WriteDenied, authorize_write, principal_to_dict
 
 _HEAD_BYTES = 4096
 
@@ -136,15 +136,13 @@ class DocumentJobs:
 
     def _queue_ingest(self, principal: Principal, spec: IngestSpec, batch_id: str) -> JobRecord:
         meta = self.rag.stores.metadata
-        record = JobRecord(
-            job_id=new_job_id(),
-            kind="ingest",
-            state=QUEUED,
+        record = _job(
+            "ingest",
+            principal.user,
             doc_id=spec.doc_id,
             version=spec.version,
             batch_id=batch_id,
             source=spec.source,
-            owner=principal.user,
         )
         known = self.rag.ingest_known(
             Path(spec.path),
@@ -169,13 +167,37 @@ class DocumentJobs:
         elif known is not None and meta.current_version(spec.doc_id) == spec.version:
             # Same name, same bytes, same metadata: nothing to do, searchable right now.
             return meta.create_job(replace(record, state=SEARCHABLE, reason="unchanged"))
+        return self._queue(record, spec=spec.to_dict())
+
+    def _queue(self, record: JobRecord, **task: Any) -> JobRecord:
+        """Record the job and queue its task (named as its kind); a queue that is down
+        fails the job with the reason and answers Unavailable."""
+        meta = self.rag.stores.metadata
         job = meta.create_job(record)
         try:
-            self.runner.submit("ingest", job.job_id, spec=spec.to_dict())
+            self.runner.submit(record.kind, job.job_id, **task)
         except Exception as exc:
-            meta.update_job(job.job_id, FAILED, f"could not queue the ingestion: {exc}")
+            meta.update_job(job.job_id, FAILED, f"could not queue the {record.kind}: {exc}")
             raise Unavailable("the task queue is unavailable; try again later") from exc
         return job
+
+    def sync(self, principal: Principal) -> JobRecord:
+        """Apply the outbox now (what the derived stores have not yet applied)."""
+        authorize_write(principal, None)
+        return self._queue(_job("sync", principal.user))
+
+    def reindex(self, principal: Principal, source: str) -> JobRecord:
+        """Reindex the documents at `source` (a source key: never an arbitrary path on
+        this server), or, with none, repair every store: that touches documents this
+        caller may not see, so it is for admins (`ragline repair` for operators)."""
+        authorize_write(principal, None)
+        if not source and not principal.superuser and "admin" not in principal.roles:
+            raise WriteDenied("a full repair needs an admin key; name a source to reindex")
+        # (an upload key may hold several documents: one the caller sees is enough)
+        at_key = self.rag.stores.metadata.documents_at(source) if source else []
+        if source and not any(principal.can_see(d.acl_tags) for d in at_key):
+            raise NotFound(f"no document with source {source!r}")
+        return self._queue(_job("reindex", principal.user, source=source), source=source)
 
     def delete(self, principal: Principal, doc_id: str) -> JobRecord:
         """Unserve the document now (the truth marks it deleted) and queue the derived
@@ -190,16 +212,7 @@ class DocumentJobs:
         # stores still hold; the task then removes it from them.
         meta.delete_document(doc_id, self.rag.stores.derived)
         self.on_change()
-        job = meta.create_job(
-            JobRecord(
-                job_id=new_job_id(),
-                kind="delete",
-                state=QUEUED,
-                doc_id=doc_id,
-                source=doc.source,
-                owner=principal.user,
-            )
-        )
+        job = meta.create_job(_job("delete", principal.user, doc_id=doc_id, source=doc.source))
         try:
             self.runner.submit(
                 "delete", job.job_id, doc_id=doc_id, principal=principal_to_dict(principal)
@@ -207,3 +220,25 @@ class DocumentJobs:
         except Exception as exc:  # the truth is already right; a later sync converges
             meta.update_job(job.job_id, DELETED, f"stores converge on the next sync ({exc})")
         return job
+
+
+def _job(
+    kind: str,
+    owner: str,
+    *,
+    doc_id: str = "",
+    version: str = "",
+    batch_id: str = "",
+    source: str = "",
+) -> JobRecord:
+    """A new job of this kind, queued."""
+    return JobRecord(
+        job_id=new_job_id(),
+        kind=kind,
+        state=QUEUED,
+        doc_id=doc_id,
+        version=version,
+        batch_id=batch_id,
+        source=source,
+        owner=owner,
+    )

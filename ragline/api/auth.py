@@ -118,15 +118,6 @@ async def authenticate(
     return principal
 
 
-def require_writer(principal: Principal) -> None:
-    """Uploads and deletes need a key allowed to write; which documents and tags it may
-    write is `ragline.writes.authorize_write`, checked against the document itself."""
-    if not (principal.can_write or principal.superuser):
-        raise ApiError(
-            403, "this API key may not upload or delete documents (can_write in RAGLINE_API__KEYS)"
-        )
-
-
 # The authenticated caller, as a handler parameter type. `authenticate` is a coroutine
 # although it never awaits: FastAPI runs a plain-function dependency in a worker thread,
 # a hand-over per request that cost more than the key check itself.

@@ -12,12 +12,11 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexing.protocols import AlertEventRecord, JobRecord
-from ragline.api.auth import Caller, require_writer
+from indexing.protocols import AlertEventRecord
+from ragline.api.auth import Caller
 from ragline.api.context import Ctx
-from ragline.api.errors import ApiError
 from ragline.api.routes_audit import is_auditor
-from ragline.jobs import FAILED, QUEUED, job_view, new_job_id
+from ragline.jobs import job_view
 
 router = APIRouter(prefix="/v1", tags=["alerts"])
 
@@ -79,42 +78,13 @@ class ReindexRequest(BaseModel):
     )
 
 
-def _open_job(ctx: Any, owner: str, kind: str, source: str = "") -> JobRecord:
-    meta = ctx.rag.stores.metadata
-    job = meta.create_job(
-        JobRecord(job_id=new_job_id(), kind=kind, state=QUEUED, source=source, owner=owner)
-    )
-    try:
-        if kind == "reindex":
-            ctx.runner.submit("reindex", job.job_id, source=source)
-        else:
-            ctx.runner.submit("sync", job.job_id)
-    except Exception as exc:
-        meta.update_job(job.job_id, FAILED, f"could not queue it: {exc}")
-        raise ApiError(503, "the task queue is unavailable; try again later") from exc
-    return job
-
-
 @router.post("/ops/sync", status_code=202, summary="Apply the outbox now (incremental sync)")
 async def ops_sync(principal: Caller, ctx: Ctx) -> JSONResponse:
-    require_writer(principal)
-    job = await asyncio.to_thread(_open_job, ctx, principal.user, "sync")
+    job = await asyncio.to_thread(ctx.documents.sync, principal)
     return JSONResponse(job_view(job), status_code=202)
 
 
 @router.post("/ops/reindex", status_code=202, summary="Reindex one document, or repair all")
 async def ops_reindex(req: ReindexRequest, principal: Caller, ctx: Ctx) -> JSONResponse:
-    require_writer(principal)
-    # Repairing every store touches documents this caller may not see: writers may
-    # reindex sources, a full repair is for operators (`ragline repair`).
-    if not req.source and not principal.superuser and "admin" not in principal.roles:
-        raise ApiError(403, "a full repair needs an admin key; name a source to reindex")
-    if req.source:
-        # Only a document the caller can see, by its source key: never an arbitrary path
-        # on this server.
-        # (an upload key may hold several documents: one the caller sees is enough)
-        docs = await asyncio.to_thread(ctx.rag.stores.metadata.documents_at, req.source)
-        if not any(principal.can_see(d.acl_tags) for d in docs):
-            raise ApiError(404, f"no document with source {req.source!r}")
-    job = await asyncio.to_thread(_open_job, ctx, principal.user, "reindex", req.source)
+    job = await asyncio.to_thread(ctx.documents.reindex, principal, req.source)
     return JSONResponse(job_view(job), status_code=202)

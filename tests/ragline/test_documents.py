@@ -125,3 +125,39 @@ def test_a_delete_unserves_at_once_and_queues_the_stores(rag: Ragline, tmp_path:
 
 def test_tags_come_repeated_or_comma_separated() -> None:
     assert split_tags(["b, a", "a", " ", "c,"]) == ["a", "b", "c"]
+
+
+def test_a_reindex_names_a_source_the_caller_sees_a_full_repair_needs_an_admin(
+    rag: Ragline, tmp_path: Path
+) -> None:
+    doc = tmp_path / "docs" / "ledger.md"
+    doc.parent.mkdir()
+    doc.write_text("# Ledger\n\nThe ledger closes on Fridays.\n", encoding="utf-8")
+    [outcome], _ = rag.ingest([doc], tags=["finance"])
+    source = rag.stores.metadata.document(outcome.doc_id).source  # type: ignore[union-attr]
+    runner, changes = Runner(), []
+    jobs = _jobs(rag, runner, changes)
+    with pytest.raises(WriteDenied, match="can_write"):
+        jobs.sync(READER)
+    with pytest.raises(WriteDenied, match="admin key"):
+        jobs.reindex(WRITER, "")
+    with pytest.raises(NotFound, match="no document with source"):
+        jobs.reindex(OUTSIDER, source)  # hidden from it: as if there were none
+    with pytest.raises(NotFound):
+        jobs.reindex(WRITER, str(tmp_path / "docs"))  # a path on this server is no source
+    assert runner.submitted == []
+
+    job = jobs.reindex(WRITER, source)
+    admin = Principal("ada", roles=frozenset({"admin"}), can_write=True)
+    repair = jobs.reindex(admin, "")
+    assert runner.submitted == [
+        ("reindex", job.job_id, {"source": source}),
+        ("reindex", repair.job_id, {"source": ""}),
+    ]
+    runner.down = True
+    with pytest.raises(Unavailable):
+        jobs.sync(WRITER)
+    failed = [j for j in rag.stores.metadata.jobs(limit=10) if j.kind == "sync"]
+    assert [(j.state, j.reason) for j in failed] == [
+        (FAILED, "could not queue the sync: broker refused the connection")
+    ]
