@@ -34,10 +34,8 @@ from ragline.api import (
 from ragline.api.auth import KeyRing
 from ragline.api.backpressure import InFlightLimit
 from ragline.api.buckets import bucket_store
-from ragline.api.cache import QueryCache
 from ragline.api.context import ApiContext
 from ragline.api.errors import install_error_handlers
-from ragline.api.limits import max_upload_bytes
 from ragline.api.middleware import (
     FORM_OVERHEAD,
     HeaderSizeGuard,
@@ -48,7 +46,9 @@ from ragline.api.middleware import (
 from ragline.app import Ragline
 from ragline.documents import DocumentJobs
 from ragline.events import EventBus, make_event_bus
+from ragline.limits import max_upload_bytes
 from ragline.monitor import start_alert_scheduler
+from ragline.query_cache import QueryCache
 from ragline.threads import blocking_pool_size
 from ragline.web import routes as web
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel

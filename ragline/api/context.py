@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated
 
 from fastapi import Depends, Request
 
 from core.settings import Settings
 from ragline.api.auth import KeyRing
-from ragline.api.cache import QueryCache
 from ragline.app import Ragline
 from ragline.documents import DocumentJobs
 from ragline.events import EventBus, IndexEvent
+from ragline.queries import Queries
+from ragline.query_cache import QueryCache
 from ragline.worker.runner import TaskRunner
 
 log = logging.getLogger("ragline.api")
@@ -31,6 +33,11 @@ class ApiContext:
     keys: KeyRing
     documents: DocumentJobs
     broker_url: str = ""
+
+    @cached_property
+    def queries(self) -> Queries:
+        """Search and ask through this process's cache, the dense index checked first."""
+        return Queries(self.rag, self.cache, self.before_query)
 
     def on_event(self, event: IndexEvent) -> None:
         """Another process (a worker) changed the index: drop cached results and pick

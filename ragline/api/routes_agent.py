@@ -14,9 +14,9 @@ from fastapi import APIRouter
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
-from ragline.api.limits import check_question
 from ragline.api.routes_openai import answer_turns, turns_of
 from ragline.api.schemas import AgentRequest, ChatMessage, ChatOptions
+from ragline.limits import check_question
 
 router = APIRouter(prefix="/v1", tags=["query"])
 

@@ -16,8 +16,8 @@ from core.blocks import GatewayResult
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
-from ragline.api.limits import check_question, check_top_k
 from ragline.app import NotAllowed
+from ragline.limits import check_question, check_top_k
 from ragline.render import block_view, gateway_view
 
 router = APIRouter(prefix="/v1", tags=["gateway"])

@@ -26,10 +26,9 @@ from ragline.agent import chat_focus
 from ragline.api.auth import Caller
 from ragline.api.context import ApiContext, Ctx
 from ragline.api.errors import ApiError
-from ragline.api.limits import check_question
-from ragline.api.query import run_query
 from ragline.api.schemas import ChatMessage, ChatOptions, ChatRequest
-from ragline.api.sse import error_payload, event, pieces, sse_response
+from ragline.api.sse import error_payload, event, pieces, refused, sse_response
+from ragline.limits import check_question
 from ragline.render import answer_view
 
 MODEL = "ragline"
@@ -102,8 +101,7 @@ async def answer_turns(
         view["focus"] = focus_view(reply.focus)
         return view
     focus = await chat_focus(ctx.rag, turns)
-    view = await run_query(
-        ctx,
+    view = await ctx.queries.run(
         principal,
         focus.query,
         top_k=opts.top_k,
@@ -195,7 +193,7 @@ async def _stream(
     try:
         view = await answer_turns(turns_of(req.messages), req.ragline, principal, ctx)
     except Exception as exc:  # the stream is open: report in-band, as OpenAI does
-        if not isinstance(exc, ApiError):
+        if not refused(exc):
             log.exception("streamed chat completion failed")
         yield event(error_payload(exc))
         yield event("[DONE]")

@@ -12,11 +12,9 @@ from fastapi.responses import StreamingResponse
 from core.types import Principal
 from ragline.api.auth import Caller
 from ragline.api.context import ApiContext, Ctx
-from ragline.api.errors import ApiError
-from ragline.api.limits import check_question
-from ragline.api.query import run_query
 from ragline.api.schemas import QueryRequest, QueryStreamRequest
-from ragline.api.sse import error_payload, event, pieces, sse_response
+from ragline.api.sse import error_payload, event, pieces, refused, sse_response
+from ragline.limits import check_question
 
 router = APIRouter(prefix="/v1", tags=["query"])
 log = logging.getLogger("ragline.api")
@@ -57,8 +55,7 @@ async def ask(
 async def _query(
     req: QueryRequest, principal: Principal, ctx: ApiContext, ask: bool
 ) -> dict[str, Any]:
-    return await run_query(
-        ctx,
+    return await ctx.queries.run(
         principal,
         req.question,
         top_k=req.top_k,
@@ -77,7 +74,7 @@ async def _ask_events(
     try:
         view = await _query(req, principal, ctx, ask=True)
     except Exception as exc:
-        if not isinstance(exc, ApiError):
+        if not refused(exc):
             log.exception("streamed ask failed")
         yield event(error_payload(exc), "error")
         return

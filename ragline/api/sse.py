@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
-from ragline.api.errors import ApiError
+from ragline.api.errors import ApiError, status_of
 
 _PIECE = re.compile(r"\S+\s*")
 WORDS_PER_PIECE = 6
@@ -40,9 +40,16 @@ def pieces(text: str, words: int = WORDS_PER_PIECE) -> Iterator[str]:
         yield "".join(tokens[i : i + words])
 
 
+def refused(exc: Exception) -> bool:
+    """Whether a failure is a refusal meant for the caller (not a server error to log)."""
+    return isinstance(exc, ApiError) or status_of(exc) is not None
+
+
 def error_payload(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, ApiError):
         return {"error": {"type": "bad_request", "message": exc.message, "status": exc.status}}
+    if (status := status_of(exc)) is not None:
+        return {"error": {"type": "bad_request", "message": str(exc), "status": status}}
     return {"error": {"type": "server_error", "message": "the answer failed; see the server log"}}
 
 

@@ -2,7 +2,8 @@
 
 Self-contained on purpose: `ragline bench query --baseline-ref REF` runs this same file with
 an older tree first on the import path, so it may use only what every version of Ragline
-has (`Ragline(settings)`, `aask`/`asearch`, `stores`, `embedder`, `records`).
+has (`Ragline(settings)`, `aask`/`asearch`, `stores`, `embedder`), and looks up the rest
+(`records`, `warm_up`, the answerers) before using it.
 
 Protocol (JSON lines): the first stdin line is the job (data_dir, mode, warm-up
 questions); the runner warms up and prints {"ready": true}; then every stdin line is one
@@ -106,7 +107,9 @@ def instrument(rag: Any, meter: Meter) -> None:
     stores.graph = _Proxy(stores.graph, meter, "graph", STORE_CALLS["graph"])
     rag.embedder = _Proxy(rag.embedder, meter, "embed", STORE_CALLS["embed"])
     stores.metadata = _Proxy(stores.metadata, meter, "writes", ("log_query", "record_gap"))
-    rag.records.save_trace = meter.wrap("writes", rag.records.save_trace)
+    records = getattr(rag, "records", None)  # (trees before the gateway keep no traces)
+    if records is not None:
+        records.save_trace = meter.wrap("writes", records.save_trace)
     # Sentence embeddings of extractive answers (model inference): each answerer holds its
     # own similarity function, bound to the embedder before it was wrapped above.
     answerers = [getattr(rag, "answerer", None), getattr(rag, "extractive", None)]

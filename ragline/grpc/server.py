@@ -1,6 +1,6 @@
 """The Ragline gRPC service: protobuf in, the HTTP API's own services and queries, protobuf
 out. No rules live here: keys resolve through the same KeyRing, questions through the same
-`run_query` (limits, cache, audit), uploads through the same `DocumentJobs` and metadata
+`Queries` (limits, cache, audit), uploads through the same `DocumentJobs` and metadata
 through `Ragline`, so both doors always agree on who may see and do what.
 """
 
@@ -24,12 +24,11 @@ from ragline.agent import chat_focus
 from ragline.api.app import build_context, close_context
 from ragline.api.context import ApiContext
 from ragline.api.errors import ApiError, status_of
-from ragline.api.limits import check_question
-from ragline.api.query import run_query
 from ragline.api.sse import pieces
 from ragline.documents import UploadForm, split_tags
 from ragline.grpc import ragline_pb2 as pb
 from ragline.grpc import ragline_pb2_grpc as pb_grpc
+from ragline.limits import check_question
 from ragline.render import gateway_view
 
 log = logging.getLogger("ragline.grpc")
@@ -118,8 +117,7 @@ class RaglineService(pb_grpc.RaglineServicer):
         principal = await self._principal(context)
         view = await self._call(
             context,
-            run_query(
-                self.ctx,
+            self.ctx.queries.run(
                 principal,
                 request.question,
                 top_k=request.top_k or None,
@@ -166,8 +164,7 @@ class RaglineService(pb_grpc.RaglineServicer):
         focus = await chat_focus(self.ctx.rag, [*turns, Turn("user", question)])
         view = await self._call(
             context,
-            run_query(
-                self.ctx,
+            self.ctx.queries.run(
                 principal,
                 focus.query,
                 top_k=request.top_k or None,

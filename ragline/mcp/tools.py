@@ -18,9 +18,8 @@ from core.errors import InvalidRequest
 from core.ids import path_from_uri
 from core.types import Chunk, Citation, Principal, QueryFilter
 from ingestion.parse import FORMATS
-from ragline.api.errors import ApiError
-from ragline.api.limits import check_query, check_top_k
 from ragline.app import Ragline
+from ragline.limits import check_query, check_top_k
 from ragline.render import block_view, route_view
 from routing.instruction import TaskContext
 
@@ -232,13 +231,13 @@ class RaglineTools:
         self.principal = principal
 
     def _checked(self, question: str, top_k: int, context: TaskContext) -> tuple[str, int]:
-        # The HTTP API's limits, so both doors into Ragline accept the same input.
+        # The same limits as every other door into Ragline.
         api = self.rag.settings.api
         try:
             check_top_k(top_k, api)
             return check_query(question, context, api), top_k
-        except ApiError as exc:
-            raise ToolError(exc.message) from exc
+        except InvalidRequest as exc:
+            raise ToolError(str(exc)) from exc
 
     async def _refresh(self) -> None:
         # Another process (`ragline ingest`, a worker) may have flushed a newer dense

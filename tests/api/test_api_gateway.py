@@ -191,7 +191,7 @@ def test_catalogue_lists_only_what_the_key_may_use(server: str) -> None:
 def test_cached_answers_are_per_attribute_set() -> None:
     """Two keys of one user with different regions must not share cached rows."""
     from core.types import Principal
-    from ragline.api.cache import cache_key
+    from ragline.query_cache import cache_key
 
     west = Principal("u", roles=frozenset({"sales"}), attributes=(("region", "West"),))
     south = Principal("u", roles=frozenset({"sales"}), attributes=(("region", "South"),))

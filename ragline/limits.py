@@ -1,19 +1,19 @@
-"""Input limits from settings.api, with messages that say which limit and which setting."""
+"""Input limits from settings.api, the same for every door, with messages that say which
+limit and which setting (InvalidRequest: each door's "invalid request")."""
 
 from __future__ import annotations
 
+from core.errors import InvalidRequest
 from core.settings import ApiSettings
-from ragline.api.errors import ApiError
 from routing.instruction import TaskContext
 
 
 def check_question(question: str, api: ApiSettings) -> str:
     question = question.strip()
     if not question:
-        raise ApiError(422, "question is empty")
+        raise InvalidRequest("question is empty")
     if len(question) > api.max_query_chars:
-        raise ApiError(
-            422,
+        raise InvalidRequest(
             f"question is {len(question)} characters; the limit is {api.max_query_chars} "
             "(RAGLINE_API__MAX_QUERY_CHARS)",
         )
@@ -31,7 +31,9 @@ def check_query(question: str, context: TaskContext, api: ApiSettings) -> str:
 
 def check_top_k(top_k: int | None, api: ApiSettings) -> int | None:
     if top_k is not None and not 1 <= top_k <= api.max_top_k:
-        raise ApiError(422, f"top_k must be between 1 and {api.max_top_k} (RAGLINE_API__MAX_TOP_K)")
+        raise InvalidRequest(
+            f"top_k must be between 1 and {api.max_top_k} (RAGLINE_API__MAX_TOP_K)"
+        )
     return top_k
 
 
