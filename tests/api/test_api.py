@@ -306,3 +306,21 @@ def test_writes_need_a_writer_key_and_own_tags(client: TestClient) -> None:
     assert wait_job(client, up["job_id"], ALICE)["state"] == "searchable"
     assert client.delete(f"/v1/documents/{up['doc_id']}", headers=READER).status_code == 403
     assert client.delete(f"/v1/documents/{up['doc_id']}", headers=ALICE).status_code == 202
+
+
+def test_a_streamed_ask_refused_mid_stream_says_why_and_logs_no_failure(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The task context is checked once the stream is open: its refusal is an error event
+    with the reason and the status, as the unstreamed ask answers 422, and no server
+    failure is logged for it."""
+    body = {"question": "What is the zorblat output?", "context": {"date_from": "2024-13-40"}}
+    plain = client.post("/v1/ask", headers=ALICE, json=body)
+    assert plain.status_code == 422 and "date_from" in plain.json()["error"]["message"]
+    with caplog.at_level(logging.ERROR, logger="ragline.api"):
+        streamed = client.post("/v1/ask", headers=ALICE, json={**body, "stream": True})
+    assert streamed.status_code == 200
+    assert "event: error" in streamed.text
+    error = next(line for line in streamed.text.splitlines() if line.startswith('data: {"error"'))
+    assert '"status": 422' in error and "date_from" in error
+    assert not [r for r in caplog.records if "failed" in r.getMessage()]
