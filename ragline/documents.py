@@ -1,6 +1,7 @@
 """Document writes that run as jobs, the same through every door (HTTP, gRPC): an upload
 is stored, checked and queued for ingestion; a delete unserves the document at once and
-queues the stores' convergence; a sync or a reindex is queued for whoever may ask it.
+queues the stores' convergence; a sync or a reindex is queued for whoever may ask it; a
+job is shown to its owner and to whoever may read its document.
 
 The rules live here; the doors translate their request into an `UploadForm` and the
 errors below into their own statuses: `WriteDenied` (forbidden), `NotFound`, `Conflict`,
@@ -180,6 +181,25 @@ class DocumentJobs:
             meta.update_job(job.job_id, FAILED, f"could not queue the {record.kind}: {exc}")
             raise Unavailable("the task queue is unavailable; try again later") from exc
         return job
+
+    def job(self, principal: Principal, job_id: str) -> JobRecord:
+        """One job the principal may see; NotFound for any other (hidden or unknown)."""
+        job = self.rag.stores.metadata.job(job_id)
+        if job is None or not self._may_see(principal, job):
+            raise NotFound(f"no job {job_id}")
+        return job
+
+    def jobs(self, principal: Principal, batch_id: str = "", limit: int = 100) -> list[JobRecord]:
+        """The jobs of a batch (or the latest) that the principal may see."""
+        found = self.rag.stores.metadata.jobs(batch_id=batch_id, limit=limit)
+        return [j for j in found if self._may_see(principal, j)]
+
+    def _may_see(self, principal: Principal, job: JobRecord) -> bool:
+        """A caller sees its own jobs, and jobs of documents it may read."""
+        if principal.superuser or job.owner == principal.user:
+            return True
+        doc = self.rag.stores.metadata.document(job.doc_id) if job.doc_id else None
+        return doc is not None and principal.can_see(doc.acl_tags)
 
     def sync(self, principal: Principal) -> JobRecord:
         """Apply the outbox now (what the derived stores have not yet applied)."""

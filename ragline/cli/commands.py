@@ -559,7 +559,8 @@ def grpc_serve(
     port: Annotated[int | None, typer.Option(help="Port (RAGLINE_GRPC__PORT).")] = None,
 ) -> None:
     """Serve the gRPC API (ragline/grpc/ragline.proto): Search, Ask (streamed),
-    GetDocumentMeta, UploadDocument; API keys in the `authorization` metadata."""
+    GetDocumentMeta, UploadDocument, GetJob, DeleteDocument; API keys in the
+    `authorization` metadata."""
     import asyncio
 
     from core.errors import RaglineError

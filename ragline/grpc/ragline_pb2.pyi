@@ -239,6 +239,46 @@ class UploadResponse(_message.Message):
     source: str
     def __init__(self, doc_id: _Optional[str] = ..., job_id: _Optional[str] = ..., version: _Optional[str] = ..., state: _Optional[str] = ..., reason: _Optional[str] = ..., source: _Optional[str] = ...) -> None: ...
 
+class JobRequest(_message.Message):
+    __slots__ = ("job_id",)
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    def __init__(self, job_id: _Optional[str] = ...) -> None: ...
+
+class DeleteRequest(_message.Message):
+    __slots__ = ("doc_id",)
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    doc_id: str
+    def __init__(self, doc_id: _Optional[str] = ...) -> None: ...
+
+class Job(_message.Message):
+    __slots__ = ("job_id", "kind", "state", "done", "reason", "doc_id", "version", "batch_id", "source", "attempts", "created_at", "updated_at")
+    JOB_ID_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    DOC_ID_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    SOURCE_FIELD_NUMBER: _ClassVar[int]
+    ATTEMPTS_FIELD_NUMBER: _ClassVar[int]
+    CREATED_AT_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_AT_FIELD_NUMBER: _ClassVar[int]
+    job_id: str
+    kind: str
+    state: str
+    done: bool
+    reason: str
+    doc_id: str
+    version: str
+    batch_id: str
+    source: str
+    attempts: int
+    created_at: str
+    updated_at: str
+    def __init__(self, job_id: _Optional[str] = ..., kind: _Optional[str] = ..., state: _Optional[str] = ..., done: _Optional[bool] = ..., reason: _Optional[str] = ..., doc_id: _Optional[str] = ..., version: _Optional[str] = ..., batch_id: _Optional[str] = ..., source: _Optional[str] = ..., attempts: _Optional[int] = ..., created_at: _Optional[str] = ..., updated_at: _Optional[str] = ...) -> None: ...
+
 class GatewayRequest(_message.Message):
     __slots__ = ("name", "params", "question")
     class ParamsEntry(_message.Message):

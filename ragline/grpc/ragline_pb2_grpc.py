@@ -5,7 +5,7 @@ import warnings
 
 from ragline.grpc import ragline_pb2 as ragline_dot_grpc_dot_ragline__pb2
 
-GRPC_GENERATED_VERSION = '1.85.1'
+GRPC_GENERATED_VERSION = '1.85.4'
 GRPC_VERSION = grpc.__version__
 _version_not_supported = False
 
@@ -54,6 +54,16 @@ class RaglineStub:
                 request_serializer=ragline_dot_grpc_dot_ragline__pb2.UploadRequest.SerializeToString,
                 response_deserializer=ragline_dot_grpc_dot_ragline__pb2.UploadResponse.FromString,
                 _registered_method=True)
+        self.GetJob = channel.unary_unary(
+                '/ragline.v1.Ragline/GetJob',
+                request_serializer=ragline_dot_grpc_dot_ragline__pb2.JobRequest.SerializeToString,
+                response_deserializer=ragline_dot_grpc_dot_ragline__pb2.Job.FromString,
+                _registered_method=True)
+        self.DeleteDocument = channel.unary_unary(
+                '/ragline.v1.Ragline/DeleteDocument',
+                request_serializer=ragline_dot_grpc_dot_ragline__pb2.DeleteRequest.SerializeToString,
+                response_deserializer=ragline_dot_grpc_dot_ragline__pb2.Job.FromString,
+                _registered_method=True)
         self.QueryRows = channel.unary_unary(
                 '/ragline.v1.Ragline/QueryRows',
                 request_serializer=ragline_dot_grpc_dot_ragline__pb2.GatewayRequest.SerializeToString,
@@ -98,6 +108,23 @@ class RaglineServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetJob(self, request, context):
+        """Where an upload or a delete stands (like GET /v1/jobs/{id}): poll until `done`; a
+        failed ingestion says why in `reason`. Its owner, and whoever may read its document,
+        may see a job; any other job is NOT_FOUND.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteDocument(self, request, context):
+        """Delete a document everywhere (like DELETE /v1/documents/{id}): unserved at once, the
+        stores converge in the returned job.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def QueryRows(self, request, context):
         """Knowledge gateway: rows from a declared SQL template, as content blocks
         (like POST /v1/rows; the same role whitelist, bound attributes, audit and trace).
@@ -135,6 +162,16 @@ def add_RaglineServicer_to_server(servicer, server):
                     servicer.UploadDocument,
                     request_deserializer=ragline_dot_grpc_dot_ragline__pb2.UploadRequest.FromString,
                     response_serializer=ragline_dot_grpc_dot_ragline__pb2.UploadResponse.SerializeToString,
+            ),
+            'GetJob': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetJob,
+                    request_deserializer=ragline_dot_grpc_dot_ragline__pb2.JobRequest.FromString,
+                    response_serializer=ragline_dot_grpc_dot_ragline__pb2.Job.SerializeToString,
+            ),
+            'DeleteDocument': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteDocument,
+                    request_deserializer=ragline_dot_grpc_dot_ragline__pb2.DeleteRequest.FromString,
+                    response_serializer=ragline_dot_grpc_dot_ragline__pb2.Job.SerializeToString,
             ),
             'QueryRows': grpc.unary_unary_rpc_method_handler(
                     servicer.QueryRows,
@@ -255,6 +292,60 @@ class Ragline:
             '/ragline.v1.Ragline/UploadDocument',
             ragline_dot_grpc_dot_ragline__pb2.UploadRequest.SerializeToString,
             ragline_dot_grpc_dot_ragline__pb2.UploadResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetJob(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragline.v1.Ragline/GetJob',
+            ragline_dot_grpc_dot_ragline__pb2.JobRequest.SerializeToString,
+            ragline_dot_grpc_dot_ragline__pb2.Job.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteDocument(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/ragline.v1.Ragline/DeleteDocument',
+            ragline_dot_grpc_dot_ragline__pb2.DeleteRequest.SerializeToString,
+            ragline_dot_grpc_dot_ragline__pb2.Job.FromString,
             options,
             channel_credentials,
             insecure,

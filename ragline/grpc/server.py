@@ -20,6 +20,7 @@ from core.errors import RaglineError
 from core.settings import Settings
 from core.types import Principal
 from generation.conversation import Turn
+from indexing.protocols import JobRecord
 from ragline.agent import chat_focus
 from ragline.api.app import build_context, close_context
 from ragline.api.context import ApiContext
@@ -28,6 +29,7 @@ from ragline.api.sse import pieces
 from ragline.documents import UploadForm, split_tags
 from ragline.grpc import ragline_pb2 as pb
 from ragline.grpc import ragline_pb2_grpc as pb_grpc
+from ragline.jobs import job_view
 from ragline.limits import check_question
 from ragline.render import gateway_view
 
@@ -71,6 +73,12 @@ def _answer(view: dict[str, Any], retrieval_query: str = "") -> pb.Answer:
         timings_ms=view.get("timings_ms", {}),
         retrieval_query=retrieval_query,
     )
+
+
+def _job(job: JobRecord) -> pb.Job:
+    view = job_view(job)
+    times = {k: view[k] or "" for k in ("created_at", "updated_at")}  # proto3: "" for none
+    return pb.Job(**{**view, **times})
 
 
 class RaglineService(pb_grpc.RaglineServicer):
@@ -238,6 +246,23 @@ class RaglineService(pb_grpc.RaglineServicer):
             reason=receipt.job.reason or "",
             source=receipt.source,
         )
+
+    async def GetJob(self, request: pb.JobRequest, context: grpc.aio.ServicerContext) -> pb.Job:
+        principal = await self._principal(context)
+        job = await self._call(
+            context, asyncio.to_thread(self.ctx.documents.job, principal, request.job_id.strip())
+        )
+        return _job(job)
+
+    async def DeleteDocument(
+        self, request: pb.DeleteRequest, context: grpc.aio.ServicerContext
+    ) -> pb.Job:
+        principal = await self._principal(context)
+        job = await self._call(
+            context,
+            asyncio.to_thread(self.ctx.documents.delete, principal, request.doc_id.strip()),
+        )
+        return _job(job)
 
     async def QueryRows(
         self, request: pb.GatewayRequest, context: grpc.aio.ServicerContext

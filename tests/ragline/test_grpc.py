@@ -222,3 +222,48 @@ def test_upload_refusals_keep_their_reason_and_code(
         assert words in str(refused.value.details())
     after = sorted(p.name for p in uploads.glob("*")) if uploads.is_dir() else []
     assert after == before
+
+
+def _wait_done(stub: pb_grpc.RaglineStub, job_id: str, who: list[tuple[str, str]]) -> pb.Job:
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        job = stub.GetJob(pb.JobRequest(job_id=job_id), metadata=who)
+        if job.done:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} never finished")
+
+
+def test_a_jobs_progress_and_a_delete_over_grpc(stub: pb_grpc.RaglineStub) -> None:
+    """An upload's job is polled to its end; a broken file's job says why it failed; a
+    delete unserves the document and its job converges. Jobs follow the HTTP rule: the
+    owner, and whoever may read the document, see them; others get NOT_FOUND."""
+    notes = _upload(stub, "release-notes.md", ["finance"])
+    job = _wait_done(stub, notes.job_id, WRITER)
+    assert (job.kind, job.state, job.doc_id) == ("ingest", "searchable", notes.doc_id)
+    assert job.created_at and job.updated_at
+    assert _wait_done(stub, notes.job_id, FIN).state == "searchable"  # may read the doc
+    for who, job_id in ((READER, notes.job_id), (WRITER, "no-such-job")):
+        with pytest.raises(grpc.RpcError) as hidden:
+            stub.GetJob(pb.JobRequest(job_id=job_id), metadata=who)
+        assert hidden.value.code() == grpc.StatusCode.NOT_FOUND
+
+    broken = stub.UploadDocument(
+        pb.UploadRequest(filename="broken.pdf", content=b"%PDF-1.7\n not really a pdf"),
+        metadata=WRITER,
+    )
+    failed = _wait_done(stub, broken.job_id, WRITER)
+    assert failed.state == "failed" and failed.reason
+
+    with pytest.raises(grpc.RpcError) as readonly:
+        stub.DeleteDocument(pb.DeleteRequest(doc_id=notes.doc_id), metadata=READER)
+    assert readonly.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    deleting = stub.DeleteDocument(pb.DeleteRequest(doc_id=notes.doc_id), metadata=WRITER)
+    assert deleting.kind == "delete" and deleting.doc_id == notes.doc_id
+    with pytest.raises(grpc.RpcError) as gone:
+        stub.GetDocumentMeta(pb.DocumentMetaRequest(doc_id=notes.doc_id), metadata=WRITER)
+    assert gone.value.code() == grpc.StatusCode.NOT_FOUND  # unserved at once
+    assert _wait_done(stub, deleting.job_id, WRITER).state == "deleted"
+    with pytest.raises(grpc.RpcError) as again:
+        stub.DeleteDocument(pb.DeleteRequest(doc_id=notes.doc_id), metadata=WRITER)
+    assert again.value.code() == grpc.StatusCode.NOT_FOUND
