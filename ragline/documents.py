@@ -146,17 +146,7 @@ class DocumentJobs:
             source=spec.source,
         )
         known = self.rag.ingest_known(
-            Path(spec.path),
-            spec.source,
-            spec.version,
-            spec.doc_id,
-            tags=spec.tags,
-            department=spec.department,
-            source_trust=spec.source_trust,
-            title=spec.title or None,
-            name=spec.name,
-            modified=date.fromisoformat(spec.modified) if spec.modified else None,
-            principal=principal,
+            Path(spec.path), spec.source, spec.version, spec.doc_id, **spec.write()
         )
         if known is not None and known.status == "failed":
             raise Conflict(known.reason)

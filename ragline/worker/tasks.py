@@ -74,6 +74,18 @@ class IngestSpec:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def write(self) -> dict[str, Any]:
+        """What the write sets and who makes it, as DocumentIngestor.ingest's keywords."""
+        return {
+            "tags": self.tags,
+            "department": self.department,
+            "source_trust": self.source_trust,
+            "title": self.title or None,
+            "name": self.name,
+            "modified": date.fromisoformat(self.modified) if self.modified else None,
+            "principal": principal_from_dict(self.principal),
+        }
+
 
 @dataclass
 class TaskContext:
@@ -139,18 +151,7 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         )
     # Unchanged bytes cost no parse: the ingestor compares the metadata (an "updated"
     # outcome when the ACL, title, ... changed) after checking the write.
-    outcome = ctx.rag.ingestor.ingest(
-        path,
-        tags=s.tags,
-        department=s.department,
-        source_trust=s.source_trust,
-        source=s.source,
-        title=s.title or None,
-        name=s.name,
-        modified=date.fromisoformat(s.modified) if s.modified else None,
-        principal=principal_from_dict(s.principal),
-        doc_id=s.doc_id,
-    )
+    outcome = ctx.rag.ingestor.ingest(path, source=s.source, doc_id=s.doc_id, **s.write())
     ctx.rag.metrics.observe_ingest(outcome.status, outcome.chunks, outcome.pages)
     if outcome.status == "failed":
         release_upload(ctx, job_id, s)
