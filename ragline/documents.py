@@ -70,8 +70,9 @@ class UploadReceipt:
 
 
 class DocumentJobs:
-    """Uploads and deletes for one process: `rag` holds the truth, `runner` queues the
-    work, `on_change` drops whatever that process cached of the old state."""
+    """Document jobs for one serving process: `rag` holds the truth, `runner` queues the
+    work, `on_change` drops whatever that process cached of the old state. Each method
+    blocks (store and database I/O): call it off the event loop."""
 
     def __init__(
         self, rag: Ragline, runner: TaskRunner, on_change: Callable[[], None], max_bytes: int
@@ -117,7 +118,7 @@ class DocumentJobs:
             principal=principal_to_dict(principal),
             target=doc_id,
         )
-        job = self._queue_ingest(principal, spec, form.batch_id)
+        job = self._queue_ingest(spec, principal.user, form.batch_id)
         return UploadReceipt(doc_id, job, spec.version, source, form.batch_id, stored.size)
 
     def _refuse_unusable(self, stored: StoredUpload) -> None:
@@ -135,11 +136,13 @@ class DocumentJobs:
             stored.path.unlink(missing_ok=True)
             raise
 
-    def _queue_ingest(self, principal: Principal, spec: IngestSpec, batch_id: str) -> JobRecord:
+    def _queue_ingest(self, spec: IngestSpec, owner: str, batch_id: str) -> JobRecord:
+        """The upload's job: settled now when its bytes are known (a metadata update, or
+        nothing to do), else queued."""
         meta = self.rag.stores.metadata
         record = _job(
             "ingest",
-            principal.user,
+            owner,
             doc_id=spec.doc_id,
             version=spec.version,
             batch_id=batch_id,
