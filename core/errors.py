@@ -42,6 +42,10 @@ class InvalidRequest(RaglineError):
     """A request (task context, filter) that cannot be understood; the message says why."""
 
 
+class Forbidden(RaglineError):
+    """The caller may not do this; the message says why, and what it may do instead."""
+
+
 class NotFound(RaglineError):
     """Nothing the caller may see has this id: an unknown one and a hidden one alike."""
 

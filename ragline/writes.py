@@ -22,12 +22,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from core.errors import RaglineError
+from core.errors import Forbidden
 from core.ids import doc_id_for
 from core.types import Document, Principal
 
 
-class WriteDenied(RaglineError):
+class WriteDenied(Forbidden):
     """The principal may not make this change; the message is meant for the caller."""
 
 

@@ -18,6 +18,7 @@ from ragline.documents import DocumentJobs
 from ragline.events import EventBus, IndexEvent
 from ragline.queries import Queries
 from ragline.query_cache import QueryCache
+from ragline.reading import DocumentReader
 from ragline.worker.runner import TaskRunner
 
 log = logging.getLogger("ragline.api")
@@ -38,6 +39,11 @@ class ApiContext:
     def queries(self) -> Queries:
         """Search and ask through this process's cache, the dense index checked first."""
         return Queries(self.rag, self.cache, self.before_query)
+
+    @cached_property
+    def reader(self) -> DocumentReader:
+        """Documents for display: catalog, a version's passages, originals, passages."""
+        return DocumentReader(self.rag)
 
     def on_event(self, event: IndexEvent) -> None:
         """Another process (a worker) changed the index: drop cached results and pick

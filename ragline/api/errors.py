@@ -14,6 +14,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from core.errors import (
     Conflict,
+    Forbidden,
     InvalidRequest,
     NotFound,
     RaglineError,
@@ -21,7 +22,6 @@ from core.errors import (
     Unavailable,
     UnsupportedFormat,
 )
-from ragline.writes import WriteDenied
 
 log = logging.getLogger("ragline.api")
 
@@ -44,7 +44,7 @@ _TYPES = {
 
 # The application service's refusals, as statuses: every door (HTTP, gRPC) maps them so.
 _REFUSALS: tuple[tuple[type[RaglineError], int], ...] = (
-    (WriteDenied, 403),
+    (Forbidden, 403),  # WriteDenied among them
     (NotFound, 404),
     (Conflict, 409),
     (TooLarge, 413),

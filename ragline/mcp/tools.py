@@ -20,6 +20,7 @@ from core.types import Chunk, Citation, Principal, QueryFilter
 from ingestion.parse import FORMATS
 from ragline.app import Ragline
 from ragline.limits import check_query, check_top_k
+from ragline.reading import DocumentReader
 from ragline.render import block_view, route_view
 from routing.instruction import TaskContext
 
@@ -229,6 +230,7 @@ class RaglineTools:
     def __init__(self, rag: Ragline, principal: Principal) -> None:
         self.rag = rag
         self.principal = principal
+        self.reader = DocumentReader(rag)
 
     def _checked(self, question: str, top_k: int, context: TaskContext) -> tuple[str, int]:
         # The same limits as every other door into Ragline.
@@ -344,8 +346,7 @@ class RaglineTools:
     def _list_documents(self, limit: int) -> DocumentList:
         meta = self.rag.stores.metadata
         visible = sorted(
-            (d for d in meta.documents() if self.principal.can_see(d.acl_tags)),
-            key=lambda d: (d.title.casefold(), d.doc_id),
+            self.reader.documents(self.principal), key=lambda d: (d.title.casefold(), d.doc_id)
         )
         return DocumentList(
             documents=[

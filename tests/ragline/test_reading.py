@@ -1,0 +1,73 @@
+"""Reading documents for display (ragline/reading.py): hidden is the same as missing,
+originals only for those who may write, a passage's home even after the file changed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.errors import Forbidden, NotFound
+from core.settings import Settings
+from core.types import Principal
+from ragline.app import Ragline
+from ragline.reading import DocumentReader
+from ragline.writes import WriteDenied
+
+WRITER = Principal("wade", tags=frozenset({"finance"}), can_write=True)
+READER = Principal("rita", tags=frozenset({"finance"}))
+OUTSIDER = Principal("olga", can_write=True)
+
+
+@pytest.fixture()
+def setup(tmp_path: Path) -> Iterator[tuple[Ragline, Path, str]]:
+    doc = tmp_path / "docs" / "ledger.md"
+    doc.parent.mkdir()
+    doc.write_text("# Ledger\n\nThe ledger closes on Fridays.\n", encoding="utf-8")
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        [outcome], _ = rag.ingest([doc], tags=["finance"])
+        yield rag, doc, outcome.doc_id
+    finally:
+        rag.close()
+
+
+def test_a_hidden_document_reads_as_a_missing_one(setup: tuple[Ragline, Path, str]) -> None:
+    rag, _, doc_id = setup
+    reader = DocumentReader(rag)
+    assert [d.doc_id for d in reader.documents(WRITER)] == [doc_id]
+    assert list(reader.documents(OUTSIDER)) == [] and reader.catalog(OUTSIDER, 10) == []
+    view = reader.view(READER, doc_id)
+    cid = view["pages"][0]["passages"][0]["content_id"]
+    for call in (
+        lambda: reader.view(OUTSIDER, doc_id),
+        lambda: reader.original(OUTSIDER, doc_id),
+        lambda: reader.passage(OUTSIDER, cid),
+        lambda: reader.view(WRITER, "no-such-document"),
+        lambda: reader.view(WRITER, doc_id, "no-such-version"),
+    ):
+        with pytest.raises(NotFound):
+            call()
+
+
+def test_originals_are_for_writers_and_the_masked_text_for_readers(
+    setup: tuple[Ragline, Path, str],
+) -> None:
+    rag, doc, doc_id = setup
+    reader = DocumentReader(rag)
+    assert reader.view(READER, doc_id)["has_file"] is False
+    with pytest.raises(Forbidden, match=f"/v1/documents/{doc_id}/view") as denied:
+        reader.original(READER, doc_id)
+    assert not isinstance(denied.value, WriteDenied)  # a read refused, not a write
+    assert reader.view(WRITER, doc_id)["has_file"] is True
+    path, doc_type = reader.original(WRITER, doc_id)
+    assert path == doc and doc_type == "markdown"
+
+    # The file changed on disk: its old bytes are no longer here, the passage still is.
+    cid = reader.view(WRITER, doc_id)["pages"][0]["passages"][0]["content_id"]
+    doc.write_text("# Ledger\n\nThe ledger now closes on Thursdays.\n", encoding="utf-8")
+    assert reader.view(WRITER, doc_id)["has_file"] is False
+    with pytest.raises(NotFound, match="not kept on this server"):
+        reader.original(WRITER, doc_id)
+    assert reader.passage(READER, cid)["doc_id"] == doc_id
