@@ -25,10 +25,11 @@ from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
 
 router = APIRouter(prefix="/v1", tags=["viewer"])
+# By the document's format (ingestion.parse.FORMATS); any other is a download.
 _MEDIA = {
     "pdf": "application/pdf",
-    "md": "text/plain; charset=utf-8",
-    "txt": "text/plain; charset=utf-8",
+    "markdown": "text/plain; charset=utf-8",
+    "text": "text/plain; charset=utf-8",
     "html": "text/plain; charset=utf-8",  # never rendered as a page of ours
 }
 

@@ -282,6 +282,8 @@ def test_original_bytes_are_for_writers_and_admins_readers_get_the_masked_text(
     for writer in (FIN, ALICE):  # the uploader, and a writer who may replace it (public)
         got = client.get(f"/v1/documents/{doc_id}/file", headers=writer)
         assert got.status_code == 200 and got.content == body
+        # A Markdown original is plain text to the browser, never a page of ours.
+        assert got.headers["content-type"] == "text/plain; charset=utf-8"
         assert client.get(f"/v1/documents/{doc_id}/view", headers=writer).json()["has_file"]
     # A hidden document stays a 404, for readers and writers alike.
     secret = upload(client, f"vault-{uuid.uuid4().hex[:6]}.md", body, FIN, acl_tags="finance")
