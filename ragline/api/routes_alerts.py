@@ -15,8 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from indexing.protocols import AlertEventRecord
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
-from ragline.api.routes_audit import is_auditor
 from ragline.jobs import job_view
+from ragline.oversight import is_auditor
 
 router = APIRouter(prefix="/v1", tags=["alerts"])
 

@@ -12,7 +12,7 @@ from fastapi.responses import PlainTextResponse, Response
 from monitoring.gaps import gap_view, gaps_csv
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
-from ragline.api.errors import ApiError
+from ragline.oversight import Oversight
 
 router = APIRouter(prefix="/v1", tags=["gaps"])
 
@@ -28,11 +28,8 @@ async def list_gaps(
     format: Literal["json", "csv"] = "json",
     limit: Annotated[int, Query(ge=1, le=10_000)] = 1000,
 ) -> Response | dict[str, Any]:
-    # Gaps quote other people's questions: only administrators (writers) may read them.
-    if not (principal.can_write or principal.superuser):
-        raise ApiError(403, "knowledge gaps need a key with can_write (RAGLINE_API__KEYS)")
     rows = await asyncio.to_thread(
-        ctx.rag.stores.metadata.gaps, since, None if status == "all" else status, limit
+        Oversight(ctx.rag).gaps, principal, since, None if status == "all" else status, limit
     )
     if format == "csv":
         return PlainTextResponse(gaps_csv(rows), media_type="text/csv")

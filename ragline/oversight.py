@@ -1,0 +1,71 @@
+"""What auditors and knowledge administrators read, with who may read what, the same for
+every door: the per-passage audit trail and the knowledge gaps.
+
+Auditors (the role "auditor" or "admin") see every user's audit rows; anyone else sees
+only their own questions, and only passages of documents they may read. Gaps quote other
+people's questions: they are for keys that may write (knowledge administrators).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from core.errors import Forbidden
+from core.types import Principal
+from indexing.protocols import GapRecord
+from monitoring.audit import naive_utc, passage_rows
+from ragline.app import Ragline
+
+AUDIT_ROLES = frozenset({"auditor", "admin"})
+
+
+def is_auditor(principal: Principal) -> bool:
+    return principal.superuser or bool(AUDIT_ROLES & principal.roles)
+
+
+class Oversight:
+    def __init__(self, rag: Ragline) -> None:
+        self.rag = rag
+
+    def audit_rows(
+        self,
+        principal: Principal,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        user: str | None = None,
+        doc_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[dict[str, object]]:
+        """One row per cited passage of the last `limit` answers in the time range, oldest
+        first (`monitoring.audit.PASSAGE_COLUMNS`)."""
+        meta = self.rag.stores.metadata
+        auditor = is_auditor(principal)
+        if not auditor:
+            user = principal.user
+        records = meta.query_log(naive_utc(since), naive_utc(until), user, limit)
+        rows = list(passage_rows(reversed(records), meta, doc_id))
+        if auditor:
+            return rows
+        visible: dict[str, bool] = {}
+        out = []
+        for row in rows:
+            d = str(row["doc_id"])
+            if d not in visible:
+                doc = meta.document(d)
+                visible[d] = doc is not None and principal.can_see(doc.acl_tags)
+            if visible[d]:
+                out.append(row)
+        return out
+
+    def gaps(
+        self,
+        principal: Principal,
+        since: datetime | None = None,
+        status: str | None = "open",
+        limit: int = 1000,
+    ) -> list[GapRecord]:
+        """Questions the documents do not answer, most asked first (`status` None: open and
+        closed)."""
+        if not (principal.can_write or principal.superuser):
+            raise Forbidden("knowledge gaps need a key with can_write (RAGLINE_API__KEYS)")
+        return self.rag.stores.metadata.gaps(since, status, limit)
