@@ -204,7 +204,7 @@ class DocumentMeta(_message.Message):
     def __init__(self, doc_id: _Optional[str] = ..., title: _Optional[str] = ..., source: _Optional[str] = ..., doc_type: _Optional[str] = ..., modified: _Optional[str] = ..., pages: _Optional[int] = ..., current_version: _Optional[str] = ..., versions: _Optional[_Iterable[_Union[VersionInfo, _Mapping]]] = ...) -> None: ...
 
 class UploadRequest(_message.Message):
-    __slots__ = ("filename", "content", "title", "department", "doc_type", "acl_tags", "source_trust", "batch_id")
+    __slots__ = ("filename", "content", "title", "department", "doc_type", "acl_tags", "source_trust", "batch_id", "public")
     FILENAME_FIELD_NUMBER: _ClassVar[int]
     CONTENT_FIELD_NUMBER: _ClassVar[int]
     TITLE_FIELD_NUMBER: _ClassVar[int]
@@ -213,6 +213,7 @@ class UploadRequest(_message.Message):
     ACL_TAGS_FIELD_NUMBER: _ClassVar[int]
     SOURCE_TRUST_FIELD_NUMBER: _ClassVar[int]
     BATCH_ID_FIELD_NUMBER: _ClassVar[int]
+    PUBLIC_FIELD_NUMBER: _ClassVar[int]
     filename: str
     content: bytes
     title: str
@@ -221,7 +222,8 @@ class UploadRequest(_message.Message):
     acl_tags: _containers.RepeatedScalarFieldContainer[str]
     source_trust: float
     batch_id: str
-    def __init__(self, filename: _Optional[str] = ..., content: _Optional[bytes] = ..., title: _Optional[str] = ..., department: _Optional[str] = ..., doc_type: _Optional[str] = ..., acl_tags: _Optional[_Iterable[str]] = ..., source_trust: _Optional[float] = ..., batch_id: _Optional[str] = ...) -> None: ...
+    public: bool
+    def __init__(self, filename: _Optional[str] = ..., content: _Optional[bytes] = ..., title: _Optional[str] = ..., department: _Optional[str] = ..., doc_type: _Optional[str] = ..., acl_tags: _Optional[_Iterable[str]] = ..., source_trust: _Optional[float] = ..., batch_id: _Optional[str] = ..., public: _Optional[bool] = ...) -> None: ...
 
 class UploadResponse(_message.Message):
     __slots__ = ("doc_id", "job_id", "version", "state", "reason", "source")

@@ -220,15 +220,21 @@ class RaglineService(pb_grpc.RaglineServicer):
         self, request: pb.UploadRequest, context: grpc.aio.ServicerContext
     ) -> pb.UploadResponse:
         principal = await self._principal(context)
-        trust = request.source_trust or 1.0
-        if not 0.0 <= trust <= 1.0:
+        trust = request.source_trust if request.HasField("source_trust") else None
+        if trust is not None and not 0.0 <= trust <= 1.0:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "source_trust must be in 0..1")
+        tags = split_tags(request.acl_tags)
+        if tags and request.public:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT, "give acl_tags or public, not both"
+            )
         form = UploadForm(
             filename=request.filename,
             title=request.title,
             department=request.department,
             doc_type=request.doc_type,
-            tags=split_tags(request.acl_tags),
+            # As HTTP's omitted field: no tags keeps an existing document's tags.
+            tags=tags or ([] if request.public else None),
             source_trust=trust,
             batch_id=request.batch_id,
         )

@@ -267,3 +267,32 @@ def test_a_jobs_progress_and_a_delete_over_grpc(stub: pb_grpc.RaglineStub) -> No
     with pytest.raises(grpc.RpcError) as again:
         stub.DeleteDocument(pb.DeleteRequest(doc_id=notes.doc_id), metadata=WRITER)
     assert again.value.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_a_reupload_without_tags_keeps_the_documents_tags(stub: pb_grpc.RaglineStub) -> None:
+    """As over HTTP, leaving the tags out keeps an existing document's ACL: re-uploading a
+    restricted document never opens it up by omission; `public` does that on purpose."""
+
+    def put(content: bytes, **fields: object) -> pb.Job:
+        up = stub.UploadDocument(
+            pb.UploadRequest(filename="vault-notes.md", content=content, **fields),
+            metadata=WRITER,
+        )
+        return _wait_done(stub, up.job_id, WRITER)
+
+    first = put(b"# Vault notes\n\nThe vault opens at nine.\n", acl_tags=["finance"])
+    assert first.state == "searchable"
+    second = put(b"# Vault notes\n\nThe vault opens at ten.\n")  # new bytes, no tags
+    assert second.state == "searchable" and second.doc_id == first.doc_id
+    with pytest.raises(grpc.RpcError) as hidden:
+        stub.GetDocumentMeta(pb.DocumentMetaRequest(doc_id=first.doc_id), metadata=READER)
+    assert hidden.value.code() == grpc.StatusCode.NOT_FOUND
+    assert len(_wait_searchable(stub, first.doc_id).versions) == 2
+
+    with pytest.raises(grpc.RpcError) as both:
+        put(b"# Vault notes\n\nThe vault opens at ten.\n", acl_tags=["finance"], public=True)
+    assert both.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    opened = put(b"# Vault notes\n\nThe vault opens at ten.\n", public=True)
+    assert opened.state == "searchable"
+    meta = stub.GetDocumentMeta(pb.DocumentMetaRequest(doc_id=first.doc_id), metadata=READER)
+    assert meta.doc_id == first.doc_id
