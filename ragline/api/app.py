@@ -44,7 +44,6 @@ from ragline.api.middleware import (
     UploadSizeGuard,
 )
 from ragline.app import Ragline
-from ragline.documents import DocumentJobs
 from ragline.events import EventBus, make_event_bus
 from ragline.limits import max_upload_bytes
 from ragline.monitor import start_alert_scheduler
@@ -82,16 +81,13 @@ def build_context(
     `close_context`."""
     rag = Ragline(settings)
     events = make_event_bus(settings, events_channel(queue))
-    runner = runner or _runner(settings, rag, events, queue)
-    cache = QueryCache(settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s)
     ctx = ApiContext(
         settings=settings,
         rag=rag,
-        runner=runner,
+        runner=runner or _runner(settings, rag, events, queue),
         events=events,
-        cache=cache,
+        cache=QueryCache(settings.api.cache_ttl_s if cache_ttl_s is None else cache_ttl_s),
         keys=KeyRing(settings.api.keys, settings.api.rate_per_s, bucket_store(settings)),
-        documents=DocumentJobs(rag, runner, cache.invalidate, max_upload_bytes(settings.api)),
         broker_url=settings.worker.broker_url,
     )
     events.subscribe(ctx.on_event)

@@ -16,6 +16,7 @@ from ragline.api.auth import KeyRing
 from ragline.app import Ragline
 from ragline.documents import DocumentJobs
 from ragline.events import EventBus, IndexEvent
+from ragline.limits import max_upload_bytes
 from ragline.queries import Queries
 from ragline.query_cache import QueryCache
 from ragline.reading import DocumentReader
@@ -32,8 +33,14 @@ class ApiContext:
     events: EventBus
     cache: QueryCache
     keys: KeyRing
-    documents: DocumentJobs
     broker_url: str = ""
+
+    @cached_property
+    def documents(self) -> DocumentJobs:
+        """Uploads, deletes, syncs and reindexes as jobs on this process's task runner."""
+        return DocumentJobs(
+            self.rag, self.runner, self.cache.invalidate, max_upload_bytes(self.settings.api)
+        )
 
     @cached_property
     def queries(self) -> Queries:
