@@ -25,7 +25,7 @@ from connectors.gateway import Gateway
 from connectors.records import GatewayRecords, MemoryItem, Trace, TraceRecord
 from connectors.router import Decision, match_status, match_templates
 from core.blocks import ContentBlock, Freshness, GatewayResult
-from core.errors import InvalidRequest, RaglineError
+from core.errors import InvalidRequest, NotFound, RaglineError
 from core.ids import doc_id_for, path_from_uri, scoped_doc_id
 from core.settings import Settings
 from core.switches import Switch
@@ -991,6 +991,14 @@ class Ragline:
         if not principal.can_see(doc.acl_tags):
             self.metrics.acl_denials.labels(endpoint="/v1/documents", reason="hidden").inc()
             return None
+        return doc
+
+    def require_document(self, doc_id: str, principal: Principal) -> Document:
+        """`visible_document`, or NotFound: "no document ID" for a hidden one and a missing
+        one alike."""
+        doc = self.visible_document(doc_id, principal)
+        if doc is None:
+            raise NotFound(f"no document {doc_id}")
         return doc
 
     def _versions(self, doc_id: str) -> list[dict[str, Any]]:

@@ -216,9 +216,7 @@ class DocumentJobs:
         """Unserve the document now (the truth marks it deleted) and queue the derived
         stores' convergence (blocking: call it off the event loop)."""
         authorize_write(principal, None)  # a key that may write at all, first
-        doc = self.rag.visible_document(doc_id, principal)
-        if doc is None:
-            raise NotFound(f"no document {doc_id}")
+        doc = self.rag.require_document(doc_id, principal)
         authorize_write(principal, doc, None, doc_id)
         meta = self.rag.stores.metadata
         # Truth first: once marked deleted nothing of it is served, whatever the derived

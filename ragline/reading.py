@@ -52,7 +52,7 @@ class DocumentReader:
     def view(self, principal: Principal, doc_id: str, version: str = "") -> dict[str, Any]:
         """A version's passages by page (default: the current one), with line spans: the
         indexed, PII-masked text, tables as cells."""
-        doc = self._document(principal, doc_id)
+        doc = self.rag.require_document(doc_id, principal)
         v = self._version(doc_id, version)
         pages: dict[int, list[dict[str, Any]]] = {}
         items = self.rag.stores.metadata.version_items(doc_id, v)
@@ -87,7 +87,7 @@ class DocumentReader:
     def original(self, principal: Principal, doc_id: str, version: str = "") -> tuple[Path, str]:
         """The file holding a version's original bytes on this server, and the document's
         type."""
-        doc = self._document(principal, doc_id)
+        doc = self.rag.require_document(doc_id, principal)
         if (why := self._denial(principal, doc)) is not None:
             self.rag.metrics.acl_denials.labels(
                 endpoint="/v1/documents/file", reason="original"
@@ -122,12 +122,6 @@ class DocumentReader:
             "source": chunk.source,
             "title": chunk.title,
         }
-
-    def _document(self, principal: Principal, doc_id: str) -> Document:
-        doc = self.rag.visible_document(doc_id, principal)
-        if doc is None:
-            raise NotFound(f"no document {doc_id}")
-        return doc
 
     def _version(self, doc_id: str, version: str) -> str:
         meta = self.rag.stores.metadata

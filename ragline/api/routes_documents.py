@@ -14,9 +14,9 @@ from typing import Annotated, Any
 from fastapi import APIRouter, File, Form, UploadFile
 from fastapi.responses import JSONResponse
 
-from core.types import Document, Principal
+from core.types import Document
 from ragline.api.auth import Caller
-from ragline.api.context import ApiContext, Ctx
+from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
 from ragline.documents import UploadForm, split_tags
 from ragline.jobs import job_view
@@ -34,13 +34,6 @@ def _document_view(doc: Document, current: str | None) -> dict[str, Any]:
         "handle": doc.handle,
         "current_version": current,
     }
-
-
-def _visible_document(ctx: ApiContext, principal: Principal, doc_id: str) -> Document:
-    doc = ctx.rag.visible_document(doc_id, principal)
-    if doc is None:
-        raise ApiError(404, f"no document {doc_id}")
-    return doc
 
 
 @router.post(
@@ -108,7 +101,7 @@ async def get_document(
     ctx: Ctx,
 ) -> dict[str, Any]:
     def load() -> dict[str, Any]:
-        doc = _visible_document(ctx, principal, doc_id)
+        doc = ctx.rag.require_document(doc_id, principal)
         return _document_view(doc, ctx.rag.stores.metadata.current_version(doc_id))
 
     return await asyncio.to_thread(load)
