@@ -3,7 +3,7 @@ and PostgreSQL (production) alike. Portable column types only."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime
+from datetime import date, datetime
 
 from sqlalchemy import (
     Boolean,
@@ -22,12 +22,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 class Base(DeclarativeBase):
     pass
-
-
-def naive_utc(at: datetime) -> datetime:
-    """The stores' timestamps are naive UTC (`DateTime` columns without a zone): an aware
-    moment is turned into UTC before it is stored or compared with them."""
-    return at.astimezone(UTC).replace(tzinfo=None) if at.tzinfo is not None else at
 
 
 class DocumentRow(Base):

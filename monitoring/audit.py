@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Protocol, TextIO
 
+from core.times import naive_utc
 from indexing.protocols import AlertEventRecord, IngestRecord, QueryLogRecord
 
 QUERY_COLUMNS: tuple[str, ...] = (
@@ -54,13 +55,6 @@ def safe_cell(value: object) -> object:
     if isinstance(value, str) and value.startswith(_FORMULA_START):
         return "'" + value
     return value
-
-
-def naive_utc(at: datetime | None) -> datetime | None:
-    """The store keeps naive UTC; an aware bound is converted, a naive one taken as UTC."""
-    if at is None or at.tzinfo is None:
-        return at
-    return at.astimezone(UTC).replace(tzinfo=None)
 
 
 def _iso(at: datetime) -> str:

@@ -11,9 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from core.errors import Forbidden
+from core.times import naive_utc
 from core.types import Principal
 from indexing.protocols import GapRecord
-from monitoring.audit import naive_utc, passage_rows
+from monitoring.audit import passage_rows
 from ragline.app import Ragline
 
 AUDIT_ROLES = frozenset({"auditor", "admin"})

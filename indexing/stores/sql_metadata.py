@@ -37,6 +37,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from core.errors import DocumentChanged
+from core.times import naive_utc
 from core.types import Chunk, Document, DocumentVersion
 from indexing.models import (
     AlertEventRow,
@@ -50,7 +51,6 @@ from indexing.models import (
     OutboxRow,
     QueryLogRow,
     VersionRow,
-    naive_utc,
 )
 from indexing.protocols import (
     AlertEventRecord,

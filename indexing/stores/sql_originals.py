@@ -14,7 +14,8 @@ from sqlalchemy import Engine, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
-from indexing.models import OriginalPartRow, naive_utc
+from core.times import naive_utc
+from indexing.models import OriginalPartRow
 
 PART_BYTES = 4 << 20
 

@@ -74,6 +74,7 @@ def export(
 ) -> None:
     """An audit log as CSV. The default, passages: one row per cited passage per answer
     (answer, document version, passage and processing lineage)."""
+    from core.times import naive_utc
     from indexing.stores.sql_metadata import SqlMetadataStore
     from monitoring.audit import (
         ALERT_COLUMNS,
@@ -82,7 +83,6 @@ def export(
         export_ingest,
         export_passages,
         export_queries,
-        naive_utc,
         write_csv,
     )
 
