@@ -154,7 +154,7 @@ def render(report: dict[str, Any], console: Console) -> None:
         markup=False,
         highlight=False,
     )
-    console.print("\n[bold]Blocks[/]")
+    console.print("\nBlocks", style="bold", markup=False)
     for b in report["blocks"]:
         indent = "  " * len(b["section_path"])
         level = f"H{b['level']}" if b["kind"] == "heading" else b["kind"]
@@ -165,7 +165,7 @@ def render(report: dict[str, Any], console: Console) -> None:
             no_wrap=True,
             overflow="ellipsis",
         )
-    console.print("\n[bold]Chunks[/]")
+    console.print("\nChunks", style="bold", markup=False)
     console.print(
         "# kind pages lines ~tokens [table_id] (section) text; a table part shows its first row",
         markup=False,

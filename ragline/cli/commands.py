@@ -13,16 +13,28 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
 # Start-up: `ragline --help` and the start of `ragline ask` must not pay for the stores,
 # models and web stack. Everything heavy is imported inside the command that needs it;
 # tests/ragline/test_cli_startup.py fails when a heavy module is imported here again.
 from ragline.bench.cli import bench_app
+from ragline.cli.common import (
+    AsJson,
+    DataDir,
+    Roles,
+    User,
+    console,
+    err,
+    fail,
+    labelled,
+    open_app,
+    settings_for,
+)
 from ragline.cli.gateway import register as register_gateway_commands
 from ragline.cli.monitoring import register as register_monitoring_commands
+from ragline.cli.service import register as register_service_commands
 from ragline.mcp.server import mcp_command
-from ragline.worker.commands import register as register_service_commands
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -38,14 +50,7 @@ register_service_commands(app)  # serve, worker, jobs
 register_monitoring_commands(app)  # audit export, alerts check
 app.command("mcp")(mcp_command)  # MCP tools for agents (stdio or streamable HTTP)
 register_gateway_commands(app)  # rows, status, trace, remember, recall, gateway ...
-console = Console()
-err = Console(stderr=True)
 
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
-]
-User = Annotated[str, typer.Option("--user", help="Who is asking.")]
 ApiKeyOpt = Annotated[
     str | None,
     typer.Option(
@@ -55,9 +60,7 @@ ApiKeyOpt = Annotated[
         "default: the operator.",
     ),
 ]
-Roles = Annotated[list[str] | None, typer.Option("--role", help="A role of the user (repeatable).")]
 Tags = Annotated[list[str] | None, typer.Option("--tag", help="An access tag (repeatable).")]
-AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 TopK = Annotated[int | None, typer.Option("--top-k", min=1, max=100)]
 DocTypes = Annotated[list[str] | None, typer.Option("--doc-type", help="Only these formats.")]
 Task = Annotated[
@@ -75,28 +78,6 @@ Filters = Annotated[
         "date_range=FROM..TO, entities, region.",
     ),
 ]
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    from core.settings import Settings
-
-    return Settings(data_dir=data_dir) if data_dir else Settings()
-
-
-def _open(
-    data_dir: Path | None,
-    embedder: Future[Embedder] | None = None,
-    settings: Settings | None = None,
-) -> Ragline:
-    from core.errors import RaglineError
-    from ragline.app import Ragline
-
-    try:
-        settings = settings or _settings(data_dir)
-        return Ragline(settings, embedder.result() if embedder is not None else None)
-    except RaglineError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        raise typer.Exit(2) from exc
 
 
 def _embedder_loading(settings: Settings) -> Future[Embedder]:
@@ -186,7 +167,7 @@ def ingest(
     if public and tag:
         raise typer.BadParameter("--public and --tag exclude each other")
     tags: list[str] | None = [] if public else tag
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         from rich.progress import Progress
 
@@ -215,7 +196,6 @@ def ingest(
         )
     else:
         from rich.table import Table
-        from rich.text import Text
 
         table = Table("file", "status", "chunks", "tables", "pages", "s", "reason")
 
@@ -229,13 +209,13 @@ def ingest(
             if o.status == "indexed" and o.warnings:
                 colour = "yellow"
             table.add_row(
-                Text(Path(o.path).name),
-                f"[{colour}]{o.status}[/]" if colour else o.status,
+                Path(o.path).name,
+                Text(o.status, style=colour),
                 str(o.chunks),
                 str(o.tables),
                 str(o.pages),
                 f"{o.seconds:.2f}",
-                Text(o.note),  # a library's message may contain brackets: never markup
+                o.note,
             )
         console.print(table)
         counts = Counter(o.status for o in outcomes)
@@ -245,7 +225,7 @@ def ingest(
             + (f" ({warned} with warnings)" if warned else "")
         )
         for store, error in report.errors.items():
-            err.print(f"[red]{store} store not updated:[/] {error} — run `ragline sync` later")
+            err.print(labelled(f"{store} store not updated", f"{error} — run `ragline sync` later"))
     if report.errors:
         raise typer.Exit(1)
 
@@ -262,7 +242,7 @@ def _query(
     task: str = "qa",
     filters: list[str] | None = None,
 ) -> dict[str, Any]:
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     embedder = _embedder_loading(settings)
     from core.errors import InvalidRequest
     from core.types import QueryFilter
@@ -272,9 +252,8 @@ def _query(
     try:
         context = parse_filter_args(filters or (), task)
     except InvalidRequest as exc:
-        err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(2) from exc
-    rag = _open(data_dir, embedder, settings)
+        fail("error", exc, 2)
+    rag = open_app(data_dir, embedder, settings)
     try:
         principal = _principal(user, role, tag)
         where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_type or ()))
@@ -286,8 +265,7 @@ def _query(
             rag.search(question, principal, where=where, top_k=top_k, context=context)
         )
     except InvalidRequest as exc:
-        err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(2) from exc
+        fail("error", exc, 2)
     finally:
         rag.close()
 
@@ -315,10 +293,12 @@ def search(
     )
     for i, h in enumerate(view["hits"], 1):
         console.print(
-            f"[bold]{i}. {h['label']}[/] {h['score']:.4f}  {h['title']}  "
-            f"p{h['page_start']}-{h['page_end']}"
+            Text.assemble(
+                (f"{i}. {h['label']}", "bold"),
+                f" {h['score']:.4f}  {h['title']}  p{h['page_start']}-{h['page_end']}",
+            )
         )
-        console.print("   " + h["text"][:300].replace("\n", " "), markup=False)
+        console.print("   " + h["text"][:300].replace("\n", " "))
 
 
 @app.command()
@@ -340,35 +320,36 @@ def ask(
     if as_json:
         print(json.dumps(view, ensure_ascii=False, indent=2, default=str))
         return
-    console.print(view["answer"], markup=False)
+    console.print(view["answer"])
     if view["citations"]:
-        console.print("\n[bold]Sources[/]")
+        console.print("\nSources", style="bold")
         for c in view["citations"]:
             console.print(
                 f"  {c['label']} {c['title']} — {_display(c['source'])} {_span_text(c)} "
                 f"(passage {_span_text(c, 'chunk_')}, "
                 f"{c['content_id']})",
-                markup=False,
             )
     console.print(
         f"\nconfidence: {view['confidence']:.2f}"
         + (f" — {view['reason']}" if view["reason"] else ""),
-        markup=False,
     )
     for s in view["sentences"]:
         if not s["supported"]:
-            err.print(f"[yellow]unsupported:[/] {s['text'][:120]}", markup=False)
+            err.print(labelled("unsupported", s["text"][:120], "yellow"))
     gateway_blocks = [b for b in view.get("blocks", []) if b["source_kind"] != "document"]
     if gateway_blocks:
-        console.print(f"\n[bold]Sources[/] (answered by {view['knowledge'].get('answered_by')})")
+        console.print(
+            Text.assemble(
+                ("\nSources", "bold"), f" (answered by {view['knowledge'].get('answered_by')})"
+            )
+        )
         for b in gateway_blocks:
             where = b["locator"].get("template") or b["locator"].get("url", "")
             console.print(
                 f"  {b['label']} {b['source_id']} {where} {b['locator'].get('params', {})}",
-                markup=False,
             )
     for w in view["warnings"]:
-        err.print(f"note: {w}", markup=False)
+        err.print(f"note: {w}")
     route = view["route"]
     line = f"route: {route['rule']} ({route['strategy']})"
     if route["synonyms_applied"]:
@@ -377,13 +358,13 @@ def ask(
         )
     if route["fallback"]:
         line += f"; fallback: {route['fallback']}"
-    err.print(line, markup=False)
+    err.print(line)
 
 
 @app.command()
 def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """List indexed documents."""
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         rows = [
             (d, rag.stores.metadata.current_version(d.doc_id))
@@ -429,12 +410,11 @@ def delete(doc_id: str, api_key: ApiKeyOpt = None, data_dir: DataDir = None) -> 
     """Remove a document from every store."""
     from ragline.writes import WriteDenied
 
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         ok = rag.delete(doc_id, _writer(rag, api_key))
     except WriteDenied as exc:
-        err.print(f"[red]refused:[/] {exc}")
-        raise typer.Exit(1) from exc
+        fail("refused", exc)
     finally:
         rag.close()
     console.print("deleted" if ok else f"no document {doc_id}")
@@ -445,20 +425,20 @@ def delete(doc_id: str, api_key: ApiKeyOpt = None, data_dir: DataDir = None) -> 
 @app.command()
 def sync(data_dir: DataDir = None) -> None:
     """Apply pending outbox entries to the derived stores (resumes a half-done ingest)."""
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         report = rag.sync()
     finally:
         rag.close()
     console.print(f"applied {report.applied}, promoted {len(report.promoted)} versions")
     for store, error in report.errors.items():
-        err.print(f"[red]{store}:[/] {error}")
+        err.print(labelled(store, error))
     if report.errors:
         raise typer.Exit(1)
 
 
 def _divergence(repairing: bool, data_dir: Path | None, stores: bool = True) -> None:
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         found = (rag.repair() if repairing else rag.check()) if stores else []
         # Unneeded originals go first: only what something needs is shared.
@@ -512,17 +492,15 @@ def repair_cmd(
     document or job needs (this host's and the database's), and keep this host's uploads
     in the database when uploads are shared (RAGLINE_API__UPLOAD_STORE)."""
     if uploads_only and rebuild:
-        err.print("[red]error:[/] --uploads-only rebuilds nothing; leave out --rebuild")
-        raise typer.Exit(2)
+        fail("error", "--uploads-only rebuilds nothing; leave out --rebuild", 2)
     if rebuild:
         from core.errors import RaglineError
         from ragline.rebuild import rebuild as rebuild_stores
 
         try:
-            counts = rebuild_stores(_settings(data_dir), rebuild)
+            counts = rebuild_stores(settings_for(data_dir), rebuild)
         except (RaglineError, ValueError) as exc:
-            err.print(f"[red]error:[/] {exc}")
-            raise typer.Exit(2) from exc
+            fail("error", exc, 2)
         for name, n in counts.items():
             console.print(f"{name:8s} rebuilt: {n} chunks")
     _divergence(True, data_dir, stores=not uploads_only)
@@ -539,12 +517,12 @@ def inspect_cmd(
     from ragline.inspect import inspect_file, render
 
     try:
-        report = inspect_file(file, _settings(None))
+        report = inspect_file(file, settings_for(None))
     except RaglineError as exc:
         if as_json:
             print(json.dumps({"file": str(file), "error": str(exc)}, ensure_ascii=False))
         else:
-            err.print(f"cannot parse {file}: {exc}", style="red", markup=False)
+            err.print(f"cannot parse {file}: {exc}", style="red")
         raise typer.Exit(1) from exc
     if as_json:
         print(json.dumps(report, ensure_ascii=False, indent=2))
@@ -566,7 +544,7 @@ def grpc_serve(
     from core.errors import RaglineError
     from ragline.grpc.server import serve
 
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     update = {k: v for k, v in (("host", host), ("port", port)) if v is not None}
     settings.grpc = settings.grpc.model_copy(update=update)
     try:
@@ -574,8 +552,7 @@ def grpc_serve(
     except KeyboardInterrupt:
         pass
     except RaglineError as exc:
-        err.print(f"error: {exc}", style="red", markup=False)
-        raise typer.Exit(2) from exc
+        fail("error", exc, 2)
 
 
 def main() -> None:  # pragma: no cover - the `ragline` command

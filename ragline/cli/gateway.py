@@ -11,7 +11,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
+
+from ragline.cli.common import (
+    AsJson,
+    DataDir,
+    Roles,
+    User,
+    console,
+    err,
+    open_app,
+    settings_for,
+)
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
     from core.blocks import GatewayResult
@@ -19,21 +29,15 @@ if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
     from ragline.app import Ragline
 
 
-console = Console()
-err = Console(stderr=True)
 gateway_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Sample data and sources of the gateway."
 )
 
-DataDir = Annotated[Path | None, typer.Option("--data-dir", help="RAGLINE_DATA_DIR")]
-User = Annotated[str, typer.Option("--user", help="Who is asking.")]
-Roles = Annotated[list[str] | None, typer.Option("--role", help="A role (repeatable).")]
 Attrs = Annotated[
     list[str] | None,
     typer.Option("--attr", help="A principal attribute NAME=VALUE, e.g. region=West."),
 ]
 Params = Annotated[list[str] | None, typer.Option("--param", "-p", help="NAME=VALUE.")]
-AsJson = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
 Question = Annotated[str, typer.Option("--question", "-q", help="Pick by rules from this.")]
 
 
@@ -57,29 +61,17 @@ def _principal(user: str, roles: list[str] | None, attrs: list[str] | None) -> P
     )
 
 
-def _open(data_dir: Path | None) -> Any:
-    from core.errors import RaglineError
-    from core.settings import Settings
-    from ragline.app import Ragline
-
-    try:
-        return Ragline(Settings(data_dir=data_dir) if data_dir else Settings())
-    except RaglineError as exc:
-        err.print(f"error: {exc}", markup=False)
-        raise typer.Exit(2) from exc
-
-
 def _print(view: dict[str, Any], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(view, ensure_ascii=False, indent=2, default=str))
         return
-    console.print(f"{view['status']}  trace {view['trace_id']}", markup=False)
+    console.print(f"{view['status']}  trace {view['trace_id']}")
     if view["message"]:
-        console.print(view["message"], markup=False)
+        console.print(view["message"])
     for b in view["blocks"]:
         stale = "  (stale)" if b["freshness"]["stale"] else ""
-        console.print(f"{b['label']} {b['title']}{stale}", markup=False)
-        console.print(b["text"], markup=False)
+        console.print(f"{b['label']} {b['title']}{stale}")
+        console.print(b["text"])
 
 
 def rows(
@@ -132,7 +124,7 @@ def _gateway_call(
     or status, or found nothing."""
     from ragline.render import gateway_view
 
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         result = asyncio.run(call(rag))
         _print(gateway_view(result), as_json)
@@ -151,16 +143,16 @@ def trace(
     from core.types import Principal
     from ragline.app import NotAllowed
 
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         principal = Principal(user="cli", roles=frozenset(role or ()), superuser=not role)
         try:
             record = rag.trace(trace_id, principal)
         except NotAllowed as e:
-            err.print(str(e), markup=False)
+            err.print(str(e))
             raise typer.Exit(1) from e
         if record is None:
-            err.print(f"no trace {trace_id}", markup=False)
+            err.print(f"no trace {trace_id}")
             raise typer.Exit(1)
         audit = [asdict(a) for a in reversed(rag.records.audit_log(trace_id))]
         typer.echo(
@@ -183,15 +175,15 @@ def remember(
     from core.types import Principal
     from ragline.app import NotAllowed
 
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         item = rag.remember(Principal(user=user, can_write=True), text, kind, key)
     except NotAllowed as e:
-        err.print(str(e), markup=False)
+        err.print(str(e))
         raise typer.Exit(1) from e
     finally:
         rag.close()
-    console.print(f"remembered {item.kind} #{item.id} for {item.owner}: {item.text}", markup=False)
+    console.print(f"remembered {item.kind} #{item.id} for {item.owner}: {item.text}")
 
 
 def recall(user: User = "cli", data_dir: DataDir = None, as_json: AsJson = False) -> None:
@@ -199,7 +191,7 @@ def recall(user: User = "cli", data_dir: DataDir = None, as_json: AsJson = False
     from core.types import Principal
     from ragline.render import block_view
 
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         blocks = [block_view(b) for b in rag.recall(Principal(user=user))]
     finally:
@@ -207,7 +199,7 @@ def recall(user: User = "cli", data_dir: DataDir = None, as_json: AsJson = False
     if as_json:
         typer.echo(json.dumps(blocks, ensure_ascii=False, indent=2, default=str))
     for b in [] if as_json else blocks:
-        console.print(f"[memory] {b['title']}: {b['text']}", markup=False)
+        console.print(f"[memory] {b['title']}: {b['text']}")
 
 
 @gateway_app.command("load-sample")
@@ -219,18 +211,16 @@ def load_sample_cmd(
     """Build the sample business database from the real public tables (SOURCES.md)."""
     from connectors.config import PACKAGED_SAMPLE
     from connectors.sample.database import grant_read_only, load_sample
-    from core.settings import Settings
 
-    settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    settings = settings_for(data_dir)
     target = url or f"sqlite:///{settings.data_dir / 'sample.db'}"
     report = load_sample(target)
     if grant:
         grant_read_only(target, grant)
-    console.print(f"loaded {report.tables} into {report.url}", markup=False)
+    console.print(f"loaded {report.tables} into {report.url}")
     console.print(
         f"enable it: RAGLINE_GATEWAY__SOURCES={PACKAGED_SAMPLE}"
         + ("" if not url else f" RAGLINE_SAMPLE_DB_URL={url}"),
-        markup=False,
     )
 
 
@@ -239,7 +229,7 @@ def sources_cmd(
     user: User = "cli", role: Roles = None, attr: Attrs = None, data_dir: DataDir = None
 ) -> None:
     """The templates and status sources a principal may use."""
-    rag = _open(data_dir)
+    rag = open_app(data_dir)
     try:
         typer.echo(
             json.dumps(
@@ -259,7 +249,7 @@ def status_service_cmd(
     from connectors.sample.status_service import StatusService
 
     service = StatusService(host, port)
-    console.print(f"ticket status service on {service.url}", markup=False)
+    console.print(f"ticket status service on {service.url}")
     service.serve_forever()
 
 

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.console import Console
+
+from ragline.cli.common import DataDir, err, fail, settings_for
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
-    from core.settings import Settings
     from monitoring.alerts import Alert
 
 
@@ -23,18 +23,6 @@ audit_app = typer.Typer(
 alerts_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Evaluate the alert rules."
 )
-err = Console(stderr=True)
-
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
-]
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    from core.settings import Settings
-
-    return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
 def _when(value: str | None, option: str) -> datetime | None:
@@ -91,7 +79,7 @@ def export(
         raise typer.BadParameter(f"the {log} log records no user", param_hint="--user")
     if doc is not None and log != "passages":
         raise typer.BadParameter("--doc filters the passages log", param_hint="--doc")
-    metadata = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
+    metadata = SqlMetadataStore(settings_for(data_dir).resolved_metadata_url)
     try:
         with ExitStack() as files:
             # newline="": the csv module writes its own line ends; stdout is not ours to close.
@@ -137,12 +125,11 @@ def check(
     from monitoring.alert_scheduler import utcnow
     from ragline.monitor import alert_evaluator, metadata_alert_source, rag_alert_source
 
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     try:
         evaluator = alert_evaluator(settings)
     except RaglineError as exc:
-        err.print(f"[red]error:[/] {exc}", markup=False)
-        raise typer.Exit(2) from exc
+        fail("error", exc, 2)
     if evaluator.needs_derived_stores:
         from ragline.app import Ragline
 
@@ -187,7 +174,7 @@ def gaps(
     from monitoring.gaps import gap_view, gaps_csv
 
     lo = _when(since, "--since")
-    metadata = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
+    metadata = SqlMetadataStore(settings_for(data_dir).resolved_metadata_url)
     try:
         rows = metadata.gaps(since=lo, status=None if status == "all" else status, limit=limit)
     finally:

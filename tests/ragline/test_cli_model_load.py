@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 import indexing.embedders
 from ragline.cli import commands as cli
+from ragline.cli.common import open_app, settings_for
 
 
 class RecordingEmbedder:
@@ -42,10 +43,10 @@ def test_the_model_loads_on_its_own_thread_and_the_query_uses_that_embedder(
 ) -> None:
     RecordingEmbedder.made.clear()
     monkeypatch.setattr(indexing.embedders, "make_embedder", lambda s: RecordingEmbedder())
-    settings = cli._settings(tmp_path)
+    settings = settings_for(tmp_path)
     made = cli._embedder_loading(settings)
     embedder = made.result(timeout=10)
-    rag = cli._open(tmp_path, made, settings)
+    rag = open_app(tmp_path, made, settings)
     try:
         assert rag.embedder is embedder
         assert RecordingEmbedder.made == [embedder]  # made once, not again by Ragline

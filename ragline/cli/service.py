@@ -1,4 +1,5 @@
-"""`ragline serve`, `ragline worker` and `ragline jobs`, registered on the main CLI."""
+"""`ragline serve`, `ragline worker` and `ragline jobs`: the serving processes and the ingestion
+jobs, registered on the main CLI."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from ragline.cli.common import AsJson, DataDir, console, err, fail, settings_for
 from ragline.worker import DEFAULT_QUEUE
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
@@ -21,16 +23,6 @@ Queue = Annotated[
         "--queue", help="Celery queue (and events channel) name; API and worker must agree."
     ),
 ]
-DataDir = Annotated[
-    Path | None,
-    typer.Option("--data-dir", help="Where the embedded stores live (RAGLINE_DATA_DIR)."),
-]
-
-
-def _settings(data_dir: Path | None) -> Settings:
-    from core.settings import Settings
-
-    return Settings(data_dir=data_dir) if data_dir else Settings()
 
 
 def serve(
@@ -60,7 +52,7 @@ def serve(
     from ragline.api.asgi import QUEUE_ENV
     from ragline.api.server import uvicorn_options
 
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     count = workers if workers is not None else settings.api.workers
     count = count or cores()
     # Worker processes rebuild the app from the environment: hand them what this command
@@ -73,7 +65,7 @@ def serve(
     os.environ.setdefault("RAGLINE_THREADS__PROCESSES", str(count))
     if count > 1:
         _share_metrics(settings)
-    Console(stderr=True).print(
+    err.print(
         f"ragline serve: {count} process(es) on {host or settings.api.host}:"
         f"{port or settings.api.port}, data in {settings.data_dir}"
     )
@@ -121,13 +113,14 @@ def worker(
     """Run a Celery ingestion worker (plus beat when RAGLINE_WORKER__SYNC_FOLDERS is set)."""
     from ragline.worker.celery_app import run_worker
 
-    settings = _settings(data_dir)
+    settings = settings_for(data_dir)
     if not settings.worker.broker_url:
-        Console(stderr=True).print(
-            "[red]error:[/] `ragline worker` needs RAGLINE_WORKER__BROKER_URL (redis://...); "
-            "without a broker, `ragline serve` runs the tasks in-process"
+        fail(
+            "error",
+            "`ragline worker` needs RAGLINE_WORKER__BROKER_URL (redis://...); "
+            "without a broker, `ragline serve` runs the tasks in-process",
+            2,
         )
-        raise typer.Exit(2)
     run_worker(settings, queue, concurrency, log_level, visibility_timeout, pool)
 
 
@@ -136,19 +129,19 @@ def jobs(
     batch: Annotated[str, typer.Option("--batch", help="Jobs of this batch.")] = "",
     limit: Annotated[int, typer.Option(min=1)] = 50,
     data_dir: DataDir = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    as_json: AsJson = False,
 ) -> None:
     """Ingestion jobs: state (queued, parsing, indexing, searchable, failed) and reason."""
     from indexing.stores.sql_metadata import SqlMetadataStore
     from ragline.jobs import batch_view, job_view
 
     # Only the metadata store: reading jobs must not load the embedder.
-    store = SqlMetadataStore(_settings(data_dir).resolved_metadata_url)
+    store = SqlMetadataStore(settings_for(data_dir).resolved_metadata_url)
     try:
         if job_id:
             job = store.job(job_id)
             if job is None:
-                Console(stderr=True).print(f"no job {job_id}")
+                err.print(f"no job {job_id}")
                 raise typer.Exit(1)
             records = [job]
         else:
@@ -165,13 +158,13 @@ def jobs(
         table.add_row(
             j.job_id[:12],
             j.kind,
-            f"[{colour}]{j.state}[/]" if colour else j.state,
+            Text(j.state, style=colour),
             j.doc_id[:6],
             j.source[-40:],
             j.updated_at.strftime("%Y-%m-%d %H:%M:%S") if j.updated_at else "",
             j.reason[:60],
         )
-    Console().print(table)
+    console.print(table)
 
 
 def register(app: typer.Typer) -> None:
