@@ -247,7 +247,7 @@ class Ragline:
         self,
         paths: Iterable[Path],
         tags: Iterable[str] | None = None,
-        progress: Any = None,
+        progress: Callable[[FileOutcome, int, int], None] | None = None,
         sync_every: int = 200,
         principal: Principal | None = None,
     ) -> tuple[list[FileOutcome], SyncReport]:
@@ -256,7 +256,9 @@ class Ragline:
         `tags` None keeps each existing document's ACL (new ones get the folder rules'
         tags only); a list, even empty, replaces it. A change of ACL with the same bytes
         is a metadata update, in every store before this returns. `principal` None is the
-        operator; otherwise each write (and removal) is checked as for the API."""
+        operator; otherwise each write (and removal) is checked as for the API.
+        `progress` is called with each file's outcome as it is done, in the order the files
+        were found, with the number done so far and the number found."""
         from ingestion.parse import TIKA_EXTENSIONS
         from ragline.ingest import FileOutcome, defer_large, walk
 
@@ -272,6 +274,7 @@ class Ragline:
             [p for p, _ in found], self.settings.ingest_limits.defer_files_over_mb
         )
         by_index: dict[int, FileOutcome] = {}
+        reported: list[int] = []  # the files reported to `progress`, in that order
         report = SyncReport()
         # Files go in groups of consecutive ones, the supported ones ingested together (the
         # passages of small files embedded in one call); a group ends before the deferred
@@ -305,11 +308,13 @@ class Ragline:
                 nonlocal shown
                 if progress is not None:
                     for i in group[shown:upto]:
-                        progress(found[i][0])
+                        reported.append(i)
+                        progress(by_index[i], len(reported), len(found))
                 shown = max(shown, upto)
 
-            def one_done(_: Path) -> None:  # the next supported file, in order
+            def one_done(outcome: FileOutcome) -> None:  # the next supported file, in order
                 nonlocal done
+                by_index[group[supported[done]]] = outcome
                 show(supported[done] + 1)
                 done += 1
 

@@ -271,14 +271,14 @@ class DocumentIngestor:
         *,
         tags: Iterable[str] | None = None,
         principal: Principal | None = None,
-        progress: Callable[[Path], None] | None = None,
+        progress: Callable[[FileOutcome], None] | None = None,
         between: Callable[[int], None] | None = None,
     ) -> list[FileOutcome]:
         """`ingest` for several files (each as the document of its own URI), in order, with
         the passages of consecutive small files embedded in one call: an embedder spends
         most of a one-passage call on fixed costs, and a batch spreads over its threads.
         Each file still succeeds or fails alone, with its own reason. `progress` is called
-        with each file's path as it is done, in order. `between` is called with the number
+        with each file's outcome as it is done, in order. `between` is called with the number
         of files done so far each time a group of passages has gone to the embedder: work
         done there (a sync of what is staged) overlaps the embedding."""
         frozen = None if tags is None else frozenset(tags)
@@ -292,7 +292,7 @@ class DocumentIngestor:
     def _run(
         self,
         jobs: Sequence[_Job],
-        progress: Callable[[Path], None] | None = None,
+        progress: Callable[[FileOutcome], None] | None = None,
         between: Callable[[int], None] | None = None,
     ) -> list[FileOutcome]:
         """Prepare each file (parse, mask, chunk, entities); once `ingest.embed_group`
@@ -309,9 +309,9 @@ class DocumentIngestor:
 
         def report() -> None:
             nonlocal reported
-            while reported < len(jobs) and outcomes[reported] is not None:
+            while reported < len(jobs) and (done := outcomes[reported]) is not None:
                 if progress is not None:
-                    progress(jobs[reported].path)
+                    progress(done)
                 reported += 1
 
         # One file (an upload) or no grouping: embedded here, with no child to start.

@@ -8,6 +8,7 @@ import gc
 import json
 import sys
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from core.types import Principal
     from indexing.embedders import Embedder
     from ragline.app import Ragline
+    from ragline.ingest import FileOutcome
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help=__doc__, rich_markup_mode=None)
 app.add_typer(bench_app, name="bench")
@@ -104,6 +106,30 @@ def _embedder_loading(settings: Settings) -> Future[Embedder]:
 
     threading.Thread(target=load, name="model-load", daemon=True).start()
     return made
+
+
+@contextlib.contextmanager
+def _file_progress(quiet: bool) -> Iterator[Callable[[FileOutcome, int, int], None]]:
+    """Progress of an ingest on stderr, none when `quiet`: a bar on a terminal, else a
+    plain line per file, so a log of a long run shows how far it got."""
+    if quiet:
+        yield lambda *_: None
+        return
+    if err.is_terminal:
+        from rich.progress import Progress
+
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("ingesting", total=None)
+            yield lambda _, done, found: bar.update(task, completed=done, total=found)
+        return
+
+    def line(outcome: FileOutcome, done: int, found: int) -> None:
+        what = f"{outcome.chunks} chunks, {outcome.seconds:.2f} s" if outcome.chunks else ""
+        note = "; ".join(x for x in (what, outcome.note) if x)
+        name = Path(outcome.path).name
+        err.print(f"{done}/{found} {outcome.status} {name}" + (f": {note}" if note else ""))
+
+    yield line
 
 
 def _span_text(citation: dict[str, Any], of: str = "") -> str:
@@ -169,14 +195,9 @@ def ingest(
     tags: list[str] | None = [] if public else tag
     rag = open_app(data_dir)
     try:
-        from rich.progress import Progress
-
         principal = _writer(rag, api_key)
-        with Progress(console=err, transient=True, disable=as_json) as bar:
-            task = bar.add_task("ingesting", total=None)
-            outcomes, report = rag.ingest(
-                paths, tags=tags, progress=lambda p: bar.advance(task), principal=principal
-            )
+        with _file_progress(quiet=as_json) as progress:
+            outcomes, report = rag.ingest(paths, tags=tags, progress=progress, principal=principal)
     finally:
         rag.close()
     if as_json:

@@ -1,6 +1,6 @@
 """The command line prints titles, file names, ids and messages as they are: brackets in
 them are text, not markup (rich dropped "[Draft]" and crashed on "[/ops]"), and no
-message shows markup tags such as "[red]"."""
+message shows markup tags such as "[red]". Progress shows when the output is no terminal."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ def test_bracketed_titles_and_names_are_printed_as_written(tmp_path: Path) -> No
     ingest = runner.invoke(cli, ["ingest", str(docs), "--data-dir", str(data)], env=WIDE)
     assert ingest.exit_code == 0, ingest.output
     assert "[v2] pumps.md" in ingest.output
+    # Not a terminal: a plain progress line per file, not a bar that never shows.
+    assert "1/1 indexed [v2] pumps.md: 1 chunks" in ingest.output
 
     listed = runner.invoke(cli, ["docs", "--data-dir", str(data)], env=WIDE)
     assert listed.exit_code == 0, listed.output

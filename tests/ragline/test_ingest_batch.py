@@ -12,6 +12,7 @@ import pytest
 from core.settings import IngestSettings, Settings
 from core.types import Principal
 from ragline.app import Ragline
+from ragline.ingest import FileOutcome
 
 OPERATOR = Principal("ops", superuser=True)
 
@@ -44,14 +45,15 @@ def test_one_bad_file_fails_alone_and_the_others_share_embedding_calls(
         return real(texts)
 
     monkeypatch.setattr(rag.embedder, "embed_passages", embed)
-    seen: list[str] = []
+    seen: list[tuple[FileOutcome, int, int]] = []
     try:
-        outcomes, _ = rag.ingest([folder], progress=lambda p: seen.append(p.name))
+        outcomes, _ = rag.ingest([folder], progress=lambda *shown: seen.append(shown))
         assert [Path(o.path).name for o in outcomes] == ["a.md", "b.pdf", "c.md", "d.md", "e.md"]
         assert [o.status for o in outcomes] == ["indexed", "failed", "indexed", "failed", "indexed"]
         assert "the embedder broke on this text" in outcomes[3].reason
         assert outcomes[1].reason  # the parser's reason, not the neighbours'
-        assert seen == ["a.md", "b.pdf", "c.md", "d.md", "e.md"]
+        # Progress gives each file's own outcome as it is done, in order, with the count.
+        assert seen == [(o, n, 5) for n, o in enumerate(outcomes, start=1)]
         # The first call embedded the four parsed files' passages together; after it
         # failed, each file was embedded on its own to find the one it belongs to.
         assert sum("Form F-" in t for t in calls[0]) == 4
@@ -159,7 +161,7 @@ def test_the_next_group_is_embedded_while_this_one_is_staged(
     monkeypatch.setattr(DocumentIngestor, "_stage", stage)
     seen: list[str] = []
     try:
-        outcomes, _ = rag.ingest([folder], progress=lambda p: seen.append(p.name))
+        outcomes, _ = rag.ingest([folder], progress=lambda o, *_: seen.append(Path(o.path).name))
     finally:
         rag.close()
     assert [o.status for o in outcomes] == ["indexed"] * 3
@@ -177,7 +179,7 @@ def test_progress_keeps_skipped_files_in_found_order(tmp_path: Path) -> None:
     rag = Ragline(Settings(data_dir=tmp_path / "data"))
     seen: list[str] = []
     try:
-        outcomes, _ = rag.ingest([folder], progress=lambda p: seen.append(p.name))
+        outcomes, _ = rag.ingest([folder], progress=lambda o, *_: seen.append(Path(o.path).name))
     finally:
         rag.close()
     assert seen == ["a.md", "b.xyz", "c.md", "d.xyz"]

@@ -136,7 +136,9 @@ def test_batch_reports_in_found_order_after_deferring(tmp_path: Path) -> None:
     seen: list[str] = []
     with_rag = Ragline(settings)
     try:
-        outcomes, _ = with_rag.ingest([folder], progress=lambda p: seen.append(p.name))
+        outcomes, _ = with_rag.ingest(
+            [folder], progress=lambda o, *_: seen.append(Path(o.path).name)
+        )
     finally:
         with_rag.close()
     assert seen == ["b-small.md", "a-big.md"]  # the big one waited
