@@ -9,7 +9,7 @@ emptied and reloaded from the truth, no model needed.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from core.settings import Settings
@@ -26,14 +26,20 @@ def dense_dir(settings: Settings) -> Path:
     return Path(configured) if configured else settings.data_dir / "dense"
 
 
-def _batches(meta: MetadataStore) -> Iterator[list[IndexedChunk]]:
-    ids = sorted(meta.serving_ids() | meta.pending_ids())
+# (store, chunks written so far, chunks to write), after each round
+Progress = Callable[[str, int, int], None]
+
+
+def _batches(ids: Sequence[str], meta: MetadataStore) -> Iterator[list[IndexedChunk]]:
     for i in range(0, len(ids), _BATCH):
-        yield meta.items(ids[i : i + _BATCH])
+        yield meta.items(list(ids[i : i + _BATCH]))
 
 
-def rebuild(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
-    """Rebuild each target store; returns how many chunks each now holds."""
+def rebuild(
+    settings: Settings, targets: Sequence[str], progress: Progress | None = None
+) -> dict[str, int]:
+    """Rebuild each target store; returns how many chunks each now holds. `progress` is
+    told after each round of chunks."""
     unknown = set(targets) - set(REBUILDABLE)
     if unknown:
         raise ValueError(f"cannot rebuild {sorted(unknown)}; choose from {REBUILDABLE}")
@@ -47,7 +53,7 @@ def rebuild(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
         shutil.rmtree(old, ignore_errors=True)
         dense_dir(settings).rename(old)
     try:
-        counts = _rebuild_open(settings, targets)
+        counts = _rebuild_open(settings, targets, progress)
     except BaseException:
         if old is not None:
             shutil.rmtree(dense_dir(settings), ignore_errors=True)
@@ -58,7 +64,9 @@ def rebuild(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
     return counts
 
 
-def _rebuild_open(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
+def _rebuild_open(
+    settings: Settings, targets: Sequence[str], progress: Progress | None
+) -> dict[str, int]:
     rag = Ragline(settings)
     try:
         meta = rag.stores.metadata
@@ -68,7 +76,8 @@ def _rebuild_open(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
             if name != "dense":  # the dense directory was set aside: it starts empty
                 store.delete(sorted(store.content_ids()))
             n = 0
-            for items in _batches(meta):
+            ids = sorted(meta.serving_ids() | meta.pending_ids())
+            for items in _batches(ids, meta):
                 if name == "dense":
                     vectors = rag.embedder.embed_passages([i.chunk.text for i in items])
                     meta.replace_vectors(
@@ -77,6 +86,8 @@ def _rebuild_open(settings: Settings, targets: Sequence[str]) -> dict[str, int]:
                     items = [IndexedChunk(i.chunk, v) for i, v in zip(items, vectors, strict=True)]
                 store.upsert(items)
                 n += len(items)
+                if progress is not None:
+                    progress(name, n, len(ids))
             store.flush()
             counts[name] = n
         return counts

@@ -132,6 +132,23 @@ def _file_progress(quiet: bool) -> Iterator[Callable[[FileOutcome, int, int], No
     yield line
 
 
+def _every_few_seconds(seconds: float = 2.0) -> Callable[[str, int, int], None]:
+    """Progress of a long rebuild on stderr: "dense 5120/90000 chunks", at most one line
+    every few seconds, and the last one."""
+    import time
+
+    last = 0.0
+
+    def line(store: str, done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= seconds or done == total:
+            err.print(f"{store} {done}/{total} chunks")
+            last = now
+
+    return line
+
+
 def _span_text(citation: dict[str, Any], of: str = "") -> str:
     """Where a cited sentence (`of`="chunk_": its passage) is: "p3 lines 14-20", or across
     a page break "p33 line 14 - p34 line 10" (line numbers count within their page)."""
@@ -519,7 +536,7 @@ def repair_cmd(
         from ragline.rebuild import rebuild as rebuild_stores
 
         try:
-            counts = rebuild_stores(settings_for(data_dir), rebuild)
+            counts = rebuild_stores(settings_for(data_dir), rebuild, _every_few_seconds())
         except (RaglineError, ValueError) as exc:
             fail("error", exc, 2)
         for name, n in counts.items():

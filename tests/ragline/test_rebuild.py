@@ -50,6 +50,7 @@ def test_changed_embedder_is_refused_then_rebuilt(data_dir: Path) -> None:
 
     result = CliRunner().invoke(app, ["repair", "--rebuild", "dense", "--data-dir", str(data_dir)])
     assert result.exit_code == 0, result.output
+    assert "dense 1/1 chunks" in result.output  # progress, for the hours a large one takes
     assert "dense    rebuilt: 1 chunks" in result.output
     assert json.loads(sidecar.read_text(encoding="utf-8"))["model"] == "use-multilingual-v3"
     assert not (data_dir / "dense.previous").exists()
