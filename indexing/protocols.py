@@ -374,9 +374,16 @@ class MetadataStore(Protocol):
         ...
 
     def jobs(
-        self, *, batch_id: str = "", doc_id: str = "", state: str = "", limit: int = 100
+        self,
+        *,
+        batch_id: str = "",
+        doc_id: str = "",
+        state: str = "",
+        limit: int = 100,
+        offset: int = 0,
     ) -> list[JobRecord]:
-        """Newest first, narrowed by whichever of batch, document and state are given."""
+        """Newest first, narrowed by whichever of batch, document and state are given;
+        `offset` newest ones skipped."""
         ...
 
     def job_counts(self) -> dict[str, int]:

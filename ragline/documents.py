@@ -183,9 +183,18 @@ class DocumentJobs:
         return job
 
     def jobs(self, principal: Principal, batch_id: str = "", limit: int = 100) -> list[JobRecord]:
-        """The jobs of a batch (or the latest) that the principal may see."""
-        found = self.rag.stores.metadata.jobs(batch_id=batch_id, limit=limit)
-        return [j for j in found if self._may_see(principal, j)]
+        """The `limit` latest jobs (of a batch) that the principal may see: counted among
+        those, so jobs it may not see neither take their places nor show by their count."""
+        meta = self.rag.stores.metadata
+        out: list[JobRecord] = []
+        offset = 0
+        while len(out) < limit:
+            page = meta.jobs(batch_id=batch_id, limit=max(limit, 100), offset=offset)
+            out.extend(j for j in page if self._may_see(principal, j))
+            if len(page) < max(limit, 100):
+                break
+            offset += len(page)
+        return out[:limit]
 
     def _may_see(self, principal: Principal, job: JobRecord) -> bool:
         """A caller sees its own jobs, and jobs of documents it may read."""

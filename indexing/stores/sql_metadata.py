@@ -1138,7 +1138,13 @@ class SqlMetadataStore:
             return _job(row) if row else None
 
     def jobs(
-        self, *, batch_id: str = "", doc_id: str = "", state: str = "", limit: int = 100
+        self,
+        *,
+        batch_id: str = "",
+        doc_id: str = "",
+        state: str = "",
+        limit: int = 100,
+        offset: int = 0,
     ) -> list[JobRecord]:
         query = select(JobRow)
         if batch_id:
@@ -1148,7 +1154,8 @@ class SqlMetadataStore:
         if state:
             query = query.where(JobRow.state == state)
         with self._session() as s:
-            rows = s.scalars(query.order_by(JobRow.created_at.desc()).limit(limit))
+            newest = query.order_by(JobRow.created_at.desc(), JobRow.job_id.desc())
+            rows = s.scalars(newest.offset(offset).limit(limit))
             return [_job(r) for r in rows]
 
     def job_counts(self) -> dict[str, int]:
