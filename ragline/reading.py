@@ -20,6 +20,8 @@ from core.types import Document, Principal
 from ragline.app import Ragline
 from ragline.writes import original_denial
 
+VIEWABLE = frozenset({"pending", "current", "superseded"})  # version states that can be opened
+
 
 class DocumentReader:
     def __init__(self, rag: Ragline) -> None:
@@ -104,9 +106,11 @@ class DocumentReader:
         superseded version that old answers still cite."""
         meta = self.rag.stores.metadata
         chunk = meta.serving([content_id]).get(content_id)
-        if chunk is None:
+        if chunk is None:  # an earlier version's, while its document and version are kept
             found = meta.items([content_id])
             chunk = found[0].chunk if found else None
+            if chunk is not None and not self._viewable(chunk.doc_id, chunk.version):
+                chunk = None
         if chunk is None or not principal.can_see(chunk.acl_tags):
             raise NotFound(f"no passage {content_id}")
         return {
@@ -130,9 +134,17 @@ class DocumentReader:
             if current is None:
                 raise NotFound(f"document {doc_id} has no searchable version")
             return current
-        if not meta.has_version(doc_id, version):
+        if not self._viewable(doc_id, version):
             raise NotFound(f"document {doc_id} has no version {version}")
         return version
+
+    def _viewable(self, doc_id: str, version: str) -> bool:
+        """A version of a document not deleted that is, was or is about to be searchable:
+        answers given before a new version came still cite the one they quoted."""
+        meta = self.rag.stores.metadata
+        if meta.document(doc_id) is None:
+            return False
+        return any(v.version == version and v.status in VIEWABLE for v in meta.versions(doc_id))
 
     def _denial(self, principal: Principal, doc: Document) -> str | None:
         cfg = self.rag.settings.originals

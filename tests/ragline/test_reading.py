@@ -71,3 +71,28 @@ def test_originals_are_for_writers_and_the_masked_text_for_readers(
     with pytest.raises(NotFound, match="not kept on this server"):
         reader.original(WRITER, doc_id)
     assert reader.passage(READER, cid)["doc_id"] == doc_id
+
+
+def test_an_earlier_version_opens_until_its_document_is_deleted(
+    setup: tuple[Ragline, Path, str],
+) -> None:
+    rag, doc, doc_id = setup
+    reader = DocumentReader(rag)
+    first = reader.view(READER, doc_id)
+    cid = first["pages"][0]["passages"][0]["content_id"]
+    doc.write_text("# Ledger\n\nThe ledger now closes on Thursdays.\n", encoding="utf-8")
+    rag.ingest([doc])
+    assert reader.view(READER, doc_id)["version"] != first["version"]
+    # An answer given before still cites the first version: its passage leads there, and
+    # that version opens (the console does passage -> view?version=).
+    assert reader.passage(READER, cid)["version"] == first["version"]
+    old = reader.view(READER, doc_id, first["version"])
+    assert "Fridays" in old["pages"][0]["passages"][0]["text"]
+
+    assert rag.delete(doc_id)
+    for call in (
+        lambda: reader.passage(READER, cid),
+        lambda: reader.view(READER, doc_id, first["version"]),
+    ):
+        with pytest.raises(NotFound):
+            call()
