@@ -39,6 +39,7 @@ from ragline.api.errors import install_error_handlers
 from ragline.api.middleware import (
     FORM_OVERHEAD,
     HeaderSizeGuard,
+    KeyGate,
     Observe,
     RequestMetrics,
     UploadSizeGuard,
@@ -172,6 +173,9 @@ def create_app(
         version="0.1.0",
         summary="Cited, permission-checked, fresh answers from a company's documents.",
         lifespan=lifespan,
+    )
+    app.add_middleware(
+        KeyGate, context=lambda: getattr(app.state, "ctx", None), writes=("/v1/documents",)
     )
     app.add_middleware(RequestMetrics, observer=lambda: getattr(app.state, "observe_request", None))
     app.add_middleware(UploadSizeGuard, max_bytes=max_upload_bytes(settings.api) + FORM_OVERHEAD)

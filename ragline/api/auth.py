@@ -5,16 +5,22 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from starlette.datastructures import Headers
 
 from core.settings import ApiKey
 from core.types import Principal
 from ragline.api.backpressure import RateLimiter, retry_after
 from ragline.api.buckets import BucketStore, bucket_name
 from ragline.api.errors import ApiError
+
+if TYPE_CHECKING:
+    from ragline.api.context import ApiContext
+
+ADMITTED = "principal"  # the request state's key for a caller `KeyGate` admitted
 
 _bearer = HTTPBearer(auto_error=False, description="Authorization: Bearer <API key>")
 _header = APIKeyHeader(name="X-API-Key", auto_error=False)
@@ -88,13 +94,18 @@ class KeyRing:
         return self._keys[found][1]
 
 
-async def authenticate(
-    request: Request,
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    api_key: Annotated[str | None, Depends(_header)],
-) -> Principal:
-    ring: KeyRing = request.app.state.ctx.keys
-    presented = bearer.credentials if bearer else api_key
+def presented_key(headers: Headers) -> str:
+    """The key a request carries: `Authorization: Bearer <key>`, else `X-API-Key`."""
+    scheme, _, credentials = headers.get("authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and credentials.strip():
+        return credentials.strip()
+    return headers.get("x-api-key", "")
+
+
+def admit(ctx: ApiContext, presented: str) -> Principal:
+    """The caller of a request carrying `presented` (empty: none): raises 401 for a
+    missing or unknown key, 429 with Retry-After for one over its rate limit."""
+    ring = ctx.keys
     challenge = {"WWW-Authenticate": "Bearer"}
     if not presented:
         raise ApiError(
@@ -111,11 +122,24 @@ async def authenticate(
         principal = ring.admit(presented)
     except ApiError as exc:
         if exc.status == 429:
-            request.app.state.ctx.rag.metrics.refused.labels(reason="rate_limit").inc()
+            ctx.rag.metrics.refused.labels(reason="rate_limit").inc()
         raise
     if principal is None:
         raise ApiError(401, "invalid API key", None, challenge)
     return principal
+
+
+async def authenticate(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    api_key: Annotated[str | None, Depends(_header)],
+) -> Principal:
+    # A request with a body was admitted before its body was read (`KeyGate`): its rate
+    # limit is not charged twice.
+    admitted: Principal | None = getattr(request.state, ADMITTED, None)
+    if admitted is not None:
+        return admitted
+    return admit(request.app.state.ctx, bearer.credentials if bearer else api_key or "")
 
 
 # The authenticated caller, as a handler parameter type. `authenticate` is a coroutine

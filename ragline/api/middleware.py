@@ -6,12 +6,18 @@ was measurable, see bench/RESULTS.md "Per-query cost".)"""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING
 
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ragline.api.errors import error_response
+from ragline.api.auth import ADMITTED, admit, presented_key
+from ragline.api.errors import ApiError, error_response
+from ragline.writes import WriteDenied, authorize_write
+
+if TYPE_CHECKING:
+    from ragline.api.context import ApiContext
 
 # Multipart framing and the form fields around the file: allowed on top of the file limit.
 FORM_OVERHEAD = 1 << 20
@@ -50,6 +56,53 @@ class RequestMetrics:
                 # The router stores the matched route in the (shared) scope.
                 endpoint = getattr(scope.get("route"), "path", "") or "unmatched"
                 observe(endpoint, scope["method"], status, time.perf_counter() - started)
+
+
+class KeyGate:
+    """Requests that carry a body (POST, PUT, PATCH under /v1/) are authenticated from
+    their headers before the body is read: a missing or unknown key gets 401, a key over
+    its rate limit 429, and a key that may not write gets 403 on the `writes` paths
+    (uploads), without the server receiving a byte of the body. FastAPI reads a request's
+    body before it runs the handler's dependencies, so an unauthenticated upload used to be
+    received and stored whole before its 401. The admitted caller is kept in the request's
+    state; `authenticate` uses it instead of charging the rate limit again."""
+
+    BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        context: Callable[[], ApiContext | None],
+        writes: Collection[str] = (),
+    ) -> None:
+        self.app = app
+        self._context = context
+        self._writes = frozenset(writes)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        ctx = None
+        if (
+            scope["type"] == "http"
+            and scope["method"] in self.BODY_METHODS
+            and scope["path"].startswith("/v1/")
+        ):
+            ctx = self._context()
+        if ctx is None:
+            await self.app(scope, receive, send)
+            return
+        try:
+            principal = admit(ctx, presented_key(Headers(scope=scope)))
+            if scope["path"] in self._writes:
+                authorize_write(principal, None)
+        except ApiError as exc:
+            response = error_response(exc.status, exc.message, exc.details, exc.headers)
+        except WriteDenied as exc:
+            response = error_response(403, str(exc))
+        else:
+            scope.setdefault("state", {})[ADMITTED] = principal
+            await self.app(scope, receive, send)
+            return
+        await response(scope, receive, send)
 
 
 class UploadSizeGuard:
