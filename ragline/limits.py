@@ -3,13 +3,33 @@ limit and which setting (InvalidRequest: each door's "invalid request")."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from core.errors import InvalidRequest
 from core.settings import ApiSettings
 from routing.instruction import TaskContext
 
+# JSON can escape a lone UTF-16 surrogate ("\ud800"), which no text holds: it fails every
+# step that encodes the text (the cache key, a stream's events, the audit log), and is
+# removed, as ingestion removes it from documents.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def without_surrogates(value: Any) -> Any:
+    """`value` (text, or lists and mappings of it, as JSON decodes) with no lone UTF-16
+    surrogate in any text."""
+    if isinstance(value, str):
+        return _SURROGATES.sub("", value) if _SURROGATES.search(value) else value
+    if isinstance(value, dict):
+        return {without_surrogates(k): without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_surrogates(v) for v in value]
+    return value
+
 
 def check_question(question: str, api: ApiSettings) -> str:
-    question = question.strip()
+    question = without_surrogates(question).strip()
     if not question:
         raise InvalidRequest("question is empty")
     if len(question) > api.max_query_chars:
@@ -24,6 +44,13 @@ def check_query(question: str, context: TaskContext, api: ApiSettings) -> str:
     """`check_question`, except that a blank question may stand beside a task context that
     names entities to look up (they become the query): the application service's rule,
     `TaskContext.leaves_nothing_to_search`, checked before any work is done."""
+    # The entities (and region) join the question in the query: the limit is on the whole.
+    named = " ".join(t for t in (*context.entities, context.region) if t)
+    if len(named) + len(question.strip()) > api.max_query_chars:
+        raise InvalidRequest(
+            f"question and context entities are {len(named) + len(question.strip())} "
+            f"characters; the limit is {api.max_query_chars} (RAGLINE_API__MAX_QUERY_CHARS)",
+        )
     if not question.strip() and not context.leaves_nothing_to_search(question):
         return question  # the context's entities are the query
     return check_question(question, api)

@@ -36,6 +36,21 @@ class Queries:
         self.cache = cache
         self.before = before
 
+    def checked(
+        self,
+        question: str,
+        top_k: int | None,
+        task: str,
+        context: dict[str, Any] | None = None,
+        filters: dict[str, Any] | None = None,
+    ) -> tuple[str, int | None, TaskContext]:
+        """The question, top_k and task context of a query, checked against the limits
+        (InvalidRequest if bad): what `run` checks first, for a door that must refuse bad
+        input before it answers in another way (a stream)."""
+        api = self.rag.settings.api
+        task_context = _task_context(task, context, filters)
+        return check_query(question, task_context, api), check_top_k(top_k, api), task_context
+
     async def run(
         self,
         principal: Principal,
@@ -50,10 +65,7 @@ class Queries:
     ) -> dict[str, Any]:
         """The search's or the answer's view (`ragline.render`), with `cached`. Bad input
         raises InvalidRequest before any work."""
-        api = self.rag.settings.api
-        task_context = _task_context(task, context, filters)
-        question = check_query(question, task_context, api)
-        top_k = check_top_k(top_k, api)
+        question, top_k, task_context = self.checked(question, top_k, task, context, filters)
         await self.before()
         options = {
             "top_k": top_k,

@@ -54,6 +54,11 @@ _REFUSALS: tuple[tuple[type[RaglineError], int], ...] = (
 )
 
 
+def error_type(status: int) -> str:
+    """The `type` of the error shape for an HTTP status ("forbidden", "not_found", ...)."""
+    return _TYPES.get(status, "error")
+
+
 def status_of(exc: BaseException) -> int | None:
     """The HTTP status of a refusal the application service raised; None for any other
     error (an internal one)."""
@@ -76,7 +81,7 @@ class ApiError(Exception):
 def error_response(
     status: int, message: str, details: Any = None, headers: dict[str, str] | None = None
 ) -> JSONResponse:
-    body: dict[str, Any] = {"type": _TYPES.get(status, "error"), "message": message}
+    body: dict[str, Any] = {"type": error_type(status), "message": message}
     if details is not None:
         body["details"] = details
     return JSONResponse({"error": body}, status_code=status, headers=headers)

@@ -10,11 +10,12 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from indexing.protocols import AlertEventRecord
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
+from ragline.api.schemas import RequestBody
 from ragline.jobs import job_view
 from ragline.oversight import is_auditor
 
@@ -68,9 +69,7 @@ async def alerts(
     }
 
 
-class ReindexRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class ReindexRequest(RequestBody):
     source: str = Field(
         default="",
         max_length=4096,

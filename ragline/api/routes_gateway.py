@@ -10,12 +10,13 @@ from dataclasses import asdict
 from typing import Any, Literal
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, StrictInt
 
 from core.blocks import GatewayResult
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
+from ragline.api.schemas import RequestBody
 from ragline.app import NotAllowed
 from ragline.limits import check_question, check_top_k
 from ragline.render import block_view, gateway_view
@@ -25,32 +26,24 @@ router = APIRouter(prefix="/v1", tags=["gateway"])
 Scalar = str | int | float | bool | None
 
 
-class RowsRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class RowsRequest(RequestBody):
     template: str = Field(default="", max_length=64, description="Template name (catalogue).")
     params: dict[str, Scalar] = Field(default_factory=dict, description="Template parameters.")
     question: str = Field(default="", max_length=2000, description="Or: pick by rules.")
 
 
-class StatusRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class StatusRequest(RequestBody):
     source: str = Field(default="", max_length=64, description="Status source id (catalogue).")
     params: dict[str, Scalar] = Field(default_factory=dict)
     question: str = Field(default="", max_length=2000, description="Or: find the identifier.")
 
 
-class TextRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class TextRequest(RequestBody):
     question: str = Field(min_length=1)
-    top_k: int | None = Field(default=None, ge=1)
+    top_k: StrictInt | None = Field(default=None, ge=1)
 
 
-class MemoryRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class MemoryRequest(RequestBody):
     text: str = Field(min_length=1, max_length=4000)
     kind: Literal["note", "preference"] = "note"
     key: str = Field(default="", max_length=128)

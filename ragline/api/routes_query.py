@@ -14,7 +14,6 @@ from ragline.api.auth import Caller
 from ragline.api.context import ApiContext, Ctx
 from ragline.api.schemas import QueryRequest, QueryStreamRequest
 from ragline.api.sse import error_payload, event, pieces, refused, sse_response
-from ragline.limits import check_question
 
 router = APIRouter(prefix="/v1", tags=["query"])
 log = logging.getLogger("ragline.api")
@@ -47,7 +46,8 @@ async def ask(
     ctx: Ctx,
 ) -> dict[str, Any] | StreamingResponse:
     if req.stream or "text/event-stream" in request.headers.get("accept", ""):
-        check_question(req.question, ctx.settings.api)  # refuse bad input before streaming
+        # Bad input is refused before the stream opens, as it is without one.
+        ctx.queries.checked(req.question, req.top_k, req.task, req.context, req.filters)
         return sse_response(_ask_events(req, principal, ctx))
     return await _query(req, principal, ctx, ask=True)
 

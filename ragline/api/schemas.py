@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
+
+from ragline.limits import without_surrogates
 
 CONTEXT_DESCRIPTION = (
     "Task context, beside or instead of a question: entities (list), region, date_from, "
@@ -14,13 +16,25 @@ CONTEXT_DESCRIPTION = (
 )
 
 
-class QueryRequest(BaseModel):
+class RequestBody(BaseModel):
+    """A request's JSON body: unknown fields refused, and its text as sent less lone UTF-16
+    surrogates (`ragline.limits.without_surrogates`)."""
+
     model_config = ConfigDict(extra="forbid")
 
+    @model_validator(mode="before")
+    @classmethod
+    def _text(cls, data: Any) -> Any:
+        return without_surrogates(data)
+
+
+class QueryRequest(RequestBody):
     question: str = Field(
         default="", description="What to search for or ask (may be empty with a context)."
     )
-    top_k: int | None = Field(default=None, ge=1, description="Hits to return (1..max_top_k).")
+    top_k: StrictInt | None = Field(
+        default=None, ge=1, description="Hits to return (1..max_top_k)."
+    )
     doc_types: list[str] = Field(default_factory=list, description="Only these formats.")
     task: str = Field(
         default="qa",
@@ -60,7 +74,7 @@ class ChatMessage(BaseModel):
 class ChatOptions(BaseModel):
     """The `ragline` extension of a chat request: same options as /v1/ask, plus the mode."""
 
-    top_k: int | None = Field(default=None, ge=1)
+    top_k: StrictInt | None = Field(default=None, ge=1)
     doc_types: list[str] = Field(default_factory=list)
     task: str = Field(default="qa", max_length=64)
     mode: Literal["ask", "agent"] = Field(
@@ -87,7 +101,7 @@ class StreamOptions(BaseModel):
     include_usage: bool = False
 
 
-class ChatRequest(BaseModel):
+class ChatRequest(RequestBody):
     model_config = ConfigDict(extra="allow")  # OpenAI clients send many optional fields
 
     model: str = "ragline"
@@ -99,9 +113,7 @@ class ChatRequest(BaseModel):
     ragline: ChatOptions = Field(default_factory=ChatOptions)
 
 
-class AgentRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
+class AgentRequest(RequestBody):
     question: str | None = Field(default=None, description="A single question, or:")
     messages: list[ChatMessage] | None = Field(
         default=None, description="A conversation; the last user message is answered."

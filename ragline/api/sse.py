@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi.responses import StreamingResponse
 
-from ragline.api.errors import ApiError, status_of
+from ragline.api.errors import ApiError, error_type, status_of
 
 _PIECE = re.compile(r"\S+\s*")
 WORDS_PER_PIECE = 6
@@ -47,9 +47,11 @@ def refused(exc: Exception) -> bool:
 
 def error_payload(exc: Exception) -> dict[str, Any]:
     if isinstance(exc, ApiError):
-        return {"error": {"type": "bad_request", "message": exc.message, "status": exc.status}}
+        return {
+            "error": {"type": error_type(exc.status), "message": exc.message, "status": exc.status}
+        }
     if (status := status_of(exc)) is not None:
-        return {"error": {"type": "bad_request", "message": str(exc), "status": status}}
+        return {"error": {"type": error_type(status), "message": str(exc), "status": status}}
     return {"error": {"type": "server_error", "message": "the answer failed; see the server log"}}
 
 

@@ -308,19 +308,34 @@ def test_writes_need_a_writer_key_and_own_tags(client: TestClient) -> None:
     assert client.delete(f"/v1/documents/{up['doc_id']}", headers=ALICE).status_code == 202
 
 
-def test_a_streamed_ask_refused_mid_stream_says_why_and_logs_no_failure(
-    client: TestClient, caplog: pytest.LogCaptureFixture
-) -> None:
-    """The task context is checked once the stream is open: its refusal is an error event
-    with the reason and the status, as the unstreamed ask answers 422, and no server
-    failure is logged for it."""
-    body = {"question": "What is the zorblat output?", "context": {"date_from": "2024-13-40"}}
-    plain = client.post("/v1/ask", headers=ALICE, json=body)
-    assert plain.status_code == 422 and "date_from" in plain.json()["error"]["message"]
-    with caplog.at_level(logging.ERROR, logger="ragline.api"):
+def test_a_streamed_ask_refuses_bad_input_as_the_plain_one_does(client: TestClient) -> None:
+    """Every check of the plain ask runs before the stream opens: the same status and
+    reason, not a 200 stream carrying an error event (a blank question beside entities is
+    no bad input, streamed or not)."""
+    for bad, reason in (
+        ({"context": {"date_from": "2024-13-40"}}, "date_from"),
+        ({"top_k": 500}, "top_k"),
+        ({"filters": {"colour": "red"}}, "colour"),
+    ):
+        body = {"question": "What is the zorblat output?", **bad}
+        plain = client.post("/v1/ask", headers=ALICE, json=body)
         streamed = client.post("/v1/ask", headers=ALICE, json={**body, "stream": True})
-    assert streamed.status_code == 200
-    assert "event: error" in streamed.text
-    error = next(line for line in streamed.text.splitlines() if line.startswith('data: {"error"'))
-    assert '"status": 422' in error and "date_from" in error
-    assert not [r for r in caplog.records if "failed" in r.getMessage()]
+        for r in (plain, streamed):
+            assert r.status_code == 422 and reason in r.json()["error"]["message"], r.text
+    entities = {"question": "", "context": {"entities": ["zorblat"]}}
+    assert client.post("/v1/ask", headers=ALICE, json=entities).status_code == 200
+    streamed = client.post("/v1/ask", headers=ALICE, json={**entities, "stream": True})
+    assert streamed.status_code == 200 and "event: answer" in streamed.text
+
+
+def test_a_refusal_inside_a_stream_names_its_own_type() -> None:
+    from core.errors import Forbidden, NotFound
+    from ragline.api.sse import error_payload
+
+    assert error_payload(NotFound("no document d"))["error"] == {
+        "type": "not_found",
+        "message": "no document d",
+        "status": 404,
+    }
+    assert error_payload(Forbidden("no"))["error"]["type"] == "forbidden"
+    assert error_payload(RuntimeError("boom"))["error"]["type"] == "server_error"
