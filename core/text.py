@@ -110,6 +110,50 @@ def latin_words_at(
             i = text.find(term, i + 1)
 
 
+_CN_DIGITS = "零一二三四五六七八九"
+
+
+def chinese_numeral(n: int) -> str:
+    """0..99999 in Chinese numerals: 14 -> 十四, 105 -> 一百零五, 2380 -> 二千三百八十."""
+    if n < 10:
+        return _CN_DIGITS[n]
+    out = ""
+    zero = False
+    for value, unit in ((10000, "万"), (1000, "千"), (100, "百"), (10, "十")):
+        d, n = divmod(n, value)
+        if d:
+            if zero:
+                out += "零"
+            out += ("" if (unit == "十" and not out and d == 1) else _CN_DIGITS[d]) + unit
+            zero = False
+        elif out:
+            zero = True
+    if n:
+        out += ("零" if zero else "") + _CN_DIGITS[n]
+    return out
+
+
+_CN_VALUES = {c: i for i, c in enumerate(_CN_DIGITS)} | {"〇": 0, "两": 2}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+
+
+def han_number(numeral: str) -> int | None:
+    """A Chinese numeral's value, the inverse of `chinese_numeral` (十六 -> 16, 七十五 ->
+    75, 一百零五 -> 105, 三 -> 3); digits are read as digits. None if it is no number."""
+    if numeral.isdigit():
+        return int(numeral)
+    total, digit = 0, None
+    for ch in numeral:
+        if ch in _CN_VALUES:
+            digit = _CN_VALUES[ch]
+        elif ch in _CN_UNITS:
+            total += (1 if digit is None else digit) * _CN_UNITS[ch]
+            digit = None
+        else:
+            return None
+    return total + (digit or 0) if numeral else None
+
+
 def has_han(text: str) -> bool:
     # ASCII text (most English words) cannot hold Han characters: skip the regex.
     return not text.isascii() and bool(_HAN.search(text))

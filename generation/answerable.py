@@ -53,6 +53,7 @@ from core.types import Chunk
 from generation.answer_type import MONTH_WORD, asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
 from generation.attribute import checks_facet, facet_unmet
+from generation.given_numbers import given_numbers
 from generation.passages import Candidate, normalise_ws
 from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING, row_substitution, substitution
@@ -242,6 +243,9 @@ def periods(question: str) -> list[str]:
         else:
             merged.append((a, b))
     return list(dict.fromkeys(question[a:b] for a, b in merged))
+
+
+_LETTERS_THEN_DIGITS = re.compile(r"(?<=[a-z])(?=\d)")
 
 
 def _period_parts(period: str) -> list[str]:
@@ -1141,10 +1145,12 @@ def _facet_unmet(
     retrieved: Sequence[Chunk],
     doc_names: str,
     similarity: Similarity | None,
+    row: bool = False,
 ) -> list[str]:
     """`facet_unmet` with the question's topic: of the names it gives (`written` and those
     of other languages), the one(s) the most retrieved passages mention. The others (a
-    landmark, a district, a title) say what is asked of it."""
+    landmark, a district, a title) say what is asked of it. `row`: the quote is a table
+    row."""
     if not checks_facet(question):
         return []
     asked = [*written, *(n for n, _ in inflected_names(question))]
@@ -1154,7 +1160,46 @@ def _facet_unmet(
         counts = {n: sum(_name_found(n, t) for t in texts) for n in asked}
         top = max(counts.values())
         topic = [n for n, c in counts.items() if c == top]
-    return facet_unmet(question, quoted, scope, topic, doc_names, similarity)
+    return facet_unmet(question, quoted, scope, topic, doc_names, similarity, row)
+
+
+def _period_met(
+    period: str,
+    quoted: Sequence[str],
+    chosen: Sequence[Candidate],
+    evidence: str,
+    doc_names: str,
+    same_doc: str,
+) -> bool:
+    """A period is met by the quote or its declared scope, or the document's name
+    ("FY2011"). Failing those, a quote stating no year of its own is set in the time its
+    passage states before it ("In 1985 the FAA ran a study. In this study, 17 men ..."),
+    and with none stated there, the document's retrieved text may give it (a report's
+    period is often stated once, in a title block that is a passage of its own). A quote
+    with a year of its own is about that year: "revenue for 2011" does not give 2013's,
+    nor does the sentence after it because the next paragraph is about 2013."""
+    if _period_found(period, evidence):
+        return True
+    if _period_found(period, _LETTERS_THEN_DIGITS.sub(" ", doc_names)):
+        return True
+    if _YEAR.search(" ".join(quoted)):
+        return False
+    years = [m.group(1) for m in _YEAR.finditer(period)]
+    set_in = _year_before(chosen[0]) if chosen and years else None
+    if set_in is not None and set_in not in years:
+        return False
+    return _period_found(period, same_doc)
+
+
+def _year_before(cand: Candidate) -> str | None:
+    """The last year a sentence's passage states before it, if any."""
+    if cand.is_table_row:
+        return None
+    lines = cand.chunk.text.split("\n")
+    line = lines[cand.first_line] if cand.first_line < len(lines) else ""
+    at = max(line.find(cand.text[:20]), 0)
+    years = _YEAR.findall("\n".join([*lines[: cand.first_line], line[:at]]))
+    return str(years[-1]) if years else None
 
 
 def judge(
@@ -1177,7 +1222,9 @@ def judge(
     same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
     wanted_periods = periods(question)
     wanted_ids, wanted_names, soft_names = _asked_names(question)
+    given = [g for g in given_numbers(question) if g.text not in wanted_ids]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
+    total += len(given)
     quantity = asks_quantity(question, intent)
     measure = asked_measure(question)  # "how tall", "to what angle": also a quantity asked
     total += int(quantity or measure is not None)
@@ -1204,6 +1251,16 @@ def judge(
         return found(term) or any(_name_found(alt, shown) for alt in alternatives)
 
     missing_ids = [t for t in wanted_ids if not stated(t, written)]
+    # A number the question gives ("SP 800-53", "第八十条", "十六周岁"): in the quote or its
+    # scope, or the quoted document (its name; a clause or grade only in the quote); a
+    # sibling's number does not meet it.
+    missing_ids += [
+        g.text
+        for g in given
+        if not g.found(evidence)
+        and not g.found(doc_names)
+        and (g.picks_out or not g.found(same_doc))
+    ]
     missing_names = [t for t in wanted_names if not stated(t, written)]
     missing_names += [t for t in soft_names if not stated(t, lambda x: _name_found(x, same_doc))]
     # Names of a question in another language: checked in the document, not the quote,
@@ -1220,13 +1277,10 @@ def judge(
     # the one asked about, and such a word describes it.
     anchored = any(_name_found(t, same_doc) for t in [*wanted_ids, *wanted_names, *soft_names])
     missing_han = _han_unmet(question, wanted_names, anchored, same_doc, stated)
-    # A period is met by the quote or its declared scope, or, failing that, by the
-    # retrieved text of the same document (a report's period is often stated once, in a
-    # title block that is a passage of its own).
     missing_periods = [
         t
         for t in wanted_periods
-        if not _period_found(t, evidence) and not _period_found(t, same_doc)
+        if not _period_met(t, quoted, chosen, evidence, doc_names, same_doc)
     ]
     met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
     day = asks_day(question)
@@ -1372,6 +1426,7 @@ def judge(
         retrieved,
         doc_names,
         similarity,
+        chosen[0].is_table_row,
     )
     if facet:
         what = ", ".join(repr(t) for t in facet)
@@ -1383,11 +1438,11 @@ def judge(
             failed="facet",
         )
     if missing_periods:
-        given = [t for t in wanted_periods if t not in missing_periods]
-        if given and _coordinated(question, wanted_periods):
+        met_periods = [t for t in wanted_periods if t not in missing_periods]
+        if met_periods and _coordinated(question, wanted_periods):
             return Verdict(
                 True,
-                f"partial: the documents give this for {', '.join(given)} "
+                f"partial: the documents give this for {', '.join(met_periods)} "
                 f"but not for {', '.join(missing_periods)}",
                 partial=True,
                 constraints=total,

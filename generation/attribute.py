@@ -53,8 +53,11 @@ _LIGHT_VERB_TEXT = """
 _FORM_WORDS = frozenset(_FORM_TEXT.split()) | frozenset(_LIGHT_VERB_TEXT.split())
 # A facet of one word is most often a verb ("Quand Claude Monet est-il mort ?", "When was
 # it declared a landmark?"), which the text writes in another form or word (meurt,
-# designated): only a facet of two words or more is checked.
+# designated): only a facet of two words or more is checked in sentences. A table row is
+# different: its columns name what it states, and a one-word facet is the column asked
+# ("What was the population of Kentucky?" of a row with Permit, Handgun, Long Gun ...).
 MIN_FACET = 2
+MIN_ROW_FACET = 1
 # A quote whose meaning, topic left out on both sides, is this close to the question's
 # states the facet in other words (multilingual sets: paraphrases 0.24-0.39, quotes on
 # another facet -0.02-0.10, with the default embedder).
@@ -165,16 +168,19 @@ def facet_unmet(
     topic: Sequence[str],
     names: str,
     similarity: Similarity | None = None,
+    row: bool = False,
 ) -> list[str]:
     """The facet words of the question (`asked_facet`) when neither the quoted sentences
-    nor the headings they stand under (`scope`) state any of them, and, given a
-    `similarity`, the quote's meaning is not close to the facet's either (both without
-    the topic: "When did builders start work on …" / "Construction of … began on …" is a
-    paraphrase, not another facet); [] when the facet is met, or there is none."""
+    (or table `row`, its cells with their column names) nor the headings they stand under
+    (`scope`) state any of them, and, given a `similarity`, the quote's meaning is not
+    close to the facet's either (both without the topic: "When did builders start work on
+    …" / "Construction of … began on …" is a paraphrase, not another facet); [] when the
+    facet is met, or there is none."""
     facet = asked_facet(question, topic, names)
     lang = stemmed_language(question)
     text = " ".join([*quoted, *scope]).lower()
-    if len(facet) < MIN_FACET or any(_says(t, text, lang) for t in facet):
+    least = MIN_ROW_FACET if row else MIN_FACET
+    if len(facet) < least or any(_says(t, text, lang) for t in facet):
         return []
     if similarity is not None:
         asked = _without(question, topic)

@@ -20,6 +20,7 @@ from core.lang import stemmed_language
 from core.text import (
     STOPWORDS,
     char_bigrams,
+    chinese_numeral,
     content_terms,
     grams_held,
     has_han,
@@ -301,29 +302,6 @@ def _numeral_in(numeral: str, text: str) -> bool:
     return any(
         m.group(0) == numeral for m in re.finditer(r"[零〇一二三四五六七八九十百千万两]+", body)
     )
-
-
-_CN_DIGITS = "零一二三四五六七八九"
-
-
-def chinese_numeral(n: int) -> str:
-    """0..99999 in Chinese numerals: 14 -> 十四, 105 -> 一百零五, 2380 -> 二千三百八十."""
-    if n < 10:
-        return _CN_DIGITS[n]
-    out = ""
-    zero = False
-    for value, unit in ((10000, "万"), (1000, "千"), (100, "百"), (10, "十")):
-        d, n = divmod(n, value)
-        if d:
-            if zero:
-                out += "零"
-            out += ("" if (unit == "十" and not out and d == 1) else _CN_DIGITS[d]) + unit
-            zero = False
-        elif out:
-            zero = True
-    if n:
-        out += ("零" if zero else "") + _CN_DIGITS[n]
-    return out
 
 
 def _heading_like(cand: Candidate) -> bool:

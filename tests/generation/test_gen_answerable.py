@@ -12,6 +12,7 @@ from generation.answerable import (
     unanswered_reason,
 )
 from generation.extractive import extract
+from generation.passages import candidates
 
 
 def test_numeric_question_needs_a_number_in_the_evidence() -> None:
@@ -419,3 +420,50 @@ def test_numbers_the_question_gives_are_blanked_as_the_pattern_would() -> None:
     assert not has_quantity("OpenAPI 3.1 was released.", "What is new in OpenAPI 3.1?")
     assert has_quantity("OpenAPI 3.1.0 was released.", "What is new in OpenAPI 3.1?")
     assert has_quantity("截至2015年有120万人", "2015年有多少人？")
+
+
+def _judged_alone(question: str, hits: list[Hit], sentence: str) -> Verdict:
+    """The verdict on one quoted sentence of the retrieved passages (as the answer judges
+    each quote)."""
+    found = [c for rank, h in enumerate(hits) for c in candidates(h.chunk, rank)]
+    cand = next(c for c in found if sentence in c.text)
+    return judge(question, "general", [cand.text], [cand], [h.chunk for h in hits])
+
+
+def test_a_period_is_the_one_the_quote_is_set_in() -> None:
+    report = make_chunk(
+        "In a report released in November 2012, Mozilla reported that its total revenue "
+        "for 2011 was $163 million.\nMozilla noted that roughly 85% of its revenue comes "
+        "from its contract with Google.\nAt the end of 2013, Mozilla announced a deal with "
+        "Cisco."
+    )
+    hits = make_hits(report)
+    assert _judged_alone("What was Mozilla's total revenue for 2011?", hits, "85%").covered
+    # The sentence states no year: it is set in its passage's 2011, not in the 2013 of
+    # the paragraph after it.
+    miss = _judged_alone("What was Mozilla's total revenue for 2013?", hits, "85%")
+    assert not miss.covered and "2013" in miss.reason
+    own = _judged_alone("What was Mozilla's total revenue for 2013?", hits, "$163 million")
+    assert not own.covered and "2013" in own.reason
+    study = make_chunk(
+        "1985年，美国联邦航空管理局开展了一项研究。\n在这项研究中，17名男子被要求喝下一些伏特加。"
+    )
+    found = _judged_alone(
+        "1985年美国联邦航空管理局的研究中有多少名男子参与？", make_hits(study), "17名"
+    )
+    assert found.covered, found.reason
+
+
+def test_a_table_row_must_have_the_column_asked() -> None:
+    # The title names the month: what is left of "the population of Kentucky in
+    # November 2015" is one word, the column asked, and the row has no such column.
+    table = make_chunk(
+        "| State | Permit | Handgun |\n|---|---|---|\n| Kansas | 1,000 | 5,000 |\n"
+        "| Kentucky | 264,140 | 12,155 |",
+        kind="table",
+        title="NICS Firearm Background Checks November - 2015",
+    )
+    hits = make_hits(table)
+    assert _verdict("How many permit checks did Kentucky have in November 2015?", hits).covered
+    miss = _verdict("What was the population of Kentucky in November 2015?", hits)
+    assert not miss.covered and "population" in miss.reason

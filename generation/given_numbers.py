@@ -1,0 +1,120 @@
+"""Numbers a question gives to pick out one thing: "NIST SP 800-53", "issue 9999",
+"第75条", "不满十六周岁", "三级公路". A quote that states another one ("SP 800-207",
+"第七十五条" for 第八十条, "十四周岁", "一级公路") answers a question about a sibling, and a
+confident answer from it is wrong; so each given number must be met by the quoted
+sentences (or their declared scope), in digits or in Chinese numerals.
+
+What is not a given number: years and dates (`answerable.periods` checks those), digits
+inside identifiers ("P12.1.2", "IPv6": `answerable.identifiers`), a number after a
+comparison ("more than 10,000", "超过 100": a bound, not a name), and one-digit numbers
+written alone in a sentence ("the 3 approaches": text writes those as words)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from core.text import chinese_numeral, han_number
+
+_HAN_NUMERAL = "零〇一二三四五六七八九十百千万两"
+# "800-53", "2018-23-51": digits joined into one designation.
+_JOINED = re.compile(r"(?<![\w.\-/])\d+(?:[-/]\d+)+(?![\w\-/])")
+# Two digits or more, standing alone (not in a word, an identifier or a decimal).
+_DIGITS = re.compile(r"(?<![\w.,\-/])\d{2,}(?:,\d{3})*(?![\w\-/]|[.,]\d)")
+# "第75条", "第八十条": a clause or chapter by its number.
+_CLAUSE = re.compile(rf"第\s*([{_HAN_NUMERAL}\d]+)\s*([条章节款项编篇])")
+# "三级" (公路): a grade, which its row or heading writes with its unit ("一级公路");
+# "十六周岁", "14 岁", "第 9 号": an age, or a number by which something is filed, which
+# the text may write otherwise ("十四周岁" for 14 岁, a bare "issues/9").
+_NUMBERED = re.compile(rf"(?<![{_HAN_NUMERAL}\d])(第\s*)?([{_HAN_NUMERAL}\d]+)\s*(周岁|岁|级|号)")
+_WITH_UNIT = frozenset({"级"})
+_AGE = frozenset({"周岁", "岁"})
+_COMPARED = re.compile(
+    r"(?:than|over|under|above|below|least|most|exceed\w*|beyond|up to|"
+    r"超过|不到|不足|至少|最多|多于|少于|高于|低于|大于|小于|以上|以下)\s*$",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"^(1[6-9]\d\d|20\d\d)$")
+_DASHES = re.compile("[\u2010-\u2015\u2212]")
+
+
+@dataclass(frozen=True, slots=True)
+class GivenNumber:
+    text: str  # as the question writes it
+    value: int | None  # its value (None for a joined designation such as "800-53")
+    unit: str = ""  # the word that must follow it ("级"), or "第…条" with `clause`
+    clause: bool = False
+    # A clause, a grade or an age picks out one passage, row or rule: met by the quote
+    # alone. A plain number may name the document's subject ("Boeing 737 MAX"), stated
+    # in another of its passages.
+    picks_out: bool = False
+
+    def found(self, text: str) -> bool:
+        """Whether `text` (normalised: lower case) states this number."""
+        if self.value is None:  # typeset text may join with a dash ("737–8")
+            plain = _DASHES.sub("-", text)
+            return re.search(rf"(?<![\d]){re.escape(self.text)}(?![\d])", plain) is not None
+        squashed = re.sub(r"\s+", "", text)
+        forms = (str(self.value), _han(self.value))
+        if self.clause:
+            return any(f"第{f}{self.unit}" in squashed for f in forms if f)
+        if self.unit:
+            return any(_standing(f, f"{f}{self.unit}", squashed) for f in forms if f)
+        return _value_in(self.value, text)
+
+
+def _han(value: int) -> str:
+    """The value in Chinese numerals, "" past what `chinese_numeral` writes."""
+    return chinese_numeral(value) if value < 100000 else ""
+
+
+def _standing(numeral: str, written: str, text: str) -> bool:
+    """`written` (a numeral and its unit) in `text`, its numeral not the tail of a longer
+    one ("十六周岁" is not in "二十六周岁")."""
+    start = text.find(written)
+    while start >= 0:
+        before = text[start - 1 : start]
+        if not before or (before not in _HAN_NUMERAL and not before.isdigit()):
+            return True
+        start = text.find(written, start + 1)
+    return False
+
+
+def _value_in(value: int, text: str) -> bool:
+    """The number in digits ("1,000" as 1000) standing alone, or in Chinese numerals."""
+    plain = re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+    if re.search(rf"(?<![\d]){value}(?![\d]|\.\d)", plain):
+        return True
+    numeral = _han(value)
+    quantities = _CLAUSE.sub(" ", text)  # "第十六条" is a clause, not sixteen
+    return bool(numeral) and any(
+        m.group(0) == numeral for m in re.finditer(f"[{_HAN_NUMERAL}]+", quantities)
+    )
+
+
+def given_numbers(question: str) -> list[GivenNumber]:
+    """The numbers `question` gives to name one thing (see the module's docstring)."""
+    out: dict[tuple[int | None, str, str], GivenNumber] = {}
+    taken: list[tuple[int, int]] = []
+
+    def add(found: GivenNumber, span: tuple[int, int]) -> None:
+        if _COMPARED.search(question[: span[0]]) or any(a <= span[0] < b for a, b in taken):
+            return
+        taken.append(span)
+        out.setdefault((found.value, found.unit, found.text), found)
+
+    for m in _CLAUSE.finditer(question):
+        if (value := han_number(m.group(1))) is not None:
+            add(GivenNumber(m.group(0), value, m.group(2), True, True), m.span())
+    for m in _NUMBERED.finditer(question):
+        if (value := han_number(m.group(2))) is not None:
+            unit = m.group(3) if m.group(3) in _WITH_UNIT else ""
+            strict = bool(unit) or m.group(3) in _AGE
+            add(GivenNumber(m.group(0), value, unit, picks_out=strict), m.span())
+    for m in _JOINED.finditer(question):
+        add(GivenNumber(m.group(0), None), m.span())
+    for m in _DIGITS.finditer(question):
+        digits = m.group(0).replace(",", "")
+        if not _YEAR.match(digits):
+            add(GivenNumber(m.group(0), int(digits)), m.span())
+    return list(out.values())

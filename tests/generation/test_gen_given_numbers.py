@@ -1,0 +1,79 @@
+"""Numbers a question gives must be met by the quote: a sibling's number ("SP 800-207"
+for SP 800-53, 第八条 for 第八十条, 十四周岁 for 十六周岁) answers another question."""
+
+from gen_cases import make_chunk, make_hits
+
+from core.text import chinese_numeral, han_number
+from core.types import Hit
+from generation.answerable import Verdict, judge
+from generation.extractive import extract
+from generation.given_numbers import given_numbers
+
+
+def _verdict(question: str, hits: list[Hit]) -> Verdict:
+    ex = extract(question, hits)
+    return judge(
+        question, "general", [q.text for q in ex.quotes], ex.chosen, [h.chunk for h in hits]
+    )
+
+
+def test_which_numbers_a_question_gives() -> None:
+    def texts(q: str) -> list[str]:
+        return [g.text for g in given_numbers(q)]
+
+    assert texts("How many pages does NIST SP 800-53 have?") == ["800-53"]
+    assert texts("个人信息保护法第75条的内容是什么？") == ["第75条"]
+    assert texts("处理不满十六周岁未成年人个人信息需要谁同意？") == ["十六周岁"]
+    assert texts("三级公路停车区用地指标基准值是多少？") == ["三级"]
+    assert texts("What is error 404?") == ["404"]
+    # Not given: a year (a period), a bound, a one-digit count, digits in a name.
+    assert texts("How many permit checks were there in November 2015?") == []
+    assert texts("Which states had more than 10,000 permit checks?") == []
+    assert texts("超过 100 人的部门有哪些？") == []
+    assert texts("What are the 3 approaches to zero trust?") == []
+    assert texts("Does the P12.1.2 patch support IPv6?") == []
+
+
+def test_han_numerals_read_both_ways() -> None:
+    for n in (0, 3, 10, 14, 16, 75, 80, 105, 2380, 99999):
+        assert han_number(chinese_numeral(n)) == n
+    assert han_number("两") == 2 and han_number("16") == 16 and han_number("abc") is None
+
+
+def test_a_sibling_number_does_not_answer() -> None:
+    nist = make_chunk("NIST SP 800-207, 59 pages (August 2020)")
+    hits = make_hits(nist)
+    assert _verdict("How many pages does NIST SP 800-207 have?", hits).covered
+    miss = _verdict("How many pages does NIST SP 800-53 have?", hits)
+    assert not miss.covered and "800-53" in miss.reason
+
+
+def test_a_clause_or_age_is_met_in_digits_or_han_numerals_never_by_a_neighbour() -> None:
+    law = make_chunk(
+        "第八条 处理个人信息应当保证个人信息的质量。\n"
+        "第三十一条 个人信息处理者处理不满十四周岁未成年人个人信息的，"
+        "应当取得未成年人的父母的同意。\n"
+        "第十六条 个人信息处理者不得以个人不同意为由拒绝提供产品或者服务。",
+        title="中华人民共和国个人信息保护法",
+    )
+    hits = make_hits(law)
+    assert _verdict("个人信息保护法第八条规定了什么？", hits).covered
+    assert not _verdict("个人信息保护法第八十条规定了什么？", hits).covered
+    assert _verdict("处理未满 14 岁孩子的个人信息须征得谁同意？", hits).covered
+    # "第十六条" is a clause, not the age sixteen.
+    sixteen = _verdict("处理不满十六周岁未成年人个人信息需要取得谁的同意？", hits)
+    assert not sixteen.covered and "十六周岁" in sixteen.reason
+
+
+def test_a_number_naming_the_subject_may_be_met_elsewhere_in_its_document() -> None:
+    doc = "dd00000000000000"
+    intro = make_chunk("The proposed AD covers Boeing Model 737–8 airplanes.", doc_id=doc)
+    fact = make_chunk(
+        "The accident airplane was operated by Lion Air on October 29, 2018.",
+        doc_id=doc,
+        ordinal=1,
+    )
+    verdict = _verdict(
+        "Which airline operated the Boeing 737-8 in the accident?", make_hits(fact, intro)
+    )
+    assert verdict.covered, verdict.reason
