@@ -26,6 +26,7 @@ leaves the previous generation intact.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 import time
@@ -44,8 +45,13 @@ from core.ids import vector_id
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 
+log = logging.getLogger("ragline.dense")
+
 _SIDECAR = "dense.json"
 _FORMAT = 1
+# What reading a damaged index raises: a missing or cut file (FAISS: RuntimeError), a
+# sidecar that is not JSON or not UTF-8 (ValueError), or JSON of another shape.
+_UNREADABLE = (OSError, RuntimeError, ValueError, KeyError, TypeError, AttributeError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,23 +352,14 @@ class FaissDenseIndex:
         sidecar = self._dir / _SIDECAR
         if not sidecar.exists():
             return
-        for attempt in range(3):
-            try:
-                stamp = _stamp(sidecar)
-                meta = json.loads(sidecar.read_text(encoding="utf-8"))
-                self._check_embedder(meta)
-                path = self._dir / f"dense-{int(meta['generation'])}.faiss"
-                flags = faiss.IO_FLAG_MMAP_IFC if self._mmap else 0
-                index: Any = faiss.read_index(str(path), flags)
-                break
-            except (FileNotFoundError, RuntimeError):
-                # Another process flushed between our reading the sidecar and its index
-                # file (the old generation is deleted after the switch): read again.
-                if attempt == 2:
-                    raise
-        rows = [_Payload.from_json(row) for row in meta["payload"]]  # in storage order
-        vids = np.fromiter((vector_id(p.content_id) for p in rows), np.int64, len(rows))
-        if not np.array_equal(faiss.vector_to_array(index.id_map), vids):
+        try:
+            stamp, meta, index = self._read(sidecar)
+            rows = [_Payload.from_json(row) for row in meta["payload"]]  # in storage order
+            vids = np.fromiter((vector_id(p.content_id) for p in rows), np.int64, len(rows))
+            held = faiss.vector_to_array(index.id_map)
+        except _UNREADABLE as exc:
+            raise self._damaged(exc) from exc
+        if not np.array_equal(held, vids):
             raise StoreError(
                 f"dense index in {self._dir} does not match its sidecar: "
                 "run `ragline repair --rebuild dense`"
@@ -375,12 +372,55 @@ class FaissDenseIndex:
         self._generation = int(meta["generation"])
         self._stamp = stamp
         self._hnsw = None
-        self._ivf = None
-        ivf_path = self._dir / f"dense-{self._generation}.ivf"
-        if meta.get("ivf") and ivf_path.exists():
-            ivf = _Ivf.read(ivf_path)
-            if ivf.size == int(index.ntotal):  # else rebuilt on the first search
-                self._ivf = ivf
+        self._ivf = self._saved_ivf(bool(meta.get("ivf")), int(index.ntotal))
+
+    def _read(self, sidecar: Path) -> tuple[tuple[int, int], dict[str, Any], Any]:
+        """The sidecar and the index file it names. Another process may flush between the
+        two reads (the old generation's file is deleted after the switch): read again, and
+        on the third failure it is not a race."""
+        for _ in range(2):
+            try:
+                return self._read_once(sidecar)
+            except (FileNotFoundError, RuntimeError):
+                continue
+        return self._read_once(sidecar)
+
+    def _read_once(self, sidecar: Path) -> tuple[tuple[int, int], dict[str, Any], Any]:
+        stamp = _stamp(sidecar)
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        if not isinstance(meta, dict):
+            raise TypeError(f"{_SIDECAR} holds {type(meta).__name__}, not an object")
+        self._check_embedder(meta)
+        path = self._dir / f"dense-{int(meta['generation'])}.faiss"
+        flags = faiss.IO_FLAG_MMAP_IFC if self._mmap else 0
+        return stamp, meta, faiss.read_index(str(path), flags)
+
+    def _damaged(self, exc: BaseException) -> StoreError:
+        """The error for an index that cannot be read: every command opens it first, so
+        it names the way out (`repair --rebuild dense` sets the directory aside and
+        builds a new index from the metadata store)."""
+        # FAISS's messages open with its source location; the reason is the last part.
+        reason = str(exc).rsplit("Error: ", 1)[-1].strip() or type(exc).__name__
+        if not isinstance(exc, RuntimeError | OSError):
+            reason = f"{type(exc).__name__}: {reason}"
+        return StoreError(
+            f"dense index in {self._dir} cannot be read ({reason}): "
+            "run `ragline repair --rebuild dense` to build it again"
+        )
+
+    def _saved_ivf(self, saved: bool, total: int) -> _Ivf | None:
+        """The approximate index the writer saved, when it matches the vectors. It is
+        derived from them, so one that is missing, stale or unreadable is only trained
+        again (on the first search, or by the writer's next flush), not an error."""
+        path = self._dir / f"dense-{self._generation}.ivf"
+        if not saved or not path.exists():
+            return None
+        try:
+            ivf = _Ivf.read(path)
+        except _UNREADABLE as exc:
+            log.warning("approximate index %s cannot be read, training a new one: %s", path, exc)
+            return None
+        return ivf if ivf.size == total else None
 
     def _check_embedder(self, meta: dict[str, Any]) -> None:
         if meta["model"] != self.model or int(meta["dim"]) != self.dim:

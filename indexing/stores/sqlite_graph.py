@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS g_chunk (
     public INTEGER NOT NULL,           -- 1 when the chunk has no ACL tags
     doc_type TEXT NOT NULL,
     department TEXT NOT NULL,
-    modified TEXT                      -- ISO date; NULL fails any date filter
+    modified TEXT,                     -- ISO date; NULL fails any date filter
+    mentions INTEGER                   -- g_mentions rows written; NULL: not counted (older)
 );
 CREATE INDEX IF NOT EXISTS g_chunk_seq ON g_chunk(doc_id, version, ordinal);
 CREATE TABLE IF NOT EXISTS g_chunk_acl (
@@ -160,6 +161,20 @@ def _filter_sql(where: QueryFilter, params: dict[str, Any]) -> str:
     return " AND ".join(parts)
 
 
+def _count_mentions(conn: sqlite3.Connection) -> None:
+    """Give a file written before chunks counted their mentions the column (NULL for the
+    chunks already there): `content_ids` tells a chunk that lost mentions by it. Two
+    processes opening the file together may both try; the second finds it there."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(g_chunk)")}
+    if "mentions" in columns:
+        return
+    try:
+        conn.execute("ALTER TABLE g_chunk ADD COLUMN mentions INTEGER")
+    except sqlite3.OperationalError as exc:
+        if "duplicate column" not in str(exc):
+            raise
+
+
 def chunk_entities(chunk: Chunk) -> list[str]:
     """The chunk's own entities when the pipeline supplied them, else extracted ones."""
     if chunk.entities:
@@ -193,6 +208,7 @@ class SqliteGraphStore:
         self._lock = threading.Lock()
         self._chunks = RowCount("g_chunk")  # for the entities' idf, on every search
         self._conn = open_sqlite(path, _SCHEMA, busy_timeout_s)
+        _count_mentions(self._conn)
 
     # ---- writes ------------------------------------------------------------------------
 
@@ -205,13 +221,9 @@ class SqliteGraphStore:
         if not rows:
             return
         ids = [(r[0],) for r in rows]
-        mentioned = self._conn.execute(
-            "SELECT entity_id FROM g_mentions WHERE chunk_id IN (SELECT value FROM json_each(?))",
-            (json.dumps([r[0] for r in rows]),),
-        ).fetchall()
-        self._conn.executemany("UPDATE g_entity SET df = df - 1 WHERE id = ?", mentioned)
-        self._conn.executemany("DELETE FROM g_entity WHERE id = ? AND df <= 0", mentioned)
-        self._conn.executemany("DELETE FROM g_mentions WHERE chunk_id = ?", ids)
+        self._unmention_locked(
+            "chunk_id IN (SELECT value FROM json_each(?))", (json.dumps([r[0] for r in rows]),)
+        )
         self._conn.executemany("DELETE FROM g_chunk_acl WHERE chunk_id = ?", ids)
         self._conn.executemany("DELETE FROM g_chunk WHERE id = ?", ids)
         # Versions and documents left without chunks go too.
@@ -227,6 +239,35 @@ class SqliteGraphStore:
             sorted({(d,) for d, _ in versions}),
         )
 
+    def _unmention_locked(self, where: str, params: tuple[object, ...]) -> None:
+        """Drop the mentions `where` selects, counted off their entities' df (an entity
+        no chunk mentions any more goes)."""
+        mentioned = self._conn.execute(
+            f"SELECT entity_id FROM g_mentions WHERE {where}", params
+        ).fetchall()
+        if not mentioned:
+            return
+        self._conn.executemany("UPDATE g_entity SET df = df - 1 WHERE id = ?", mentioned)
+        self._conn.executemany("DELETE FROM g_entity WHERE id = ? AND df <= 0", mentioned)
+        self._conn.execute(f"DELETE FROM g_mentions WHERE {where}", params)
+
+    def _drop_leftovers_locked(self) -> None:
+        """Drop the mentions and ACL tokens past the highest chunk id, before inserting:
+        SQLite gives a new `g_chunk` row that highest id plus one, and rows a lost chunk
+        row left there (a crash between the tables, a write from outside) made that
+        insert fail (UNIQUE), and with it every later write and `repair`, or handed the
+        new chunk the lost one's entities and tags. Such rows are leftovers by definition
+        (no chunk has their id); a few indexed range reads when there are none. An empty
+        store (`repair --rebuild graph`) drops every row of the other tables, including
+        leftovers of lost rows below the highest id and entities' df counts gone astray."""
+        top = self._conn.execute("SELECT coalesce(max(id), 0) FROM g_chunk").fetchone()[0]
+        if top == 0:
+            for table in ("g_mentions", "g_chunk_acl", "g_entity", "g_version", "g_document"):
+                self._conn.execute(f"DELETE FROM {table}")
+            return
+        self._unmention_locked("chunk_id > ?", (top,))
+        self._conn.execute("DELETE FROM g_chunk_acl WHERE chunk_id > ?", (top,))
+
     def _insert_locked(self, chunk: Chunk, entities: list[str]) -> None:
         db = self._conn
         db.execute("INSERT OR IGNORE INTO g_document (doc_id) VALUES (?)", (chunk.doc_id,))
@@ -236,7 +277,7 @@ class SqliteGraphStore:
         )
         cur = db.execute(
             "INSERT INTO g_chunk (content_id, doc_id, version, ordinal, public, doc_type,"
-            " department, modified) VALUES (?,?,?,?,?,?,?,?)",
+            " department, modified, mentions) VALUES (?,?,?,?,?,?,?,?,?)",
             (
                 chunk.content_id,
                 chunk.doc_id,
@@ -246,6 +287,7 @@ class SqliteGraphStore:
                 chunk.doc_type,
                 chunk.department,
                 chunk.modified.isoformat() if chunk.modified else None,
+                len(entities),
             ),
         )
         cid = cur.lastrowid
@@ -274,6 +316,7 @@ class SqliteGraphStore:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
+                self._drop_leftovers_locked()
                 for chunk, names in zip(insert, entities, strict=True):
                     self._insert_locked(chunk, names)
                 self._conn.execute("COMMIT")
@@ -325,8 +368,17 @@ class SqliteGraphStore:
     # ---- reads -------------------------------------------------------------------------
 
     def content_ids(self) -> set[str]:
+        """The chunks held whole: a chunk that lost mentions is not found by those
+        entities, so `check` reports it missing and `repair` writes it again. Told by the
+        count written with it, or for a chunk written before that count was kept, by its
+        mentions' positions (numbered from 0 without a gap when written)."""
         with self._lock:
-            return {r[0] for r in self._conn.execute("SELECT content_id FROM g_chunk")}
+            rows = self._conn.execute(
+                "SELECT c.content_id FROM g_chunk c WHERE coalesce(c.mentions,"
+                " (SELECT max(m.pos) + 1 FROM g_mentions m WHERE m.chunk_id = c.id), 0)"
+                " = (SELECT count(*) FROM g_mentions m WHERE m.chunk_id = c.id)"
+            )
+            return {r[0] for r in rows}
 
     @staticmethod
     def _signature(

@@ -180,6 +180,17 @@ class SqliteKeywordIndex:
         self._conn.executemany("DELETE FROM kw_fts WHERE rowid = ?", rows)
         self._conn.executemany("DELETE FROM kw_chunks WHERE id = ?", rows)
 
+    def _drop_leftovers_locked(self) -> None:
+        """Drop the text rows past the highest chunk id, before inserting: SQLite gives a
+        new `kw_chunks` row that highest id plus one, and a text row a lost chunk row left
+        there (a crash between the tables, a write from outside) made that insert fail,
+        and with it every later write and `repair`. Such rows are leftovers by definition
+        (no chunk row has their id); one range delete, a few microseconds when none.
+        Emptying the store (`repair --rebuild keyword`) drops every leftover this way."""
+        self._conn.execute(
+            "DELETE FROM kw_fts WHERE rowid > (SELECT coalesce(max(id), 0) FROM kw_chunks)"
+        )
+
     @staticmethod
     def _meta_row(chunk: Chunk, english: bool = True) -> tuple[str, str | None, str, str, str]:
         """department, modified, title tokens, acl tokens, doc_type token."""
@@ -220,6 +231,7 @@ class SqliteKeywordIndex:
             try:
                 self._conn.execute("BEGIN IMMEDIATE")
                 self._delete_locked(delete)
+                self._drop_leftovers_locked()
                 for row in insert:
                     cur = self._conn.execute(
                         "INSERT INTO kw_chunks (content_id, doc_id, department, modified)"
@@ -284,8 +296,14 @@ class SqliteKeywordIndex:
     # ---- reads -------------------------------------------------------------------------
 
     def content_ids(self) -> set[str]:
+        """The chunks search can find: those with both their rows. A chunk whose text row
+        is lost is never matched, so `check` reports it missing and `repair` writes it
+        again (as `held_metadata`, which joins the same way)."""
         with self._lock:
-            return {r[0] for r in self._conn.execute("SELECT content_id FROM kw_chunks")}
+            rows = self._conn.execute(
+                "SELECT k.content_id FROM kw_fts f CROSS JOIN kw_chunks k ON k.id = f.rowid"
+            )
+            return {r[0] for r in rows}
 
     def metadata_signature(self, chunk: Chunk) -> str:
         return json.dumps(list(self._meta_row(chunk, self._english)), ensure_ascii=False)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from store_cases import DIM, MODEL, Corpus, make_chunk
 
+from core.errors import RaglineError, StoreError
 from core.types import QueryFilter
 from indexing.protocols import IndexedChunk
 from indexing.stores.faiss_dense import FaissDenseIndex
@@ -297,3 +300,94 @@ def test_the_approximate_index_trains_on_every_core_then_searches_on_one(
     store.upsert(_indexed(vecs))
     assert _in_a_fresh_thread(store.flush) == 1  # the writer trains at its flush
     assert during == [2]
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[:100])
+
+
+def _index_files(change: Callable[[Path], object]) -> Callable[[Path], None]:
+    def damage(directory: Path) -> None:
+        for path in directory.glob("dense-*.faiss"):
+            change(path)
+
+    return damage
+
+
+def _sidecar_bytes(data: bytes) -> Callable[[Path], None]:
+    def damage(directory: Path) -> None:
+        (directory / "dense.json").write_bytes(data)
+
+    return damage
+
+
+def _sidecar_json(change: Callable[[dict[str, Any]], object]) -> Callable[[Path], None]:
+    def damage(directory: Path) -> None:
+        sidecar = directory / "dense.json"
+        meta = json.loads(sidecar.read_text(encoding="utf-8"))
+        change(meta)
+        sidecar.write_text(json.dumps(meta), encoding="utf-8")
+
+    return damage
+
+
+# What a disk, a copy or an operator can leave of a flushed index.
+DAMAGE: dict[str, Callable[[Path], None]] = {
+    "index file missing": _index_files(Path.unlink),
+    "index file truncated": _index_files(_truncate),
+    "sidecar not JSON": _sidecar_bytes(b"{not json"),
+    "sidecar not UTF-8": _sidecar_bytes(b"\xff\xfe\x00"),
+    "sidecar not an object": _sidecar_bytes(b"[]"),
+    "sidecar without a generation": _sidecar_json(lambda m: m.pop("generation")),
+    "sidecar payload garbled": _sidecar_json(lambda m: m.update(payload=[["x"], 3])),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_a_damaged_index_is_refused_with_the_command_that_rebuilds_it(
+    tmp_path: Path, corpus: Corpus, damage: str
+) -> None:
+    """`check`, `repair`, search and ask open the index first: a damaged one ended each of
+    them with a FAISS or JSON traceback that named no way out. It is a StoreError (a
+    RaglineError: the CLI prints it as one line) naming `ragline repair --rebuild dense`,
+    which sets the directory aside and builds a new one."""
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL)
+    writer.upsert(corpus.all())
+    writer.flush()
+    DAMAGE[damage](tmp_path)
+    with pytest.raises(StoreError, match=r"ragline repair --rebuild dense") as refused:
+        FaissDenseIndex(tmp_path, DIM, MODEL)
+    assert isinstance(refused.value, RaglineError)
+    assert str(tmp_path) in str(refused.value)
+
+
+def test_a_reader_refused_a_damaged_flush_keeps_serving_what_it_holds(
+    tmp_path: Path, corpus: Corpus
+) -> None:
+    """The API process reloads on another process's flush: a damaged one is a StoreError
+    (the dense leg unavailable for that query), not a crash, and what was loaded stays."""
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL)
+    writer.upsert(corpus.all())
+    writer.flush()
+    reader = FaissDenseIndex(tmp_path, DIM, MODEL)
+    writer.delete([corpus.cid("zh")])
+    writer.flush()
+    DAMAGE["index file truncated"](tmp_path)
+    with pytest.raises(StoreError, match=r"ragline repair --rebuild dense"):
+        reader.refresh()
+    assert reader.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
+
+
+def test_a_damaged_approximate_index_is_trained_again(tmp_path: Path) -> None:
+    """The IVF file only speeds up search and is derived from the vectors beside it: when
+    it cannot be read the index opens without it and trains a new one when needed."""
+    vecs = _clustered(3000, np.random.default_rng(5))
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL, kind="ivf")
+    writer.upsert(_indexed(vecs))
+    writer.flush()
+    for path in tmp_path.glob("dense-*.ivf"):
+        _truncate(path)
+    reader = FaissDenseIndex(tmp_path, DIM, MODEL, kind="ivf")
+    assert reader._ivf is None
+    assert reader.search(vecs[7], 1, ALL)[0].content_id == _indexed(vecs)[7].chunk.content_id
+    assert reader._ivf is not None

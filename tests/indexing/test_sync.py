@@ -3,6 +3,7 @@ that can be switched off (fault injection: the store is 'down')."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,7 +16,7 @@ from core.types import Chunk, Document, DocumentVersion, QueryFilter
 from indexing.protocols import DerivedStore, IndexedChunk
 from indexing.stores.faiss_dense import FaissDenseIndex
 from indexing.stores.sql_metadata import SqlMetadataStore
-from indexing.stores.sqlite_graph import SqliteGraphStore
+from indexing.stores.sqlite_graph import SqliteGraphStore, chunk_entities
 from indexing.stores.sqlite_keyword import SqliteKeywordIndex
 from indexing.sync import OutboxApplier, check, repair
 
@@ -366,3 +367,54 @@ def test_a_sync_reads_each_version_once_for_all_stores(env) -> None:  # type: ig
     assert not applier.run().errors
     assert all(d.ok for d in check(meta, stores))
     assert meta.serving_ids() >= set(meta.version_content_ids(*more[0]))
+
+
+# Damage done to the embedded SQLite stores from outside (a lost write, a crash between two
+# tables, an operator's sqlite3), each losing one chunk of the newest document: the rows
+# holding the highest ids are the ones SQLite hands out again on the next insert.
+_NEWEST_KW = "(SELECT max(id) FROM kw_chunks)"
+_NEWEST_G = "(SELECT max(id) FROM g_chunk)"
+DAMAGE = {
+    "kw_chunks row": ("keyword", f"DELETE FROM kw_chunks WHERE id = {_NEWEST_KW}"),
+    "kw_fts row": ("keyword", f"DELETE FROM kw_fts WHERE rowid = {_NEWEST_KW}"),
+    "g_chunk row": ("graph", f"DELETE FROM g_chunk WHERE id = {_NEWEST_G}"),
+    "g_mentions rows": ("graph", f"DELETE FROM g_mentions WHERE chunk_id = {_NEWEST_G}"),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(DAMAGE))
+def test_check_finds_a_lost_row_and_repair_converges(env, tmp_path: Path, damage: str) -> None:  # type: ignore[no-untyped-def]
+    """`check` names the chunk whose row is gone (in either table: a chunk without its
+    text or its mentions is not found by search), `repair` writes it again over whatever
+    the other table still holds for it, and later documents are still applied."""
+    meta, stores = env
+    applier = OutboxApplier(meta, stores)
+    stage(meta, "old.txt", "Kafka brokers 旧文档")
+    stage(meta, "new.txt", "Payment Gateway quorvane 新文档")
+    applier.run()
+    name, sql = DAMAGE[damage]
+    table = "kw_chunks" if name == "keyword" else "g_chunk"
+    with sqlite3.connect(tmp_path / "r.db") as db:
+        victim = db.execute(f"SELECT content_id FROM {table} ORDER BY id DESC").fetchone()[0]
+        db.execute(sql)
+    found = {d.store: d for d in check(meta, stores)}
+    assert found[name].missing == {victim}
+    assert all(d.ok for d in found.values() if d.store != name)
+    repair(meta, stores)
+    repair(meta, stores)  # again: nothing left to do, and no error
+    assert all(d.ok for d in check(meta, stores))
+    stage(meta, "later.txt", "Kafka quorvane 后来的文档")
+    assert not applier.run().errors
+    assert all(d.ok for d in check(meta, stores))
+    everyone = QueryFilter(access_tokens=None)
+    kw = stores["keyword"].inner.search("quorvane", 10, everyone)  # type: ignore[attr-defined]
+    assert victim in {h.content_id for h in kw}
+    chunk = meta.items([victim])[0].chunk
+    assert stores["graph"].inner.entities_of(victim) == chunk_entities(chunk)  # type: ignore[attr-defined]
+    with sqlite3.connect(tmp_path / "r.db") as db:
+        fts = db.execute("SELECT count(*) FROM kw_fts").fetchone()[0]
+        chunks = db.execute("SELECT count(*) FROM kw_chunks").fetchone()[0]
+        orphans = db.execute(
+            "SELECT count(*) FROM g_mentions WHERE chunk_id NOT IN (SELECT id FROM g_chunk)"
+        ).fetchone()[0]
+    assert fts == chunks == 6 and orphans == 0
