@@ -9,6 +9,7 @@ import asyncio
 import functools
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -26,7 +27,7 @@ from connectors.records import GatewayRecords, MemoryItem, Trace, TraceRecord
 from connectors.router import Decision, match_status, match_templates
 from core.blocks import ContentBlock, Freshness, GatewayResult
 from core.errors import InvalidRequest, NotFound, RaglineError
-from core.ids import doc_id_for, path_from_uri, scoped_doc_id
+from core.ids import doc_id_for, path_from_uri, scoped_doc_id, source_uri
 from core.settings import Settings
 from core.switches import Switch
 from core.text import keyword_query_terms, load_dictionaries, query_terms, tagged_words
@@ -260,13 +261,14 @@ class Ragline:
         `progress` is called with each file's outcome as it is done, in the order the files
         were found, with the number done so far and the number found."""
         from ingestion.parse import TIKA_EXTENSIONS
-        from ragline.ingest import FileOutcome, defer_large, walk
+        from ragline.ingest import FileOutcome, defer_large, unreadable, walk
 
         paths = list(paths)
         extensions = list(self.settings.ingest.extensions)
         if self.settings.ingest.tika_url:  # folders then include what only Tika parses
             extensions += TIKA_EXTENSIONS
-        found = list(walk(paths, extensions))
+        cannot_read: list[FileOutcome] = []  # folders (or files) the walk could not read
+        found = list(walk(paths, extensions, lambda p, e: cannot_read.append(unreadable(p, e))))
         # Large files go last (smallest first), and what came before them is made
         # searchable before they start: one huge file does not hold back the batch.
         # Outcomes are reported in the order the files were found.
@@ -337,8 +339,9 @@ class Ragline:
                 ingest_group()
             if synced:
                 self._merge(report, self.sync())
-        outcomes = [by_index[i] for i in range(len(found))]
-        outcomes.extend(self._drop_vanished([p for p in paths if p.is_dir()], principal))
+        outcomes = [by_index[i] for i in range(len(found))] + cannot_read
+        # (os.path.isdir: a folder that cannot even be looked at was reported by walk.)
+        outcomes.extend(self._drop_vanished([p for p in paths if os.path.isdir(p)], principal))
         self._merge(report, self.sync())
         for o in outcomes:
             self.metrics.observe_ingest(o.status, o.chunks, o.pages)
@@ -386,14 +389,26 @@ class Ragline:
         return self.ingestor.ingest(path, source=source, doc_id=doc_id, **write)
 
     def _drop_vanished(self, folders: list[Path], principal: Principal | None) -> list[FileOutcome]:
+        """Delete the documents under `folders` whose file is gone. Only a file proven gone
+        counts: one that cannot be looked at (a folder on its way is unreadable) may well
+        be there, so its document is kept, with a line that says why."""
         from ragline.ingest import FileOutcome
 
         out = []
-        prefixes = [f.resolve().as_uri().rstrip("/") + "/" for f in folders]
+        prefixes = [source_uri(f).rstrip("/") + "/" for f in folders]
         for doc in self.stores.metadata.documents():
             if any(doc.source.startswith(p) for p in prefixes):
                 path = path_from_uri(doc.source)
-                if path is None or path.exists():
+                if path is None:
+                    continue
+                try:
+                    path.stat()
+                    continue  # still there
+                except (FileNotFoundError, NotADirectoryError):
+                    pass  # gone
+                except OSError as exc:
+                    why = f"cannot tell whether it still exists ({exc.strerror or exc}): kept"
+                    out.append(FileOutcome(str(path), "skipped", why, doc.doc_id))
                     continue
                 try:
                     authorize_write(principal, doc, None, doc.source)

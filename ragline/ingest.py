@@ -8,6 +8,7 @@ it visible once every derived store has it.
 from __future__ import annotations
 
 import fnmatch
+import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -115,17 +116,83 @@ def chunk_limit_warning(kept: Sequence[ChunkDraft], total: int) -> str:
     )
 
 
-def walk(paths: Iterable[Path], extensions: Iterable[str]) -> Iterator[tuple[Path, bool]]:
+def walk(
+    paths: Iterable[Path],
+    extensions: Iterable[str],
+    on_error: Callable[[Path, OSError], None] | None = None,
+) -> Iterator[tuple[Path, bool]]:
     """Yield (file, supported). Explicit files are always tried; files found in folders
-    are tried when their extension is known, and reported as skipped otherwise."""
+    are tried when their extension is known, and reported as skipped otherwise.
+
+    A folder (or file) that cannot be read goes to `on_error`, and the walk goes on;
+    without one, the error is raised. Never skipped silently: its files were not looked
+    at, so whether they changed or vanished is unknown."""
     exts = {e.lower() for e in extensions}
+
+    def failed(path: Path, exc: OSError) -> None:
+        if on_error is None:
+            raise exc
+        on_error(path, exc)
+
     for root in paths:
-        if root.is_file():
+        try:
+            explicit = root.is_file()
+        except OSError as exc:
+            failed(root, exc)
+            continue
+        if explicit:
             yield root, True
             continue
-        for p in sorted(root.rglob("*")):
-            if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts):
-                yield p, p.suffix.lower() in exts
+        for p in _files_under(root, failed):
+            yield p, p.suffix.lower() in exts
+
+
+def _files_under(root: Path, failed: Callable[[Path, OSError], None]) -> list[Path]:
+    """The files under `root`, sorted, outside hidden folders and not through links to
+    folders (as `rglob` found them). Unlike `rglob`, a folder it cannot list is reported
+    to `failed` rather than passed over as if empty."""
+    files: list[Path] = []
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = [e for e in listing if not e.name.startswith(".")]
+        except OSError as exc:
+            failed(folder, exc)
+            continue
+        for entry in entries:
+            _sort_entry(entry, folders, files, failed)
+    return sorted(files)
+
+
+def _sort_entry(
+    entry: os.DirEntry[str],
+    folders: list[Path],
+    files: list[Path],
+    failed: Callable[[Path, OSError], None],
+) -> None:
+    """Put a folder's entry with the folders to walk or the files found (a link to a file
+    counts as that file; a dangling link, a FIFO or a socket is neither)."""
+    path = Path(entry.path)
+    try:
+        if entry.is_dir(follow_symlinks=False):
+            folders.append(path)
+        elif entry.is_file():
+            files.append(path)
+    except OSError as exc:
+        failed(path, exc)
+
+
+def unreadable(path: Path, exc: OSError) -> FileOutcome:
+    """The outcome line of a path `walk` could not read."""
+    why = exc.strerror or str(exc) or type(exc).__name__
+    return FileOutcome(
+        str(path),
+        "failed",
+        f"cannot read it ({why}): nothing in it was ingested, and documents already "
+        "indexed from it are kept",
+    )
 
 
 def defer_large(paths: Sequence[Path], over_mb: float) -> tuple[list[int], int]:
@@ -784,6 +851,9 @@ def _run_now(step: Callable[..., _T], *args: Any) -> Future[_T]:
 def _failed(job: _Job, exc: Exception) -> FileOutcome:
     if isinstance(exc, RaglineError):
         return FileOutcome(str(job.path), "failed", str(exc), job.doc_id)
+    if isinstance(exc, OSError):  # the file itself: unreadable, gone meanwhile, a bad disk
+        reason = f"cannot read it ({exc.strerror or exc})"
+        return FileOutcome(str(job.path), "failed", reason, job.doc_id)
     # A bug must cost one file, not the batch; keep the reason.
     reason = f"internal error: {type(exc).__name__}: {exc}"
     return FileOutcome(str(job.path), "failed", reason, job.doc_id)
