@@ -569,7 +569,7 @@ class DocumentIngestor:
         version = version_of(data)
         doc_format = document_format(path, data[:4096], self._options)
         if self._meta.has_version(doc_id, version) and existing is not None:
-            return self._update_metadata(path, existing, doc_format, wanted, version)
+            return self._update_metadata(path, existing, wanted, version)
         return _Read(len(data), version, doc_format)
 
     def _max_bytes(self) -> int:
@@ -731,7 +731,7 @@ class DocumentIngestor:
         return np.vstack(parts)
 
     def _update_metadata(
-        self, path: Path, existing: Document, doc_format: str, wanted: _Wanted, version: str
+        self, path: Path, existing: Document, wanted: _Wanted, version: str
     ) -> FileOutcome:
         """Same bytes: only the metadata can have changed. The truth changes in one
         transaction (served chunks carry the new ACL from then on) and every derived
@@ -744,11 +744,13 @@ class DocumentIngestor:
                 existing = fresh
             title = wanted.title or existing.title
             # Same bytes, same date: a touched file is not a new version of its content.
+            # Same format too: these bytes were parsed as it, and a new label alone (an
+            # upload's doc_type) would call the text a PDF without reading it as one.
             document = self._document(
                 path,
                 existing.source,
                 existing.doc_id,
-                doc_format,
+                existing.doc_type,
                 wanted,
                 existing,
                 title,
@@ -774,7 +776,7 @@ class DocumentIngestor:
 
 
 _STAGE_ATTEMPTS = 3  # guarded writes retried on a document that changed meanwhile
-_METADATA_FIELDS = ("acl_tags", "title", "doc_type", "department", "source_trust", "modified")
+_METADATA_FIELDS = ("acl_tags", "title", "department", "source_trust", "modified")
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,3 +161,19 @@ def test_a_reindex_names_a_source_the_caller_sees_a_full_repair_needs_an_admin(
     assert [(j.state, j.reason) for j in failed] == [
         (FAILED, "could not queue the sync: broker refused the connection")
     ]
+
+
+def test_the_same_bytes_keep_the_format_they_were_read_as(rag: Ragline, tmp_path: Path) -> None:
+    """Re-uploading unchanged bytes with another doc_type is no new reading of them: the
+    text stays text (it was relabelled a PDF, served as one and matched pdf filters)."""
+    body = b"plain words about Trombulator maintenance\n"
+    bare = tmp_path / "notes"
+    bare.write_bytes(body)
+    first = rag.ingestor.ingest(bare, source="upload:notes")
+    assert first.status == "indexed"
+    labelled = tmp_path / "notes.pdf"
+    labelled.write_bytes(body)
+    again = rag.ingestor.ingest(labelled, source="upload:notes")
+    assert again.status == "unchanged", again
+    doc = rag.stores.metadata.document(first.doc_id)
+    assert doc is not None and doc.doc_type == "text"
