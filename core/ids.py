@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import os
 import re
 from pathlib import Path
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote_from_bytes, unquote_to_bytes, urlparse
 
 HANDLE_LEN = 6
 # `[Docab12cd_p7]`, or `[Docab12cd_p7.2]` when one answer cites several passages of that
@@ -20,14 +21,35 @@ def _sha(text: str) -> str:
 
 
 def source_uri(path: Path) -> str:
-    """The stable source key of a local file: its absolute path as a file URI."""
-    return path.resolve().as_uri()
+    """The stable source key of a local file: its absolute path as a file URI.
+
+    Built from the path's bytes (what `Path.as_uri` does on POSIX, spelled out so that it
+    stays so): a file name need not be UTF-8, and `path_from_uri` must give it back."""
+    return "file://" + quote_from_bytes(os.fsencode(path.resolve()))
 
 
 def path_from_uri(uri: str) -> Path | None:
-    """The local path of a `file:` source, None for other sources (uploads, URLs)."""
+    """The local path of a `file:` source, None for other sources (uploads, URLs).
+
+    Percent escapes are decoded to bytes, then to the file system's name for them: a
+    name that is not UTF-8 (`%FF`) comes back as the same file, never as U+FFFD (which
+    names no file, so the document would look deleted)."""
     parsed = urlparse(uri)
-    return Path(unquote(parsed.path)) if parsed.scheme == "file" else None
+    if parsed.scheme != "file":
+        return None
+    return Path(os.fsdecode(unquote_to_bytes(parsed.path.encode("utf-8", "surrogateescape"))))
+
+
+def readable_source(source: str, name_only: bool = False) -> str:
+    """A source as people read it: a local file's path (or, `name_only`, its name), an
+    upload's key, else the source itself. A file name that is not UTF-8 is shown with
+    U+FFFD for its odd bytes: it must go into JSON and onto terminals, which cannot carry
+    the bytes themselves."""
+    path = path_from_uri(source)
+    if path is None:
+        return source.split(":", 1)[1] if source.startswith("upload:") else source
+    shown = path.name if name_only else str(path)
+    return os.fsencode(shown).decode("utf-8", "replace")
 
 
 def doc_id_for(source: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import fields, replace
 from typing import TYPE_CHECKING, Any
 
-from core.ids import path_from_uri
+from core.ids import readable_source
 from core.settings import AgentSettings
 from core.text import query_terms
 from core.types import Document, Hit, Principal, QueryFilter
@@ -62,13 +62,6 @@ def snippet(text: str, query: str, limit: int) -> str:
     start = min(start, len(flat) - limit)
     cut = flat[start : start + limit]
     return ("…" if start else "") + cut + ("…" if start + limit < len(flat) else "")
-
-
-def _file(source: str) -> str:
-    path = path_from_uri(source)
-    if path is not None:
-        return path.name
-    return source.split(":", 1)[1] if source.startswith("upload:") else source
 
 
 class AgentTools:
@@ -203,18 +196,19 @@ class AgentTools:
             return []
         if m := _HANDLE.fullmatch(name.strip()):
             return [d for d in docs if d.handle == m.group(1).lower()]
+        files = {d.doc_id: readable_source(d.source, name_only=True).casefold() for d in docs}
         exact = [
             d
             for d in docs
-            if wanted in (d.doc_id, d.title.casefold(), _file(d.source).casefold())
-            or wanted == _file(d.source).casefold().rsplit(".", 1)[0]
+            if wanted in (d.doc_id, d.title.casefold(), files[d.doc_id])
+            or wanted == files[d.doc_id].rsplit(".", 1)[0]
         ]
         if exact:
             return exact
         words = set(re.findall(r"\w+", wanted))
         scored = []
         for d in docs:
-            names = f"{d.title} {_file(d.source)}".casefold()
+            names = f"{d.title} {files[d.doc_id]}".casefold()
             have = set(re.findall(r"\w+", names.replace("_", " ").replace("-", " ")))
             if wanted in names or (words and words <= have):
                 scored.append(d)
@@ -259,7 +253,7 @@ class AgentTools:
             covered=True,
             results=[
                 {
-                    "document": h.chunk.title or _file(h.chunk.source),
+                    "document": h.chunk.title or readable_source(h.chunk.source, name_only=True),
                     "doc_id": h.chunk.doc_id,
                     "label": h.chunk.label,
                     "page": h.chunk.page_start,
@@ -289,7 +283,7 @@ class AgentTools:
                 {
                     "doc_id": doc.doc_id,
                     "title": doc.title,
-                    "file": _file(doc.source),
+                    "file": readable_source(doc.source, name_only=True),
                     "doc_type": doc.doc_type,
                     "department": doc.department,
                     "modified": doc.modified.isoformat() if doc.modified else None,

@@ -19,6 +19,7 @@ from rich.text import Text
 # Start-up: `ragline --help` and the start of `ragline ask` must not pay for the stores,
 # models and web stack. Everything heavy is imported inside the command that needs it;
 # tests/ragline/test_cli_startup.py fails when a heavy module is imported here again.
+from core.ids import readable_source
 from ragline.bench.cli import bench_app
 from ragline.cli.common import (
     AsJson,
@@ -157,14 +158,6 @@ def _span_text(citation: dict[str, Any], of: str = "") -> str:
     if first == last:
         return f"p{first} lines {start}-{end}"
     return f"p{first} line {start} - p{last} line {end}"
-
-
-def _display(source: str) -> str:
-    """A readable path for local files, the source key otherwise."""
-    from core.ids import path_from_uri
-
-    path = path_from_uri(source)
-    return str(path) if path else source
 
 
 def _writer(rag: Ragline, api_key: str | None) -> Principal | None:
@@ -363,7 +356,7 @@ def ask(
         console.print("\nSources", style="bold")
         for c in view["citations"]:
             console.print(
-                f"  {c['label']} {c['title']} — {_display(c['source'])} {_span_text(c)} "
+                f"  {c['label']} {c['title']} — {readable_source(c['source'])} {_span_text(c)} "
                 f"(passage {_span_text(c, 'chunk_')}, "
                 f"{c['content_id']})",
             )

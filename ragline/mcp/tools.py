@@ -15,7 +15,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from core.errors import InvalidRequest
-from core.ids import path_from_uri
+from core.ids import readable_source
 from core.types import Chunk, Citation, Principal, QueryFilter
 from ingestion.parse import FORMATS
 from ragline.app import Ragline
@@ -178,20 +178,13 @@ class DocumentList(BaseModel):
     truncated: bool
 
 
-def _file(source: str) -> str:
-    path = path_from_uri(source)
-    if path is not None:
-        return str(path)
-    return source.split(":", 1)[1] if source.startswith("upload:") else source
-
-
 def _passage(chunk: Chunk, score: float) -> Passage:
     return Passage(
         label=chunk.label,
         doc_id=chunk.doc_id,
         content_id=chunk.content_id,
         title=chunk.title,
-        file=_file(chunk.source),
+        file=readable_source(chunk.source),
         source=chunk.source,
         page_start=chunk.page_start,
         page_end=chunk.page_end,
@@ -209,7 +202,7 @@ def _cited(c: Citation, doc_ids: dict[str, str]) -> CitedSource:
         doc_id=doc_ids.get(c.content_id, ""),
         content_id=c.content_id,
         title=c.title,
-        file=_file(c.source),
+        file=readable_source(c.source),
         source=c.source,
         page_start=c.page_start,
         page_end=c.page_end,
@@ -329,7 +322,7 @@ class RaglineTools:
         return DocumentMeta(
             doc_id=found["doc_id"],
             title=found["title"],
-            file=_file(found["source"]),
+            file=readable_source(found["source"]),
             source=found["source"],
             doc_type=found["doc_type"],
             modified=found["modified"],
@@ -353,7 +346,7 @@ class RaglineTools:
                 DocumentSummary(
                     doc_id=d.doc_id,
                     title=d.title,
-                    file=_file(d.source),
+                    file=readable_source(d.source),
                     source=d.source,
                     doc_type=d.doc_type,
                     modified=d.modified.isoformat() if d.modified else None,

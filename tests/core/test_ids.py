@@ -1,4 +1,8 @@
+import json
+import os
 from pathlib import Path
+
+import pytest
 
 from core.ids import (
     citation_label,
@@ -7,6 +11,7 @@ from core.ids import (
     doc_id_for,
     parse_label,
     path_from_uri,
+    readable_source,
     source_uri,
     vector_id,
     version_of,
@@ -43,6 +48,28 @@ def test_source_uri_round_trip(tmp_path: Path) -> None:
     assert path_from_uri("upload:abc") is None
 
 
+@pytest.mark.parametrize(
+    "name",
+    [
+        b"bad\xff\xfename.md",  # Latin-1 bytes: not UTF-8
+        b"caf\xe9.md",
+        "中文 文件.md".encode(),
+        b"odd %41 %25 #frag ?query ;param.md",
+        b"new\nline.md",
+    ],
+)
+def test_source_uri_round_trips_any_posix_file_name(tmp_path: Path, name: bytes) -> None:
+    """The document of a file whose name is not UTF-8 must map back to that same file:
+    otherwise it looks vanished and is deleted by the ingest that indexed it."""
+    p = tmp_path / os.fsdecode(name)
+    p.write_text("x")
+    uri = source_uri(p)
+    assert uri.isascii() and uri == p.resolve().as_uri()  # ids of existing documents stay
+    back = path_from_uri(uri)
+    assert back == p.resolve() and back is not None and back.exists()
+    assert os.fsencode(back).endswith(name)
+
+
 def _chunk(tags: frozenset[str]) -> Chunk:
     return Chunk("c", "d", "v", 0, "text", "t", 1, 1, 1, 1, "s", "T", "pdf", acl_tags=tags)
 
@@ -57,3 +84,12 @@ def test_acl_default_deny_for_tagged_documents() -> None:
     assert insider.admits(finance)
     assert by_role.admits(_chunk(frozenset({"role:cfo"})))
     assert QueryFilter.for_principal(Principal("op", superuser=True)).admits(finance)
+
+
+def test_a_source_reads_as_a_path_a_name_or_a_key() -> None:
+    odd = Path(os.fsdecode(b"/docs/caf\xe9 notes.md"))
+    assert readable_source(source_uri(odd)) == "/docs/caf\ufffd notes.md"
+    assert readable_source(source_uri(odd), name_only=True) == "caf\ufffd notes.md"
+    assert readable_source("upload:reports/q3.pdf") == "reports/q3.pdf"
+    assert readable_source("https://example.org/a") == "https://example.org/a"
+    json.dumps(readable_source(source_uri(odd)), ensure_ascii=False).encode("utf-8")
