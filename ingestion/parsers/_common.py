@@ -393,6 +393,9 @@ def decode(data: bytes) -> tuple[str, str]:
 
     BOM first (UTF-8/16/32), then strict UTF-8, then charset-normalizer. Chinese guesses
     are widened to GB18030 (a superset of GBK/GB2312 that never fails on rare characters).
+    A Japanese or Korean guess wins when its text reads as that language: the double-byte
+    CJK encodings decode each other's bytes without error, so "decodes cleanly" proves
+    nothing, while kana or spaced Hangul never come out of Chinese bytes by accident.
     """
     for bom, enc in (
         (codecs.BOM_UTF32_LE, "utf-32"),
@@ -414,21 +417,81 @@ def decode(data: bytes) -> tuple[str, str]:
         return data.decode("utf-16-be", errors="replace"), "utf-16-be"
     from charset_normalizer import from_bytes
 
-    best = from_bytes(data[:200_000]).best()
+    matches = from_bytes(data[:200_000])
+    best = matches.best()
     enc = (best.encoding if best else "gb18030").lower()
     if enc in ("gbk", "gb2312", "hz", "cp936", "gb18030"):
         enc = "gb18030"
     elif enc not in ("big5", "big5hkscs", "cp950"):
+        # The detector's Japanese or Korean guesses (best first) that read as such.
+        for cand in (m.encoding.lower() for m in matches):
+            if cand in _JAPANESE or cand in _KOREAN:
+                text = _strict(data, cand)
+                if text is not None and _reads_as(text, japanese=cand in _JAPANESE):
+                    return text, cand
         # A legacy Chinese encoding is the common case for non-UTF-8 text here; prefer it
         # when it decodes cleanly, since detectors confuse GB18030 with Latin code pages.
         for cand in ("gb18030", "big5"):
-            try:
-                text = data.decode(cand)
-            except UnicodeDecodeError:
-                continue
-            if _han_ratio(text) > 0.3:
+            text = _strict(data, cand)
+            if text is not None and _han_ratio(text) > 0.3:
                 return text, cand
     return data.decode(enc, errors="replace"), enc
+
+
+_MIN_LETTERS = 8  # non-ASCII characters needed before a text's language is trusted
+_HANGUL_WORD_END = re.compile("[\uac00-\ud7a3][ \t]+(?=[\uac00-\ud7a3])")
+# Korean's most frequent syllables (particles, endings, common roots): about 60% of the
+# syllables of real Korean text, about 5% of Chinese text read as EUC-KR.
+_COMMON_HANGUL = frozenset(
+    "이다의는에하을고가기지서한로를리사자도시수어인나대니들여정있으게보아과해면부주적일상요"
+    "거전우라만성내그제것원장구위문동없또말와국마방화소경계중무비세연조실안분생관학결발개공회"
+    "심진예습었했할된되"
+)
+# charset-normalizer's names of the Japanese and Korean encodings it can answer.
+_JAPANESE = frozenset(
+    (
+        "cp932",
+        "shift_jis",
+        "shift_jis_2004",
+        "shift_jisx0213",
+        "euc_jp",
+        "euc_jis_2004",
+        "euc_jisx0213",
+        "iso2022_jp",
+        "iso2022_jp_1",
+        "iso2022_jp_2",
+        "iso2022_jp_2004",
+        "iso2022_jp_3",
+        "iso2022_jp_ext",
+    )
+)
+_KOREAN = frozenset(("cp949", "euc_kr", "johab", "iso2022_kr"))
+
+
+def _strict(data: bytes, encoding: str) -> str | None:
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def _reads_as(text: str, *, japanese: bool) -> bool:
+    """Whether `text` reads as Japanese (else Korean). The double-byte CJK encodings
+    decode each other's bytes, so the text itself must show it: Japanese has hiragana
+    (Chinese or Korean bytes read as Shift-JIS/EUC-JP give none, or half-width katakana);
+    Korean has spaces between words and its most common syllables (Chinese bytes read as
+    EUC-KR/Johab give unspaced, rare syllables). Too short a text shows nothing."""
+    letters = [ch for ch in text if not ch.isspace() and not ch.isascii()]
+    if len(letters) < _MIN_LETTERS:
+        return False
+    if japanese:
+        hiragana = sum("\u3041" <= ch <= "\u309f" for ch in letters)
+        half_width = sum("\uff61" <= ch <= "\uff9f" for ch in letters)
+        return hiragana >= 0.1 * len(letters) and half_width < 0.05 * len(letters)
+    hangul = [ch for ch in letters if "\uac00" <= ch <= "\ud7a3"]
+    common = sum(ch in _COMMON_HANGUL for ch in hangul)
+    words = len(_HANGUL_WORD_END.findall(text))
+    return len(hangul) >= 0.5 * len(letters) and common >= 0.25 * len(hangul) and words > 0
 
 
 def _han_ratio(text: str) -> float:

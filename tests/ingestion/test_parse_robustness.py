@@ -143,6 +143,48 @@ def test_text_encodings(data: bytes, expected: str) -> None:
     assert doc.blocks[1].line_start == 3
 
 
+JA = "これはテスト文書です。倉庫の管理について説明します。"
+JA_2 = "日本語の文章です。東京都の天気は晴れです。"  # in EUC-JP, the detector says Korean
+KO = "이것은 테스트 문서입니다. 창고 관리에 대해 설명합니다."
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        pytest.param(JA, "shift_jis", id="ja-shift_jis"),
+        pytest.param(JA, "cp932", id="ja-cp932"),
+        pytest.param(JA, "euc_jp", id="ja-euc_jp"),
+        pytest.param(JA_2, "shift_jis", id="ja2-shift_jis"),
+        pytest.param(JA_2, "euc_jp", id="ja2-euc_jp"),
+        pytest.param(KO, "euc_kr", id="ko-euc_kr"),
+        pytest.param(KO, "cp949", id="ko-cp949"),
+    ],
+)
+def test_japanese_and_korean_legacy_encodings_are_not_read_as_chinese(
+    text: str, encoding: str
+) -> None:
+    """GB18030 decodes Shift-JIS, EUC-JP and EUC-KR bytes without an error, into Han
+    characters: it must not override a detector that read them right."""
+    from ingestion.parsers._common import decode
+
+    data = f"# {text[:6]}\n\n{text}\n".encode(encoding)
+    decoded, used = decode(data)
+    assert decoded == data.decode(encoding) and used != "gb18030"
+    doc = parse_bytes(data, Path("notes.txt"))
+    assert text in [b.text for b in doc.blocks]
+
+
+@pytest.mark.parametrize("encoding", ["gbk", "gb18030", "big5"])
+def test_short_chinese_text_the_detector_calls_korean_stays_chinese(encoding: str) -> None:
+    """Too little text to show a language: the Chinese default wins over a detector's
+    Japanese or Korean guess (GBK "第十一条 国" reads as spaced Hangul in Johab)."""
+    from ingestion.parsers._common import decode
+
+    for text in ("第十一条 国", "北京欢迎你", "。\n\n第五十条 个人", "8 版本", "牌 光明报系 更多&"):
+        data = text.encode(encoding, errors="ignore")
+        assert decode(data)[0] == data.decode(encoding), text
+
+
 def test_csv_is_one_table() -> None:
     doc = parse_bytes("城市,人口\n北京,2189\n上海,2487\n".encode("gbk"), Path("cities.csv"))
     (table,) = doc.blocks
