@@ -656,6 +656,7 @@ class DocumentIngestor:
             pii_counts,
             warnings,
             sum(bool(s) for s in summaries),
+            existing is not None,
         )
 
     def _stage(self, p: _Prepared, vectors: np.ndarray) -> FileOutcome:
@@ -683,6 +684,10 @@ class DocumentIngestor:
         # fields in the truth: only `document` is decided again.)
         for attempt in range(_STAGE_ATTEMPTS):
             existing = self._authorized(doc_id, wanted, source)
+            if p.existed and existing is None:
+                # Deleted since: the delete came after this write was accepted, so it wins
+                # (staging now would bring the document back).
+                raise RaglineError("the document was deleted while this file was indexed")
             document = self._document(
                 path, source, doc_id, doc_format, wanted, existing, title, stated
             )
@@ -825,6 +830,7 @@ class _Prepared:
     pii: dict[str, int]
     warnings: list[str]
     summaries: int
+    existed: bool  # the document was there when the file was prepared
 
 
 def _parses_ahead() -> int:

@@ -12,6 +12,7 @@ import pytest
 
 from core.ids import doc_id_for, version_of
 from core.settings import Settings
+from core.types import Principal
 from indexing.protocols import JobRecord
 from indexing.sync import SyncReport
 from ragline.app import Ragline
@@ -163,3 +164,46 @@ def test_a_failed_upload_keeps_bytes_another_document_still_stores(
     os.utime(f, (long_ago, long_ago))  # accepted before "j-b" was queued, and not since
     release_upload(ctx, "j-b", spec)
     assert not f.exists()
+
+
+def test_a_delete_during_an_ingest_wins(
+    ctx: TaskContext, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The delete came after the new version was accepted: the version must not bring the
+    document back, and its job must not say "searchable"."""
+    import threading
+
+    import ragline.ingest as ingest
+
+    first, second = tmp_path / "v1.md", tmp_path / "v2.md"
+    first.write_text("# A\n\nThe vantablue index is 77.\n", encoding="utf-8")
+    second.write_text("# A\n\nThe vantablue index is 78.\n", encoding="utf-8")
+    _job(ctx, "j-v1")
+    assert run_with_retries(
+        ctx, "ingest", "j-v1", {"job_id": "j-v1", "spec": _spec(first, "a.md")}, 0
+    )
+    doc_id = doc_id_for("upload:a.md")
+    prepared, deleted = threading.Event(), threading.Event()
+    real = ingest.DocumentIngestor._prepare
+
+    def prepare_then_wait(self: ingest.DocumentIngestor, *args: object) -> object:
+        out = real(self, *args)  # type: ignore[arg-type]
+        prepared.set()
+        deleted.wait(10)
+        return out
+
+    monkeypatch.setattr(ingest.DocumentIngestor, "_prepare", prepare_then_wait)
+    _job(ctx, "j-v2")
+    worker = threading.Thread(
+        target=run_with_retries,
+        args=(ctx, "ingest", "j-v2", {"job_id": "j-v2", "spec": _spec(second, "a.md")}, 0),
+    )
+    worker.start()
+    assert prepared.wait(10)
+    ctx.rag.stores.metadata.delete_document(doc_id, ctx.rag.stores.derived)
+    deleted.set()
+    worker.join(10)
+    job = ctx.rag.stores.metadata.job("j-v2")
+    assert job is not None and job.state == "failed" and "deleted" in job.reason
+    assert ctx.rag.stores.metadata.document(doc_id) is None
+    assert not ctx.rag.search("vantablue index", Principal("p", superuser=True)).hits
