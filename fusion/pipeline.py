@@ -141,6 +141,7 @@ class SearchPipeline:
         boost_terms = tuple(dict.fromkeys((*instruction.boost_terms, *intent.entities)))
         route = replace(
             route,
+            top_k=top_k or route.top_k,  # what this request asked for, as it is served
             query=run_query if run_query != question else "",
             instruction=instruction.source,
             filters=instruction.filters_view(),

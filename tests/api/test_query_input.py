@@ -55,4 +55,5 @@ def test_top_k_must_be_a_number(client: TestClient) -> None:
     for top_k in ("3", True):
         r = client.post("/v1/search", headers=ALICE, json={"question": "x", "top_k": top_k})
         assert r.status_code == 422, (top_k, r.text)
-    assert client.post("/v1/search", headers=ALICE, json={"question": "x", "top_k": 3}).is_success
+    r = client.post("/v1/search", headers=ALICE, json={"question": "x", "top_k": 3})
+    assert r.is_success and r.json()["route"]["top_k"] == 3  # the request's, not the rule's
