@@ -39,6 +39,7 @@ from generation.answerable import (
     states_measure,
 )
 from generation.cite import Quote, Source, assemble
+from generation.given_numbers import GivenNumber, given_numbers
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 from generation.similarity import Similarity
 
@@ -52,6 +53,9 @@ DUPLICATE_JACCARD = 0.7
 MAX_ROW_CELLS = 8
 ROW_FLOOR = 0.8
 IDENTIFIER_WEIGHT = 1.5
+# A sentence missing a number the question gives ("第二十七条", "SP 800-53") scores this
+# share: the answer's check would refuse it as the quote.
+GIVEN_MISSED = 0.5
 DOC_NAME_WEIGHT = 0.3
 TOPIC_WEIGHT = 0.4
 ASKED_COLUMN_BOOST = 1.3
@@ -304,6 +308,14 @@ def _numeral_in(numeral: str, text: str) -> bool:
     )
 
 
+def _states_given(cand: Candidate, given: Sequence[GivenNumber]) -> bool:
+    """Whether the candidate, with the headings and caption it stands under, states every
+    number the question gives."""
+    chunk = cand.chunk
+    text = " ".join((cand.text, cand.context, chunk.title, *chunk.section_path)).lower()
+    return all(g.found(text) for g in given)
+
+
 def _heading_like(cand: Candidate) -> bool:
     if cand.is_table_row or cand.list_item:
         return False  # "- Wear sunglasses" is an item of a list, not a heading
@@ -456,6 +468,7 @@ def _score(
     }
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     kind = answer_kind(question)
+    given = given_numbers(question)
     unit = asked_unit(question) if quantity else ""
     measure = asked_measure(question) if quantity else None
     q_lower = question.lower()
@@ -527,6 +540,10 @@ def _score(
         novel = _novel(cand, hits)
         if not novel:
             score *= 0.3  # it only repeats the question
+        if given and not _states_given(cand, given):
+            # The answer's check refuses a quote without a number the question gives
+            # ("第二十七条"): a sentence from another clause must not lead.
+            score *= GIVEN_MISSED
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)
         if numbered:
             score *= 1.4  # the question wants a number and this sentence has a new one

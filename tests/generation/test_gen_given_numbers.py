@@ -77,3 +77,29 @@ def test_a_number_naming_the_subject_may_be_met_elsewhere_in_its_document() -> N
         "Which airline operated the Boeing 737-8 in the accident?", make_hits(fact, intro)
     )
     assert verdict.covered, verdict.reason
+
+
+def test_the_clause_named_leads_over_the_same_words_in_another() -> None:
+    """Asked with 第二十七条's own words, the quote is 第二十七条, not the list item of
+    第十三条 that repeats them (the check refuses that one: the answer was lost)."""
+    title, chapter = "中华人民共和国个人信息保护法", ("第二章 个人信息处理规则",)
+    own = make_chunk(
+        "第二十七条 个人信息处理者可以在合理的范围内处理个人自行公开或者其他已经合法公开的"
+        "个人信息；个人明确拒绝的除外。",
+        title=title,
+        section_path=chapter,
+    )
+    other = make_chunk(
+        "第十三条 符合下列情形之一的，个人信息处理者方可处理个人信息：\n"
+        "（六）依照本法规定在合理的范围内处理个人自行公开或者其他已经合法公开的个人信息；",
+        title=title,
+        ordinal=1,
+        section_path=chapter,
+    )
+    question = (
+        "第二十七条 个人信息处理者可以在合理的范围内处理个人自行公开或者其他已经合法公开"
+        "的个人信息；"
+    )
+    hits = make_hits(own, other)
+    assert extract(question, hits).quotes[0].text.startswith("第二十七条")
+    assert _verdict(question, hits).covered
