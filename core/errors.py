@@ -25,6 +25,12 @@ class ConfigError(RaglineError):
     pass
 
 
+class DataDirError(ConfigError):
+    """The data dir cannot be used: it cannot be created or written, or a command that
+    only reads found nothing ingested there (a mistyped RAGLINE_DATA_DIR or --data-dir
+    is the usual cause). A setting to correct, not a store that is down."""
+
+
 class StoreError(RaglineError):
     """A store failed; callers treat it as that store being unavailable."""
 

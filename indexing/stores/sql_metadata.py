@@ -36,7 +36,7 @@ from sqlalchemy import text as sql_text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from core.errors import DocumentChanged
+from core.errors import DataDirError, DocumentChanged
 from core.times import naive_utc
 from core.types import Chunk, Document, DocumentVersion
 from indexing.models import (
@@ -320,9 +320,21 @@ def _lock_file(engine: Engine, name: str) -> Path | None:
     database = engine.url.database
     if not database or database == ":memory:":
         return None
-    lock = Path(f"{database}.{name}.lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    return lock
+    return Path(f"{database}.{name}.lock")
+
+
+def _open_lock(lock: Path) -> IO[str]:
+    """The lock file, opened to be flock'd. A folder that cannot hold it (read-only, or
+    not a real folder, such as /proc) is a data dir to correct: one plain reason, not a
+    traceback from inside the store's first statement."""
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        return lock.open("a")
+    except OSError as exc:
+        raise DataDirError(
+            f"cannot write {lock}: {exc.strerror or exc} (the folder of the SQLite "
+            "metadata database, the data dir, must be a writable folder)"
+        ) from exc
 
 
 @contextmanager
@@ -332,7 +344,7 @@ def _sqlite_file_lock(engine: Engine, name: str) -> Iterator[None]:
     if lock is None:
         yield
         return
-    with lock.open("a") as fh:
+    with _open_lock(lock) as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -490,7 +502,7 @@ class SqlMetadataStore:
         lock = _lock_file(self.engine, f"role-{name}")
         if lock is None:
             return _Role(name)
-        fh = lock.open("a")  # held open: the flock lives as long as the file
+        fh = _open_lock(lock)  # held open: the flock lives as long as the file
         try:
             fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

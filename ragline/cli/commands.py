@@ -31,6 +31,7 @@ from ragline.cli.common import (
     fail,
     labelled,
     open_app,
+    require_data,
     settings_for,
 )
 from ragline.cli.gateway import register as register_gateway_commands
@@ -274,6 +275,8 @@ def _query(
     filters: list[str] | None = None,
 ) -> dict[str, Any]:
     settings = settings_for(data_dir)
+    if not (ask and settings.gateway.sources):  # the gateway's own sources can answer
+        require_data(settings)
     embedder = _embedder_loading(settings)
     from core.errors import InvalidRequest
     from core.types import QueryFilter
@@ -395,7 +398,7 @@ def ask(
 @app.command()
 def docs(data_dir: DataDir = None, as_json: AsJson = False) -> None:
     """List indexed documents."""
-    rag = open_app(data_dir)
+    rag = open_app(data_dir, existing=True)
     try:
         rows = [
             (d, rag.stores.metadata.current_version(d.doc_id))
@@ -469,7 +472,7 @@ def sync(data_dir: DataDir = None) -> None:
 
 
 def _divergence(repairing: bool, data_dir: Path | None, stores: bool = True) -> None:
-    rag = open_app(data_dir)
+    rag = open_app(data_dir, existing=not repairing)
     try:
         found = (rag.repair() if repairing else rag.check()) if stores else []
         # Unneeded originals go first: only what something needs is shared.

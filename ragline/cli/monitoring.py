@@ -7,11 +7,11 @@ import sys
 from contextlib import ExitStack
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal, TextIO, get_args
 
 import typer
 
-from ragline.cli.common import DataDir, err, fail, settings_for
+from ragline.cli.common import DataDir, err, fail, one_of, open_metadata, settings_for
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
     from monitoring.alerts import Alert
@@ -23,6 +23,9 @@ audit_app = typer.Typer(
 alerts_app = typer.Typer(
     no_args_is_help=True, rich_markup_mode=None, help="Evaluate the alert rules."
 )
+
+AuditLog = Literal["passages", "queries", "ingest", "alerts", "gateway"]
+GapStatus = Literal["open", "closed", "all"]
 
 
 def _when(value: str | None, option: str) -> datetime | None:
@@ -46,9 +49,10 @@ def export(
         Path | None, typer.Option("--csv", "--out", help="CSV file; default stdout.")
     ] = None,
     log: Annotated[
-        Literal["passages", "queries", "ingest", "alerts", "gateway"],
+        AuditLog,
         typer.Option(
             "--log",
+            parser=one_of(*get_args(AuditLog)),
             help="passages: one row per cited passage per answer; queries: "
             "one per answer; ingest: file outcomes; alerts: firings, actions, "
             "recoveries; gateway: SQL/status executions.",
@@ -57,13 +61,14 @@ def export(
     doc: Annotated[
         str | None, typer.Option("--doc", help="passages: only this document (doc_id).")
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many rows.")] = 100_000,
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=10_000_000, help="At most this many rows.")
+    ] = 100_000,
     data_dir: DataDir = None,
 ) -> None:
     """An audit log as CSV. The default, passages: one row per cited passage per answer
     (answer, document version, passage and processing lineage)."""
     from core.times import naive_utc
-    from indexing.stores.sql_metadata import SqlMetadataStore
     from monitoring.audit import (
         ALERT_COLUMNS,
         alert_row,
@@ -79,15 +84,11 @@ def export(
         raise typer.BadParameter(f"the {log} log records no user", param_hint="--user")
     if doc is not None and log != "passages":
         raise typer.BadParameter("--doc filters the passages log", param_hint="--doc")
-    metadata = SqlMetadataStore(settings_for(data_dir).resolved_metadata_url)
+    metadata = open_metadata(data_dir)
     try:
         with ExitStack() as files:
-            # newline="": the csv module writes its own line ends; stdout is not ours to close.
-            stream = (
-                files.enter_context(out.open("w", newline="", encoding="utf-8"))
-                if out
-                else sys.stdout
-            )
+            # stdout is not ours to close.
+            stream = files.enter_context(_csv_file(out)) if out else sys.stdout
             if log == "ingest":
                 n = export_ingest(metadata, stream, since=lo, until=hi, limit=limit)
             elif log == "gateway":
@@ -107,6 +108,16 @@ def export(
     finally:
         metadata.close()
     err.print(f"{n} rows" + (f" written to {out}" if out else ""))
+
+
+def _csv_file(out: Path) -> TextIO:
+    """`--out`, opened for the CSV (newline="": the csv module writes its own line ends).
+    A path that cannot be written (no such folder, a folder) ends the command with one
+    plain line, not a traceback."""
+    try:
+        return out.open("w", newline="", encoding="utf-8")
+    except OSError as exc:
+        fail("error", f"cannot write {out}: {exc.strerror or exc}", 2)
 
 
 def _alert_line(a: Alert) -> str:
@@ -160,21 +171,21 @@ def gaps(
         str | None, typer.Option("--since", help="Last asked at or after (ISO).")
     ] = None,
     status: Annotated[
-        Literal["open", "closed", "all"], typer.Option("--status", help="Which gaps.")
+        GapStatus,
+        typer.Option("--status", parser=one_of(*get_args(GapStatus)), help="Which gaps."),
     ] = "open",
     as_csv: Annotated[bool, typer.Option("--csv", help="CSV for spreadsheets.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
-    limit: Annotated[int, typer.Option("--limit", min=1)] = 1000,
+    limit: Annotated[int, typer.Option("--limit", min=1, max=100_000)] = 1000,
     data_dir: DataDir = None,
 ) -> None:
     """Knowledge gaps: questions answered "not covered" or with low coverage, deduplicated,
     most asked first, with who asked and the nearest documents. A gap closes by itself
     when a later ingest makes its question answerable."""
-    from indexing.stores.sql_metadata import SqlMetadataStore
     from monitoring.gaps import gap_view, gaps_csv
 
     lo = _when(since, "--since")
-    metadata = SqlMetadataStore(settings_for(data_dir).resolved_metadata_url)
+    metadata = open_metadata(data_dir)
     try:
         rows = metadata.gaps(since=lo, status=None if status == "all" else status, limit=limit)
     finally:

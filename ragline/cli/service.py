@@ -11,7 +11,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ragline.cli.common import AsJson, DataDir, console, err, fail, settings_for
+from ragline.cli.common import AsJson, DataDir, console, err, fail, open_metadata, settings_for
 from ragline.worker import DEFAULT_QUEUE
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
@@ -127,16 +127,15 @@ def worker(
 def jobs(
     job_id: Annotated[str | None, typer.Argument(help="One job; default: the latest.")] = None,
     batch: Annotated[str, typer.Option("--batch", help="Jobs of this batch.")] = "",
-    limit: Annotated[int, typer.Option(min=1)] = 50,
+    limit: Annotated[int, typer.Option(min=1, max=100_000)] = 50,
     data_dir: DataDir = None,
     as_json: AsJson = False,
 ) -> None:
     """Ingestion jobs: state (queued, parsing, indexing, searchable, failed) and reason."""
-    from indexing.stores.sql_metadata import SqlMetadataStore
     from ragline.jobs import batch_view, job_view
 
     # Only the metadata store: reading jobs must not load the embedder.
-    store = SqlMetadataStore(settings_for(data_dir).resolved_metadata_url)
+    store = open_metadata(data_dir)
     try:
         if job_id:
             job = store.job(job_id)

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import indexing.embedders
+from indexing.stores.sql_metadata import SqlMetadataStore
 from ragline.cli import commands as cli
 from ragline.cli.common import open_app, settings_for
 
@@ -64,6 +65,7 @@ def test_a_model_that_cannot_load_is_the_commands_error(
 ) -> None:
     monkeypatch.setenv("RAGLINE_EMBEDDER__KIND", "bge")
     monkeypatch.delenv("RAGLINE_EMBEDDER__BGE_MODEL_PATH", raising=False)
+    SqlMetadataStore(f"sqlite:///{tmp_path / 'ragline.db'}").close()  # a data dir with data
     result = CliRunner().invoke(cli.app, ["search", "which port?", "--data-dir", str(tmp_path)])
     assert result.exit_code == 2
     assert "RAGLINE_EMBEDDER__BGE_MODEL_PATH" in result.output
