@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePath
 
+from core.errors import ParseError
 from core.types import Block, BlockKind
 
 _HAN = r"\u3400-\u9fff\uf900-\ufaff"
@@ -388,11 +389,43 @@ class BlockBuilder:
         return next((b.text for b in self.blocks if b.kind == "heading" and b.level == level), "")
 
 
-def decode(data: bytes) -> tuple[str, str]:
-    """Decode text of unknown encoding. Returns (text, encoding name).
+# What text never holds much of: C0 controls other than whitespace and ESC (ANSI colours
+# in logs), DEL, C1 controls, and U+FFFD (bytes no encoding could decode).
+_NOT_TEXT = re.compile("[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
+# Binary decodes to 22% or more of them (images, gzip, random bytes ~25%, executables 50%+);
+# text to none, a crafted file with invalid bytes on every line (the hostile corpus) to 8%.
+_MAX_NOT_TEXT = 0.15
+_MIN_NOT_TEXT = 16  # a note with a stray NUL or bell is text with flaws, not binary
 
-    BOM first (UTF-8/16/32), then strict UTF-8, then charset-normalizer. Chinese guesses
-    are widened to GB18030 (a superset of GBK/GB2312 that never fails on rare characters).
+
+def decode(data: bytes) -> tuple[str, str]:
+    """Decode text of unknown encoding. Returns (text, encoding name). Bytes that are
+    clearly binary (an executable, an archive, random data named .txt or .md) raise
+    ParseError: every encoding "decodes" them, GB18030 into CJK-looking garbage that would
+    be indexed and match queries, so they must fail like a damaged PDF does."""
+    text, encoding = _decode(data)
+    _refuse_binary(text)
+    return text, encoding
+
+
+def _refuse_binary(text: str) -> None:
+    """Raise ParseError when over 15% of decoded text is control characters and
+    undecodable bytes. Text in any encoding, decoded with the right one, holds almost
+    none; a few stray ones (a NUL, a bell) are left to the sanitiser, which removes and
+    counts them."""
+    bad = len(text) - len(_NOT_TEXT.sub("", text))
+    if bad >= _MIN_NOT_TEXT and bad > _MAX_NOT_TEXT * len(text):
+        share = round(100 * bad / len(text))
+        raise ParseError(
+            f"binary content, not text ({share}% of the characters are control or invalid ones)"
+        )
+
+
+def _decode(data: bytes) -> tuple[str, str]:
+    """BOM first (UTF-8/16/32), then UTF-16 without one (many NULs in alternating
+    positions: ASCII in UTF-16 is valid UTF-8 too, NULs between the letters), then strict
+    UTF-8, then charset-normalizer. Chinese guesses are widened to GB18030 (a superset of
+    GBK/GB2312 that never fails on rare characters).
     A Japanese or Korean guess wins when its text reads as that language: the double-byte
     CJK encodings decode each other's bytes without error, so "decodes cleanly" proves
     nothing, while kana or spaced Hangul never come out of Chinese bytes by accident.
@@ -406,15 +439,14 @@ def decode(data: bytes) -> tuple[str, str]:
     ):
         if data.startswith(bom):
             return data.decode(enc, errors="replace"), enc
-    try:
-        return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError:
-        pass
-    # UTF-16 without BOM: many NULs in alternating positions.
     if len(data) >= 4 and data[1::2].count(0) > len(data) // 4:
         return data.decode("utf-16-le", errors="replace"), "utf-16-le"
     if len(data) >= 4 and data[0::2].count(0) > len(data) // 4:
         return data.decode("utf-16-be", errors="replace"), "utf-16-be"
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
     from charset_normalizer import from_bytes
 
     matches = from_bytes(data[:200_000])
