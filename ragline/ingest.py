@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -116,6 +117,29 @@ def chunk_limit_warning(kept: Sequence[ChunkDraft], total: int) -> str:
     )
 
 
+class NotRegularFile(OSError):
+    """A FIFO, socket or device where a file was expected: opening or reading one blocks
+    or never ends, so it is refused instead of read."""
+
+    def __init__(self, path: Path, kind: str) -> None:
+        super().__init__(f"not a regular file ({kind})")
+        self.path, self.kind = path, kind
+
+
+def special_kind(mode: int) -> str | None:
+    """What a `stat` mode is when it is a FIFO, socket or device; None for a regular file,
+    a folder or a link."""
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    ):
+        if test(mode):
+            return kind
+    return None
+
+
 def walk(
     paths: Iterable[Path],
     extensions: Iterable[str],
@@ -126,7 +150,8 @@ def walk(
 
     A folder (or file) that cannot be read goes to `on_error`, and the walk goes on;
     without one, the error is raised. Never skipped silently: its files were not looked
-    at, so whether they changed or vanished is unknown."""
+    at, so whether they changed or vanished is unknown. A FIFO, socket or device goes
+    there too, as NotRegularFile: reading one would hang the ingest."""
     exts = {e.lower() for e in extensions}
 
     def failed(path: Path, exc: OSError) -> None:
@@ -136,15 +161,17 @@ def walk(
 
     for root in paths:
         try:
-            explicit = root.is_file()
+            mode = root.stat().st_mode
         except OSError as exc:
             failed(root, exc)
             continue
-        if explicit:
+        if stat.S_ISREG(mode):
             yield root, True
-            continue
-        for p in _files_under(root, failed):
-            yield p, p.suffix.lower() in exts
+        elif (kind := special_kind(mode)) is not None:
+            failed(root, NotRegularFile(root, kind))
+        else:
+            for p in _files_under(root, failed):
+                yield p, p.suffix.lower() in exts
 
 
 def _files_under(root: Path, failed: Callable[[Path, OSError], None]) -> list[Path]:
@@ -173,19 +200,32 @@ def _sort_entry(
     failed: Callable[[Path, OSError], None],
 ) -> None:
     """Put a folder's entry with the folders to walk or the files found (a link to a file
-    counts as that file; a dangling link, a FIFO or a socket is neither)."""
+    counts as that file; a dangling link is neither). A FIFO, socket or device goes to
+    `failed`: not read, but not passed over in silence either."""
     path = Path(entry.path)
     try:
         if entry.is_dir(follow_symlinks=False):
             folders.append(path)
         elif entry.is_file():
             files.append(path)
+        elif (kind := _entry_kind(entry)) is not None:
+            failed(path, NotRegularFile(path, kind))
     except OSError as exc:
         failed(path, exc)
 
 
+def _entry_kind(entry: os.DirEntry[str]) -> str | None:
+    """`special_kind` of what a non-file, non-folder entry is; None for a dangling link."""
+    try:
+        return special_kind(entry.stat().st_mode)
+    except FileNotFoundError:
+        return None
+
+
 def unreadable(path: Path, exc: OSError) -> FileOutcome:
-    """The outcome line of a path `walk` could not read."""
+    """The outcome line of a path `walk` could not read, or would not (a FIFO...)."""
+    if isinstance(exc, NotRegularFile):
+        return FileOutcome(str(path), "failed", f"{exc}: not read, nothing ingested from it")
     why = exc.strerror or str(exc) or type(exc).__name__
     return FileOutcome(
         str(path),

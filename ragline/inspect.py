@@ -15,6 +15,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from core.errors import ParseError
 from core.ids import source_uri
 from core.settings import Settings
 from core.text import approx_tokens
@@ -22,7 +23,12 @@ from core.types import Block
 from ingestion.chunker import ChunkDraft, chunk_blocks, table_id
 from ingestion.parse import MB, ParseOptions, check_size, document_format, parse_file
 from ingestion.pii import PiiMasker
-from ragline.ingest import chunk_limit_warning, headings_only_warning, no_chunks_reason
+from ragline.ingest import (
+    chunk_limit_warning,
+    headings_only_warning,
+    no_chunks_reason,
+    special_kind,
+)
 
 PREVIEW = 80
 _SEPARATOR = re.compile(r"^\|(-{3}\|)+$")
@@ -80,6 +86,19 @@ def _table(i: int, b: Block) -> dict[str, Any]:
     }
 
 
+def _refuse_special(path: Path) -> None:
+    """A FIFO, socket or device is refused before it is opened: opening a FIFO waits for
+    a writer, reading a device may never end. (A path that cannot be looked at is left
+    to the parse, which says why.)"""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return
+    kind = special_kind(mode)
+    if kind is not None:
+        raise ParseError(f"not a regular file ({kind})")
+
+
 def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
     """The parse of `path` as plain data (see the module docstring). Raises ParseError
     (a RaglineError) with the reason when the file cannot be parsed."""
@@ -87,6 +106,7 @@ def inspect_file(path: Path, settings: Settings) -> dict[str, Any]:
     max_bytes = int(limits.max_file_mb * MB)
     options = ParseOptions.from_settings(limits, settings.ingest_limits)
     start = time.perf_counter()
+    _refuse_special(path)
     check_size(path, max_bytes)
     with path.open("rb") as f:
         head = f.read(4096)

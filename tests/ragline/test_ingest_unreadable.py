@@ -17,7 +17,7 @@ from core.ids import doc_id_for, source_uri
 from core.settings import Settings
 from core.types import Principal
 from ragline.app import Ragline
-from ragline.ingest import walk
+from ragline.ingest import NotRegularFile, special_kind, walk
 
 OPERATOR = Principal("ops", superuser=True)
 
@@ -175,3 +175,42 @@ def test_a_file_name_that_is_not_utf8_is_indexed_once_and_stays(
         (folder / "sp ace.md", "unchanged"),
         (odd.resolve(), "deleted"),
     ]
+
+
+def test_walk_refuses_special_files_it_would_hang_on(tmp_path: Path) -> None:
+    """A FIFO (or socket, device) is never opened: reading one waits for a writer or
+    never ends. Given explicitly or found in a folder, it is reported (FINDINGS B11)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    explicit, inner = tmp_path / "pipe.md", folder / "inner.md"
+    os.mkfifo(explicit)
+    os.mkfifo(inner)
+    (folder / "a.md").write_text("a")
+    errors: list[tuple[Path, OSError]] = []
+    found = list(walk([explicit, folder], [".md"], lambda p, e: errors.append((p, e))))
+    assert found == [(folder / "a.md", True)]
+    assert [(p, str(e)) for p, e in errors] == [
+        (explicit, "not a regular file (a FIFO)"),
+        (inner, "not a regular file (a FIFO)"),
+    ]
+    assert all(isinstance(e, NotRegularFile) for _, e in errors)
+    assert special_kind(os.stat("/dev/null").st_mode) == "a character device"
+    with pytest.raises(NotRegularFile):  # no handler: never passed over silently
+        list(walk([explicit], [".md"]))
+
+
+def test_ingest_reports_a_fifo_as_failed_and_goes_on(rag: Ragline, tmp_path: Path) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    explicit, inner = tmp_path / "pipe.md", folder / "inner.md"
+    os.mkfifo(explicit)
+    os.mkfifo(inner)
+    (folder / "ok.md").write_text("Readable owl file about kestrels.\n")
+    outcomes, report = rag.ingest([explicit, folder])
+    refused = "not a regular file (a FIFO): not read, nothing ingested from it"
+    assert [(Path(o.path).name, o.status, o.reason) for o in outcomes] == [
+        ("ok.md", "indexed", ""),
+        ("pipe.md", "failed", refused),
+        ("inner.md", "failed", refused),
+    ]
+    assert not report.errors and "kestrels" in _texts(rag, "owl kestrels")

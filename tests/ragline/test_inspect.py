@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import random
 import shutil
+import threading
 from pathlib import Path
 
 import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
+from core.errors import RaglineError
 from core.settings import Settings
 from ragline.bench.ingest import run_ingest_bench
 from ragline.cli import app as cli
@@ -85,6 +89,37 @@ def test_cli_inspect_fails_with_the_reason(tmp_path: Path) -> None:
         "file": str(rtf),
         "error": ".rtf (RTF) needs a Tika server: set RAGLINE_INGEST__TIKA_URL",
     }
+
+
+def test_cli_inspect_refuses_binary_content_named_txt(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_bytes(random.Random(5).randbytes(5000))
+    result = CliRunner().invoke(cli, ["inspect", str(junk), "--json"])
+    assert result.exit_code == 1
+    assert json.loads(result.stdout)["error"].startswith("binary content, not text (")
+
+
+def test_inspect_refuses_a_fifo_instead_of_waiting_on_it(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.md"
+    os.mkfifo(fifo)
+    errors: list[str] = []
+
+    def run() -> None:
+        try:
+            inspect_file(fifo, Settings())
+        except RaglineError as exc:
+            errors.append(str(exc))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(20)
+    if thread.is_alive():  # blocked opening the FIFO for a writer: give it one, then EOF
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        pytest.fail("inspect waited on the FIFO")
+    assert errors == ["not a regular file (a FIFO)"]
+    result = CliRunner().invoke(cli, ["inspect", str(fifo)])
+    assert result.exit_code == 1
+    assert result.output.strip() == f"cannot parse {fifo}: not a regular file (a FIFO)"
 
 
 def test_render_shows_every_section() -> None:
