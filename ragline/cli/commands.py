@@ -444,7 +444,7 @@ def delete(doc_id: str, api_key: ApiKeyOpt = None, data_dir: DataDir = None) -> 
     """Remove a document from every store."""
     from ragline.writes import WriteDenied
 
-    rag = open_app(data_dir)
+    rag = open_app(data_dir, existing=True)
     try:
         ok = rag.delete(doc_id, _writer(rag, api_key))
     except WriteDenied as exc:

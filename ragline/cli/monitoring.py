@@ -136,7 +136,7 @@ def check(
     from monitoring.alert_scheduler import utcnow
     from ragline.monitor import alert_evaluator, metadata_alert_source, rag_alert_source
 
-    settings = settings_for(data_dir)
+    settings = settings_for(data_dir, existing=True)
     try:
         evaluator = alert_evaluator(settings)
     except RaglineError as exc:

@@ -21,6 +21,8 @@ READ_ONLY = [
     ["jobs"],
     ["gaps"],
     ["audit", "export"],
+    ["alerts", "check"],
+    ["delete", "0123456789abcdef"],
 ]
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from indexing.stores.sql_metadata import SqlMetadataStore
 from ragline.cli import app as cli
 
 WIDE = {"COLUMNS": "200"}
@@ -40,7 +41,8 @@ def test_bracketed_titles_and_names_are_printed_as_written(tmp_path: Path) -> No
 
 
 def test_an_id_with_brackets_is_reported_not_parsed(tmp_path: Path) -> None:
-    result = CliRunner().invoke(cli, ["delete", "[/x]", "--data-dir", str(tmp_path / "d")])
+    SqlMetadataStore(f"sqlite:///{tmp_path / 'ragline.db'}").close()  # a data dir with data
+    result = CliRunner().invoke(cli, ["delete", "[/x]", "--data-dir", str(tmp_path)])
     assert isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 1
     assert "no document [/x]" in result.output
@@ -49,6 +51,7 @@ def test_an_id_with_brackets_is_reported_not_parsed(tmp_path: Path) -> None:
 def test_errors_carry_no_markup_tags(tmp_path: Path) -> None:
     rules = tmp_path / "rules.toml"
     rules.write_text('[[rule]]\nname = "x"\nkind = "nope"\nthreshold = 1\n')
+    SqlMetadataStore(f"sqlite:///{tmp_path / 'd' / 'ragline.db'}").close()
     runner = CliRunner()
     broken = runner.invoke(
         cli,
@@ -57,6 +60,7 @@ def test_errors_carry_no_markup_tags(tmp_path: Path) -> None:
     )
     assert broken.exit_code == 2
     assert broken.output.startswith("error: ") and "[red]" not in broken.output
+    assert "nope" in broken.output  # the rules file's error, not the data dir's
 
     both = runner.invoke(
         cli, ["repair", "--uploads-only", "--rebuild", "dense", "--data-dir", str(tmp_path / "d")]
