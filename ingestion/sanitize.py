@@ -31,8 +31,13 @@ def sanitize_text(text: str) -> tuple[str, int]:
     """`text` without invalid characters, and how many were removed."""
     if _BREAKS.search(text):
         text = _BREAKS.sub("\n", text)
-    cleaned, removed = _INVALID.subn("", text)
-    return cleaned, removed
+    return remove_invalid(text)
+
+
+def remove_invalid(text: str) -> tuple[str, int]:
+    """`text` without invalid characters (form feed and vertical tab kept: a parser's line
+    numbers count lines of the file as it is), and how many were removed."""
+    return _INVALID.subn("", text)
 
 
 class _Counter:
@@ -66,11 +71,17 @@ def sanitize_document(doc: ParsedDocument) -> ParsedDocument:
     blocks = tuple(_block(b, clean) for b in doc.blocks)
     blocks = tuple(b for b in blocks if b.text.strip() or b.rows)
     title = clean(doc.title)
-    warnings = tuple(clean(w) for w in doc.warnings)
-    if clean.removed:
-        warnings = (
-            *warnings,
-            f"removed {clean.removed} invalid character(s) from the extracted text "
-            "(control characters, lone surrogates or non-characters: a damaged file or font)",
-        )
+    warnings = (*(clean(w) for w in doc.warnings), *removed_warning(clean.removed))
     return replace(doc, blocks=blocks, title=title.strip(), warnings=warnings)
+
+
+def removed_warning(removed: int) -> tuple[str, ...]:
+    """The warning that says how many invalid characters were removed (none for 0). A
+    parser that must clean its input before its library reads it (markdown-it turns NUL
+    into U+FFFD, lxml refuses control characters) reports its count with it."""
+    if not removed:
+        return ()
+    return (
+        f"removed {removed} invalid character(s) from the extracted text "
+        "(control characters, lone surrogates or non-characters: a damaged file or font)",
+    )

@@ -23,6 +23,7 @@ from lxml import etree
 from core.errors import ParseError
 from core.types import ParsedDocument
 from ingestion.parsers._common import BlockBuilder, clean_text, decode
+from ingestion.sanitize import removed_warning
 
 PARSER = f"lxml/{'.'.join(map(str, etree.LXML_VERSION[:3]))}"
 
@@ -470,7 +471,8 @@ def _title(doc: etree._Element, h1: str, name: str) -> str:
 
 
 def parse(data: bytes, name: str) -> ParsedDocument:
-    text = _NOT_XML.sub("", _decode(data))
+    # lxml refuses control characters: removed first, and counted like the sanitiser's.
+    text, removed = _NOT_XML.subn("", _decode(data))
     text = re.sub(r"^\s*<\?xml[^>]*>", "", text)
     parser = lxml.html.HTMLParser(huge_tree=True, remove_comments=True)
     try:
@@ -491,6 +493,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     warnings: tuple[str, ...] = ()
     if not any(b.kind != "heading" for b in w.b.blocks):
         warnings = _flat_fallback(w.b, text)
+    warnings = (*warnings, *removed_warning(removed))
     return ParsedDocument(tuple(w.b.blocks), 1, title, PARSER, warnings=warnings)
 
 

@@ -11,6 +11,7 @@ from markdown_it.token import Token
 
 from core.types import ParsedDocument
 from ingestion.parsers._common import BlockBuilder, clean_text, decode, document_title
+from ingestion.sanitize import remove_invalid, removed_warning
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*\n", re.DOTALL)
 _FM_TITLE = re.compile(r"^title:\s*(.+?)\s*$", re.MULTILINE)
@@ -47,7 +48,9 @@ def _lines(tok: Token, offset: int) -> tuple[int, int]:
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     text, _ = decode(data)
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    # Cleaned before markdown-it reads it: it turns NUL into U+FFFD, a valid character
+    # the sanitiser would keep ("Hello\ufffdWorld").
+    text, removed = remove_invalid(text.replace("\r\n", "\n").replace("\r", "\n"))
     title = ""
     fm = _FRONT_MATTER.match(text)
     offset = 0
@@ -86,7 +89,13 @@ def parse(data: bytes, name: str) -> ParsedDocument:
             continue
         i += 1
     title = document_title(title, b.blocks, name)
-    return ParsedDocument(tuple(b.blocks), 1, title, f"markdown-it-py/{version('markdown-it-py')}")
+    return ParsedDocument(
+        tuple(b.blocks),
+        1,
+        title,
+        f"markdown-it-py/{version('markdown-it-py')}",
+        warnings=removed_warning(removed),
+    )
 
 
 def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:

@@ -22,7 +22,7 @@ PARSER = "ragline-text/1"
 
 def parse(data: bytes, name: str) -> ParsedDocument:
     text, encoding = decode(data)
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # NUL: the sanitiser counts it
     stem = PurePath(name).stem
     if PurePath(name).suffix.lower() == ".csv":
         return _parse_csv(text, stem, encoding)

@@ -285,3 +285,22 @@ def test_worker_error_keeps_its_type(tmp_path: Path, pool: ParserPool) -> None:
     missing = tmp_path / "missing.pdf"
     with pytest.raises(ParseError, match="not found"):
         parse_file(missing, max_bytes=MB, timeout_s=60, pool=pool)
+
+
+@pytest.mark.parametrize(
+    ("name", "data"),
+    [
+        ("nul.md", b"# T\n\nHello\x00World md\x07bell text.\n"),
+        ("nul.html", b"<html><body><p>Hello\x00World html text\x07bell</p></body></html>"),
+        ("nul.txt", b"Hello\x00World plain text. Also bell\x07here.\n"),
+    ],
+)
+def test_control_characters_are_removed_and_counted_in_every_text_format(
+    name: str, data: bytes
+) -> None:
+    """Markdown kept NUL as U+FFFD (markdown-it's doing), HTML removed both without a
+    warning, and plain text said 1 removed for 2."""
+    doc = parse_bytes(data, Path(name))
+    text = " ".join(b.text for b in doc.blocks)
+    assert "HelloWorld" in text and "\ufffd" not in text
+    assert any("removed 2 invalid character(s)" in w for w in doc.warnings), doc.warnings
