@@ -744,11 +744,16 @@ def _select(
 def _row_columns(cand: Candidate, terms: Sequence[str]) -> list[int]:
     """The cells of a table row worth quoting: the row key (its first cell) and the
     columns the question asks about; the whole row (cut) when it names no column."""
-    asked = [i for i, (h, _) in enumerate(cand.cells) if h and _matched_terms(terms, h)]
+    # Cells whose value the question names identify the row ("Kentucky", "Development
+    # Credits - Disbursements", "2011"): they are its key, even where the question names
+    # their column too ("in fiscal year 2010"); the columns it names otherwise are asked.
+    named = [i for i, (_, v) in enumerate(cand.cells) if _matched_terms(terms, v)]
+    asked = [
+        i
+        for i, (h, _) in enumerate(cand.cells)
+        if h and i not in named and _matched_terms(terms, h)
+    ]
     if any(i > 0 for i in asked):
-        # Cells whose value the question names identify the row ("Kentucky",
-        # "Development Credits - Disbursements", "2011"): they are its key.
-        named = [i for i, (_, v) in enumerate(cand.cells) if _matched_terms(terms, v)]
         return sorted({0, *named, *asked})
     if len(cand.cells) <= MAX_ROW_CELLS:
         return list(range(len(cand.cells)))

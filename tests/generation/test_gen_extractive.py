@@ -9,7 +9,7 @@ from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
 
 from core.ids import citation_label
 from core.text import content_terms, has_han
-from generation.extractive import extractive_answer, focus_terms
+from generation.extractive import extract, extractive_answer, focus_terms
 
 FAA = "ab12cd0000000000"
 TEX = "dd22330000000000"
@@ -580,3 +580,20 @@ def test_a_stem_is_found_among_the_runs_of_plain_english_as_tokenising_finds_it(
     assert checked > 5000
     # Text in a language whose words are stemmed is cut as before.
     assert not extractive._plain_english("Wann starb Goethe in der Stadt?", "wann starb goethe")
+
+
+def test_a_column_named_with_its_value_is_a_key_and_the_value_column_stays() -> None:
+    """"... in fiscal year 2010" names the Fiscal Year column and its value: a key, like
+    the line item. The row's amount was cut, as if Fiscal Year were the column asked."""
+    sheet = make_chunk(
+        "| Line Item | Fiscal Year | Amount (US$, Millions) |\n|---|---|---|\n"
+        "| Development Credits - Disbursements | 2010 | -9336 |\n"
+        "| Development Credits - Disbursements | 2009 | -8915 |\n"
+        "| Members' subscriptions and contributions | 2010 | 8730 |",
+        kind="table",
+        title="IDA Statement of Cash Flows FY2011",
+    )
+    ex = extract(
+        "What were IDA development credit disbursements in fiscal year 2010?", make_hits(sheet)
+    )
+    assert "-9336" in ex.quotes[0].text and "8730" not in ex.quotes[0].text
