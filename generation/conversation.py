@@ -89,6 +89,12 @@ class Focus:
         return tuple(dict.fromkeys(self.terms + self.carried))
 
 
+# A run of capitalised words longer than this is a list ("E100 E101 E102 ..."), not a
+# name: its identifiers count one by one. No term is longer than MAX_TERM_CHARS.
+MAX_NAME_WORDS = 6
+MAX_TERM_CHARS = 80
+
+
 def focus_terms(text: str) -> tuple[str, ...]:
     """Identifiers, quoted names and multi-word capitalised names, in order of appearance."""
     found: list[tuple[int, str]] = []
@@ -99,10 +105,12 @@ def focus_terms(text: str) -> tuple[str, ...]:
         words = m.group(0).split()
         if words[0].lower() in _QUESTION_WORDS:  # "What Payment Gateway": drop "What"
             words = words[1:]
-        if len(words) >= 2:
+        if 2 <= len(words) <= MAX_NAME_WORDS:
             found.append((m.start(), " ".join(words)))
     terms: dict[str, None] = {}
     for _, term in sorted(found, key=lambda f: (f[0], -len(f[1]))):
+        if len(term) > MAX_TERM_CHARS:
+            continue
         if term and term.lower() not in STOPWORDS and not _covered_by(term, terms):
             terms[term] = None
     return tuple(terms)

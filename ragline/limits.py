@@ -46,7 +46,7 @@ def check_query(question: str, context: TaskContext, api: ApiSettings) -> str:
     `TaskContext.leaves_nothing_to_search`, checked before any work is done."""
     # The entities (and region) join the question in the query: the limit is on the whole.
     named = " ".join(t for t in (*context.entities, context.region) if t)
-    if len(named) + len(question.strip()) > api.max_query_chars:
+    if named and len(named) + len(question.strip()) > api.max_query_chars:
         raise InvalidRequest(
             f"question and context entities are {len(named) + len(question.strip())} "
             f"characters; the limit is {api.max_query_chars} (RAGLINE_API__MAX_QUERY_CHARS)",

@@ -14,9 +14,8 @@ from fastapi import APIRouter
 from ragline.api.auth import Caller
 from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
-from ragline.api.routes_openai import answer_turns, turns_of
+from ragline.api.routes_openai import answer_turns, asked, turns_of
 from ragline.api.schemas import AgentRequest, ChatMessage, ChatOptions
-from ragline.limits import check_question
 
 router = APIRouter(prefix="/v1", tags=["query"])
 
@@ -26,9 +25,6 @@ async def agent(req: AgentRequest, principal: Caller, ctx: Ctx) -> dict[str, Any
     if (req.question is None) == (req.messages is None):
         raise ApiError(422, "send either `question` or `messages`")
     messages = req.messages or [ChatMessage(role="user", content=req.question)]
-    turns = turns_of(messages)
-    if not turns or turns[-1].role != "user":
-        raise ApiError(422, "the last message with text must be a user message to answer")
-    check_question(turns[-1].text, ctx.settings.api)
     opts = ChatOptions(doc_types=req.doc_types, task=req.task, mode="agent")
-    return await answer_turns(turns, opts, principal, ctx)
+    asked(messages, ctx, opts)
+    return await answer_turns(turns_of(messages), opts, principal, ctx)

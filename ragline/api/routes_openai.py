@@ -55,6 +55,18 @@ def with_sources(view: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def asked(messages: list[ChatMessage], ctx: ApiContext, opts: ChatOptions) -> None:
+    """Refuse, before any answer or stream, a conversation with no question to answer: its
+    last user or assistant message must be a user's with a question within the limits
+    (blank: "question is empty", as on every door; an earlier question is not answered
+    again), and the options must pass the checks of /v1/ask."""
+    last = next((m for m in reversed(messages) if m.role in ("user", "assistant")), None)
+    if last is None or last.role != "user":
+        raise ApiError(422, "the last message with text must be a user message to answer")
+    question = check_question(last.text(), ctx.settings.api)
+    ctx.queries.checked(question, opts.top_k, opts.task)
+
+
 def turns_of(messages: list[ChatMessage]) -> list[Turn]:
     """User and assistant text turns; system prompts, tool results and empty assistant
     tool-call messages carry no question and no focus."""
@@ -141,10 +153,8 @@ async def chat_completions(
     if req.model != MODEL:
         raise ApiError(404, f"model {req.model!r} not found; this server offers {MODEL!r}")
     _check_tools(req)
+    asked(req.messages, ctx, req.ragline)
     turns = turns_of(req.messages)
-    if not turns or turns[-1].role != "user":
-        raise ApiError(422, "the last message with text must be a user message to answer")
-    check_question(turns[-1].text, ctx.settings.api)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
     if req.stream:

@@ -66,7 +66,9 @@ class ChatMessage(BaseModel):
             return self.content
         if isinstance(self.content, list):  # OpenAI content parts: keep the text ones
             return "\n".join(
-                str(p.get("text", "")) for p in self.content if p.get("type") == "text"
+                p["text"]
+                for p in self.content
+                if p.get("type") == "text" and isinstance(p.get("text"), str)
             )
         return ""
 

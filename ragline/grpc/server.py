@@ -167,7 +167,9 @@ class RaglineService(pb_grpc.RaglineServicer):
         )
         yield pb.AskEvent(status=pb.Status(stage="answering"))
         turns = [
-            Turn(t.role, t.content) for t in request.history if t.role in ("user", "assistant")
+            Turn(role, t.content)
+            for t in request.history
+            if (role := t.role.strip().lower()) in ("user", "assistant")
         ]
         focus = await chat_focus(self.ctx.rag, [*turns, Turn("user", question)])
         view = await self._call(

@@ -245,3 +245,33 @@ def test_agent_without_llm_answers_extractively(sdk: openai.OpenAI, client: Test
     assert "Omar Haddad" in (chat.choices[0].message.content or "")
     bad = client.post("/v1/agent", headers={"X-API-Key": KEY}, json={})
     assert bad.status_code == 422
+
+
+def _chat(client: TestClient, messages: list[dict[str, Any]], **extra: Any) -> Any:
+    body = {"model": "ragline", "messages": messages, **extra}
+    return client.post(
+        "/v1/chat/completions", json=body, headers={"Authorization": f"Bearer {KEY}"}
+    )
+
+
+def test_a_conversation_without_a_question_now_is_refused_as_every_door_does(
+    client: TestClient,
+) -> None:
+    earlier = {"role": "user", "content": "What does error E102 mean?"}
+    for last in (
+        {"role": "user", "content": "   "},  # not the earlier question answered again
+        {"role": "user", "content": [{"type": "text", "text": None}]},  # not "None" asked
+    ):
+        r = _chat(client, [earlier, last])
+        assert r.status_code == 422 and "question is empty" in r.text, r.text
+        agent = client.post(
+            "/v1/agent", json={"messages": [earlier, last]}, headers={"X-API-Key": KEY}
+        )
+        assert agent.status_code == 422 and "question is empty" in agent.text, agent.text
+
+
+def test_a_streamed_chat_refuses_bad_options_before_it_opens(client: TestClient) -> None:
+    question = [{"role": "user", "content": "What does error E102 mean?"}]
+    for stream in (False, True):
+        r = _chat(client, question, stream=stream, ragline={"top_k": 1000})
+        assert r.status_code == 422 and "top_k" in r.text, (stream, r.text)

@@ -160,3 +160,17 @@ def test_model_routing_rule_and_fallbacks() -> None:
         LLMSettings(model="base-model"),
     )
     assert unnamed.choose("hi").model == "base-model"
+
+
+def test_a_listing_earlier_carries_its_identifiers_not_one_long_name() -> None:
+    """ "Errors E100 E101 ... E699" was carried as one 3,000-character term, and the
+    follow-up was refused for a question over the length limit."""
+    listing = "Errors " + " ".join(f"E{i}" for i in range(100, 700))
+    turns = [
+        Turn("user", listing),
+        Turn("assistant", "ok"),
+        Turn("user", "When did it last occur?"),
+    ]
+    focus = extract_focus(turns)
+    assert focus.carried == ("E100", "E101", "E102")
+    assert len(focus.query) < 100

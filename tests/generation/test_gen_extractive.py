@@ -583,7 +583,7 @@ def test_a_stem_is_found_among_the_runs_of_plain_english_as_tokenising_finds_it(
 
 
 def test_a_column_named_with_its_value_is_a_key_and_the_value_column_stays() -> None:
-    """"... in fiscal year 2010" names the Fiscal Year column and its value: a key, like
+    """ "... in fiscal year 2010" names the Fiscal Year column and its value: a key, like
     the line item. The row's amount was cut, as if Fiscal Year were the column asked."""
     sheet = make_chunk(
         "| Line Item | Fiscal Year | Amount (US$, Millions) |\n|---|---|---|\n"

@@ -158,6 +158,17 @@ def test_upload_search_ask_meta(stub: pb_grpc.RaglineStub) -> None:
     assert answer.retrieval_query == "Who fixed it? E102"
     assert "".join(e.delta for e in events if e.WhichOneof("event") == "delta") == answer.answer
     assert answer.model.tier == "none"
+    # A role written "User" is a user's turn too (it was dropped without a word).
+    shouted = list(
+        stub.Ask(
+            pb.AskRequest(
+                question="Who fixed it?",
+                history=[pb.ChatTurn(role="User", content="What does error E102 mean?")],
+            ),
+            metadata=FIN,
+        )
+    )
+    assert shouted[-1].answer.retrieval_query == "Who fixed it? E102"
 
     # A document the caller may not see is reported like a missing one.
     with pytest.raises(grpc.RpcError) as hidden:
