@@ -57,12 +57,17 @@ def resolve_principal(settings: "Settings", api_key: str | None) -> Principal:
 
     No key at all means anonymous (public documents only). A key that does not resolve is
     an error rather than a silent fall-back to anonymous: an operator who passed a key
-    expects its permissions, and a typo should be loud.
+    expects its permissions, and a typo should be loud. White space around a key is
+    dropped, as the HTTP and gRPC doors drop it from their headers (an environment file
+    often leaves a trailing space or line break); a key of white space alone is an error.
     """
     from ragline.api.auth import KeyRing
 
-    if not api_key:
+    if api_key is None or api_key == "":
         return ANONYMOUS
+    if not api_key.strip():
+        raise StartupError("the API key given is blank")
+    api_key = api_key.strip()
     ring = KeyRing(settings.api.keys)
     if not len(ring):
         raise StartupError("an API key was given, but no keys are configured (RAGLINE_API__KEYS)")

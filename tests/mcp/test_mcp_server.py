@@ -304,6 +304,9 @@ def test_keys_resolve_through_the_api_key_ring() -> None:
     assert fred.user == "fred" and fred.tags == frozenset({"finance"})
     assert resolve_principal(settings, None) == ANONYMOUS
     assert resolve_principal(settings, "") == ANONYMOUS
+    assert resolve_principal(settings, " fin-key\n") == fred  # as HTTP and gRPC trim it
+    with pytest.raises(StartupError, match="blank"):
+        resolve_principal(settings, "  ")
     with pytest.raises(StartupError, match="not one of"):
         resolve_principal(settings, "fin-key-typo")
     with pytest.raises(StartupError, match="no keys are configured"):
