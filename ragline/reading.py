@@ -109,7 +109,10 @@ class DocumentReader:
         if chunk is None:  # an earlier version's, while its document and version are kept
             found = meta.items([content_id])
             chunk = found[0].chunk if found else None
-            if chunk is not None and not self._viewable(chunk.doc_id, chunk.version):
+            if chunk is not None and (
+                meta.document(chunk.doc_id) is None
+                or not self._viewable(chunk.doc_id, chunk.version)
+            ):
                 chunk = None
         if chunk is None or not principal.can_see(chunk.acl_tags):
             raise NotFound(f"no passage {content_id}")
@@ -139,12 +142,11 @@ class DocumentReader:
         return version
 
     def _viewable(self, doc_id: str, version: str) -> bool:
-        """A version of a document not deleted that is, was or is about to be searchable:
-        answers given before a new version came still cite the one they quoted."""
-        meta = self.rag.stores.metadata
-        if meta.document(doc_id) is None:
-            return False
-        return any(v.version == version and v.status in VIEWABLE for v in meta.versions(doc_id))
+        """A version that is, was or is about to be searchable: answers given before a new
+        version came still cite the one they quoted. (The callers know the document is
+        not deleted.)"""
+        versions = self.rag.stores.metadata.versions(doc_id)
+        return any(v.version == version and v.status in VIEWABLE for v in versions)
 
     def _denial(self, principal: Principal, doc: Document) -> str | None:
         cfg = self.rag.settings.originals
