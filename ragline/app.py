@@ -1013,6 +1013,19 @@ class Ragline:
             return None
         return doc
 
+    def sees_documents(self, principal: Principal) -> Callable[[str], bool]:
+        """Whether `principal` may see a document (one that exists), memoised for one
+        listing, which asks about the same documents again and again (audit rows, gap near
+        misses, jobs). A listing leaves out what it may not show: no denial is counted."""
+        meta = self.stores.metadata
+
+        @functools.cache
+        def sees(doc_id: str) -> bool:
+            doc = meta.document(doc_id)
+            return doc is not None and principal.can_see(doc.acl_tags)
+
+        return sees
+
     def require_document(self, doc_id: str, principal: Principal) -> Document:
         """`visible_document`, or NotFound: "no document ID" for a hidden one and a missing
         one alike."""

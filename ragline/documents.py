@@ -178,7 +178,7 @@ class DocumentJobs:
     def job(self, principal: Principal, job_id: str) -> JobRecord:
         """One job the principal may see; NotFound for any other (hidden or unknown)."""
         job = self.rag.stores.metadata.job(job_id)
-        if job is None or not self._may_see(principal, job):
+        if job is None or not _may_see(principal, job, self.rag.sees_documents(principal)):
             raise NotFound(f"no job {job_id}")
         return job
 
@@ -186,22 +186,17 @@ class DocumentJobs:
         """The `limit` latest jobs (of a batch) that the principal may see: counted among
         those, so jobs it may not see neither take their places nor show by their count."""
         meta = self.rag.stores.metadata
+        sees = self.rag.sees_documents(principal)
+        size = max(limit, 100)  # jobs read per page
         out: list[JobRecord] = []
         offset = 0
         while len(out) < limit:
-            page = meta.jobs(batch_id=batch_id, limit=max(limit, 100), offset=offset)
-            out.extend(j for j in page if self._may_see(principal, j))
-            if len(page) < max(limit, 100):
+            page = meta.jobs(batch_id=batch_id, limit=size, offset=offset)
+            out.extend(j for j in page if _may_see(principal, j, sees))
+            if len(page) < size:
                 break
             offset += len(page)
         return out[:limit]
-
-    def _may_see(self, principal: Principal, job: JobRecord) -> bool:
-        """A caller sees its own jobs, and jobs of documents it may read."""
-        if principal.superuser or job.owner == principal.user:
-            return True
-        doc = self.rag.stores.metadata.document(job.doc_id) if job.doc_id else None
-        return doc is not None and principal.can_see(doc.acl_tags)
 
     def sync(self, principal: Principal) -> JobRecord:
         """Apply the outbox now (what the derived stores have not yet applied)."""
@@ -240,6 +235,13 @@ class DocumentJobs:
         except Exception as exc:  # the truth is already right; a later sync converges
             meta.update_job(job.job_id, DELETED, f"stores converge on the next sync ({exc})")
         return job
+
+
+def _may_see(principal: Principal, job: JobRecord, sees: Callable[[str], bool]) -> bool:
+    """A caller sees its own jobs, and jobs of documents it may read (`sees`)."""
+    if principal.superuser or job.owner == principal.user:
+        return True
+    return bool(job.doc_id) and sees(job.doc_id)
 
 
 def _job(

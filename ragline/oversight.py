@@ -8,10 +8,8 @@ people's questions: they are for keys that may write (knowledge administrators).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from functools import cache
 
 from core.errors import Forbidden
 from core.times import naive_utc
@@ -50,7 +48,7 @@ class Oversight:
         rows = list(passage_rows(reversed(records), meta, doc_id))
         if auditor:
             return rows
-        sees = self._sees(principal)
+        sees = self.rag.sees_documents(principal)
         return [row for row in rows if sees(str(row["doc_id"]))]
 
     def gaps(
@@ -69,19 +67,8 @@ class Oversight:
             return found
         # The near misses are what the asker retrieved: only those of documents this reader
         # may see are shown (a document it gets 404 for must not show its id and title).
-        sees = self._sees(principal)
+        sees = self.rag.sees_documents(principal)
         return [
             replace(g, near_misses=tuple(m for m in g.near_misses if sees(str(m["doc_id"]))))
             for g in found
         ]
-
-    def _sees(self, principal: Principal) -> Callable[[str], bool]:
-        """Whether `principal` may see a document, memoised per call."""
-        meta = self.rag.stores.metadata
-
-        @cache
-        def sees(doc_id: str) -> bool:
-            doc = meta.document(doc_id)
-            return doc is not None and principal.can_see(doc.acl_tags)
-
-        return sees
