@@ -131,15 +131,17 @@ def admit(ctx: ApiContext, presented: str) -> Principal:
 
 async def authenticate(
     request: Request,
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    api_key: Annotated[str | None, Depends(_header)],
+    # The two schemes, declared for the OpenAPI document; the key is read by
+    # `presented_key`, the one rule `KeyGate` applies too.
+    _bearer_scheme: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    _key_scheme: Annotated[str | None, Depends(_header)],
 ) -> Principal:
     # A request with a body was admitted before its body was read (`KeyGate`): its rate
     # limit is not charged twice.
     admitted: Principal | None = getattr(request.state, ADMITTED, None)
     if admitted is not None:
         return admitted
-    return admit(request.app.state.ctx, bearer.credentials if bearer else api_key or "")
+    return admit(request.app.state.ctx, presented_key(request.headers))
 
 
 # The authenticated caller, as a handler parameter type. `authenticate` is a coroutine
