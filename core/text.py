@@ -111,6 +111,10 @@ def latin_words_at(
 
 
 _CN_DIGITS = "零一二三四五六七八九"
+HAN_NUMERALS = "零〇一二三四五六七八九十百千万两"  # the characters Chinese numerals are written in
+# "第十四条", "第十四章": a clause or chapter number, not the quantity fourteen.
+_ORDINAL_REF = re.compile(rf"第[{HAN_NUMERALS}\d]+[条章节款项编篇部]")
+_HAN_RUN = re.compile(f"[{HAN_NUMERALS}]+")
 
 
 def chinese_numeral(n: int) -> str:
@@ -135,6 +139,13 @@ def chinese_numeral(n: int) -> str:
 
 _CN_VALUES = {c: i for i, c in enumerate(_CN_DIGITS)} | {"〇": 0, "两": 2}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
+
+
+def han_quantity_in(numeral: str, text: str) -> bool:
+    """Whether a Chinese numeral occurs in the text as a quantity (not inside a larger
+    numeral, nor as a clause number)."""
+    body = _ORDINAL_REF.sub(" ", text)
+    return any(m.group(0) == numeral for m in _HAN_RUN.finditer(body))
 
 
 def han_number(numeral: str) -> int | None:

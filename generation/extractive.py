@@ -23,6 +23,7 @@ from core.text import (
     chinese_numeral,
     content_terms,
     grams_held,
+    han_quantity_in,
     has_han,
     index_tokens,
     iter_index_tokens,
@@ -240,7 +241,7 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
         else:
             tokens = _token_stems(text)
             out.update(t for t, stem in written if stem in tokens)
-    out.update(t for t, n in tests.numerals if t not in out and _numeral_in(n, lowered))
+    out.update(t for t, n in tests.numerals if t not in out and han_quantity_in(n, lowered))
     out.update(t for t in tests.joined if t not in out and _whole_in(t, lowered))
     return out
 
@@ -293,19 +294,6 @@ def _whole_in(term: str, text: str) -> bool:
     pattern, without compiling one for every term a question brings)."""
     n = len(term)
     return any(text[i + n : i + n + 1] not in _ALNUM for i in _starts(term, text, _ALNUM))
-
-
-# "第十四条", "第十四章": a clause or chapter number, not the quantity fourteen.
-_ORDINAL_REF = re.compile(r"第[零〇一二三四五六七八九十百千万两\d]+[条章节款项编篇部]")
-
-
-def _numeral_in(numeral: str, text: str) -> bool:
-    """Whether a Chinese numeral occurs in the text as a quantity (not inside a larger
-    numeral, nor as a clause number)."""
-    body = _ORDINAL_REF.sub(" ", text)
-    return any(
-        m.group(0) == numeral for m in re.finditer(r"[零〇一二三四五六七八九十百千万两]+", body)
-    )
 
 
 def _states_given(cand: Candidate, given: Sequence[GivenNumber]) -> bool:

@@ -14,19 +14,18 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.text import chinese_numeral, han_number
+from core.text import HAN_NUMERALS, chinese_numeral, han_number, han_quantity_in
 
-_HAN_NUMERAL = "零〇一二三四五六七八九十百千万两"
 # "800-53", "2018-23-51": digits joined into one designation.
 _JOINED = re.compile(r"(?<![\w.\-/])\d+(?:[-/]\d+)+(?![\w\-/])")
 # Two digits or more, standing alone (not in a word, an identifier or a decimal).
 _DIGITS = re.compile(r"(?<![\w.,\-/])\d{2,}(?:,\d{3})*(?![\w\-/]|[.,]\d)")
 # "第75条", "第八十条": a clause or chapter by its number.
-_CLAUSE = re.compile(rf"第\s*([{_HAN_NUMERAL}\d]+)\s*([条章节款项编篇])")
+_CLAUSE = re.compile(rf"第\s*([{HAN_NUMERALS}\d]+)\s*([条章节款项编篇])")
 # "三级" (公路): a grade, which its row or heading writes with its unit ("一级公路");
 # "十六周岁", "14 岁", "第 9 号": an age, or a number by which something is filed, which
 # the text may write otherwise ("十四周岁" for 14 岁, a bare "issues/9").
-_NUMBERED = re.compile(rf"(?<![{_HAN_NUMERAL}\d])(第\s*)?([{_HAN_NUMERAL}\d]+)\s*(周岁|岁|级|号)")
+_NUMBERED = re.compile(rf"(?<![{HAN_NUMERALS}\d])(第\s*)?([{HAN_NUMERALS}\d]+)\s*(周岁|岁|级|号)")
 _WITH_UNIT = frozenset({"级"})
 _AGE = frozenset({"周岁", "岁"})
 _COMPARED = re.compile(
@@ -74,7 +73,7 @@ def _standing(numeral: str, written: str, text: str) -> bool:
     start = text.find(written)
     while start >= 0:
         before = text[start - 1 : start]
-        if not before or (before not in _HAN_NUMERAL and not before.isdigit()):
+        if not before or (before not in HAN_NUMERALS and not before.isdigit()):
             return True
         start = text.find(written, start + 1)
     return False
@@ -86,10 +85,7 @@ def _value_in(value: int, text: str) -> bool:
     if re.search(rf"(?<![\d]){value}(?![\d]|\.\d)", plain):
         return True
     numeral = _han(value)
-    quantities = _CLAUSE.sub(" ", text)  # "第十六条" is a clause, not sixteen
-    return bool(numeral) and any(
-        m.group(0) == numeral for m in re.finditer(f"[{_HAN_NUMERAL}]+", quantities)
-    )
+    return bool(numeral) and han_quantity_in(numeral, text)  # "第十六条" is no sixteen
 
 
 def given_numbers(question: str) -> list[GivenNumber]:

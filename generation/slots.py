@@ -36,15 +36,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.lang import language
-from core.text import KEYWORD_STOPWORDS, SOURCE_WORDS, has_han, stem, tagged_words
+from core.text import HAN_NUMERALS, KEYWORD_STOPWORDS, SOURCE_WORDS, has_han, stem, tagged_words
 
 # Linking words: skipped, the words on either side stay adjacent ("species of eider
 # ducks"). Articles are not: "raise an alert" / "send an alert" is a verb and its object,
 # not a noun and its modifier.
 _LINKS = frozenset({"的", "之", "of", "s"})
 _PIECE = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+|[A-Za-z][A-Za-z\-']*|\d[\d.,]*|\S")
-_HAN_NUMERAL = "零〇一二三四五六七八九十百千万两"
-_NUMERAL = re.compile(rf"^[\d.,]+$|^[{_HAN_NUMERAL}亿]+$")
+_NUMERAL = re.compile(rf"^[\d.,]+$|^[{HAN_NUMERALS}亿]+$")
 # Question words (the slot the answer fills), and units, which a quote states its own way.
 _QUESTION_WORD = re.compile(r"^(?:哪|多少|几|什么|怎|如何|为何|是否|谁)")
 _ASKS_FOR = frozenset({"which", "what", "whose"})
@@ -309,11 +308,11 @@ def substitution(
 
 
 _LIST_MARK = re.compile(r"[,，、;；/]")
-_VALUE_BEFORE_HAN = re.compile(rf"([{_HAN_NUMERAL}\d]+)$")
+_VALUE_BEFORE_HAN = re.compile(rf"([{HAN_NUMERALS}\d]+)$")
 
 
 def _numeric(value: str) -> bool:
-    return bool(value) and all(c.isdigit() or c in _HAN_NUMERAL or c in ".," for c in value)
+    return bool(value) and all(c.isdigit() or c in HAN_NUMERALS or c in ".," for c in value)
 
 
 def _standalone(value: str, text: str) -> bool:
