@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from core.text import HAN_NUMERALS, chinese_numeral, han_number, han_quantity_in
 
@@ -88,8 +89,10 @@ def _value_in(value: int, text: str) -> bool:
     return bool(numeral) and han_quantity_in(numeral, text)  # "第十六条" is no sixteen
 
 
-def given_numbers(question: str) -> list[GivenNumber]:
-    """The numbers `question` gives to name one thing (see the module's docstring)."""
+@lru_cache(maxsize=1024)
+def given_numbers(question: str) -> tuple[GivenNumber, ...]:
+    """The numbers `question` gives to name one thing (see the module's docstring).
+    Memoised: extraction and every quote's check read the same question."""
     out: dict[tuple[int | None, str, str], GivenNumber] = {}
     taken: list[tuple[int, int]] = []
 
@@ -113,4 +116,4 @@ def given_numbers(question: str) -> list[GivenNumber]:
         digits = m.group(0).replace(",", "")
         if not _YEAR.match(digits):
             add(GivenNumber(m.group(0), int(digits)), m.span())
-    return list(out.values())
+    return tuple(out.values())
