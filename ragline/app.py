@@ -53,7 +53,7 @@ from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
-from ragline.threads import answer_pool_size, limit_blas, retrieve_pool_size
+from ragline.threads import answer_pool_size, limit_blas, lowered, retrieve_pool_size
 from ragline.uploads import Uploads, release, shares_uploads, sweep, upload_dir
 from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
 from routing.instruction import InstructionBuilder, TaskContext
@@ -114,13 +114,17 @@ class Ragline:
         # Store calls block; the pool lets the sources of a request (and of concurrent
         # requests) run together, sized per core (settings.threads.retrieve).
         self._executor = ThreadPoolExecutor(
-            max_workers=retrieve_pool_size(settings.threads), thread_name_prefix="retrieve"
+            max_workers=retrieve_pool_size(settings.threads),
+            thread_name_prefix="retrieve",
+            initializer=lowered(settings.threads),
         )
         # Answers are composed here, as many at once as this process has cores
         # (settings.threads.answer): CPU in Python, which more threads would only make
         # wait for the GIL, and the event loop with them.
         self._answering = ThreadPoolExecutor(
-            max_workers=answer_pool_size(settings.threads), thread_name_prefix="answer"
+            max_workers=answer_pool_size(settings.threads),
+            thread_name_prefix="answer",
+            initializer=lowered(settings.threads),
         )
         self.llm = OpenAICompatibleClient(settings.llm) if settings.llm.base_url else None
         syn = settings.synonyms

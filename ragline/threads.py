@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from typing import Any
 
 from core.cores import cores
@@ -41,6 +42,21 @@ def blocking_pool_size(t: ThreadSettings) -> int:
 
 def answer_pool_size(t: ThreadSettings) -> int:
     return t.answer if t.answer > 0 else own_cores(t)
+
+
+def lowered(t: ThreadSettings) -> Callable[[], None] | None:
+    """A pool thread's initializer that lowers its priority by `t.nice` (None when 0)."""
+    if t.nice <= 0 or not hasattr(os, "nice"):
+        return None
+    step = t.nice
+
+    def lower() -> None:
+        try:
+            os.nice(step)  # Linux: the calling thread only
+        except OSError as exc:  # pragma: no cover - raising niceness needs no privilege
+            log.warning("could not lower a pool thread's priority: %s", exc)
+
+    return lower
 
 
 def blas_threads(t: ThreadSettings) -> int:

@@ -49,7 +49,7 @@ from ragline.events import EventBus, make_event_bus
 from ragline.limits import max_upload_bytes
 from ragline.monitor import start_alert_scheduler
 from ragline.query_cache import QueryCache
-from ragline.threads import blocking_pool_size
+from ragline.threads import blocking_pool_size, lowered
 from ragline.web import routes as web
 from ragline.worker.celery_app import DEFAULT_QUEUE, CeleryRunner, create_celery, events_channel
 from ragline.worker.runner import InProcessRunner, TaskRunner
@@ -144,7 +144,9 @@ def create_app(
         # Blocking work of handlers (asyncio.to_thread) runs here: sized per core, not
         # Python's default, and closed with the app.
         blocking = ThreadPoolExecutor(
-            blocking_pool_size(settings.threads), thread_name_prefix="blocking"
+            blocking_pool_size(settings.threads),
+            thread_name_prefix="blocking",
+            initializer=lowered(settings.threads),
         )
         asyncio.get_running_loop().set_default_executor(blocking)
         ctx = build_context(settings, queue=queue, cache_ttl_s=cache_ttl_s, runner=runner)

@@ -17,7 +17,13 @@ import pytest
 from core.settings import Settings, ThreadSettings
 from core.types import Principal
 from ragline.app import Ragline
-from ragline.threads import answer_pool_size, blocking_pool_size, cores, retrieve_pool_size
+from ragline.threads import (
+    answer_pool_size,
+    blocking_pool_size,
+    cores,
+    lowered,
+    retrieve_pool_size,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -108,3 +114,39 @@ def test_answers_are_composed_in_the_answer_pool_only(tmp_path: Path, pool: int)
     assert all(a.covered and "42 million" in a.text for a in answers)
     assert most[0] == pool
     assert names and all(n.startswith("answer") for n in names)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness: Linux")
+def test_pool_threads_run_below_the_event_loop_when_nice_is_set(tmp_path: Path) -> None:
+    """RAGLINE_THREADS__NICE lowers the priority of the threads that retrieve and compose
+    answers, and only theirs: the thread that accepts and refuses requests keeps its own.
+    (Linux applies niceness per thread; raising it needs no privilege.)"""
+    doc = tmp_path / "docs" / "budget.md"
+    doc.parent.mkdir()
+    doc.write_text("# Budget\n\nThe zephyrine merger budget is 42 million yuan.\n", "utf-8")
+    base = os.getpriority(os.PRIO_PROCESS, 0)  # 0: the calling thread
+    rag = Ragline(Settings(data_dir=tmp_path / "data", threads=ThreadSettings(nice=5)))
+    seen: list[int] = []
+    compose = rag._answer_documents
+
+    def noted(*args: Any) -> Any:
+        seen.append(os.getpriority(os.PRIO_PROCESS, 0))
+        return compose(*args)
+
+    rag._answer_documents = noted  # type: ignore[method-assign]
+    try:
+        rag.ingest([doc.parent])
+        answer = rag.ask("What is the zephyrine merger budget?", Principal("amy"))
+        retrieving = rag._executor.submit(os.getpriority, os.PRIO_PROCESS, 0).result()
+        here = os.getpriority(os.PRIO_PROCESS, 0)
+    finally:
+        rag.close()
+    assert answer.covered and "42 million" in answer.text
+    assert seen == [min(19, base + 5)]
+    assert retrieving == min(19, base + 5)
+    assert here == base
+
+
+def test_pool_threads_keep_the_process_priority_by_default() -> None:
+    assert lowered(ThreadSettings()) is None
+    assert lowered(ThreadSettings(nice=3)) is not None
