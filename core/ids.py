@@ -23,9 +23,21 @@ def _sha(text: str) -> str:
 def source_uri(path: Path) -> str:
     """The stable source key of a local file: its absolute path as a file URI.
 
-    Built from the path's bytes (what `Path.as_uri` does on POSIX, spelled out so that it
-    stays so): a file name need not be UTF-8, and `path_from_uri` must give it back."""
-    return "file://" + quote_from_bytes(os.fsencode(path.resolve()))
+    A link to a file is keyed by where the link is (its folder resolved), not by its
+    target: the document belongs to the folder it was found in, and goes when the link
+    does. Built from the path's bytes (what `Path.as_uri` does on POSIX, spelled out so
+    that it stays so): a file name need not be UTF-8, and `path_from_uri` must give it
+    back."""
+    where = path.absolute().parent.resolve() / path.name if _file_link(path) else path.resolve()
+    return "file://" + quote_from_bytes(os.fsencode(where))
+
+
+def _file_link(path: Path) -> bool:
+    """A symbolic link that is not to a folder (a dangling one included)."""
+    try:
+        return path.is_symlink() and not path.is_dir()
+    except OSError:
+        return False
 
 
 def path_from_uri(uri: str) -> Path | None:

@@ -265,7 +265,7 @@ class Ragline:
         `progress` is called with each file's outcome as it is done, in the order the files
         were found, with the number done so far and the number found."""
         from ingestion.parse import TIKA_EXTENSIONS
-        from ragline.ingest import FileOutcome, defer_large, unreadable, walk
+        from ragline.ingest import FileOutcome, defer_large, same_files, unreadable, walk
 
         paths = list(paths)
         extensions = list(self.settings.ingest.extensions)
@@ -273,6 +273,8 @@ class Ragline:
             extensions += TIKA_EXTENSIONS
         cannot_read: list[FileOutcome] = []  # folders (or files) the walk could not read
         found = list(walk(paths, extensions, lambda p, e: cannot_read.append(unreadable(p, e))))
+        twins = same_files(found)
+        found = [(p, known and i not in twins) for i, (p, known) in enumerate(found)]
         # Large files go last (smallest first), and what came before them is made
         # searchable before they start: one huge file does not hold back the batch.
         # Outcomes are reported in the order the files were found.
@@ -301,7 +303,9 @@ class Ragline:
             supported = [k for k, i in enumerate(group) if found[i][1]]  # group positions
             for i in group:
                 path, known = found[i]
-                if not known:
+                if i in twins:
+                    by_index[i] = FileOutcome(str(path), "skipped", f"the same file as {twins[i]}")
+                elif not known:
                     by_index[i] = FileOutcome(
                         str(path),
                         "skipped",

@@ -193,6 +193,29 @@ def _files_under(root: Path, failed: Callable[[Path, OSError], None]) -> list[Pa
     return sorted(files)
 
 
+def same_files(found: Sequence[tuple[Path, bool]]) -> dict[int, Path]:
+    """The supported files `walk` found twice (a link and its target, two links to one
+    file), by position: each maps to the path ingested in its place, the file itself
+    where it was found, else the first link to it. Ingesting both would index one text
+    as two documents, each answer citing it twice."""
+    first: dict[Path, Path] = {}
+    twins: dict[int, Path] = {}
+    # The files themselves claim their targets before any link to them does.
+    for i in sorted(range(len(found)), key=lambda i: (found[i][0].is_symlink(), i)):
+        path, supported = found[i]
+        if not supported:
+            continue
+        try:
+            target = path.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue  # ingest reports why it cannot be read, in its turn
+        if target in first:
+            twins[i] = first[target]
+        else:
+            first[target] = path
+    return twins
+
+
 def _sort_entry(
     entry: os.DirEntry[str],
     folders: list[Path],
