@@ -277,10 +277,15 @@ def defer_large(paths: Sequence[Path], over_mb: float) -> tuple[list[int], int]:
 
 
 def acl_tags_for(path: Path, settings: Settings, extra: Iterable[str] = ()) -> frozenset[str]:
-    resolved = str(path.resolve())
+    """`extra` and the tags of every access rule matching the file's real path or, for a
+    link, where the link is: tags only narrow who may read, so a link keeps its target's
+    and its folder's."""
+    places = {str(path.resolve())}
+    if path.is_symlink():
+        places.add(str(path.absolute().parent.resolve() / path.name))
     tags = set(extra)
     for rule in settings.ingest.acl_rules:
-        if fnmatch.fnmatch(resolved, rule.glob):
+        if any(fnmatch.fnmatch(place, rule.glob) for place in places):
             tags.update(rule.tags)
     return frozenset(tags)
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from core.ids import path_from_uri, source_uri
-from core.settings import Settings
+from core.settings import AclRule, IngestSettings, Settings
 from core.types import Principal
 from ragline.app import Ragline
+from ragline.ingest import acl_tags_for
 
 OPERATOR = Principal("ops", superuser=True)
 
@@ -81,3 +82,19 @@ def test_a_file_found_twice_in_one_walk_is_indexed_once(tmp_path: Path, rag: Rag
     assert len(list(rag.stores.metadata.documents())) == 2
     hits = _found(rag, "zorbulon reactor output")
     assert sum("zorbulon" in t for t in hits) == 1
+
+
+def test_a_link_keeps_the_tags_of_its_target_and_of_its_folder(tmp_path: Path) -> None:
+    """Tags narrow who may read: a link into an open folder does not open a restricted
+    file, and a link into a restricted folder is restricted."""
+    docs, target = _folder(tmp_path)
+    link = docs / "beta-link.md"
+    link.symlink_to(target)
+    rules = [
+        AclRule(glob=f"{target.parent.resolve()}/*", tags=["secret"]),
+        AclRule(glob=f"{docs.resolve()}/*", tags=["team"]),
+    ]
+    settings = Settings(data_dir=tmp_path / "data", ingest=IngestSettings(acl_rules=rules))
+    assert acl_tags_for(link, settings) == {"secret", "team"}
+    assert acl_tags_for(target, settings) == {"secret"}
+    assert acl_tags_for(docs / "alpha.md", settings) == {"team"}
