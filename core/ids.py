@@ -28,16 +28,17 @@ def source_uri(path: Path) -> str:
     does. Built from the path's bytes (what `Path.as_uri` does on POSIX, spelled out so
     that it stays so): a file name need not be UTF-8, and `path_from_uri` must give it
     back."""
-    where = path.absolute().parent.resolve() / path.name if _file_link(path) else path.resolve()
-    return "file://" + quote_from_bytes(os.fsencode(where))
+    return "file://" + quote_from_bytes(os.fsencode(found_at(path)))
 
 
-def _file_link(path: Path) -> bool:
-    """A symbolic link that is not to a folder (a dangling one included)."""
+def found_at(path: Path) -> Path:
+    """A file's absolute path, links resolved, but a link to a file (a dangling one too)
+    stays where it is: its folder is resolved, not the link itself."""
     try:
-        return path.is_symlink() and not path.is_dir()
+        link = path.is_symlink() and not path.is_dir()
     except OSError:
-        return False
+        link = False
+    return path.absolute().parent.resolve() / path.name if link else path.resolve()
 
 
 def path_from_uri(uri: str) -> Path | None:

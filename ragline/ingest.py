@@ -24,7 +24,7 @@ import numpy as np
 
 from core.cores import cores
 from core.errors import DocumentChanged, ParseError, RaglineError
-from core.ids import content_id_for, doc_id_for, source_uri, version_of
+from core.ids import content_id_for, doc_id_for, found_at, source_uri, version_of
 from core.settings import Settings
 from core.text import approx_tokens
 from core.types import Chunk, Document, DocumentVersion, ParsedDocument, Principal
@@ -280,9 +280,7 @@ def acl_tags_for(path: Path, settings: Settings, extra: Iterable[str] = ()) -> f
     """`extra` and the tags of every access rule matching the file's real path or, for a
     link, where the link is: tags only narrow who may read, so a link keeps its target's
     and its folder's."""
-    places = {str(path.resolve())}
-    if path.is_symlink():
-        places.add(str(path.absolute().parent.resolve() / path.name))
+    places = {str(path.resolve()), str(found_at(path))}
     tags = set(extra)
     for rule in settings.ingest.acl_rules:
         if any(fnmatch.fnmatch(place, rule.glob) for place in places):
