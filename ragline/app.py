@@ -67,6 +67,7 @@ if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
 log = logging.getLogger("ragline")
 MEMORY_KINDS = ("note", "preference")
 UPLOAD_ID_SECRET = "upload-doc-ids"  # deployment secret keying writers' upload doc ids
+CONSOLE_SECRET = "web-console-csrf"  # deployment secret keying the console's CSRF tokens
 
 
 class NotAllowed(RaglineError):
@@ -367,6 +368,11 @@ class Ragline:
         at_key = meta.documents_at(source)
         own_taken = meta.document(own_id) is not None
         return upload_target(principal, source, at_key, own_id, own_taken)
+
+    def console_secret(self) -> bytes:
+        """The key of the web console's CSRF tokens: one per deployment, so that a token
+        fetched from one serving process (or replica) is good at every other."""
+        return self.stores.metadata.deployment_secret(CONSOLE_SECRET).encode("ascii")
 
     def check_write(
         self,

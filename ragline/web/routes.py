@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import secrets
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ragline.api.auth import Caller
+from ragline.api.auth import Caller, presented_key
 from ragline.api.errors import error_response
 
 STATIC = Path(__file__).with_name("static")
@@ -58,7 +57,7 @@ async def console() -> FileResponse:
 @router.get("/v1/web/csrf", summary="CSRF token for the console's writes", tags=["web"])
 async def csrf(request: Request, principal: Caller) -> dict[str, Any]:
     return {
-        "token": csrf_token(request.app.state.csrf_secret, principal.user),
+        "token": csrf_token(_secret(request.app), principal.user),
         "user": principal.user,
         "can_write": principal.can_write,
     }
@@ -91,10 +90,7 @@ class BrowserWriteGuard:
         if (origin and origin != own) or (site and site not in ("same-origin", "none")):
             return "cross-site write refused"
         keys = self._keys()
-        presented = (
-            headers.get("x-api-key")
-            or headers.get("authorization", "").removeprefix("Bearer ").strip()
-        )
+        presented = presented_key(headers)  # the key authentication will use
         principal = keys.principal(presented) if keys is not None and presented else None
         token = headers.get("x-csrf-token", "")
         if principal is not None and not hmac.compare_digest(
@@ -104,12 +100,21 @@ class BrowserWriteGuard:
         return ""
 
 
+def _secret(app: FastAPI) -> bytes:
+    """The deployment's CSRF key, read once per process (every process and replica shares
+    it: a token from one worker must be good at the next)."""
+    secret: bytes | None = getattr(app.state, "csrf_secret", None)
+    if secret is None:
+        secret = app.state.ctx.rag.console_secret()
+        app.state.csrf_secret = secret
+    return secret
+
+
 def install(app: FastAPI) -> None:
-    app.state.csrf_secret = secrets.token_bytes(32)
     app.include_router(router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_middleware(
         BrowserWriteGuard,
-        secret=lambda: app.state.csrf_secret,
+        secret=lambda: _secret(app),
         keys=lambda: getattr(getattr(app.state, "ctx", None), "keys", None),
     )
