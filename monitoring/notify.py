@@ -12,6 +12,7 @@ Formats (plain text everywhere, never markup built from alert text):
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -143,13 +144,22 @@ class Notifier:
                     raise RuntimeError(f"receiver refused the message: {data}")
                 out.append(Delivery(url, fmt, "notified", _keys(fresh)))
             except Exception as exc:  # the alert is logged and audited; the hook must not kill us
-                log.warning("alert webhook %s failed: %s: %s", url, type(exc).__name__, exc)
+                # A chat webhook's address is its credential: only its host is told.
+                why = redacted(f"{type(exc).__name__}: {exc}")
+                log.warning("alert webhook %s failed: %s", redacted(url), why)
                 with self._lock:  # a failed send is retried on the next transition
                     for t in fresh:
                         self._sent.pop((url, t.alert.name, t.alert.subject, t.status), None)
-                why = f"{type(exc).__name__}: {exc}"
                 out.append(Delivery(url, fmt, "notify_failed", _keys(fresh), why))
         return out
+
+
+_URL = re.compile(r"\b(https?://[^/\s'\"]+)[^\s'\"]*")
+
+
+def redacted(text: str) -> str:
+    """`text` with every URL cut to its scheme and host."""
+    return _URL.sub(lambda m: f"{m.group(1)}/…", text)
 
 
 def _keys(ts: Sequence[Transition]) -> tuple[tuple[str, str, str], ...]:

@@ -22,7 +22,15 @@ from ragline.oversight import is_auditor
 router = APIRouter(prefix="/v1", tags=["alerts"])
 
 
+# Events whose message is the outcome of an action or a delivery: it may name documents
+# the reader may not see (the reindexed ones) or the webhook's address, a credential.
+_TOLD_IN_FULL = frozenset({"action", "action_reverted", "notify_failed"})
+
+
 def _event_view(e: AlertEventRecord, full: bool) -> dict[str, Any]:
+    message = e.message
+    if not full and e.event in _TOLD_IN_FULL:
+        message = f"{e.event.replace('_', ' ')} (the outcome is shown to auditors and admins)"
     return {
         "at": e.at.isoformat() + "Z",
         "alert": e.alert,
@@ -31,10 +39,14 @@ def _event_view(e: AlertEventRecord, full: bool) -> dict[str, Any]:
         "severity": e.severity,
         "value": e.value,
         "threshold": e.threshold,
-        "message": e.message,
+        "message": message,
         # Content ids and trace ids of other users' questions: for auditors and admins.
         "detail": e.detail if full else {},
     }
+
+
+def _action_view(action: dict[str, Any], full: bool) -> dict[str, Any]:
+    return action if full else {**action, "detail": ""}
 
 
 @router.get("/alerts", summary="Firing alerts, automatic actions in effect, alert audit log")
@@ -46,12 +58,15 @@ async def alerts(
     limit: Annotated[int, Query(ge=1, le=5000)] = 200,
 ) -> dict[str, Any]:
     scheduler = getattr(request.app.state, "alerts", None)
+    full = is_auditor(principal)
     events = await asyncio.to_thread(ctx.rag.stores.metadata.alert_events, since, None, limit)
     return {
         "scheduler": scheduler is not None,
         "interval_s": ctx.settings.monitoring.interval_s,
         "firing": [a.as_dict() for a in scheduler.firing] if scheduler else [],
-        "actions": [a.as_dict() for a in scheduler.active_actions] if scheduler else [],
+        "actions": [_action_view(a.as_dict(), full) for a in scheduler.active_actions]
+        if scheduler
+        else [],
         "switches": [ctx.rag.fast_path.view(), ctx.rag.llm_paused.view()],
         "rules": [
             {
@@ -65,7 +80,7 @@ async def alerts(
             }
             for r in (scheduler.rules if scheduler else [])
         ],
-        "events": [_event_view(e, is_auditor(principal)) for e in events],
+        "events": [_event_view(e, full) for e in events],
     }
 
 

@@ -20,9 +20,11 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from core.settings import LLMSettings, MonitoringSettings, Settings, Webhook
+from core.settings import ApiKey, LLMSettings, MonitoringSettings, Settings, Webhook
 from ragline.api import create_app
 from tests.api.conftest import ALICE, api_settings, upload, wait_job
+
+AUDITOR = {"X-API-Key": "audit-key"}  # a key with the auditor role (see _settings)
 
 DOC = (
     "# Zephyrine merger\n\n"
@@ -101,7 +103,10 @@ def _settings(tmp_path: Path, rules: str, hooks: Receiver | None = None, **extra
         webhooks=webhooks,
         public_url="https://ragline.example.com",
     )
-    return base.model_copy(update={"monitoring": monitoring, **extra})
+    api = base.api.model_copy(
+        update={"keys": [*base.api.keys, ApiKey(key="audit-key", user="aud", roles=["auditor"])]}
+    )
+    return base.model_copy(update={"monitoring": monitoring, "api": api, **extra})
 
 
 def _ready(client: TestClient, name: str = "zephyrine.md", body: str = DOC) -> str:
@@ -110,8 +115,8 @@ def _ready(client: TestClient, name: str = "zephyrine.md", body: str = DOC) -> s
     return str(up["doc_id"])
 
 
-def _alerts(client: TestClient) -> dict[str, Any]:
-    r = client.get("/v1/alerts", headers=ALICE)
+def _alerts(client: TestClient, headers: dict[str, str] = ALICE) -> dict[str, Any]:
+    r = client.get("/v1/alerts", headers=headers)
     assert r.status_code == 200, r.text
     return dict(r.json())
 
@@ -251,8 +256,15 @@ fix = "/v1/ops/reindex"
         assert other not in {j.doc_id for j in jobs}
         client.app.state.ctx.runner.drain()  # type: ignore[attr-defined]
         assert meta.job(jobs[0].job_id).state == "done"
-        (action,) = _alerts(client)["actions"]
+        (action,) = _alerts(client, AUDITOR)["actions"]
         assert action["action"] == "reindex_misses" and jobs[0].job_id[:12] in action["detail"]
+        # The jobs name the documents reindexed, which a reader may not see.
+        (action,) = _alerts(client)["actions"]
+        assert action["action"] == "reindex_misses" and action["detail"] == ""
+        acted = [e for e in _alerts(client)["events"] if e["event"] == "action"]
+        assert acted and all("zephyrine" not in e["message"] for e in acted)
+        told = [e for e in _alerts(client, AUDITOR)["events"] if e["event"] == "action"]
+        assert any("zephyrine" in e["message"] for e in told)
         # Still firing: no second round of jobs.
         assert _tick(client) == ["hit_rate"]
         assert len([j for j in meta.jobs(limit=100) if j.kind == "reindex"]) == 1

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from monitoring.alerts import Alert
-from monitoring.notify import Notifier, Transition, render
+from monitoring.notify import Notifier, Transition, redacted, render
 
 ALERT = Alert(
     "hit_rate",
@@ -39,7 +39,7 @@ def receiver() -> Iterator[tuple[str, queue.Queue[tuple[str, Any]]]]:
                 if "bad" in self.path
                 else b'{"errcode": 0}'
             )
-            self.send_response(200)
+            self.send_response(500 if "boom" in self.path else 200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body)
@@ -88,3 +88,17 @@ def test_same_transition_is_sent_once_per_dedupe_window(
     assert later[0].outcome == "notified"
     resolved = notifier.send([Transition(ALERT, "resolved")], AT + timedelta(seconds=62))
     assert resolved[0].outcome == "notified"  # a different transition is not a duplicate
+
+
+def test_a_failed_webhook_is_reported_without_its_address(
+    receiver: tuple[str, queue.Queue[tuple[str, Any]]],
+) -> None:
+    """A chat webhook's URL is its credential; the failure (audited, shown in /v1/alerts)
+    names only its host."""
+    url, _ = receiver
+    hook = url + "/boom/T000/B000/secretWEBHOOKtoken"
+    (delivery,) = Notifier([(hook, "slack")], dedupe_s=60).send([Transition(ALERT, "firing")], AT)
+    assert delivery.outcome == "notify_failed"
+    assert "500" in delivery.error and url in delivery.error
+    assert "secretWEBHOOKtoken" not in delivery.error
+    assert redacted(f"for url '{hook}' failed") == f"for url '{url}/…' failed"
