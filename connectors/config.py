@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from core.errors import ConfigError
+from core.types import Principal
 
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 PACKAGED_SAMPLE = Path(__file__).parent / "sample" / "gateway.toml"
@@ -142,6 +143,22 @@ class GatewayConfig(BaseModel):
 
     def templates(self) -> dict[str, tuple[SqlSource, Template]]:
         return {t.name: (s, t) for s in self.sql for t in s.templates}
+
+    def usable_templates(self, principal: Principal) -> list[str]:
+        """The names of the templates `principal` may use, sorted: the only ones it is
+        told of (in errors and choices too)."""
+        return sorted(
+            t.name for s in self.sql for t in s.templates if may_use(principal, t.roles or s.roles)
+        )
+
+    def usable_sources(self, principal: Principal) -> list[str]:
+        """The ids of the status sources `principal` may use, sorted."""
+        return sorted(h.id for h in self.http if may_use(principal, h.roles))
+
+
+def may_use(principal: Principal, roles: list[str]) -> bool:
+    """Default deny: a source that lists no roles admits nobody but superusers."""
+    return principal.superuser or bool(principal.roles & set(roles))
 
 
 def load_gateway_config(path: str | Path | None) -> GatewayConfig:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from connectors.config import GatewayConfig, HttpSource, SqlSource, Template
+from connectors.config import GatewayConfig, HttpSource, SqlSource, Template, may_use
 from connectors.params import BindingDenied, InvalidParameter, resolve
 from connectors.protocols import RowsConnector, SourceFailed, StatusConnector
 from connectors.records import AuditRecord, GatewayRecords, Trace
@@ -49,6 +49,8 @@ class _Failed:
 
 # How long a source's "last updated" answer is reused before asking again.
 _UPDATED_TTL_S = 30.0
+# A source whose clock runs this far ahead is still taken at its word (age 0).
+_CLOCK_SKEW_S = 300.0
 
 
 class Gateway:
@@ -105,7 +107,7 @@ class Gateway:
                 }
                 for s in self.config.sql
                 for t in s.templates
-                if _allowed(principal, t.roles or s.roles)
+                if may_use(principal, t.roles or s.roles)
             ],
             "status_sources": [
                 {
@@ -118,7 +120,7 @@ class Gateway:
                     "freshness_window_s": h.freshness_window_s,
                 }
                 for h in self.config.http
-                if _allowed(principal, h.roles)
+                if may_use(principal, h.roles)
             ],
         }
 
@@ -136,12 +138,18 @@ class Gateway:
     ) -> GatewayResult:
         found = self._templates.get(template)
         if found is None:
-            trace.add("template_unknown", template=template)
-            return GatewayResult(
-                trace.trace_id,
+            trace.add("template_unknown", template=template[:64])
+            return self._refused(
+                trace,
+                principal,
                 "query_rows",
                 "invalid",
-                message=f"no template {template!r}; known: {sorted(self._templates)}",
+                message=f"no template {template[:64]!r}; "
+                f"known: {self.config.usable_templates(principal)}",
+                source_id="",
+                params=_printable(params),
+                reason="unknown template",
+                template=template[:64],
             )
         source, tpl = found
         base = {"template": template, "source_id": source.id}
@@ -153,7 +161,7 @@ class Gateway:
                 "denied",
                 message=f"this key may not use template {template}",
                 source_id=source.id,
-                params=dict(params),
+                params=_printable(params),
                 reason="role not allowed",
                 template=template,
                 detail=base,
@@ -172,7 +180,7 @@ class Gateway:
                 "denied",
                 message=str(e),
                 source_id=source.id,
-                params=dict(params),
+                params=_printable(params),
                 reason=str(e),
                 template=template,
                 detail=base,
@@ -249,7 +257,7 @@ class Gateway:
             truncated=fetch.rows.truncated,
             duration_ms=round(fetch.duration_ms, 2),
         )
-        freshness = Freshness.of(self._age(source), source.freshness_window_s)
+        freshness = self._freshness(source)
         if freshness.stale:
             trace.add("stale", source_id=source.id, age_s=freshness.age_s)
         block = ContentBlock(
@@ -288,6 +296,18 @@ class Gateway:
             self._rows[source.id] = conn
         return conn
 
+    def _freshness(self, source: SqlSource) -> Freshness:
+        """Against the source's window. A source that declares how to read its last update
+        and gives none that makes sense (no rows, not a time, a time to come) is of
+        unknown freshness: flagged, never served as fresh."""
+        window = source.freshness_window_s
+        age = self._age(source)
+        if age is not None and age < -_CLOCK_SKEW_S:
+            age = None
+        if age is None and source.updated_at_sql and window > 0:
+            return Freshness(window, None, True)
+        return Freshness.of(None if age is None else max(0.0, age), window)
+
     def _age(self, source: SqlSource) -> float | None:
         if not source.updated_at_sql:
             return None
@@ -313,11 +333,17 @@ class Gateway:
     ) -> GatewayResult:
         source = self._http.get(source_id)
         if source is None:
-            return GatewayResult(
-                trace.trace_id,
+            trace.add("source_unknown", source_id=source_id[:64])
+            return self._refused(
+                trace,
+                principal,
                 "lookup_status",
                 "invalid",
-                message=f"no status source {source_id!r}; known: {sorted(self._http)}",
+                message=f"no status source {source_id[:64]!r}; "
+                f"known: {self.config.usable_sources(principal)}",
+                source_id=source_id[:64],
+                params=_printable(params),
+                reason="unknown status source",
             )
         if not self._permit(principal, source.roles, trace, source.id, ""):
             return self._refused(
@@ -451,7 +477,7 @@ class Gateway:
     def _permit(
         self, principal: Principal, roles: list[str], trace: Trace, source_id: str, template: str
     ) -> bool:
-        allowed = _allowed(principal, roles)
+        allowed = may_use(principal, roles)
         trace.add(
             "permission",
             source_id=source_id,
@@ -596,11 +622,6 @@ class Gateway:
             rows.close()
         for status in self._status.values():
             status.close()
-
-
-def _allowed(principal: Principal, roles: list[str]) -> bool:
-    """Default deny: a source that lists no roles admits nobody but operators' superusers."""
-    return principal.superuser or bool(principal.roles & set(roles))
 
 
 def _tags(roles: list[str], bound: Mapping[str, Any]) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ with the reason; nothing a caller sends ever becomes SQL text."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Mapping
 from datetime import date
@@ -64,11 +65,9 @@ def coerce(name: str, spec: Param, value: Any) -> Any:
     if spec.type in ("int", "float"):
         if isinstance(value, bool):
             raise InvalidParameter(f"{name}: expected a number, got {value!r}")
-        raw = str(value).strip().replace(",", "") if isinstance(value, str) else value
-        try:
-            number: int | float = int(raw) if spec.type == "int" else float(raw)
-        except (TypeError, ValueError):
-            raise InvalidParameter(f"{name}: expected {spec.type}, got {value!r}") from None
+        number = _number(value, spec.type == "int")
+        if number is None:
+            raise InvalidParameter(f"{name}: expected {spec.type}, got {str(value)[:80]!r}")
         if spec.min is not None and number < spec.min:
             raise InvalidParameter(f"{name}: {number} is below the minimum {spec.min:g}")
         if spec.max is not None and number > spec.max:
@@ -119,3 +118,27 @@ def resolve(template: Template, given: Mapping[str, Any], principal: Principal) 
         else:
             values[name] = None
     return values
+
+
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number(value: Any, integer: bool) -> int | float | None:
+    """A finite number as given: ASCII digits (thousands commas allowed) or a JSON number;
+    an int parameter takes no fraction (2.9 is not 2). None when it is not one."""
+    if isinstance(value, str):
+        text = value.strip().replace(",", "")
+        if not (_INT_TEXT if integer else _FLOAT_TEXT).fullmatch(text):
+            return None
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:  # more digits than Python converts
+            return None
+    if isinstance(value, float):
+        if not math.isfinite(value) or (integer and not value.is_integer()):
+            return None
+        return int(value) if integer else value
+    if isinstance(value, int):
+        return value if integer else float(value)
+    return None

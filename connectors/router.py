@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from connectors.config import GatewayConfig, HttpSource, Param, SqlSource, Template
+from connectors.config import GatewayConfig, HttpSource, Param, SqlSource, Template, may_use
 from connectors.params import parse_month
 from core.types import Principal
 
@@ -122,13 +122,16 @@ class TemplateMatch:
 def match_templates(
     question: str, config: GatewayConfig, principal: Principal | None = None
 ) -> list[TemplateMatch]:
-    """Templates whose keywords the question uses, best first, with the parameters found.
-    A bound parameter counts as given when the principal has the attribute (or when no
-    principal is known); otherwise the question must name it."""
+    """Templates whose keywords the question uses, best first, with the parameters found;
+    of those the principal may use, when one is known. A bound parameter counts as given
+    when the principal has the attribute (or when no principal is known); otherwise the
+    question must name it."""
     low = question.lower()
     out = []
     for source in config.sql:
         for t in source.templates:
+            if principal is not None and not may_use(principal, t.roles or source.roles):
+                continue
             hits = [k for k in t.keywords if _contains(low, k)]
             if not hits:
                 continue
@@ -153,9 +156,15 @@ def match_templates(
     return sorted(out, key=lambda m: -m.score)
 
 
-def match_status(question: str, config: GatewayConfig) -> list[tuple[HttpSource, dict[str, str]]]:
+def match_status(
+    question: str, config: GatewayConfig, principal: Principal | None = None
+) -> list[tuple[HttpSource, dict[str, str]]]:
+    """Status sources whose parameters the question names (those the principal may use,
+    when one is known)."""
     out = []
     for source in config.http:
+        if principal is not None and not may_use(principal, source.roles):
+            continue
         params: dict[str, str] = {}
         for name, spec in source.params.items():
             m = re.search(spec.extract, question, re.IGNORECASE) if spec.extract else None
@@ -176,7 +185,7 @@ class KnowledgeRouter:
         self._llm = llm
 
     def decide(self, question: str, principal: Principal | None = None) -> Decision:
-        status = match_status(question, self._config)
+        status = match_status(question, self._config, principal)
         if status:
             source, params = status[0]
             return Decision(

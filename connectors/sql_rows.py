@@ -102,14 +102,27 @@ class SqlRowsConnector:
                 value = conn.execute(text(self._source.updated_at_sql)).scalar()
         except (SQLAlchemyError, sqlite3.Error) as e:
             raise SourceFailed(_reason(e)) from e
-        if isinstance(value, str):
-            value = datetime.fromisoformat(value)
-        if not isinstance(value, datetime):
-            return None
-        return value if value.tzinfo else value.replace(tzinfo=UTC)
+        return _as_time(value)
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+def _as_time(value: Any) -> datetime | None:
+    """The time `updated_at_sql` gave: a timestamp, ISO text or epoch seconds (None: no
+    rows). Anything else fails the source's freshness, it is never taken as fresh."""
+    if value is None:
+        return None
+    try:
+        if isinstance(value, str):
+            value = datetime.fromisoformat(value.strip())
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            value = datetime.fromtimestamp(value, UTC)
+    except (ValueError, OverflowError, OSError):
+        raise SourceFailed(f"updated_at_sql gave {str(value)[:40]!r}, not a time") from None
+    if not isinstance(value, datetime):
+        raise SourceFailed(f"updated_at_sql gave a {type(value).__name__}, not a time")
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 class _statement_timeout:

@@ -43,8 +43,12 @@ class Freshness:
         return cls(window_s, age_s, age_s is not None and window_s > 0 and age_s > window_s)
 
     def note(self) -> str:
-        if not self.stale or self.age_s is None:
+        if not self.stale:
             return ""
+        if self.age_s is None:
+            return (
+                f"may be outdated: when it last changed is unknown, window {_human(self.window_s)}"
+            )
         return (
             f"may be outdated: last updated {_human(self.age_s)} ago, "
             f"window {_human(self.window_s)}"

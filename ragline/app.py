@@ -923,7 +923,7 @@ class Ragline:
                     "query_rows",
                     "no_match",
                     message="no template matches the question; templates: "
-                    + ", ".join(sorted(self.gateway.config.templates())),
+                    + ", ".join(self.gateway.config.usable_templates(principal)),
                 )
                 if own:
                     await asyncio.to_thread(self.records.save_trace, trace)
@@ -952,7 +952,7 @@ class Ragline:
         trace = trace or self._new_trace(principal, "lookup_status", question)
         params = dict(params or {})
         if not source and question:
-            found = match_status(question, self.gateway.config)
+            found = match_status(question, self.gateway.config, principal)
             if not found:
                 result = GatewayResult(
                     trace.trace_id,

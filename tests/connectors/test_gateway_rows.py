@@ -135,6 +135,53 @@ def test_unknown_parameters_and_bad_types_are_refused_with_the_reason(gateway: G
     assert r.status == "invalid" and "checks_for_state" in r.message
 
 
+@pytest.mark.parametrize(
+    "n", [float("inf"), float("-inf"), float("nan"), 2.9, "2_0", "\u0663", "9" * 5000, "1e1"]
+)
+def test_a_number_that_is_not_one_as_written_is_refused(gateway: Gateway, n: Any) -> None:
+    """Not a server error (infinity), not silently another number (2.9 run as 2, "2_0" as
+    20, an Arabic-Indic digit as 3)."""
+    r = gateway.query_rows(ANALYST, "top_states", {"n": n}, trace())
+    assert r.status == "invalid" and "n: " in r.message, r.message
+
+
+def test_whole_numbers_are_taken_as_written(gateway: Gateway) -> None:
+    for n in (3, 3.0, "3", " 3 ", "+3"):
+        r = gateway.query_rows(ANALYST, "top_states", {"n": n}, trace())
+        assert r.status == "ok" and len(r.blocks[0].content.rows) == 3, (n, r.message)
+    r = gateway.query_rows(ANALYST, "states_above", {"threshold": "1,000"}, trace())
+    assert r.status == "ok", r.message
+
+
+@pytest.mark.parametrize(
+    ("stamp", "known"),
+    [("not a date", False), (None, False), ("2999-01-01T00:00:00", False), (0, True)],
+)
+def test_a_last_update_that_makes_no_sense_is_never_fresh(
+    tmp_path: Path, sample_config: GatewayConfig, records: GatewayRecords, stamp: Any, known: bool
+) -> None:
+    """Text that is no time, no rows, a time to come: freshness unknown, flagged. Epoch
+    seconds are a time (0: 1970, long stale)."""
+    url = f"sqlite:///{tmp_path / 'sample.db'}"
+    load_sample(url)
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        if stamp is None:
+            conn.execute(text("DELETE FROM sample_meta"))
+        else:
+            conn.execute(text("UPDATE sample_meta SET loaded_at = :v"), {"v": stamp})
+    engine.dispose()
+    gw = Gateway(sample_config, tmp_path, records)
+    try:
+        r = gw.query_rows(ANALYST, "checks_for_state", {"state": "Ohio"}, trace())
+        assert r.status == "ok", r.message
+        fresh = r.blocks[0].freshness
+        assert fresh.stale and "may be outdated" in fresh.note()
+        assert (fresh.age_s is not None) == known
+    finally:
+        gw.close()
+
+
 class SpyRows:
     """A connector that records whether it was called at all."""
 

@@ -4,6 +4,7 @@ with a "may be outdated" flag when nothing fresher can answer."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -45,13 +46,26 @@ def stale_rag(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Ragline]:
     rag.close()
 
 
-def test_a_denied_source_falls_back_to_documents_and_says_why(stale_rag: Ragline) -> None:
+def test_a_source_the_key_may_not_use_is_never_routed_to_nor_named(
+    stale_rag: Ragline,
+) -> None:
+    """The intern may use no template: its question goes to documents, and neither the
+    answer nor its warnings name a template or a refusal (README: what was restricted is
+    logged and traced, never shown)."""
     answer = stale_rag.ask(QUESTION, INTERN)
-    assert answer.knowledge["kind"] == "rows" and answer.knowledge["answered_by"] == "documents"
-    assert any("denied" in w for w in answer.warnings)
-    trace = stale_rag.records.trace(answer.trace_id)
-    assert trace is not None
-    assert [e["event"] for e in trace.events][:3] == ["route", "permission", "fallback_documents"]
+    assert answer.knowledge["kind"] == "documents", answer.knowledge
+    assert answer.knowledge["answered_by"] == "documents"
+    assert answer.covered and "264,140" in answer.text
+    shown = " ".join([*answer.warnings, str(answer.knowledge)])
+    assert "denied" not in shown and "checks_for_state" not in shown
+    rows = asyncio.run(stale_rag.query_rows(INTERN, question=QUESTION))
+    assert rows.status == "no_match" and "checks_for_state" not in rows.message
+    unknown = asyncio.run(stale_rag.query_rows(INTERN, "no_such_template", {}))
+    assert unknown.status == "invalid" and "checks_for_state" not in unknown.message
+    analyst = asyncio.run(stale_rag.query_rows(ANALYST, "no_such_template", {}))
+    assert "checks_for_state" in analyst.message  # its own catalogue
+    (audited,) = stale_rag.records.audit_log(unknown.trace_id)  # refusals are audited too
+    assert audited.status == "invalid" and audited.error == "unknown template"
 
 
 def test_stale_rows_give_way_to_covering_documents(stale_rag: Ragline) -> None:

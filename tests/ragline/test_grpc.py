@@ -190,10 +190,18 @@ def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub
     blocks = json.loads(rows.blocks_json)
     assert blocks[0]["source_kind"] == "rows"
     assert "264140" in json.dumps(blocks[0]["content"]).replace(",", "")
-    denied = stub.QueryRows(
+    # Default deny: a question of a key that may use no template matches none, and a
+    # template named outright is refused; nothing shown either way.
+    unmatched = stub.QueryRows(
         pb.GatewayRequest(question=question), metadata=[("authorization", "Bearer reader")]
     )
-    assert denied.status == "denied" and not denied.labels  # default deny, nothing shown
+    assert unmatched.status == "no_match" and not unmatched.labels
+    assert "checks_for_state" not in unmatched.message
+    denied = stub.QueryRows(
+        pb.GatewayRequest(name="checks_for_state", params={"state": "Kentucky"}),
+        metadata=[("authorization", "Bearer reader")],
+    )
+    assert denied.status == "denied" and not denied.labels
     none = stub.LookupStatus(
         pb.GatewayRequest(question="status of ticket #645"),
         metadata=[("authorization", "Bearer reader")],
