@@ -25,7 +25,7 @@ def test_export_has_every_execution_with_its_trace(
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
     assert tuple(rows[0]) == GATEWAY_COLUMNS
     assert rows[0]["trace_id"] == t.trace_id and rows[0]["status"] == "ok"
-    assert rows[0]["params"] == '{"metric": "total", "state": "Utah"}'
+    assert rows[0]["params"] == '{"metric": "total", "region": null, "state": "Utah"}'
     assert rows[1]["status"] == "invalid" and not rows[1]["params"].startswith("=")
 
 

@@ -241,6 +241,28 @@ def test_rows_are_filtered_by_the_principals_region(gateway: Gateway) -> None:
     assert len({r[1] for r in everyone.blocks[0].content.rows}) > 1
     # A sales key without a region attribute sees no region's rows at all.
     assert gateway.query_rows(SALES_NONE, "top_states", {}, trace()).status == "denied"
+    # Nor does one state at a time give another region's figures away.
+    other = gateway.query_rows(SALES_WEST, "checks_for_state", {"state": "Kentucky"}, trace())
+    assert other.status == "empty"
+    own = gateway.query_rows(SALES_WEST, "checks_for_state", {"state": "Oregon"}, trace())
+    assert own.status == "ok" and own.blocks[0].content.rows[0][:2] == ("Oregon", "West")
+    assert (
+        gateway.query_rows(SALES_NONE, "checks_for_state", {"state": "Oregon"}, trace()).status
+        == "denied"
+    )
+
+
+def test_a_word_searched_for_is_matched_as_written(gateway: Gateway) -> None:
+    """LIKE's wildcards in a searched word are its characters, not patterns."""
+
+    def count(term: str) -> int:
+        r = gateway.query_rows(SUPPORT, "tickets_mentioning", {"term": term}, trace(SUPPORT))
+        assert r.status == "ok", r.message
+        return int(r.blocks[0].content.rows[0][0])
+
+    assert count("a_i") == 0  # "api" and the like do not match
+    assert count("windows") > 0
+    assert count("__") < 172  # not every one of the 172 tickets
 
 
 def test_rows_are_filtered_by_the_principals_department(
