@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Protocol, TextIO
 
 from core.times import naive_utc
-from indexing.protocols import AlertEventRecord, IngestRecord, QueryLogRecord
+from indexing.protocols import AlertEventRecord, IngestRecord, JobRecord, QueryLogRecord
 
 QUERY_COLUMNS: tuple[str, ...] = (
     "trace_id",
@@ -211,6 +211,19 @@ def _compact(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str) if value else ""
 
 
+def uploaders(jobs: Iterable[JobRecord]) -> dict[str, str]:
+    """Who uploaded each version: the owner of its first ingest job. A later upload of the
+    same bytes (a new title, other tags) changes metadata, not who brought the version."""
+    first: dict[str, tuple[datetime, str]] = {}
+    for j in jobs:  # newest first, as stores list them: on a tie the older one wins
+        if j.kind == "ingest" and j.version:
+            at = j.created_at or datetime.min
+            seen = first.get(j.version)
+            if seen is None or at <= seen[0]:
+                first[j.version] = (at, j.owner)
+    return {version: owner for version, (_, owner) in first.items()}
+
+
 class _VersionFacts:
     """Per (doc_id, version): lineage, upload time and uploader, read once per export."""
 
@@ -227,17 +240,13 @@ class _VersionFacts:
     def _read(self, doc_id: str, version: str) -> dict[str, object]:
         lineage = self._source.version_lineage(doc_id, version)
         staged = self._source.version_times(doc_id).get(version, (None, None))[0]
-        uploads = [
-            j
-            for j in self._source.jobs(doc_id=doc_id, limit=1000)
-            if j.kind == "ingest" and j.version == version
-        ]
+        uploader = uploaders(self._source.jobs(doc_id=doc_id, limit=1000)).get(version)
         embedder = lineage.get("embedder") or {}
         pii = lineage.get("pii") or {}
         return {
             "uploaded_at": _iso(staged) if staged else "",
             # An API upload records its key's user; a CLI/folder ingest has no uploader.
-            "uploaded_by": uploads[-1].owner if uploads else "(cli ingest)",
+            "uploaded_by": uploader if uploader is not None else "(cli ingest)",
             "parser": str(lineage.get("parser", "")),
             "parser_version": str(lineage.get("ragline", "")),
             "chunker": _compact(lineage.get("chunker")),

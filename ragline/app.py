@@ -48,6 +48,7 @@ from indexing.factory import Stores, open_stores
 from indexing.stores.sql_metadata import make_engine
 from indexing.stores.sql_originals import SqlOriginals
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
+from monitoring.audit import uploaders
 from monitoring.completeness import completeness
 from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
@@ -999,11 +1000,7 @@ class Ragline:
         if doc is None:
             return None
         meta = self.stores.metadata
-        uploads = {
-            j.version: j.owner
-            for j in reversed(meta.jobs(doc_id=doc_id, limit=1000))
-            if j.kind == "ingest"
-        }
+        uploads = uploaders(meta.jobs(doc_id=doc_id, limit=1000))
         versions = [
             {
                 **v,

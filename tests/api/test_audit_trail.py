@@ -125,3 +125,27 @@ def test_audit_rows_reproduce_the_answer_citations(tmp_path: Path) -> None:
     cli_rows = list(csv.DictReader(out.open(newline="", encoding="utf-8")))
     assert [_row_key(r) for r in cli_rows] == expected * 2
     assert cli_rows[0]["trace_id"] == answer["trace_id"]
+
+
+def test_a_version_is_credited_to_whoever_brought_it(tmp_path: Path) -> None:
+    """Re-uploading the same bytes with a new title changes metadata, not who uploaded
+    the version: the lineage and the audit rows agree on the first uploader."""
+    with TestClient(create_app(api_settings(tmp_path / "data"))) as client:
+        first = upload(client, "notes.md", b"# Notes\n\nThe zorbulon output is 7 MW.\n", ALICE)
+        assert wait_job(client, first["job_id"], ALICE)["state"] == "searchable"
+        again = upload(
+            client, "notes.md", b"# Notes\n\nThe zorbulon output is 7 MW.\n", FIN, title="Ops notes"
+        )
+        assert wait_job(client, again["job_id"], FIN)["state"] == "searchable"
+        doc_id = first["doc_id"]
+        lineage = client.get(f"/v1/documents/{doc_id}/lineage", headers=ALICE).json()
+        (version,) = lineage["versions"]
+        assert version["uploaded_by"] == "alice"
+        answer = client.post(
+            "/v1/ask", json={"question": "What is the zorbulon output?"}, headers=ALICE
+        ).json()
+        assert answer["covered"], answer
+        rows = client.get(
+            "/v1/audit", params={"trace_id": answer["trace_id"]}, headers=ALICE
+        ).json()["rows"]
+        assert rows and all(r["uploaded_by"] == "alice" for r in rows)
