@@ -941,9 +941,17 @@ class SqlMetadataStore:
                 )
             )
 
-    def ingest_log(self, limit: int = 1000) -> list[IngestRecord]:
+    def ingest_log(
+        self, limit: int = 1000, since: datetime | None = None, until: datetime | None = None
+    ) -> list[IngestRecord]:
+        """The newest `limit` outcomes in `[since, until)`, newest first."""
+        query = select(IngestLogRow)
+        if since is not None:
+            query = query.where(IngestLogRow.at >= naive_utc(since))
+        if until is not None:
+            query = query.where(IngestLogRow.at < naive_utc(until))
         with self._session() as s:
-            rows = s.scalars(select(IngestLogRow).order_by(IngestLogRow.id.desc()).limit(limit))
+            rows = s.scalars(query.order_by(IngestLogRow.id.desc()).limit(limit))
             return [
                 IngestRecord(r.source, r.status, r.reason, r.doc_id, r.version, r.at) for r in rows
             ]

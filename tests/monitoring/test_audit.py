@@ -127,3 +127,14 @@ def test_export_ingest_log_in_range(store: SqlMetadataStore) -> None:
     assert export_ingest(store, out, since=ago(days=1)) == 1
     (row,) = _rows(out.getvalue())
     assert (row["status"], row["source"]) == ("failed", "'=file:///b.pdf")
+
+
+def test_export_ingest_limit_counts_rows_in_the_range(store: SqlMetadataStore) -> None:
+    """`--limit` caps the rows of the range asked, newest of them, not the whole log's."""
+    for hours, source in ((50, "file:///old1.md"), (49, "file:///old2.md"), (1, "file:///new.md")):
+        store.record_ingest(IngestRecord(source, "indexed", "", "d", "v", ago(hours=hours)))
+    out = io.StringIO()
+    assert export_ingest(store, out, until=ago(hours=24), limit=1) == 1
+    assert [r["source"] for r in _rows(out.getvalue())] == ["file:///old2.md"]
+    out = io.StringIO()
+    assert export_ingest(store, out, until=ago(hours=24), limit=5) == 2
