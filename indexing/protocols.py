@@ -325,9 +325,13 @@ class MetadataStore(Protocol):
         until: datetime | None = None,
         user: str | None = None,
         limit: int = 1000,
+        trace_id: str | None = None,
+        mentions: str | None = None,
     ) -> list[QueryLogRecord]:
         """Logged queries with `since <= at < until` (either bound optional; aware times
-        are converted to UTC), of one user when given; newest first, at most `limit`."""
+        are converted to UTC), of one user when given, of one trace when given, and whose
+        payload holds the text `mentions` when given (a document id: the caller checks
+        where); newest first, at most `limit`."""
         ...
 
     def record_gap(

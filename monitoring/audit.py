@@ -44,6 +44,8 @@ class AuditSource(Protocol):
         until: datetime | None = None,
         user: str | None = None,
         limit: int = 1000,
+        trace_id: str | None = None,
+        mentions: str | None = None,
     ) -> list[QueryLogRecord]: ...
 
     def ingest_log(
@@ -304,8 +306,9 @@ def export_passages(
     doc_id: str | None = None,
     limit: int = 100_000,
 ) -> int:
-    """The per-passage audit trail in `[since, until)`, oldest answer first."""
-    records = source.query_log(naive_utc(since), naive_utc(until), user, limit)
+    """The per-passage audit trail in `[since, until)`, oldest answer first; `limit`
+    answers at most (of those citing `doc_id` when given)."""
+    records = source.query_log(naive_utc(since), naive_utc(until), user, limit, mentions=doc_id)
     return write_csv(out, PASSAGE_COLUMNS, passage_rows(reversed(records), source, doc_id))
 
 

@@ -37,14 +37,18 @@ class Oversight:
         user: str | None = None,
         doc_id: str | None = None,
         limit: int = 1000,
+        trace_id: str | None = None,
     ) -> list[dict[str, object]]:
-        """One row per cited passage of the last `limit` answers in the time range, oldest
-        first (`monitoring.audit.PASSAGE_COLUMNS`)."""
+        """One row per cited passage of the last `limit` answers in the time range (of one
+        trace, or citing one document, when given), oldest first
+        (`monitoring.audit.PASSAGE_COLUMNS`)."""
         meta = self.rag.stores.metadata
         auditor = is_auditor(principal)
         if not auditor:
             user = principal.user
-        records = meta.query_log(naive_utc(since), naive_utc(until), user, limit)
+        records = meta.query_log(
+            naive_utc(since), naive_utc(until), user, limit, trace_id=trace_id, mentions=doc_id
+        )
         rows = list(passage_rows(reversed(records), meta, doc_id))
         if auditor:
             return rows

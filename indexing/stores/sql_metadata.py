@@ -974,8 +974,14 @@ class SqlMetadataStore:
         until: datetime | None = None,
         user: str | None = None,
         limit: int = 1000,
+        trace_id: str | None = None,
+        mentions: str | None = None,
     ) -> list[QueryLogRecord]:
         query = select(QueryLogRow)
+        if trace_id is not None:
+            query = query.where(QueryLogRow.trace_id == trace_id)
+        if mentions:
+            query = query.where(QueryLogRow.payload.contains(mentions, autoescape=True))
         if since is not None:
             query = query.where(QueryLogRow.at >= naive_utc(since))
         if until is not None:

@@ -33,13 +33,18 @@ async def audit(
     doc_id: Annotated[str | None, Query(max_length=64)] = None,
     trace_id: Annotated[str | None, Query(max_length=64)] = None,
     format: Annotated[Literal["json", "csv"], Query()] = "json",
-    limit: Annotated[int, Query(ge=1, le=100_000, description="Answers read")] = 1000,
+    limit: Annotated[
+        int,
+        Query(
+            ge=1,
+            le=100_000,
+            description="Answers read (of the trace, or citing the document, when given)",
+        ),
+    ] = 1000,
 ) -> Any:
     rows = await asyncio.to_thread(
-        Oversight(ctx.rag).audit_rows, principal, since, until, user, doc_id, limit
+        Oversight(ctx.rag).audit_rows, principal, since, until, user, doc_id, limit, trace_id
     )
-    if trace_id:
-        rows = [r for r in rows if r["trace_id"] == trace_id]
     if format == "csv":
         buf = io.StringIO()
         write_csv(buf, PASSAGE_COLUMNS, rows)

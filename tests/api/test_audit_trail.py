@@ -149,3 +149,29 @@ def test_a_version_is_credited_to_whoever_brought_it(tmp_path: Path) -> None:
             "/v1/audit", params={"trace_id": answer["trace_id"]}, headers=ALICE
         ).json()["rows"]
         assert rows and all(r["uploaded_by"] == "alice" for r in rows)
+
+
+def test_a_trace_or_document_is_found_past_the_newest_answers(tmp_path: Path) -> None:
+    """`limit` counts the answers of the trace or document asked for, not the newest
+    answers of anyone: an older trace is still found with limit=1."""
+    with TestClient(create_app(api_settings(tmp_path / "data"))) as client:
+        a = upload(client, "a.md", b"# Alpha\n\nThe zorbulon output is 7 MW.\n", ALICE)
+        b = upload(client, "b.md", b"# Beta\n\nThe quillet tax rate is 4 percent.\n", ALICE)
+        for up in (a, b):
+            assert wait_job(client, up["job_id"], ALICE)["state"] == "searchable"
+        old = client.post(
+            "/v1/ask", json={"question": "What is the zorbulon output?"}, headers=ALICE
+        ).json()
+        new = client.post(
+            "/v1/ask", json={"question": "What is the quillet tax rate?"}, headers=ALICE
+        ).json()
+        assert old["covered"] and new["covered"]
+
+        def rows(**params: Any) -> list[dict[str, Any]]:
+            r = client.get("/v1/audit", params={**params, "limit": 1}, headers=ALICE)
+            assert r.status_code == 200, r.text
+            return list(r.json()["rows"])
+
+        assert {r["trace_id"] for r in rows(trace_id=old["trace_id"])} == {old["trace_id"]}
+        by_doc = rows(doc_id=a["doc_id"])
+        assert by_doc and {r["doc_id"] for r in by_doc} == {a["doc_id"]}
