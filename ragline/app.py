@@ -697,6 +697,16 @@ class Ragline:
                 return None, [why]
         text = compose(result.blocks)
         warnings = tuple(n for b in result.blocks if (n := b.freshness.note()))
+        ran = result.detail.get("params")
+        if isinstance(ran, dict):
+            # What ran, not what was asked: a parameter bound to the caller's own attribute
+            # (its region) replaces the one the question named, and the answer says so.
+            knowledge["params"] = ran
+            warnings += tuple(
+                f"answered for {name}={ran[name]}, the one this key may read, not {asked}"
+                for name, asked in decision.params.items()
+                if name in ran and ran[name] != asked
+            )
         ms = (time.perf_counter() - t0) * 1000
         answer = Answer(
             question=question,

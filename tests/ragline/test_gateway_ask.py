@@ -106,3 +106,17 @@ def test_the_agent_gets_gateway_tools_only_for_sources_its_principal_may_use(
     assert out.content["status"] == "ok", out.content
     assert out.content["blocks"][0]["label"].startswith("[DB_")
     assert "264140" in str(out.content["blocks"][0]["content"]).replace(",", "")
+
+
+def test_an_answer_says_which_parameters_ran(tmp_path: Path) -> None:
+    """A West sales key asking about the South gets West's rows (its region is bound):
+    the answer's knowledge names West, and a warning says it is not the South's."""
+    rag = _rag(tmp_path, loaded_days_ago=0)
+    west = Principal("sam", roles=frozenset({"sales"}), attributes=(("region", "West"),))
+    try:
+        answer = rag.ask("Which 3 states had the most handgun checks in the South region?", west)
+    finally:
+        rag.close()
+    assert answer.knowledge["answered_by"] == "rows", answer.knowledge
+    assert answer.knowledge["params"]["region"] == "West"
+    assert any("region=West" in w and "not South" in w for w in answer.warnings), answer.warnings
