@@ -95,7 +95,7 @@ def test_ask_answers_from_rows_with_inline_labels_and_a_complete_trace(server: s
     assert trace["principal"] == "olga" and trace["question"].startswith("How many permit")
     (audit,) = trace["audit"]
     assert audit["template"] == "checks_for_state" and audit["row_count"] == 1
-    assert audit["params"] == {"state": "Kentucky", "metric": "permit"}
+    assert audit["params"] == {"state": "Kentucky", "metric": "permit", "region": None}
     assert httpx.get(f"{server}/v1/trace/{body['trace_id']}", headers=WEST).status_code == 403
     assert httpx.get(f"{server}/v1/trace/{'0' * 32}", headers=OPS).status_code == 404
 
