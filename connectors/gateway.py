@@ -99,7 +99,11 @@ class Gateway:
                             **({"values": p.values} if p.values else {}),
                             **({"bound_to": p.bind} if p.bind else {}),
                             **({"default": p.default} if p.default is not None else {}),
-                            "required": p.required and p.default is None and not p.bind,
+                            # A bound parameter is given by the caller's own attribute;
+                            # one without it names the value itself.
+                            "required": p.required
+                            and p.default is None
+                            and not (p.bind and principal.attribute(p.bind) is not None),
                         }
                         for n, p in t.params.items()
                     },

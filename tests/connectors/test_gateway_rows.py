@@ -225,6 +225,13 @@ def test_a_role_lacking_the_template_is_denied_before_any_connector_call(
         names = {t["name"] for t in gw.catalogue(SALES_WEST)["templates"]}
         assert "top_states" in names and "cash_flow_line" not in names
         assert gw.catalogue(NOBODY) == {"templates": [], "status_sources": []}
+
+        # A bound parameter is required of a caller without the attribute only.
+        def region_required(p: Principal) -> bool:
+            (totals,) = [t for t in gw.catalogue(p)["templates"] if t["name"] == "region_totals"]
+            return bool(totals["params"]["region"]["required"])
+
+        assert not region_required(SALES_WEST) and region_required(ANALYST)
     finally:
         gw.close()
 
