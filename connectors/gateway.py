@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from connectors.config import GatewayConfig, HttpSource, SqlSource, Template, may_use
 from connectors.params import BindingDenied, InvalidParameter, resolve
@@ -441,6 +442,7 @@ class Gateway:
         trace.add(
             "status",
             source_id=source.id,
+            url=fetch.url,
             cached=fetch.from_cache,
             attempts=fetch.attempts,
             age_s=round(age, 2),
@@ -456,7 +458,13 @@ class Gateway:
             freshness=freshness,
             label=status_label(source.id, n),
             title=source.description,
-            locator={"url": fetch.url, "params": checked, "cached": fetch.from_cache},
+            # The upstream's path, not its address (an internal host is no caller's
+            # business; the trace keeps the whole URL for auditors).
+            locator={
+                "path": urlsplit(fetch.url).path,
+                "params": checked,
+                "cached": fetch.from_cache,
+            },
         )
         return GatewayResult(
             trace.trace_id,

@@ -4,6 +4,7 @@ picked with JSONPath, and a TTL cache that never outlives the source's freshness
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
@@ -128,7 +129,7 @@ class HttpStatusConnector:
         key = tuple(sorted((k, str(v)) for k, v in params.items()))
         with self._lock:
             hit = self._cache.get(key)
-        return hit[1] if hit else None
+        return dataclasses.replace(hit[1], from_cache=True, attempts=0) if hit else None
 
     def close(self) -> None:
         self._client.close()

@@ -77,6 +77,7 @@ def test_lookup_maps_fields_and_cites_the_block(
         assert block.label == "[API_tickets_1]" and block.source_kind == "status"
         assert not block.freshness.stale and block.freshness.window_s == 60.0
         assert "s3cret" not in str(block.locator)  # the credential never leaves
+        assert "127.0.0.1" not in str(block.locator)  # nor the upstream's address
         (audit,) = records.audit_log(t.trace_id)
         assert audit.kind == "status" and audit.params == {"ticket_id": "645"}
         assert audit.principal == "sue" and audit.status == "ok"
@@ -200,6 +201,7 @@ def test_a_result_past_its_window_is_reported_stale_when_refetching_fails(
         assert "may be outdated" in stale.message
         assert stale.blocks[0].content == first.blocks[0].content
         assert any(e["event"] == "stale_fallback" for e in t.events)
+        assert stale.blocks[0].locator["cached"] is True  # the last good answer, kept
     finally:
         gw.close()
 
