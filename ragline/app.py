@@ -54,6 +54,7 @@ from monitoring.gaps import best_coverage, gap_key, near_misses, normalise
 from monitoring.latency_window import LatencyWindow
 from monitoring.metrics import Metrics, OpsState
 from ragline.agent import AgentReply, chat_focus, run_agent
+from ragline.limits import check_gateway
 from ragline.threads import answer_pool_size, limit_blas, lowered, retrieve_pool_size
 from ragline.uploads import Uploads, release, shares_uploads, sweep, upload_dir
 from ragline.writes import UploadTarget, WriteDenied, authorize_write, upload_target
@@ -913,9 +914,11 @@ class Ragline:
     ) -> GatewayResult:
         """Rows from a declared SQL template. Name the template and its parameters, or give
         a `question` and the rules pick the template and read the parameters from it."""
-        own = trace is None
-        trace = trace or self._new_trace(principal, "query_rows", question)
         params = dict(params or {})
+        own = trace is None
+        if own:  # a door's request (an ask's own route has its question checked already)
+            check_gateway(template, params, question)
+        trace = trace or self._new_trace(principal, "query_rows", question)
         if not template and question:
             matches = [
                 m
@@ -959,9 +962,11 @@ class Ragline:
     ) -> GatewayResult:
         """Live state from a declared HTTP status source (e.g. `tickets`, `jobs`). Name the
         source and its parameters, or give a `question` naming an identifier."""
-        own = trace is None
-        trace = trace or self._new_trace(principal, "lookup_status", question)
         params = dict(params or {})
+        own = trace is None
+        if own:  # a door's request (an ask's own route has its question checked already)
+            check_gateway(source, params, question)
+        trace = trace or self._new_trace(principal, "lookup_status", question)
         if not source and question:
             found = match_status(question, self.gateway.config, principal)
             if not found:

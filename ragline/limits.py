@@ -28,6 +28,32 @@ def without_surrogates(value: Any) -> Any:
     return value
 
 
+# A gateway request: a template or source name, its parameters, or a question to route.
+# Names are short identifiers; a parameter is a value (a state, a month, a word).
+MAX_GATEWAY_NAME = 64
+MAX_GATEWAY_QUESTION = 2000
+MAX_GATEWAY_PARAMS = 32
+MAX_GATEWAY_VALUE = 1000
+
+
+def check_gateway(name: str, params: dict[str, Any], question: str) -> None:
+    """The same limits at every door (HTTP's schema states them too)."""
+    if len(name) > MAX_GATEWAY_NAME:
+        raise InvalidRequest(f"name is {len(name)} characters; the limit is {MAX_GATEWAY_NAME}")
+    if len(question) > MAX_GATEWAY_QUESTION:
+        raise InvalidRequest(
+            f"question is {len(question)} characters; the limit is {MAX_GATEWAY_QUESTION}"
+        )
+    if len(params) > MAX_GATEWAY_PARAMS:
+        raise InvalidRequest(f"{len(params)} parameters; the limit is {MAX_GATEWAY_PARAMS}")
+    for key, value in params.items():
+        if len(str(key)) > MAX_GATEWAY_NAME or len(str(value)) > MAX_GATEWAY_VALUE:
+            raise InvalidRequest(
+                f"parameter {str(key)[:MAX_GATEWAY_NAME]!r}: names are at most "
+                f"{MAX_GATEWAY_NAME} characters, values {MAX_GATEWAY_VALUE}"
+            )
+
+
 def check_question(question: str, api: ApiSettings) -> str:
     question = without_surrogates(question).strip()
     if not question:

@@ -18,7 +18,12 @@ from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
 from ragline.api.schemas import RequestBody
 from ragline.app import NotAllowed
-from ragline.limits import check_question, check_top_k
+from ragline.limits import (
+    MAX_GATEWAY_NAME,
+    MAX_GATEWAY_QUESTION,
+    check_question,
+    check_top_k,
+)
 from ragline.render import block_view, gateway_view
 
 router = APIRouter(prefix="/v1", tags=["gateway"])
@@ -27,15 +32,23 @@ Scalar = str | int | float | bool | None
 
 
 class RowsRequest(RequestBody):
-    template: str = Field(default="", max_length=64, description="Template name (catalogue).")
+    template: str = Field(
+        default="", max_length=MAX_GATEWAY_NAME, description="Template name (catalogue)."
+    )
     params: dict[str, Scalar] = Field(default_factory=dict, description="Template parameters.")
-    question: str = Field(default="", max_length=2000, description="Or: pick by rules.")
+    question: str = Field(
+        default="", max_length=MAX_GATEWAY_QUESTION, description="Or: pick by rules."
+    )
 
 
 class StatusRequest(RequestBody):
-    source: str = Field(default="", max_length=64, description="Status source id (catalogue).")
+    source: str = Field(
+        default="", max_length=MAX_GATEWAY_NAME, description="Status source id (catalogue)."
+    )
     params: dict[str, Scalar] = Field(default_factory=dict)
-    question: str = Field(default="", max_length=2000, description="Or: find the identifier.")
+    question: str = Field(
+        default="", max_length=MAX_GATEWAY_QUESTION, description="Or: find the identifier."
+    )
 
 
 class TextRequest(RequestBody):

@@ -276,8 +276,11 @@ class RaglineService(pb_grpc.RaglineServicer):
         self, request: pb.GatewayRequest, context: grpc.aio.ServicerContext
     ) -> pb.GatewayResponse:
         principal = await self._principal(context)
-        result = await self.ctx.rag.query_rows(
-            principal, request.name, dict(request.params), question=request.question
+        result = await self._call(
+            context,
+            self.ctx.rag.query_rows(
+                principal, request.name, dict(request.params), question=request.question
+            ),
         )
         return _gateway(result)
 
@@ -285,8 +288,11 @@ class RaglineService(pb_grpc.RaglineServicer):
         self, request: pb.GatewayRequest, context: grpc.aio.ServicerContext
     ) -> pb.GatewayResponse:
         principal = await self._principal(context)
-        result = await self.ctx.rag.lookup_status(
-            principal, request.name, dict(request.params), question=request.question
+        result = await self._call(
+            context,
+            self.ctx.rag.lookup_status(
+                principal, request.name, dict(request.params), question=request.question
+            ),
         )
         return _gateway(result)
 

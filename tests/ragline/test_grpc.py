@@ -207,6 +207,18 @@ def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub
         metadata=[("authorization", "Bearer reader")],
     )
     assert none.status in ("denied", "no_match", "unavailable") and not none.labels
+    # HTTP's limits hold here too: no 100,000-character name echoed into a trace.
+    for request in (
+        pb.GatewayRequest(name="x" * 100_000),
+        pb.GatewayRequest(question="q" * 100_000),
+        pb.GatewayRequest(name="checks_for_state", params={"state": "K" * 5000}),
+    ):
+        with pytest.raises(grpc.RpcError) as err:
+            stub.QueryRows(request, metadata=[("authorization", "Bearer analyst")])
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "the limit is" in (err.value.details() or "") or "at most" in (
+            err.value.details() or ""
+        )
 
 
 def test_upload_refusals_keep_their_reason_and_code(
