@@ -31,6 +31,7 @@ from core.ids import doc_id_for, path_from_uri, scoped_doc_id, source_uri
 from core.settings import Settings
 from core.switches import Switch
 from core.text import keyword_query_terms, load_dictionaries, query_terms, tagged_words
+from core.times import naive_utc
 from core.types import Answer, Document, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
 from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
@@ -45,6 +46,7 @@ from generation.model_router import ModelRouter
 from indexing.embedders import Embedder, MemoisedSimilarity, make_embedder, similarity
 from indexing.entities import query_entities
 from indexing.factory import Stores, open_stores
+from indexing.protocols import IngestRecord
 from indexing.stores.sql_metadata import make_engine
 from indexing.stores.sql_originals import SqlOriginals
 from indexing.sync import OutboxApplier, StoreDivergence, SyncReport, check, repair
@@ -431,7 +433,7 @@ class Ragline:
                 except WriteDenied as exc:
                     out.append(FileOutcome(str(path), "failed", str(exc), doc.doc_id))
                     continue
-                if self.delete(doc.doc_id):
+                if self.delete(doc.doc_id, reason="file no longer exists"):
                     out.append(
                         FileOutcome(str(path), "deleted", "file no longer exists", doc.doc_id)
                     )
@@ -534,7 +536,7 @@ class Ragline:
         with ThreadPoolExecutor(1) as pool:  # called from inside an event loop
             return pool.submit(asyncio.run, run()).result()
 
-    def delete(self, doc_id: str, principal: Principal | None = None) -> bool:
+    def delete(self, doc_id: str, principal: Principal | None = None, reason: str = "") -> bool:
         """Remove a document everywhere. With a principal, a document it may not see is
         answered like an unknown one (False) and one it may see but not write raises
         WriteDenied."""
@@ -542,10 +544,31 @@ class Ragline:
         if doc is None or (principal is not None and not principal.can_see(doc.acl_tags)):
             return False
         authorize_write(principal, doc, None, doc_id)
-        deleted = self.stores.metadata.delete_document(doc_id, self.stores.derived)
+        deleted = self.unserve(doc, principal, reason)
         if deleted:
             self.sync()
             self.release_document(doc_id)
+        return deleted
+
+    def unserve(self, doc: Document, principal: Principal | None, reason: str = "") -> bool:
+        """Mark a document deleted in the truth (nothing of it is served from then on; the
+        derived stores converge at the next sync), and say so in the ingest log with who
+        did it. False when it was deleted already."""
+        meta = self.stores.metadata
+        version = meta.current_version(doc.doc_id) or ""
+        deleted = meta.delete_document(doc.doc_id, self.stores.derived)
+        if deleted:
+            who = f"by {principal.user}" if principal is not None else "by the operator"
+            meta.record_ingest(
+                IngestRecord(
+                    doc.source,
+                    "deleted",
+                    f"{reason} ({who})" if reason else f"deleted {who}",
+                    doc.doc_id,
+                    version,
+                    naive_utc(datetime.now(UTC)),
+                )
+            )
         return deleted
 
     def release_document(self, doc_id: str) -> int:

@@ -225,7 +225,7 @@ class DocumentJobs:
         meta = self.rag.stores.metadata
         # Truth first: once marked deleted nothing of it is served, whatever the derived
         # stores still hold; the task then removes it from them.
-        meta.delete_document(doc_id, self.rag.stores.derived)
+        self.rag.unserve(doc, principal)
         self.on_change()
         job = meta.create_job(_job("delete", principal.user, doc_id=doc_id, source=doc.source))
         try:

@@ -175,3 +175,15 @@ def test_a_trace_or_document_is_found_past_the_newest_answers(tmp_path: Path) ->
         assert {r["trace_id"] for r in rows(trace_id=old["trace_id"])} == {old["trace_id"]}
         by_doc = rows(doc_id=a["doc_id"])
         assert by_doc and {r["doc_id"] for r in by_doc} == {a["doc_id"]}
+
+
+def test_a_delete_is_in_the_ingest_log_with_who_did_it(tmp_path: Path) -> None:
+    with TestClient(create_app(api_settings(tmp_path / "data"))) as client:
+        up = upload(client, "gone.md", b"# Gone\n\nThe zorbulon output is 7 MW.\n", ALICE)
+        assert wait_job(client, up["job_id"], ALICE)["state"] == "searchable"
+        r = client.delete(f"/v1/documents/{up['doc_id']}", headers=ALICE)
+        assert r.status_code == 202, r.text
+        meta = client.app.state.ctx.rag.stores.metadata  # type: ignore[attr-defined]
+        deleted = [e for e in meta.ingest_log() if e.status == "deleted"]
+        assert [(e.doc_id, e.reason) for e in deleted] == [(up["doc_id"], "deleted by alice")]
+        assert deleted[0].version  # the version that was served

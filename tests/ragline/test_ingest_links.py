@@ -55,6 +55,8 @@ def test_a_linked_file_is_keyed_by_the_link_and_goes_with_it(tmp_path: Path, rag
     assert [Path(o.path).name for o in gone] == ["beta-link.md"]
     assert not any("zorbulon" in t for t in _found(rag, "zorbulon reactor output"))
     assert target.exists()  # the file itself is left alone
+    logged = [e.reason for e in rag.stores.metadata.ingest_log() if e.status == "deleted"]
+    assert logged == ["file no longer exists (by the operator)"]
 
 
 def test_a_link_whose_target_is_deleted_removes_its_document(tmp_path: Path, rag: Ragline) -> None:
