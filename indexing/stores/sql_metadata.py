@@ -14,13 +14,14 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from types import SimpleNamespace
-from typing import IO, Any, cast
+from typing import IO, Any, TypeVar, cast
 
 import numpy as np
 from sqlalchemy import (
     Connection,
     Engine,
     MetaData,
+    Select,
     Table,
     bindparam,
     create_engine,
@@ -34,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy import text as sql_text
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import InstrumentedAttribute, Session, sessionmaker
 
 from core.errors import DataDirError, DocumentChanged
 from core.times import naive_utc
@@ -168,6 +169,23 @@ def _job(row: JobRow) -> JobRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
+
+
+_Row = TypeVar("_Row")
+
+
+def _within(
+    query: Select[_Row],
+    at: InstrumentedAttribute[datetime],
+    since: datetime | None,
+    until: datetime | None,
+) -> Select[_Row]:
+    """`query` limited to rows with `since <= at < until` (either bound optional)."""
+    if since is not None:
+        query = query.where(at >= naive_utc(since))
+    if until is not None:
+        query = query.where(at < naive_utc(until))
+    return query
 
 
 def _payload(text: str) -> dict[str, Any]:
@@ -946,10 +964,7 @@ class SqlMetadataStore:
     ) -> list[IngestRecord]:
         """The newest `limit` outcomes in `[since, until)`, newest first."""
         query = select(IngestLogRow)
-        if since is not None:
-            query = query.where(IngestLogRow.at >= naive_utc(since))
-        if until is not None:
-            query = query.where(IngestLogRow.at < naive_utc(until))
+        query = _within(query, IngestLogRow.at, since, until)
         with self._session() as s:
             rows = s.scalars(query.order_by(IngestLogRow.id.desc()).limit(limit))
             return [
@@ -982,10 +997,7 @@ class SqlMetadataStore:
             query = query.where(QueryLogRow.trace_id == trace_id)
         if mentions:
             query = query.where(QueryLogRow.payload.contains(mentions, autoescape=True))
-        if since is not None:
-            query = query.where(QueryLogRow.at >= naive_utc(since))
-        if until is not None:
-            query = query.where(QueryLogRow.at < naive_utc(until))
+        query = _within(query, QueryLogRow.at, since, until)
         if user is not None:
             query = query.where(QueryLogRow.user == user)
         query = query.order_by(QueryLogRow.at.desc(), QueryLogRow.trace_id).limit(limit)
@@ -1225,10 +1237,7 @@ class SqlMetadataStore:
         self, since: datetime | None = None, until: datetime | None = None, limit: int = 1000
     ) -> list[AlertEventRecord]:
         query = select(AlertEventRow)
-        if since is not None:
-            query = query.where(AlertEventRow.at >= naive_utc(since))
-        if until is not None:
-            query = query.where(AlertEventRow.at < naive_utc(until))
+        query = _within(query, AlertEventRow.at, since, until)
         query = query.order_by(AlertEventRow.at.desc(), AlertEventRow.id.desc()).limit(limit)
         with self._session() as s:
             return [
