@@ -289,6 +289,10 @@ def test_query_log_reads_back_by_time_and_user(meta: MetadataStore) -> None:
     assert by_id["t3"].payload == {}  # a malformed row reads as empty, never fails the read
     assert meta.query_log(since=after) == [] and meta.query_log(until=before) == []
     assert len(meta.query_log(limit=2)) == 2
+    # One trace, or the answers whose payload holds a text (a document id), before the limit.
+    assert [r.trace_id for r in meta.query_log(trace_id="t2", limit=1)] == ["t2"]
+    assert [r.trace_id for r in meta.query_log(mentions='"c1"', limit=1)] == ["t1"]
+    assert meta.query_log(mentions="%") == []  # a pattern character is only itself
 
 
 def test_replace_vectors(meta: MetadataStore) -> None:
