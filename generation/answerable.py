@@ -902,7 +902,8 @@ _MONTH_WORDS = (
 # a span of time units, in the languages above.
 _TIME_STATED = re.compile(
     r"(?<![\d.,])(?:1\d{3}|20\d\d)(?!\d|[.,]\d)|\d+\s*(?:年|月|日|世紀|世纪|년|월|일)|"
-    rf"{_MONTH_WORDS}|\d{{1,2}}[:.]\d{{2}}\b|[ap]\.m\.|o'clock|\d+0s\b|"
+    rf"{_MONTH_WORDS}|\d{{1,2}}[:.]\d{{2}}\b|[ap]\.m\.|\b\d{{1,2}}\s*[ap]\.?m\b|o'clock|\d+0s\b|"
+    r"\b(?:noon|midnight|midday)\b|"
     r"\b(?:centur|decade|jahrhundert|jahrzehnt|siècle|siglo|secolo|século|eeuw|век|wiek|"
     r"stolet|århundrad|århundre|yüzyıl|thế kỷ|abad\b|monday|tuesday|wednesday|thursday|"
     r"friday|saturday|sunday)|قرن|सदी|शताब्दी|"

@@ -467,3 +467,20 @@ def test_a_table_row_must_have_the_column_asked() -> None:
     assert _verdict("How many permit checks did Kentucky have in November 2015?", hits).covered
     miss = _verdict("What was the population of Kentucky in November 2015?", hits)
     assert not miss.covered and "population" in miss.reason
+
+
+def test_a_time_of_day_answers_when() -> None:
+    """ "9 am", "noon", "midnight" are times: "When ...?" is answered by them, as by
+    "9 a.m." or "10:30"; a sentence with none is still refused."""
+    notes = make_chunk(
+        "The office opens at 9 am every weekday.\nThe cafeteria serves lunch from noon.\n"
+        "The night guard starts his round at midnight.\nThe lobby has a fountain."
+    )
+    hits = make_hits(notes)
+    for question, sentence in (
+        ("When does the office open?", "9 am"),
+        ("When is lunch served in the cafeteria?", "noon"),
+        ("When does the night guard start his round?", "midnight"),
+    ):
+        assert _judged_alone(question, hits, sentence).covered, question
+    assert not _judged_alone("When was the lobby fountain built?", hits, "fountain").covered
