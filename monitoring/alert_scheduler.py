@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Protocol
@@ -78,7 +78,12 @@ class AlertScheduler:
         record: Callable[[AlertEventRecord], None] | None = None,
         clock: Callable[[], datetime] = utcnow,
         leader: Callable[[], bool] | None = None,
+        history: Callable[[], Sequence[AlertEventRecord]] | None = None,
     ) -> None:
+        """`history`: the alert audit log, newest first. The first run takes up where the
+        deployment left off: what was firing is not announced (nor notified) again, and an
+        action the deployment already took (a job) is not taken again; a switch of this
+        process's own is set again, as a new process starts without it."""
         if interval_s <= 0:
             raise ValueError("interval_s must be positive")
         self._evaluator = evaluator
@@ -99,6 +104,7 @@ class AlertScheduler:
         # switches. None: always (one process).
         self._leader = leader
         self._leading = True
+        self._history = history
         self._firing: dict[tuple[str, str], Alert] = {}
         self._active: dict[tuple[str, str], ActiveAction] = {}
         self._lock = threading.Lock()  # tick() may also be called directly (tests, CLI)
@@ -148,6 +154,9 @@ class AlertScheduler:
     def _tick(self) -> list[Alert]:
         now = self._clock()
         self._leading = self._leads()
+        if self._history is not None:
+            history, self._history = self._history, None
+            self._resume(history())
         current = {a.key: a for a in self._evaluator.evaluate(self._source, now)}
         with self._lock:
             started = [a for k, a in current.items() if k not in self._firing]
@@ -183,6 +192,49 @@ class AlertScheduler:
                         {"url": d.url, "format": d.format, "status": status},
                     )
         return list(current.values())
+
+    def _resume(self, events: Sequence[AlertEventRecord]) -> None:
+        """Seed what fires and the actions in effect from the audit log (newest first): a
+        key whose last firing came after its last recovery still fires, and an action
+        recorded since that firing, not reverted, is in effect (unless this process must
+        set it again itself)."""
+        seen: set[tuple[str, str]] = set()
+        applied: dict[tuple[str, str], AlertEventRecord] = {}
+        undone: set[tuple[str, str]] = set()
+        firing: dict[tuple[str, str], Alert] = {}
+        active: dict[tuple[str, str], ActiveAction] = {}
+        for e in events:
+            key = (e.alert, e.subject)
+            if key in seen:
+                continue
+            if e.event == "action_reverted":
+                undone.add(key)
+            elif e.event == "action" and key not in undone:
+                applied.setdefault(key, e)
+            elif e.event in ("firing", "recovered"):
+                seen.add(key)
+                if e.event == "firing":
+                    firing[key] = Alert(
+                        e.alert,
+                        e.severity,
+                        e.value,
+                        e.threshold if e.threshold is not None else 0.0,
+                        e.message,
+                        e.subject,
+                        detail=dict(e.detail),
+                    )
+                    taken = applied.get(key)
+                    name = str(taken.detail.get("action", "")) if taken else ""
+                    known = self._actions.get(name)
+                    if taken is not None and known is not None and not known.per_process:
+                        active[key] = ActiveAction(
+                            e.alert, e.subject, name, taken.at, taken.message
+                        )
+        with self._lock:
+            self._firing.update(firing)
+            self._active.update(active)
+        if firing:
+            log.info("alerts still firing at start: %s", ", ".join(sorted(n for n, _ in firing)))
 
     def _leads(self) -> bool:
         if self._leader is None:

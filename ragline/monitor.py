@@ -23,6 +23,8 @@ DERIVED_STORE_NAMES = ("dense", "keyword", "graph")
 # the webhooks and opens the jobs alerts ask for; the others evaluate and flip their own
 # switches.
 ALERTS_ROLE = "alerts"
+# The alert audit log read at start to take up where the deployment left off.
+_RESUME_EVENTS = 5000
 
 
 def alert_evaluator(settings: Settings) -> AlertEvaluator:
@@ -100,6 +102,7 @@ def start_alert_scheduler(
         actions=alert_actions(settings, rag, submit or no_runner),
         record=rag.stores.metadata.record_alert_event,
         leader=lambda: rag.stores.metadata.claim(ALERTS_ROLE),
+        history=lambda: rag.stores.metadata.alert_events(limit=_RESUME_EVENTS),
     )
     scheduler.start()
     return scheduler

@@ -227,3 +227,55 @@ def test_of_several_serving_processes_one_speaks_for_the_deployment(
     finally:
         for meta, _, _ in procs:
             meta.close()
+
+
+def test_a_restart_takes_up_where_the_deployment_left_off(
+    store: SqlMetadataStore, hook: Hook
+) -> None:
+    """A new process (a restart of `serve`) while a rule fires: no second firing event or
+    notification, no second job; its own switch is set again (a new process starts
+    without it); the recovery afterwards is recorded and reverts both."""
+    rules = [
+        AlertRule("outbox_failures", "outbox_failures", 0, "critical", action="degrade_routing"),
+        AlertRule("stuck", "outbox_failures", 0, "warning", action="incremental_sync"),
+    ]
+    entry = add_outbox(store, "keyword", attempts=3, error="es: 503")
+
+    def process() -> tuple[AlertScheduler, dict[str, _Action]]:
+        actions = {
+            "degrade_routing": _Action("degrade_routing", True),
+            "incremental_sync": _Action("incremental_sync", False),
+        }
+        scheduler = AlertScheduler(
+            AlertEvaluator(rules),
+            StoreAlertSource(store, ["keyword"]),
+            interval_s=60,
+            webhook_url=hook.url,
+            actions=actions,
+            record=store.record_alert_event,
+            history=lambda: store.alert_events(limit=5000),
+        )
+        return scheduler, actions
+
+    first, first_actions = process()
+    first.tick()
+    assert [a.applied for a in first_actions.values()] == [1, 1]
+    assert len(hook.next()["alerts"]) == 2
+    before = Counter((e.alert, e.event) for e in store.alert_events())
+
+    restarted, actions = process()  # the first one is gone; the rule still fires
+    assert {a.name for a in restarted.tick()} == {"outbox_failures", "stuck"}
+    assert actions["incremental_sync"].applied == 0  # the job was opened already
+    assert actions["degrade_routing"].applied == 1  # this process's own switch, set again
+    time.sleep(0.3)
+    assert hook.received.empty()  # not notified again
+    after = Counter((e.alert, e.event) for e in store.alert_events())
+    assert after - before == Counter({("outbox_failures", "action"): 1})
+    assert {a.action for a in restarted.active_actions} == {"degrade_routing", "incremental_sync"}
+
+    store.mark_done([entry])
+    restarted.tick()
+    assert [a.reverted for a in actions.values()] == [1, 1]
+    assert [a["status"] for a in hook.next()["alerts"]] == ["resolved", "resolved"]
+    recorded = Counter((e.alert, e.event) for e in store.alert_events())
+    assert recorded[("outbox_failures", "recovered")] == recorded[("stuck", "recovered")] == 1
