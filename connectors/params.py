@@ -21,7 +21,8 @@ class InvalidParameter(RaglineError):
 
 
 class BindingDenied(RaglineError):
-    """The template binds a principal attribute the caller does not have."""
+    """The template binds a principal attribute the caller does not have (or has with a
+    value the template does not allow)."""
 
 
 MONTH_IN_TEXT = re.compile(
@@ -106,8 +107,16 @@ def resolve(template: Template, given: Mapping[str, Any], principal: Principal) 
                     f"and this key has no {spec.bind} attribute"
                 )
             if bound is not None:
-                # The caller's attribute wins over anything asked for.
-                values[name] = coerce(name, spec, bound)
+                # The caller's attribute wins over anything asked for. One the template does
+                # not allow is the key's configuration at fault, not the request: refused
+                # (no rows of any value), and said to be the key's.
+                try:
+                    values[name] = coerce(name, spec, bound)
+                except InvalidParameter as e:
+                    raise BindingDenied(
+                        f"this key's {spec.bind} attribute does not fit template "
+                        f"{template.name} ({e}); the key's configuration needs fixing"
+                    ) from None
                 continue
         if name in given and given[name] not in (None, ""):
             values[name] = coerce(name, spec, given[name])

@@ -416,3 +416,10 @@ def test_every_execution_is_audited(gateway: Gateway, records: GatewayRecords) -
     assert audit.duration_ms > 0 and audit.status == "ok" and audit.kind == "rows"
     events = [e["event"] for e in t.events]
     assert events == ["permission", "params", "source_ok", "rows"]
+
+
+def test_a_key_whose_attribute_the_template_does_not_allow_is_refused(gateway: Gateway) -> None:
+    """A configuration fault of the key, not a bad request: denied, saying so."""
+    odd = Principal("pat", roles=frozenset({"sales"}), attributes=(("region", "Pacific"),))
+    r = gateway.query_rows(odd, "top_states", {"n": 3}, trace(odd))
+    assert r.status == "denied" and "this key's region attribute" in r.message, r.message
