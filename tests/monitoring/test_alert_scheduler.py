@@ -175,29 +175,47 @@ class _Action:
         return f"{self.name} reverted"
 
 
+# A rule whose action is a switch of each process's own, and one whose action is a job.
+ACTING_RULES = [
+    AlertRule("outbox_failures", "outbox_failures", 0, "critical", action="degrade_routing"),
+    AlertRule("stuck", "outbox_failures", 0, "warning", action="incremental_sync"),
+]
+
+
+def _process(
+    store: SqlMetadataStore, meta: SqlMetadataStore, hook: Hook, **kw: Any
+) -> tuple[AlertScheduler, dict[str, _Action]]:
+    """One serving process's scheduler over `meta`, recording to `store`."""
+    actions = {
+        "degrade_routing": _Action("degrade_routing", True),
+        "incremental_sync": _Action("incremental_sync", False),
+    }
+    scheduler = AlertScheduler(
+        AlertEvaluator(ACTING_RULES),
+        StoreAlertSource(meta, ["keyword"]),
+        interval_s=60,
+        webhook_url=hook.url,
+        actions=actions,
+        record=store.record_alert_event,
+        **kw,
+    )
+    return scheduler, actions
+
+
 def test_of_several_serving_processes_one_speaks_for_the_deployment(
     store: SqlMetadataStore, hook: Hook
 ) -> None:
     """`serve --workers 2`: both processes evaluate and flip their own switches; the one
     holding the alerts role alone records the events, calls the webhook and opens jobs.
     When it is gone, the other takes over on its next run."""
-    rules = [
-        AlertRule("outbox_failures", "outbox_failures", 0, "critical", action="degrade_routing"),
-        AlertRule("stuck", "outbox_failures", 0, "warning", action="incremental_sync"),
-    ]
     entry = add_outbox(store, "keyword", attempts=3, error="es: 503")
     procs = []
     for _ in range(2):
         meta = SqlMetadataStore(store.url)
-        actions = {"degrade_routing": _Action("degrade_routing", True)}
-        actions["incremental_sync"] = _Action("incremental_sync", False)
-        scheduler = AlertScheduler(
-            AlertEvaluator(rules),
-            StoreAlertSource(meta, ["keyword"]),
-            interval_s=60,
-            webhook_url=hook.url,
-            actions=actions,
-            record=store.record_alert_event,
+        scheduler, actions = _process(
+            store,
+            meta,
+            hook,
             leader=lambda meta=meta: meta.claim("alerts"),  # type: ignore[misc]
         )
         procs.append((meta, scheduler, actions))
@@ -235,27 +253,10 @@ def test_a_restart_takes_up_where_the_deployment_left_off(
     """A new process (a restart of `serve`) while a rule fires: no second firing event or
     notification, no second job; its own switch is set again (a new process starts
     without it); the recovery afterwards is recorded and reverts both."""
-    rules = [
-        AlertRule("outbox_failures", "outbox_failures", 0, "critical", action="degrade_routing"),
-        AlertRule("stuck", "outbox_failures", 0, "warning", action="incremental_sync"),
-    ]
     entry = add_outbox(store, "keyword", attempts=3, error="es: 503")
 
     def process() -> tuple[AlertScheduler, dict[str, _Action]]:
-        actions = {
-            "degrade_routing": _Action("degrade_routing", True),
-            "incremental_sync": _Action("incremental_sync", False),
-        }
-        scheduler = AlertScheduler(
-            AlertEvaluator(rules),
-            StoreAlertSource(store, ["keyword"]),
-            interval_s=60,
-            webhook_url=hook.url,
-            actions=actions,
-            record=store.record_alert_event,
-            history=lambda: store.alert_events(limit=5000),
-        )
-        return scheduler, actions
+        return _process(store, store, hook, history=lambda: store.alert_events(limit=5000))
 
     first, first_actions = process()
     first.tick()
