@@ -214,15 +214,7 @@ class AlertScheduler:
             elif e.event in ("firing", "recovered"):
                 seen.add(key)
                 if e.event == "firing":
-                    firing[key] = Alert(
-                        e.alert,
-                        e.severity,
-                        e.value,
-                        e.threshold if e.threshold is not None else 0.0,
-                        e.message,
-                        e.subject,
-                        detail=dict(e.detail),
-                    )
+                    firing[key] = _alert_of(e)
                     taken = applied.get(key)
                     name = str(taken.detail.get("action", "")) if taken else ""
                     known = self._actions.get(name)
@@ -344,3 +336,16 @@ class AlertScheduler:
         active = {a.action for a in self.active_actions}
         for name in self._actions:
             self._metrics.actions_active.labels(action=name).set(int(name in active))
+
+
+def _alert_of(firing: AlertEventRecord) -> Alert:
+    """The alert a recorded firing was about, as far as the record tells."""
+    return Alert(
+        firing.alert,
+        firing.severity,
+        firing.value,
+        firing.threshold if firing.threshold is not None else 0.0,
+        firing.message,
+        firing.subject,
+        detail=dict(firing.detail),
+    )
