@@ -158,6 +158,10 @@ def has_kana(text: str) -> bool:
     return not text.isascii() and bool(_KANA.search(text))
 
 
+def has_hangul(text: str) -> bool:
+    return not text.isascii() and bool(_HANGUL.search(text))
+
+
 def needs_segmenting(piece: str) -> bool:
     """Whether a token holds Hangul, kana or an unspaced script, which `segment` cuts."""
     return not piece.isascii() and _SEGMENTED.search(piece) is not None

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
 
-from core.lang import has_kana, prefix_stem, stemmed_language, stopwords
+from core.lang import has_hangul, has_kana, prefix_stem, stemmed_language, stopwords
 from core.text import (
     LATIN_WORD_END,
     STOPWORDS,
@@ -299,6 +299,24 @@ _UNIT_ZH = re.compile(
 )
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
+# "How many X" in other spaced languages: the counted noun after the question word.
+_COUNTED_NOUN = re.compile(
+    r"(?:\b(?:cu[aá]nt[oa]s|quant[oa]s|quant[ie]|wie\s+viele|сколько)\s+"
+    r"|\bcombien\s+d(?:e\s+|['’]))([^\W\d_]+)",
+    re.IGNORECASE,
+)
+# Words after "сколько" that are no counted noun: it asks a price, a weight, a duration.
+_NOT_COUNTED = frozenset(
+    (
+        *("стоит", "стоят", "стоил", "стоила", "стоило", "стоили", "весит", "весят"),
+        *("длится", "длился", "длилась", "длилось", "нужно", "надо", "было", "будет", "есть"),
+    )
+)
+# Japanese and Korean counters after 何 / 몇 (things, people, times: not durations or dates).
+_COUNTER_JA = re.compile(
+    r"何\s*(人|台|枚|個|冊|本|回|件|社|軒|匹|頭|羽|校|店|駅|か所|カ所|箇所|種類)"
+)
+_COUNTER_KO = re.compile(r"몇\s*(명|대|개|번|곳|권|마리|채|척|장|그루|가지|층|편|쌍)")
 
 
 def asked_unit(question: str) -> str:
@@ -311,7 +329,67 @@ def asked_unit(question: str) -> str:
     if m and m.group(1).lower() not in STOPWORDS:
         word = m.group(1).lower()
         return word[:-1] if word.endswith("s") and len(word) > 3 else word
+    # (何 counts only in Japanese: Chinese "何人所作" asks who.)
+    m = (_COUNTER_JA.search(question) if has_kana(question) else None) or _COUNTER_KO.search(
+        question
+    )
+    if m:
+        return m.group(1)
     return ""
+
+
+def counted_noun(question: str) -> str:
+    """The noun a "how many" question of another spaced language counts ("¿Cuántos
+    astrónomos …?" -> "astrónomo", "Combien de véhicules …" -> "véhicul"), cut to a stem
+    that its other forms start with; "" when it asks no count ("Сколько стоит …?")."""
+    m = _COUNTED_NOUN.search(question)
+    if not m:
+        return ""
+    word, lang = m.group(1).lower(), stemmed_language(question)
+    if word in _NOT_COUNTED or (lang and word in stopwords(lang)):
+        return ""
+    stem = prefix_stem(word, lang) if lang else word
+    # A stem that is no prefix (an accent dropped: "astrónomos") leaves the word; its
+    # plural ending still goes, so that the singular is found too.
+    return stem[:-1] if stem == word and len(word) > 4 and word.endswith("s") else stem
+
+
+# A year where the text says it is one: after a word of time ("en 2019", "seit 1964",
+# "в 1948") or before a year word ("1958년", "1948 году"). A bare four-digit number may
+# be a count ("1500 visiteurs") and is left alone.
+_YEAR_SAID = re.compile(
+    r"(?:\b(?:en|in|im|seit|desde|depuis|dal|nel|em|since|from|until|до|в|с|к|jahr|année|"
+    r"año|ano|anno)\s+(?:(?:el|l'|le|la|dem|der|the)\s*)?(?:1[5-9]\d\d|20\d\d)"
+    r"|(?:1[5-9]\d\d|20\d\d)\s*(?:年|년|г\.|года|году|год))(?![\d.,])",
+    re.IGNORECASE,
+)
+# A number with what follows it: a unit of measure, money or time makes it a quantity of
+# another kind than a count of things.
+_MEASURED = re.compile(r"(\d[\d.,]*)\s*(km²|m²|[%°€$£]|[^\W\d_]+)")
+_UNIT_SYMBOL = frozenset(
+    "km² m² km2 m2 % ° € $ £ m km cm mm kg g t ha min h м км кг т га".split()  # noqa: SIM905
+)
+_UNIT_WORD = re.compile(
+    r"metro|mètre|meter|metr|kilom|kilog|tonn|tonel|hect|grad|euro|dólar|dollar|rubl|руб|"
+    r"метр|килом|градус|процент|prozent|minut|hora|heure|stund|час|año|jahr|лет|год|día|"
+    r"jour|tag|mes|mois|monat|месяц|semana|semaine|woche|недел|segund|sekund|секунд|минут"
+)
+
+
+def _states_count(text: str, question: str, noun: str) -> bool:
+    """Whether the text states a count: a number that is not a year said to be one and
+    not a measure, a sum of money or a span of time (unless that unit is the counted
+    `noun` itself: "¿Cuántas horas …?" is answered by "3 horas")."""
+
+    def other_kind(m: re.Match[str]) -> str:
+        unit = m.group(2).lower().rstrip("²³")  # km², м³: their unit
+        if noun and unit.startswith(noun[:4]):
+            return m.group(0)
+        if unit in _UNIT_SYMBOL or (len(unit) > 3 and _UNIT_WORD.match(unit)):
+            return " "
+        return m.group(0)
+
+    return has_quantity(_MEASURED.sub(other_kind, _YEAR_SAID.sub(" ", text)), question)
 
 
 # One unit written another way: a question asks 多少厘米, the text says "2cm".
@@ -346,7 +424,10 @@ def unit_forms(unit: str) -> tuple[str, ...]:
 
 def _unit_found(unit: str, text: str) -> bool:
     """The unit in the text as asked, or in another of its forms; a Latin symbol only
-    right after a number ("2cm", "3 km"), where it cannot be a word of its own."""
+    right after a number ("2cm", "3 km"), where it cannot be a word of its own; a Korean
+    counter after its number ("5명")."""
+    if has_hangul(unit):
+        return _counted(unit, text)
     if _found(unit, text):
         return True
     for form in unit_forms(unit):
@@ -372,6 +453,7 @@ _HAN_COUNT = "零〇一二三四五六七八九十百千万亿两半几"
 # ("100多年", "十余人"), and a measure word 个 ("三个小时").
 _COUNT = rf"(?<![上下\d.,{_HAN_COUNT}])(?:\d[\d.,]*[万亿]?|[{_HAN_COUNT}]+)\s*[多余来]?\s*个?\s*"
 _ORDINAL_Q = re.compile(r"第(?:几|多少)")
+_KO_COUNT = r"\d[\d.,]*\s*[십백천만억]?|한|두|세|네|다섯|여섯|일곱|여덟|아홉|열|스무|수십|수백|수천"
 # Han units that begin a longer word of another sense: 年度, 年级, 年代 are not years.
 _NOT_THE_UNIT = {"年": "度级代龄纪初底末份中", "天": "然气空下堂津", "行": "业为政动人"}
 
@@ -381,6 +463,8 @@ def _counted(unit: str, text: str, ordinal: bool = False) -> bool:
     must follow a number, not merely appear somewhere ("上一年度" is no number of years);
     an ordinal ("第二位") only when the question asks for one (`ordinal`: "第几位")."""
     first = "" if ordinal else "(?<!第)"
+    if has_hangul(unit):  # digits or a native numeral, then the counter ("5명", "두 대")
+        return re.search(rf"(?:{_KO_COUNT})\s*{re.escape(unit)}", text) is not None
     for form in unit_forms(unit):
         if has_han(form):
             after = _NOT_THE_UNIT.get(form, "")
@@ -1351,6 +1435,19 @@ def judge(
             constraints=total,
             met=met - 1,
             failed="unit",
+        )
+    # "¿Cuántos astrónomos …?", "Сколько туристов …?": a count, not a year or a measure
+    # of another kind ("2.340 metros", "en 2008", "18 km²"); the counted noun itself may
+    # be worded otherwise ("60 Arbeitsplätze" for Sitzplätze), so it is not required.
+    noun = counted_noun(question) if quantity and not unit and measure is None else ""
+    if noun and not any(_states_count(q, question, noun) for q in quoted):
+        return Verdict(
+            False,
+            "the question asks how many and the quoted evidence gives only years or "
+            "measures of another kind",
+            constraints=total,
+            met=met - 1,
+            failed="quantity",
         )
     # "How tall", "how much money", "to what angle": a measure of that kind, with its unit.
     if measure is not None and not states_measure(measure, evidence):

@@ -484,3 +484,34 @@ def test_a_time_of_day_answers_when() -> None:
     ):
         assert _judged_alone(question, hits, sentence).covered, question
     assert not _judged_alone("When was the lobby fountain built?", hits, "fountain").covered
+
+
+def test_a_count_is_not_met_by_a_year_or_a_measure() -> None:
+    """ "How many X" in other languages: a year said to be one, or a number of metres,
+    tonnes or square kilometres, does not count X; a plain number does, whatever noun
+    the text uses for X; a Japanese or Korean counter needs its number."""
+    cases = [
+        (
+            "El observatorio está a 2.340 metros de altitud.\nDesde 2008 organiza visitas.\n"
+            "En el observatorio trabajan 14 investigadores.",
+            "¿Cuántos astrónomos trabajan en el observatorio?",
+            "2.340 metros",
+            "14 investigadores",
+        ),
+        (
+            "Площадь озера 18 км², глубина 27 м.\nЛетом озеро посещают 40 тысяч человек.",
+            "Сколько туристов посещает озеро летом?",
+            "18 км²",
+            "40 тысяч",
+        ),
+        (
+            "시장은 1958년에 문을 열었다.\n주차장은 300대를 수용한다.",
+            "시장의 주차장은 몇 대를 수용하나요?",
+            "1958년",
+            "300대",
+        ),
+    ]
+    for text, question, other_kind, count in cases:
+        hits = make_hits(make_chunk(text))
+        assert not _judged_alone(question, hits, other_kind).covered, question
+        assert _judged_alone(question, hits, count).covered, question
