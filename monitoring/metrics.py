@@ -27,7 +27,10 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 0.8, 1, 2.5, 5, 10, 30)
 # Search stages as timed by fusion/pipeline.py and generation, and their stage label.
 _STAGES = {"route": "route", "fuse_serve": "fuse", "rerank": "rerank", "generate": "generate"}
-JOB_STATES = ("queued", "parsing", "indexing", "searchable", "failed", "deleted", "done")
+JOB_STATES = (
+    *("queued", "parsing", "indexing", "searchable", "failed", "deleted", "done"),
+    "superseded",
+)
 BREAKER_STATES = ("closed", "half-open", "open")
 
 

@@ -373,6 +373,7 @@ class DocumentIngestor:
         modified: date | None = None,
         principal: Principal | None = None,
         doc_id: str | None = None,
+        superseded: Callable[[], str] | None = None,
     ) -> FileOutcome:
         """Ingest `path` as the document `source` (default: the file's URI), whose id is
         `doc_id` (default: the one of `source`; an upload's comes from
@@ -384,7 +385,9 @@ class DocumentIngestor:
         file name to fall back on for the title (uploads are stored under their hash).
         `principal` None is the operator; otherwise the write is checked (`ragline.writes`)
         before anything is compared or staged. Unchanged bytes with changed metadata are
-        a metadata update ("updated"): no parse, no embedding."""
+        a metadata update ("updated"): no parse, no embedding. `superseded` says why this
+        write must not land (a newer write of the document was accepted after it), or "";
+        it is asked right before the write is staged."""
         source = source or source_uri(path)
         doc_id = doc_id or doc_id_for(source)
         wanted = _Wanted(
@@ -395,6 +398,7 @@ class DocumentIngestor:
             name or path.name,
             modified,
             principal,
+            superseded,
         )
         return self._run([_Job(path, source, doc_id, wanted)])[0]
 
@@ -749,6 +753,7 @@ class DocumentIngestor:
         # never overwritten with the tags read before it. (Chunks carry no document
         # fields in the truth: only `document` is decided again.)
         for attempt in range(_STAGE_ATTEMPTS):
+            wanted.check_current()
             existing = self._authorized(doc_id, wanted, source)
             if p.existed and existing is None:
                 # Deleted since: the delete came after this write was accepted, so it wins
@@ -830,6 +835,7 @@ class DocumentIngestor:
             changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
             if not changed:
                 return FileOutcome(str(path), "unchanged", "", existing.doc_id, version)
+            wanted.check_current()
             try:
                 if not self._meta.update_document(document, self._stores, Expect(existing)):
                     raise RaglineError("the document was deleted while its metadata was updated")
@@ -861,6 +867,15 @@ class _Wanted:
     name: str
     modified: date | None
     principal: Principal | None
+    # Why the write must not land after all ("" when it may): asked before staging.
+    superseded: Callable[[], str] | None = None
+
+    def check_current(self) -> None:
+        """Raise when a newer write of the document was accepted after this one: staging
+        this one now would replace it with older content."""
+        why = self.superseded() if self.superseded is not None else ""
+        if why:
+            raise RaglineError(why)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,9 +21,12 @@ SEARCHABLE: Final = "searchable"
 FAILED: Final = "failed"
 DELETED: Final = "deleted"
 DONE: Final = "done"  # a sync or reindex that finished (no single document to search)
+# An upload overtaken by a newer upload of the same document, accepted after it: it is
+# not indexed (the newest accepted upload is the one that stays current). Not a failure.
+SUPERSEDED: Final = "superseded"
 
 # States a job never leaves: pollers stop here.
-TERMINAL: Final = frozenset({SEARCHABLE, FAILED, DELETED, DONE})
+TERMINAL: Final = frozenset({SEARCHABLE, FAILED, DELETED, DONE, SUPERSEDED})
 
 
 def new_job_id() -> str:
@@ -58,3 +61,20 @@ def batch_view(batch_id: str, jobs: Iterable[JobRecord]) -> dict[str, Any]:
         "done": all(j.state in TERMINAL for j in jobs),
         "jobs": [job_view(j) for j in jobs],
     }
+
+
+def newer_upload(jobs: Iterable[JobRecord], job: JobRecord) -> JobRecord | None:
+    """An upload of `job`'s document accepted after it and not failed or deleted (among
+    `jobs`, that document's): the newest accepted write is the one that stays current."""
+    if job.created_at is None:
+        return None
+    for other in jobs:
+        if (
+            other.job_id != job.job_id
+            and other.kind == "ingest"
+            and other.created_at is not None
+            and other.created_at > job.created_at
+            and other.state not in (FAILED, DELETED, SUPERSEDED)
+        ):
+            return other
+    return None

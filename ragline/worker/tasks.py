@@ -25,7 +25,16 @@ from core.ids import doc_id_for, path_from_uri
 from indexing.sync import SyncReport
 from ragline.app import Ragline
 from ragline.events import EventBus, IndexEvent
-from ragline.jobs import DELETED, DONE, FAILED, INDEXING, PARSING, SEARCHABLE
+from ragline.jobs import (
+    DELETED,
+    DONE,
+    FAILED,
+    INDEXING,
+    PARSING,
+    SEARCHABLE,
+    SUPERSEDED,
+    newer_upload,
+)
 from ragline.writes import WriteDenied, authorize_write, principal_from_dict
 
 log = logging.getLogger(__name__)
@@ -149,10 +158,28 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
             f"stored upload {Path(s.path).name} is missing: not on this host, nor in the "
             "database (RAGLINE_API__UPLOAD_STORE; or share RAGLINE_API__UPLOAD_DIR)",
         )
+
+    def superseded() -> str:
+        newer = newer_upload(meta.jobs(doc_id=s.doc_id, limit=100), prior) if prior else None
+        if newer is None:
+            return ""
+        return (
+            f"superseded: a newer upload of this document (job {newer.job_id}) was "
+            "accepted after this one"
+        )
+
+    # A job redelivered after a newer upload (its worker was lost), or slower than one:
+    # the newest accepted upload stays current, checked now and again before staging.
+    if why := superseded():
+        return _superseded(ctx, job_id, s, why)
     # Unchanged bytes cost no parse: the ingestor compares the metadata (an "updated"
     # outcome when the ACL, title, ... changed) after checking the write.
-    outcome = ctx.rag.ingestor.ingest(path, source=s.source, doc_id=s.doc_id, **s.write())
+    outcome = ctx.rag.ingestor.ingest(
+        path, source=s.source, doc_id=s.doc_id, superseded=superseded, **s.write()
+    )
     ctx.rag.metrics.observe_ingest(outcome.status, outcome.chunks, outcome.pages)
+    if outcome.status == "failed" and (why := superseded()):
+        return _superseded(ctx, job_id, s, why)  # overtaken while it was parsed
     if outcome.status == "failed":
         release_upload(ctx, job_id, s)
         return _fail(ctx, job_id, outcome.reason)
@@ -173,6 +200,12 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
     }.get(outcome.status, outcome.note)
     meta.update_job(job_id, SEARCHABLE, reason)
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}
+
+
+def _superseded(ctx: TaskContext, job_id: str, spec: IngestSpec, why: str) -> dict[str, Any]:
+    release_upload(ctx, job_id, spec)
+    ctx.rag.stores.metadata.update_job(job_id, SUPERSEDED, why)
+    return {"job_id": job_id, "state": SUPERSEDED, "reason": why}
 
 
 def release_upload(ctx: TaskContext, job_id: str, spec: IngestSpec) -> None:

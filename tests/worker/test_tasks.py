@@ -207,3 +207,58 @@ def test_a_delete_during_an_ingest_wins(
     assert job is not None and job.state == "failed" and "deleted" in job.reason
     assert ctx.rag.stores.metadata.document(doc_id) is None
     assert not ctx.rag.search("vantablue index", Principal("p", superuser=True)).hits
+
+
+def _upload_job(ctx: TaskContext, job_id: str, doc_id: str) -> None:
+    ctx.rag.stores.metadata.create_job(
+        JobRecord(job_id=job_id, kind="ingest", state="queued", doc_id=doc_id)
+    )
+    time.sleep(0.01)  # the next job is accepted strictly later
+
+
+def test_the_newest_accepted_upload_stays_current(ctx: TaskContext, tmp_path: Path) -> None:
+    """An upload that runs after a newer one of the same document (its worker was lost
+    and it was redelivered, or a second worker took the newer one) does not replace it:
+    it ends superseded, and the newer content stays current."""
+    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    old.write_text("# Plan\n\nThe turbine is inspected every 31 hours.\n", encoding="utf-8")
+    new.write_text("# Plan\n\nThe turbine is inspected every 37 hours.\n", encoding="utf-8")
+    doc_id = doc_id_for("upload:plan.md")
+    _upload_job(ctx, "j-old", doc_id)
+    _upload_job(ctx, "j-new", doc_id)
+    for job_id, f in (("j-new", new), ("j-old", old)):  # the older one runs last
+        spec = _spec(f, "plan.md")
+        run_with_retries(ctx, "ingest", job_id, {"job_id": job_id, "spec": spec}, 0)
+    meta = ctx.rag.stores.metadata
+    assert meta.job("j-new").state == "searchable"  # type: ignore[union-attr]
+    stale = meta.job("j-old")
+    assert stale is not None and stale.state == "superseded" and "j-new" in stale.reason
+    assert meta.current_version(doc_id) == version_of(new.read_bytes())
+    answer = ctx.rag.ask("How often is the turbine inspected?", Principal("ops", superuser=True))
+    assert "37 hours" in answer.text and "31" not in answer.text
+
+
+def test_an_upload_overtaken_while_it_is_parsed_is_not_staged(
+    ctx: TaskContext, tmp_path: Path
+) -> None:
+    """The newer upload is accepted (and done) while the older one is being parsed: the
+    older one checks again before staging, and stays out."""
+    old, new = tmp_path / "old.md", tmp_path / "new.md"
+    old.write_text("# Plan\n\nThe turbine is inspected every 41 hours.\n", encoding="utf-8")
+    new.write_text("# Plan\n\nThe turbine is inspected every 43 hours.\n", encoding="utf-8")
+    doc_id = doc_id_for("upload:plan.md")
+    _upload_job(ctx, "j-slow", doc_id)
+    ingest = ctx.rag.ingestor.ingest
+
+    def overtaken(*args: object, **kw: object) -> object:
+        if kw.get("superseded") is not None and not ctx.rag.stores.metadata.job("j-fast"):
+            _upload_job(ctx, "j-fast", doc_id)
+            spec = _spec(new, "plan.md")
+            run_with_retries(ctx, "ingest", "j-fast", {"job_id": "j-fast", "spec": spec}, 0)
+        return ingest(*args, **kw)  # type: ignore[arg-type]
+
+    ctx.rag.ingestor.ingest = overtaken  # type: ignore[method-assign]
+    spec = _spec(old, "plan.md")
+    out = run_with_retries(ctx, "ingest", "j-slow", {"job_id": "j-slow", "spec": spec}, 0)
+    assert out is not None and out["state"] == "superseded", out
+    assert ctx.rag.stores.metadata.current_version(doc_id) == version_of(new.read_bytes())
