@@ -216,11 +216,21 @@ def check(metadata: MetadataStore, stores: Mapping[str, DerivedStore]) -> list[S
     out = []
     for name, store in stores.items():
         held = store.content_ids()
-        # Documents with entries still to apply here converge on the next sync.
-        syncing = {e.doc_id for e in metadata.pending(name, _PENDING_SCAN)}
+        # Documents with entries still to apply here converge on the next sync: a delete
+        # queued (a worker stopped) leaves passages here that are not extra, only late.
+        entries = metadata.pending(name, _PENDING_SCAN)
+        syncing = {e.doc_id for e in entries}
+        leaving = {
+            cid
+            for e in entries
+            if e.op == "delete"
+            for cid in metadata.version_content_ids(e.doc_id, e.version)
+        }
         stale = _stale(store, truth, store.held_metadata(), syncing)
         out.append(
-            StoreDivergence(name, frozenset(serving - held), frozenset(held - allowed), stale)
+            StoreDivergence(
+                name, frozenset(serving - held), frozenset(held - allowed - leaving), stale
+            )
         )
     return out
 

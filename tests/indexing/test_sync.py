@@ -418,3 +418,17 @@ def test_check_finds_a_lost_row_and_repair_converges(env, tmp_path: Path, damage
             "SELECT count(*) FROM g_mentions WHERE chunk_id NOT IN (SELECT id FROM g_chunk)"
         ).fetchone()[0]
     assert fts == chunks == 6 and orphans == 0
+
+
+def test_a_delete_not_yet_applied_is_no_divergence(env) -> None:  # type: ignore[no-untyped-def]
+    """A delete queued but not applied (a worker stopped) leaves the passages in the
+    stores for now: late, not extra; a leftover of no queued delete still is."""
+    meta, stores = env
+    applier = OutboxApplier(meta, stores)
+    doc_id, _ = stage(meta, "gone.txt", "待删除 delete pending")
+    applier.run()
+    assert meta.delete_document(doc_id, list(stores))
+    assert all(d.ok for d in check(meta, stores)), check(meta, stores)
+    applier.run()
+    assert all(d.ok for d in check(meta, stores))
+    assert not any(stores[name].inner.content_ids() for name in stores)
