@@ -422,9 +422,10 @@ class OriginalStore(Protocol):
     and worker of a deployment reaches them. Names never change meaning, so a put of a
     name already held stores nothing (it only says the bytes were accepted again)."""
 
-    def put(self, name: str, path: Path) -> bool:
+    def put(self, name: str, path: Path, accepted: bool = True) -> bool:
         """Keep the bytes of `path` as `name`, accepted now; False when the name was held
-        already."""
+        already. `accepted` False (copying what a host holds, not a new upload) leaves a
+        held name's acceptance time as it was."""
         ...
 
     def fetch(self, name: str, into: Path) -> bool:

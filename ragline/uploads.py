@@ -154,7 +154,7 @@ class Uploads:
         not hold yet."""
         if self.shared is None:
             return 0
-        return sum(self.shared.put(f.name, f) for f in self._files())
+        return sum(self.shared.put(f.name, f, accepted=False) for f in self._files())
 
     def versions(self, accepted_before: datetime) -> set[str]:
         """The versions whose bytes this directory or the shared store holds, last

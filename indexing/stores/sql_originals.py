@@ -10,7 +10,7 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from sqlalchemy import Engine, delete, insert, or_, select, update
+from sqlalchemy import Engine, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -24,23 +24,28 @@ class SqlOriginals:
     def __init__(self, engine: Engine) -> None:
         self._engine = engine  # the metadata store's: its schema has the table
 
-    def put(self, name: str, path: Path) -> bool:
+    def put(self, name: str, path: Path, accepted: bool = True) -> bool:
         try:
-            return self._insert(name, path)
+            return self._insert(name, path, accepted)
         except IntegrityError:
             return False  # another host put the same name, so the same bytes, just now
 
-    def _insert(self, name: str, path: Path) -> bool:
+    def _insert(self, name: str, path: Path, accepted: bool) -> bool:
         now = naive_utc(datetime.now(UTC))
+        held_first = OriginalPartRow.name == name, OriginalPartRow.part == 0
         with self._engine.begin() as conn, path.open("rb") as src:
             # Held already (content-addressed: the same name holds the same bytes): only
-            # accepted again, which keeps them from removal while their job is queued.
-            touched = conn.execute(
-                update(OriginalPartRow)
-                .where(OriginalPartRow.name == name, OriginalPartRow.part == 0)
-                .values(accepted_at=now)
-            ).rowcount
-            if touched:
+            # accepted again, which keeps them from removal while their job is queued. A
+            # copy of what a host holds (`repair`) is no new acceptance: left as it was.
+            if accepted:
+                held = conn.execute(
+                    update(OriginalPartRow).where(*held_first).values(accepted_at=now)
+                ).rowcount
+            else:
+                held = conn.execute(
+                    select(func.count()).select_from(OriginalPartRow).where(*held_first)
+                ).scalar_one()
+            if held:
                 return False
             part = 0
             while True:

@@ -6,6 +6,7 @@ nothing behind, and a removal spares bytes accepted since the time it names."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -104,3 +105,18 @@ def test_bytes_accepted_since_a_time_are_spared_by_a_removal_before_it(
     assert not originals.delete("cd34.md", between)
     assert originals.delete("ab12.txt", later) and originals.delete("cd34.md", later)
     assert originals.names(later) == []
+
+
+def test_a_copy_of_held_bytes_is_no_new_acceptance(
+    originals: OriginalStore, tmp_path: Path
+) -> None:
+    """`repair` copies what a host holds into the shared store: a name held already keeps
+    its acceptance time, so a delete right after a repair still removes it."""
+    originals.put("ef56.md", _file(tmp_path / "a", b"old upload"))
+    after_upload = datetime.now(UTC) + timedelta(milliseconds=50)
+    time.sleep(0.1)
+    assert not originals.put("ef56.md", _file(tmp_path / "b", b"old upload"), accepted=False)
+    assert originals.names(after_upload) == ["ef56.md"]  # still accepted before then
+    assert originals.delete("ef56.md", after_upload)
+    assert originals.put("ef56.md", _file(tmp_path / "c", b"old upload"), accepted=False)
+    assert originals.fetch("ef56.md", tmp_path / "got")  # a name not held is stored
