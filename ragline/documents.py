@@ -30,7 +30,7 @@ from indexing.protocols import JobRecord
 from ingestion.parse import ParseOptions, document_format
 from ragline.app import Ragline
 from ragline.jobs import DELETED, FAILED, INDEXING, QUEUED, SEARCHABLE, new_job_id
-from ragline.uploads import StoredUpload, upload_suffix
+from ragline.uploads import IN_FLIGHT, StoredUpload, upload_suffix
 from ragline.worker.runner import TaskRunner
 from ragline.worker.tasks import IngestSpec
 from ragline.writes import WriteDenied, authorize_write, principal_to_dict
@@ -216,13 +216,32 @@ class DocumentJobs:
             raise NotFound(f"no document with source {source!r}")
         return self._queue(_job("reindex", principal.user, source=source), source=source)
 
+    def _cancel_uploads(self, principal: Principal, doc_id: str) -> JobRecord:
+        """A delete of a document not indexed yet: the caller's own uploads of it still
+        queued or being parsed are overtaken by this delete (accepted after them, it is the
+        newest write: `newer_upload`), so none of them lands. Nothing of the caller's on
+        its way: NotFound, as for any document it cannot see."""
+        meta = self.rag.stores.metadata
+        pending = _in_flight(meta.jobs(doc_id=doc_id, limit=100), principal.user)
+        if not pending:
+            raise NotFound(f"no document {doc_id}")
+        return meta.create_job(
+            replace(
+                _job("delete", principal.user, doc_id=doc_id, source=pending[0].source),
+                state=DELETED,
+                reason=f"cancelled {len(pending)} upload(s) not yet indexed",
+            )
+        )
+
     def delete(self, principal: Principal, doc_id: str) -> JobRecord:
         """Unserve the document now (the truth marks it deleted) and queue the derived
         stores' convergence (blocking: call it off the event loop)."""
         authorize_write(principal, None)  # a key that may write at all, first
+        meta = self.rag.stores.metadata
+        if self.rag.visible_document(doc_id, principal) is None:
+            return self._cancel_uploads(principal, doc_id)
         doc = self.rag.require_document(doc_id, principal)
         authorize_write(principal, doc, None, doc_id)
-        meta = self.rag.stores.metadata
         # Truth first: once marked deleted nothing of it is served, whatever the derived
         # stores still hold; the task then removes it from them.
         self.rag.unserve(doc, principal)
@@ -235,6 +254,11 @@ class DocumentJobs:
         except Exception as exc:  # the truth is already right; a later sync converges
             meta.update_job(job.job_id, DELETED, f"stores converge on the next sync ({exc})")
         return job
+
+
+def _in_flight(jobs: Iterable[JobRecord], user: str) -> list[JobRecord]:
+    """`user`'s uploads not yet ingested, among a document's jobs."""
+    return [j for j in jobs if j.kind == "ingest" and j.owner == user and j.state in IN_FLIGHT]
 
 
 def _may_see(principal: Principal, job: JobRecord, sees: Callable[[str], bool]) -> bool:

@@ -64,17 +64,19 @@ def batch_view(batch_id: str, jobs: Iterable[JobRecord]) -> dict[str, Any]:
 
 
 def newer_upload(jobs: Iterable[JobRecord], job: JobRecord) -> JobRecord | None:
-    """An upload of `job`'s document accepted after it and not failed or deleted (among
-    `jobs`, that document's): the newest accepted write is the one that stays current."""
+    """A write of `job`'s document accepted after it (an upload not failed, or a delete;
+    among `jobs`, that document's): the newest accepted write is the one that stands."""
     if job.created_at is None:
         return None
     for other in jobs:
         if (
             other.job_id != job.job_id
-            and other.kind == "ingest"
             and other.created_at is not None
             and other.created_at > job.created_at
-            and other.state not in (FAILED, DELETED, SUPERSEDED)
+            and (
+                other.kind == "delete"
+                or (other.kind == "ingest" and other.state not in (FAILED, DELETED, SUPERSEDED))
+            )
         ):
             return other
     return None

@@ -163,9 +163,9 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
         newer = newer_upload(meta.jobs(doc_id=s.doc_id, limit=100), prior) if prior else None
         if newer is None:
             return ""
+        what = "a delete" if newer.kind == "delete" else "a newer upload"
         return (
-            f"superseded: a newer upload of this document (job {newer.job_id}) was "
-            "accepted after this one"
+            f"superseded: {what} of this document (job {newer.job_id}) was accepted after this one"
         )
 
     # A job redelivered after a newer upload (its worker was lost), or slower than one:
