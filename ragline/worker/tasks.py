@@ -196,7 +196,13 @@ def ingest_version(ctx: TaskContext, job_id: str, spec: dict[str, Any]) -> dict[
     # Indexed with warnings (chunks left out, characters removed): the job says what.
     reason = {
         "updated": outcome.reason,
-        "unchanged": (prior.reason if prior and prior.reason else "unchanged"),
+        # Unchanged because an earlier delivery of this job indexed it (its worker was
+        # lost after staging): not an upload of unchanged bytes.
+        "unchanged": (
+            prior.reason
+            if prior and prior.reason
+            else ("" if prior and prior.attempts else "unchanged")
+        ),
     }.get(outcome.status, outcome.note)
     meta.update_job(job_id, SEARCHABLE, reason)
     return {"job_id": job_id, "state": SEARCHABLE, "version": outcome.version}

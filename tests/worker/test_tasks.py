@@ -262,3 +262,22 @@ def test_an_upload_overtaken_while_it_is_parsed_is_not_staged(
     out = run_with_retries(ctx, "ingest", "j-slow", {"job_id": "j-slow", "spec": spec}, 0)
     assert out is not None and out["state"] == "superseded", out
     assert ctx.rag.stores.metadata.current_version(doc_id) == version_of(new.read_bytes())
+
+
+def test_a_redelivered_job_that_was_indexed_already_does_not_say_unchanged(
+    ctx: TaskContext, tmp_path: Path
+) -> None:
+    """Its worker was lost after the version was staged: the redelivery finds the bytes
+    current, and the job says searchable without calling the upload "unchanged"."""
+    f = tmp_path / "d.md"
+    f.write_text("# D\n\nThe zinc quota is 3 tonnes.\n", encoding="utf-8")
+    _job(ctx, "j-first")
+    run_with_retries(ctx, "ingest", "j-first", {"job_id": "j-first", "spec": _spec(f, "d.md")}, 0)
+    ctx.rag.stores.metadata.create_job(
+        JobRecord(job_id="j-again", kind="ingest", state="indexing", attempts=1)
+    )
+    out = run_with_retries(
+        ctx, "ingest", "j-again", {"job_id": "j-again", "spec": _spec(f, "d.md")}, 0
+    )
+    assert out is not None and out["state"] == "searchable"
+    assert ctx.rag.stores.metadata.job("j-again").reason == ""  # type: ignore[union-attr]
