@@ -65,3 +65,20 @@ def upload(
     r = client.post("/v1/documents", headers=headers, files={"file": (name, body)}, data=form)
     assert r.status_code == 202, r.text
     return dict(r.json())
+
+
+class HeldRunner:
+    """A task queue that only records: the tasks run later (a worker that comes later, or
+    on another host), when the test runs them."""
+
+    def __init__(self) -> None:
+        self.tasks: list[tuple[str, str, dict[str, Any]]] = []
+
+    def submit(self, task: str, job_id: str, **kwargs: Any) -> None:
+        self.tasks.append((task, job_id, kwargs))
+
+    def ping(self) -> str | None:
+        return None
+
+    def close(self) -> None:
+        pass

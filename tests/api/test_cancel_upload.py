@@ -6,7 +6,6 @@ indexed once a worker came."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from fastapi.testclient import TestClient
 
@@ -14,23 +13,7 @@ from ragline.api import create_app
 from ragline.events import LocalEventBus
 from ragline.worker.runner import run_with_retries
 from ragline.worker.tasks import TaskContext
-from tests.api.conftest import ALICE, FIN, api_settings, upload
-
-
-class HeldRunner:
-    """A queue no worker reads yet: tasks wait until the test runs them."""
-
-    def __init__(self) -> None:
-        self.held: list[tuple[str, str, dict[str, Any]]] = []
-
-    def submit(self, task: str, job_id: str, **kwargs: Any) -> None:
-        self.held.append((task, job_id, kwargs))
-
-    def ping(self) -> str | None:
-        return None
-
-    def close(self) -> None:
-        pass
+from tests.api.conftest import ALICE, FIN, HeldRunner, api_settings, upload
 
 
 def test_deleting_a_queued_upload_cancels_it(tmp_path: Path) -> None:
@@ -45,7 +28,7 @@ def test_deleting_a_queued_upload_cancels_it(tmp_path: Path) -> None:
         assert r.json()["state"] == "deleted" and "cancelled 1 upload" in r.json()["reason"]
         rag = client.app.state.ctx.rag  # type: ignore[attr-defined]
         ctx = TaskContext(rag=rag, events=LocalEventBus())
-        for task, job_id, kwargs in runner.held:  # the worker comes
+        for task, job_id, kwargs in runner.tasks:  # the worker comes
             run_with_retries(ctx, task, job_id, {"job_id": job_id, **kwargs}, 0)
         job = client.get(f"/v1/jobs/{up['job_id']}", headers=ALICE).json()
         assert job["state"] == "superseded" and "a delete" in job["reason"], job

@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -24,6 +23,7 @@ from ragline.app import Ragline
 from ragline.events import LocalEventBus
 from ragline.rebuild import rebuild
 from ragline.worker.tasks import TaskContext, ingest_version
+from tests.api.conftest import HeldRunner
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(300)]
 READER = Principal("reader")
@@ -101,22 +101,6 @@ def test_vectors_live_in_elasticsearch_and_replicas_share_them(
         replica.close()
 
 
-class _Queue:
-    """A task queue that only records: the task runs later, on another host."""
-
-    def __init__(self) -> None:
-        self.tasks: list[tuple[str, str, dict[str, Any]]] = []
-
-    def submit(self, task: str, job_id: str, **kwargs: Any) -> None:
-        self.tasks.append((task, job_id, kwargs))
-
-    def ping(self) -> str | None:
-        return None
-
-    def close(self) -> None:
-        pass
-
-
 def test_an_upload_to_one_host_is_ingested_on_another_and_served_by_a_third(
     settings: Settings, tmp_path: Path
 ) -> None:
@@ -124,7 +108,7 @@ def test_an_upload_to_one_host_is_ingested_on_another_and_served_by_a_third(
     api = ApiSettings(keys=[ApiKey(key="writer-key", user="wendy", can_write=True)])
     host = {n: settings.model_copy(update={"data_dir": tmp_path / n, "api": api}) for n in "abc"}
     body = DOCS["travel.md"].encode()
-    queue = _Queue()
+    queue = HeldRunner()
     with TestClient(create_app(host["a"], runner=queue)) as first:
         r = first.post("/v1/documents", headers=key, files={"file": ("travel.md", body)})
         assert r.status_code == 202, r.text
