@@ -1026,7 +1026,14 @@ _MEASURE_QUESTIONS = (
         "sum of money",
         r"\bhow much (?:money|did|does|do|was|is|were)\b[^?]*\b(?:cost|spent|spend|pay|paid|"
         r"charge|worth|earn|raise|price)|\bhow much money\b|\bwie viel (?:geld|kostet|kostete)|"
-        r"\bcombien (?:a )?co[uû]t|\bcuánto (?:cuesta|costó|dinero)|\bсколько стоит",
+        r"\bcombien (?:a )?co[uû]t|\bcuánto (?:cuesta|costó|dinero)|\bсколько сто(?:ит|ил)|"
+        # A price asked by name ("What is the price of", "le prix d'un", 料金, いくら).
+        r"\b(?:what|how much) (?:is|was|are|were) the (?:price|cost|fee|fare)s? (?:of|for)\b|"
+        r"\b(?:le|du) (?:prix|tarif) (?:d|du|de|des)\b|\bquel est le (?:prix|tarif|coût)\b|"
+        r"\b(?:cuál es|qué) (?:el )?(?:precio|costo|coste)\b|\bqual (?:é|e) o (?:preço|custo)\b|"
+        r"\bquanto cost|\bwas kostet\b|\b(?:какова|какая) (?:цена|стоимость)\b|"
+        # (얼마 alone asks any amount: 인구는 얼마입니까 is a population.)
+        r"料金|運賃|値段|入場料|いくら|(?:비용|가격|요금|입장료|운임)[은는이가]?\s*얼마|요금|입장료|운임",
     ),
     ("angle", r"\b(?:what|which) angle\b|\bwelchem winkel\b|\bquel angle\b|\bугол"),
     (

@@ -515,3 +515,32 @@ def test_a_count_is_not_met_by_a_year_or_a_measure() -> None:
         hits = make_hits(make_chunk(text))
         assert not _judged_alone(question, hits, other_kind).covered, question
         assert _judged_alone(question, hits, count).covered, question
+
+
+def test_a_price_asked_by_name_needs_a_sum_of_money() -> None:
+    """ "Quel est le prix …", 料金, いくら, 얼마인가요: a sum of money, not a year or a
+    length, answers them."""
+    cases = [
+        (
+            "La fromagerie fabrique du comté depuis 1932.\nLe kilo de comté coûte 24 euros.",
+            "Quel est le prix d'un kilo de comté ?",
+            "depuis 1932",
+            "24 euros",
+        ),
+        (
+            "工房は1952年に開いた。\n紙すき体験の料金は1,500円です。",
+            "紙すき体験の料金はいくらですか？",
+            "1952年",
+            "1,500円",
+        ),
+        (
+            "지붕 공사는 2019년에 끝났다.\n지붕 공사에는 약 45억 원이 들었다.",
+            "지붕 공사에 든 비용은 얼마인가요?",
+            "2019년",
+            "45억 원",
+        ),
+    ]
+    for text, question, no_money, money in cases:
+        hits = make_hits(make_chunk(text))
+        assert not _judged_alone(question, hits, no_money).covered, question
+        assert _judged_alone(question, hits, money).covered, question
