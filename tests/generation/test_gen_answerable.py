@@ -511,14 +511,11 @@ def test_a_count_is_not_met_by_a_year_or_a_measure() -> None:
             "300대",
         ),
     ]
-    for text, question, other_kind, count in cases:
-        hits = make_hits(make_chunk(text))
-        assert not _judged_alone(question, hits, other_kind).covered, question
-        assert _judged_alone(question, hits, count).covered, question
+    _refused_then_answered(cases)
 
 
 def test_a_price_asked_by_name_needs_a_sum_of_money() -> None:
-    """ "Quel est le prix …", 料金, いくら, 얼마인가요: a sum of money, not a year or a
+    """ "Quel est le prix …", 料金, いくら, 비용은 얼마: a sum of money, not a year or a
     length, answers them."""
     cases = [
         (
@@ -540,7 +537,13 @@ def test_a_price_asked_by_name_needs_a_sum_of_money() -> None:
             "45억 원",
         ),
     ]
-    for text, question, no_money, money in cases:
+    _refused_then_answered(cases)
+
+
+def _refused_then_answered(cases: list[tuple[str, str, str, str]]) -> None:
+    """Each case: a passage, a question, a sentence that must not answer it (by a piece
+    of it) and one that must."""
+    for text, question, wrong, right in cases:
         hits = make_hits(make_chunk(text))
-        assert not _judged_alone(question, hits, no_money).covered, question
-        assert _judged_alone(question, hits, money).covered, question
+        assert not _judged_alone(question, hits, wrong).covered, question
+        assert _judged_alone(question, hits, right).covered, question
