@@ -238,9 +238,9 @@ class DocumentJobs:
         stores' convergence (blocking: call it off the event loop)."""
         authorize_write(principal, None)  # a key that may write at all, first
         meta = self.rag.stores.metadata
-        if self.rag.visible_document(doc_id, principal) is None:
+        doc = self.rag.visible_document(doc_id, principal)
+        if doc is None:
             return self._cancel_uploads(principal, doc_id)
-        doc = self.rag.require_document(doc_id, principal)
         authorize_write(principal, doc, None, doc_id)
         # Truth first: once marked deleted nothing of it is served, whatever the derived
         # stores still hold; the task then removes it from them.

@@ -142,15 +142,13 @@ def test_upload_search_ask_meta(stub: pb_grpc.RaglineStub) -> None:
     assert found.hits[0].doc_id == runbook.doc_id
     assert {h.title for h in found.hits} == {"Payments Runbook"}  # the log is tagged
 
-    events = list(
-        stub.Ask(
-            pb.AskRequest(
-                question="Who fixed it?",
-                history=[pb.ChatTurn(role="user", content="What does error E102 mean?")],
-            ),
-            metadata=FIN,
-        )
-    )
+    def follow_up(role: str) -> list[pb.AskEvent]:
+        """The follow-up question after a first turn written by `role`."""
+        history = [pb.ChatTurn(role=role, content="What does error E102 mean?")]
+        request = pb.AskRequest(question="Who fixed it?", history=history)
+        return list(stub.Ask(request, metadata=FIN))
+
+    events = follow_up("user")
     kinds = [e.WhichOneof("event") for e in events]
     assert kinds[0] == "status" and kinds[-1] == "answer" and "delta" in kinds
     answer = events[-1].answer
@@ -159,15 +157,7 @@ def test_upload_search_ask_meta(stub: pb_grpc.RaglineStub) -> None:
     assert "".join(e.delta for e in events if e.WhichOneof("event") == "delta") == answer.answer
     assert answer.model.tier == "none"
     # A role written "User" is a user's turn too (it was dropped without a word).
-    shouted = list(
-        stub.Ask(
-            pb.AskRequest(
-                question="Who fixed it?",
-                history=[pb.ChatTurn(role="User", content="What does error E102 mean?")],
-            ),
-            metadata=FIN,
-        )
-    )
+    shouted = follow_up("User")
     assert shouted[-1].answer.retrieval_query == "Who fixed it? E102"
 
     # A document the caller may not see is reported like a missing one.
