@@ -355,6 +355,10 @@ class ApiSettings(BaseModel):
     header_timeout_s: float = 10.0
     body_timeout_s: float = 15.0
     keep_alive_s: float = 5.0
+    # The HTTP/1.1 parser: httptools (llhttp, in C) or h11 (pure Python). Both answer
+    # with the same JSON errors and timeouts; a refusal costs about half the CPU with
+    # httptools (bench/RESULTS.md, session 41).
+    http: Literal["httptools", "h11"] = "httptools"
 
 
 class WorkerSettings(BaseModel):

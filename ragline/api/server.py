@@ -1,13 +1,17 @@
-"""The HTTP/1.1 server layer under the API: uvicorn's h11 protocol with the errors that
+"""The HTTP/1.1 server layer under the API: uvicorn's protocols with the errors that
 happen before the application sees a request answered in the API's JSON error shape, and
 with read timeouts uvicorn does not have.
 
-- Request headers larger than `max_header_kb` (h11 buffers at most that much while
-  waiting for the end of the headers): 431 JSON instead of "400 text/plain".
+- Request headers larger than `max_header_kb`: 431 JSON instead of "400 text/plain".
 - Any other malformed request (bad request line, bad header syntax, bad framing): 400 JSON.
 - Headers that do not arrive complete within `header_timeout_s` (slowloris), or a body
   that stops arriving for `body_timeout_s` (e.g. a Content-Length larger than what is
   sent): 408 JSON, and the connection is closed, instead of waiting forever.
+
+Two parsers carry the same rules (`RAGLINE_API__HTTP`): httptools (llhttp, in C; the
+default) and h11 (pure Python). A request refused for backpressure costs
+the server about half the CPU with httptools (bench/RESULTS.md, session 41), which is what
+a refusal storm is made of.
 
 `serve()` runs the app with this protocol; `ragline serve` calls it.
 """
@@ -17,36 +21,59 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import http
 import json
 import socket
 from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from core.settings import ApiSettings, Settings
 
 
-def _error_body(status: int, kind: str, message: str) -> bytes:
-    return json.dumps({"error": {"type": kind, "message": message}}).encode("utf-8")
+def _error_response(status: int, kind: str, message: str) -> bytes:
+    body = json.dumps({"error": {"type": kind, "message": message}}).encode("utf-8")
+    head = (
+        f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n"
+        "content-type: application/json\r\n"
+        f"content-length: {len(body)}\r\n"
+        "connection: close\r\n\r\n"
+    )
+    return head.encode("ascii") + body
 
 
-class JsonErrorsH11Protocol(H11Protocol):
-    """h11 protocol with JSON errors and header/body read timeouts (see module doc).
-    Configured through class attributes: `protocol_class(api)` makes a subclass."""
+class _ReadLimits:
+    """The rules both protocols share: JSON errors, and the header and body read timers.
+    Configured through class attributes: `protocol_class(api)` makes a subclass. Each
+    protocol says when it is waiting for a request's headers (`_awaiting_headers`)."""
 
     header_timeout_s: float = 10.0
     body_timeout_s: float = 15.0
     max_header_bytes: int = 32 * 1024
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._read_timer: asyncio.TimerHandle | None = None
+    # Set by uvicorn's protocol classes.
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    cycle: Any
+    flow: Any
+    _read_timer: asyncio.TimerHandle | None = None
 
-    # -- errors before the application ----------------------------------------------------
-    def send_400_response(self, msg: str) -> None:
-        buffered = len(self.conn.trailing_data[0])
-        if buffered > self.max_header_bytes:
+    def _awaiting_headers(self) -> bool:
+        raise NotImplementedError
+
+    def _send_error(self, status: int, kind: str, message: str) -> None:
+        """Answer in the JSON error shape and close, unless a response is already under
+        way (then only close: its status line has gone)."""
+        self._cancel_read_timer()
+        cycle = self.cycle
+        if cycle is None or not cycle.response_started or cycle.response_complete:
+            self.transport.write(_error_response(status, kind, message))
+        self.transport.close()
+
+    def _bad_request(self, too_large: bool) -> None:
+        if too_large:
             self._send_error(
                 431,
                 "request_header_fields_too_large",
@@ -56,24 +83,6 @@ class JsonErrorsH11Protocol(H11Protocol):
         else:
             self._send_error(400, "bad_request", "malformed HTTP request")
 
-    def _send_error(self, status: int, kind: str, message: str) -> None:
-        self._cancel_read_timer()
-        body = _error_body(status, kind, message)
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-        ]
-        try:
-            out = self.conn.send(h11.Response(status_code=status, headers=headers))
-            out = (out or b"") + (self.conn.send(h11.Data(data=body)) or b"")
-            out += self.conn.send(h11.EndOfMessage()) or b""
-            self.transport.write(out)
-        except h11.LocalProtocolError:  # a response was already under way: just close
-            pass
-        self.transport.close()
-
-    # -- read timeouts ----------------------------------------------------------------------
     def _cancel_read_timer(self) -> None:
         if self._read_timer is not None:
             self._read_timer.cancel()
@@ -84,37 +93,9 @@ class JsonErrorsH11Protocol(H11Protocol):
         if seconds > 0:
             self._read_timer = self.loop.call_later(seconds, on_timeout)
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        _no_delay(transport)
-        # A connection that sends nothing at all is also a request whose headers are late.
-        self._arm(self.header_timeout_s, self._headers_timed_out)
-
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.transport.is_closing():
-            self._cancel_read_timer()
-            return
-        cycle = self.cycle
-        reading_body = (
-            cycle is not None
-            and not cycle.response_complete
-            and cycle.more_body
-            and self.conn.their_state is h11.SEND_BODY
-        )
-        if reading_body:
-            self._arm(self.body_timeout_s, self._body_timed_out)  # restarted per chunk
-        elif self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
-            if self._read_timer is None:  # from the first byte of the headers on
-                self._arm(self.header_timeout_s, self._headers_timed_out)
-        elif self.conn.their_state is h11.IDLE and self._read_timer is not None:
-            pass  # still waiting for the first byte: the connection's timer runs on
-        else:
-            self._cancel_read_timer()
-
     def _headers_timed_out(self) -> None:
         self._read_timer = None
-        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+        if not self.transport.is_closing() and self._awaiting_headers():
             self._send_error(
                 408,
                 "request_timeout",
@@ -144,6 +125,119 @@ class JsonErrorsH11Protocol(H11Protocol):
             "Content-Length bytes were received (RAGLINE_API__BODY_TIMEOUT_S)",
         )
 
+
+class JsonErrorsH11Protocol(_ReadLimits, H11Protocol):
+    """h11 with JSON errors and read timeouts. h11 buffers at most `max_header_bytes`
+    while waiting for the end of the headers (`h11_max_incomplete_event_size`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._read_timer = None
+
+    def _awaiting_headers(self) -> bool:
+        return self.conn.their_state is h11.IDLE
+
+    def send_400_response(self, msg: str) -> None:
+        self._bad_request(len(self.conn.trailing_data[0]) > self.max_header_bytes)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        _no_delay(transport)
+        # A connection that sends nothing at all is also a request whose headers are late.
+        self._arm(self.header_timeout_s, self._headers_timed_out)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.transport.is_closing():
+            self._cancel_read_timer()
+            return
+        cycle = self.cycle
+        reading_body = (
+            cycle is not None
+            and not cycle.response_complete
+            and cycle.more_body
+            and self.conn.their_state is h11.SEND_BODY
+        )
+        if reading_body:
+            self._arm(self.body_timeout_s, self._body_timed_out)  # restarted per chunk
+        elif self.conn.their_state is h11.IDLE and self.conn.trailing_data[0]:
+            if self._read_timer is None:  # from the first byte of the headers on
+                self._arm(self.header_timeout_s, self._headers_timed_out)
+        elif self.conn.their_state is h11.IDLE and self._read_timer is not None:
+            pass  # still waiting for the first byte: the connection's timer runs on
+        else:
+            self._cancel_read_timer()
+
+    def on_response_complete(self) -> None:
+        self._cancel_read_timer()
+        super().on_response_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_read_timer()
+        super().connection_lost(exc)
+
+
+class _HeadersTooLarge(Exception):
+    """Raised in the parser's callback; httptools turns it into a parser error."""
+
+
+class JsonErrorsHttpToolsProtocol(_ReadLimits, HttpToolsProtocol):
+    """httptools with JSON errors and read timeouts. llhttp has no limit on header
+    size: bytes of headers not yet complete are counted as they arrive, and complete
+    headers are measured before the application is called."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._read_timer = None
+        self._in_headers = False  # a message has begun; its headers are not complete
+        self._in_body = False  # its headers are complete; its body is not
+        self._header_bytes = 0
+        self._too_large = False
+
+    def _awaiting_headers(self) -> bool:
+        return self._in_headers or self.cycle is None
+
+    def send_400_response(self, msg: str) -> None:
+        self._bad_request(self._too_large or self._header_bytes > self.max_header_bytes)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        _no_delay(transport)
+        self._arm(self.header_timeout_s, self._headers_timed_out)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.transport.is_closing():
+            self._cancel_read_timer()
+        elif self._in_headers:
+            self._header_bytes += len(data)
+            if self._header_bytes > self.max_header_bytes:
+                self._bad_request(True)
+            elif self._read_timer is None:  # from the first byte of the headers on
+                self._arm(self.header_timeout_s, self._headers_timed_out)
+        elif self._in_body:
+            self._arm(self.body_timeout_s, self._body_timed_out)  # restarted per chunk
+        else:
+            self._cancel_read_timer()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._in_headers = True
+        self._header_bytes = 0
+
+    def on_headers_complete(self) -> None:
+        self._in_headers = False
+        size = len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers)
+        if size > self.max_header_bytes:
+            self._too_large = True
+            raise _HeadersTooLarge
+        self._in_body = True
+        super().on_headers_complete()
+
+    def on_message_complete(self) -> None:
+        self._in_body = False
+        super().on_message_complete()
+
     def on_response_complete(self) -> None:
         self._cancel_read_timer()
         super().on_response_complete()
@@ -164,10 +258,16 @@ def _no_delay(transport: asyncio.Transport) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
-def protocol_class(api: ApiSettings) -> type[JsonErrorsH11Protocol]:
+_PROTOCOLS: dict[str, type[_ReadLimits]] = {
+    "httptools": JsonErrorsHttpToolsProtocol,
+    "h11": JsonErrorsH11Protocol,
+}
+
+
+def protocol_class(api: ApiSettings) -> type[_ReadLimits]:
     return type(
-        "RaglineH11Protocol",
-        (JsonErrorsH11Protocol,),
+        "Ragline" + _PROTOCOLS[api.http].__name__.removeprefix("JsonErrors"),
+        (_PROTOCOLS[api.http],),
         {
             "header_timeout_s": api.header_timeout_s,
             "body_timeout_s": api.body_timeout_s,
@@ -181,24 +281,34 @@ def _env_api() -> ApiSettings:
     return Settings().api
 
 
-class EnvH11Protocol(JsonErrorsH11Protocol):
-    """The protocol of `ragline serve --workers N`: uvicorn spawns the worker processes and
-    hands them its configuration by pickling, which a class made at run time cannot survive.
-    Each process reads the same limits from its environment instead (RAGLINE_API__*, and
-    ragline.toml), once."""
+def _limits_from_env(protocol: _ReadLimits) -> None:
+    """The limits of `ragline serve --workers N`: uvicorn spawns the worker processes and
+    hands them its configuration by pickling, which a class made at run time cannot
+    survive. Each process reads the same limits from its environment instead
+    (RAGLINE_API__*, and ragline.toml), once."""
+    api = _env_api()
+    protocol.header_timeout_s = api.header_timeout_s
+    protocol.body_timeout_s = api.body_timeout_s
+    protocol.max_header_bytes = int(api.max_header_kb * 1024)
 
+
+class EnvH11Protocol(JsonErrorsH11Protocol):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        api = _env_api()
-        self.header_timeout_s = api.header_timeout_s
-        self.body_timeout_s = api.body_timeout_s
-        self.max_header_bytes = int(api.max_header_kb * 1024)
+        _limits_from_env(self)
+        super().__init__(*args, **kwargs)
+
+
+class EnvHttpToolsProtocol(JsonErrorsHttpToolsProtocol):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        _limits_from_env(self)
         super().__init__(*args, **kwargs)
 
 
 def uvicorn_options(api: ApiSettings, workers: int = 1) -> dict[str, Any]:
     """Keyword arguments for uvicorn.run / uvicorn.Config."""
+    by_name = "ragline.api.server:Env" + _PROTOCOLS[api.http].__name__.removeprefix("JsonErrors")
     return {
-        "http": protocol_class(api) if workers == 1 else "ragline.api.server:EnvH11Protocol",
+        "http": protocol_class(api) if workers == 1 else by_name,
         "h11_max_incomplete_event_size": int(api.max_header_kb * 1024),
         "timeout_keep_alive": api.keep_alive_s,
     }

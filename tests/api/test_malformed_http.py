@@ -1,11 +1,13 @@
-"""Malformed HTTP against a real server (uvicorn with Ragline's h11 protocol, as `ragline
-serve` runs it): bodies, headers, sizes, auth and query syntax (SQL-, Lucene-, FTS5-like).
-Every answer is a 4xx in the JSON error shape, or a 200 for a question that is merely
-odd; never a 500, never text/plain, never a hang (issue 14, item 10)."""
+"""Malformed HTTP against a real server (uvicorn with Ragline's protocols, httptools and
+h11, as `ragline serve` runs them): bodies, headers, sizes, auth and query syntax (SQL-,
+Lucene-, FTS5-like). Every answer is a 4xx in the JSON error shape, or a 200 for a
+question that is merely odd; never a 500, never text/plain, never a hang (issue 14, item
+10)."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -15,6 +17,8 @@ from typing import Any
 import httpx
 import pytest
 import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from core.settings import ApiKey, ApiSettings, Settings
 from ragline.api import create_app
@@ -52,9 +56,12 @@ NASTY_QUESTIONS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(scope="module", params=["httptools", "h11"])
+def server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
     api = ApiSettings(
+        http=request.param,
         keys=[ApiKey(key=KEY, user="mal", can_write=True)],
         max_upload_mb=0.05,
         max_query_chars=300,
@@ -81,6 +88,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     while not srv.started:
         assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
         time.sleep(0.05)
+    with httpx.Client(base_url=base) as c:  # the protocol serving is the one asked for
+        c.get("/healthz")
+        expected = HttpToolsProtocol if request.param == "httptools" else H11Protocol
+        serving = srv.server_state.connections
+        assert serving and all(isinstance(p, expected) for p in serving), serving
     files = {"file": ("plan.md", b"# Plan\n\nThe secret plan is filed under P-77.\n")}
     r = httpx.post(f"{base}/v1/documents", headers=AUTH, files=files, timeout=30)
     assert r.status_code == 202, r.text
@@ -145,6 +157,45 @@ def test_short_body_gets_408_instead_of_a_hang(server: str) -> None:
     assert status == 408 and headers["content-type"] == "application/json", (status, body)
     assert json.loads(body)["error"]["type"] == "request_timeout"
     assert BODY_TIMEOUT_S <= took < BODY_TIMEOUT_S + 5
+
+
+def test_headers_over_the_limit_in_one_piece_get_431(
+    server: str, request: pytest.FixtureRequest
+) -> None:
+    if request.node.callspec.params["server"] == "h11":
+        pytest.skip("h11 limits only headers still incomplete (h11_max_incomplete_event_size)")
+    status, headers, body = _raw(
+        server, b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + b"v" * 20_000 + b"\r\n\r\n"
+    )
+    assert status == 431 and headers["content-type"] == "application/json", (status, body)
+    assert json.loads(body)["error"]["type"] == "request_header_fields_too_large"
+
+
+def test_pipelined_requests_are_answered_in_order(server: str) -> None:
+    status, _, rest = _raw(
+        server,
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+        b"POST /v1/search HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+        b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    statuses = [status] + [int(code) for code in re.findall(rb"HTTP/1\.1 (\d{3}) ", rest)]
+    assert statuses == [200, 401, 200], rest[:500]
+
+
+def test_slow_headers_on_a_kept_alive_connection_get_408(server: str) -> None:
+    """The header timer starts again at the first byte of the next request."""
+    host, port = server.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        first = sock.recv(65536)
+        assert first.startswith(b"HTTP/1.1 200"), first
+        started = time.monotonic()
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHo")
+        data = b""
+        while block := sock.recv(65536):
+            data += block
+    assert data.startswith(b"HTTP/1.1 408"), data
+    assert HEADER_TIMEOUT_S - 0.2 <= time.monotonic() - started < HEADER_TIMEOUT_S + 5
 
 
 def test_slow_headers_get_408(server: str) -> None:
