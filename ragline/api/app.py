@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 
@@ -32,7 +33,7 @@ from ragline.api import (
     routes_viewer,
 )
 from ragline.api.auth import KeyRing
-from ragline.api.backpressure import InFlightLimit
+from ragline.api.backpressure import IN_FLIGHT_STATE, InFlight, InFlightLimit
 from ragline.api.buckets import bucket_store
 from ragline.api.context import ApiContext
 from ragline.api.errors import install_error_handlers
@@ -139,8 +140,17 @@ def create_app(
     cache_ttl_s: float | None = None,
     runner: TaskRunner | None = None,
 ) -> FastAPI:
+    def count_refusal(reason: str) -> None:
+        ctx = getattr(app.state, "ctx", None)
+        if ctx is not None:
+            ctx.rag.metrics.refused.labels(reason=reason).inc()
+
+    in_flight = InFlight(
+        settings.api.max_in_flight, settings.api.retry_after_s, on_refuse=count_refusal
+    )
+
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         # Blocking work of handlers (asyncio.to_thread) runs here: sized per core, not
         # Python's default, and closed with the app.
         blocking = ThreadPoolExecutor(
@@ -162,7 +172,8 @@ def create_app(
         alerts = start_alert_scheduler(settings, ctx.rag, ctx.runner.submit)
         app.state.alerts = alerts
         try:
-            yield
+            # The lifespan state reaches the HTTP protocol too, which refuses with it.
+            yield {IN_FLIGHT_STATE: in_flight}
         finally:
             if alerts is not None:
                 alerts.stop()  # before the stores it reads are closed
@@ -199,17 +210,7 @@ def create_app(
         app.include_router(module.router)
     web.install(app)  # the console at /, its static files, CSRF for browser writes
 
-    def count_refusal(reason: str) -> None:
-        ctx = getattr(app.state, "ctx", None)
-        if ctx is not None:
-            ctx.rag.metrics.refused.labels(reason=reason).inc()
-
     # Added last = outermost: a refused request costs no other middleware's work (not
     # even the console's CSRF guard, which web.install adds).
-    app.add_middleware(
-        InFlightLimit,
-        limit=settings.api.max_in_flight,
-        retry_after_s=settings.api.retry_after_s,
-        on_refuse=count_refusal,
-    )
+    app.add_middleware(InFlightLimit, gate=in_flight)
     return app

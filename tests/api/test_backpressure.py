@@ -16,7 +16,7 @@ from starlette.routing import Route
 
 from core.settings import ApiKey, ApiSettings, Settings
 from ragline.api import create_app
-from ragline.api.backpressure import InFlightLimit, RateLimiter
+from ragline.api.backpressure import InFlight, InFlightLimit, RateLimiter
 
 
 def _gated_app(gate: asyncio.Event, limit: int) -> tuple[InFlightLimit, list[str]]:
@@ -29,7 +29,8 @@ def _gated_app(gate: asyncio.Event, limit: int) -> tuple[InFlightLimit, list[str
 
     inner = Starlette(routes=[Route("/v1/search", slow), Route("/healthz", health)])
     refused: list[str] = []
-    return InFlightLimit(inner, limit=limit, retry_after_s=2, on_refuse=refused.append), refused
+    in_flight = InFlight(limit, retry_after_s=2, on_refuse=refused.append)
+    return InFlightLimit(inner, in_flight), refused
 
 
 def test_requests_over_the_in_flight_bound_get_429_and_the_rest_are_served() -> None:
@@ -42,7 +43,7 @@ async def _over_the_bound() -> None:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         held = [asyncio.create_task(client.get("/v1/search")) for _ in range(3)]
-        while app.active < 3:  # the three are inside the handler, waiting on the gate
+        while app.gate.active < 3:  # the three are inside the handler, waiting on the gate
             await asyncio.sleep(0.001)
         extra = await client.get("/v1/search")  # answered while the three still wait
         probe = await client.get("/healthz")
@@ -55,7 +56,7 @@ async def _over_the_bound() -> None:
     assert "RAGLINE_API__MAX_IN_FLIGHT" in extra.json()["error"]["message"]
     assert probe.status_code == 200  # liveness answers while saturated
     assert [r.status_code for r in served] == [200, 200, 200]
-    assert after.status_code == 200 and app.active == 0
+    assert after.status_code == 200 and app.gate.active == 0
     assert refused == ["in_flight"]
 
 
@@ -67,12 +68,12 @@ async def _erroring_handler() -> None:
     async def boom(_req: Request) -> JSONResponse:
         raise RuntimeError("handler failed")
 
-    app = InFlightLimit(Starlette(routes=[Route("/v1/x", boom)]), limit=1)
+    app = InFlightLimit(Starlette(routes=[Route("/v1/x", boom)]), InFlight(1))
     transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         for _ in range(3):
             assert (await client.get("/v1/x")).status_code == 500
-    assert app.active == 0
+    assert app.gate.active == 0
 
 
 def test_token_bucket_refills_at_its_rate() -> None:
@@ -141,7 +142,7 @@ async def _refused_unread() -> None:
     transport = httpx.ASGITransport(app=never_read)
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         held = asyncio.create_task(client.get("/v1/search"))
-        while app.active < 1:
+        while app.gate.active < 1:
             await asyncio.sleep(0.001)
         reads.clear()
         over = await client.post("/v1/search", content=b"x" * 100_000)
@@ -158,3 +159,54 @@ def _counting(receive: object, reads: list[str]) -> object:
         return message
 
     return inner
+
+
+def test_the_served_app_hands_its_gate_to_the_http_protocol(tmp_path: Path) -> None:
+    """`create_app`'s lifespan state carries the in-flight gate, so uvicorn's protocol
+    refuses with the application's own bound, response and refusal metric."""
+    import threading
+    import time
+
+    import uvicorn
+
+    from ragline.api.backpressure import IN_FLIGHT_STATE
+    from ragline.api.server import uvicorn_options
+    from ragline.bench.processes import free_port
+
+    api = ApiSettings(keys=[ApiKey(key="k", user="u")], max_in_flight=7, retry_after_s=4)
+    settings = Settings(data_dir=tmp_path, api=api)
+    key = {"X-API-Key": "k"}
+    port = free_port()
+    config = uvicorn.Config(
+        create_app(settings, cache_ttl_s=0),
+        host="127.0.0.1",
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        **uvicorn_options(settings.api),
+    )
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+        time.sleep(0.05)
+    try:
+        gate = srv.lifespan.state[IN_FLIGHT_STATE]
+        assert isinstance(gate, InFlight) and gate.limit == 7
+        base = f"http://127.0.0.1:{port}"
+        gate.active = gate.limit
+        try:
+            over = httpx.post(f"{base}/v1/search", headers=key, json={"question": "x"}, timeout=10)
+        finally:
+            gate.active = 0
+        served = httpx.post(f"{base}/v1/search", headers=key, json={"question": "x"}, timeout=30)
+        metrics = httpx.get(f"{base}/metrics", timeout=10).text
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
+    assert over.status_code == 429 and over.headers["retry-after"] == "4"
+    assert over.json()["error"]["type"] == "too_many_requests"
+    assert served.status_code == 200
+    assert 'ragline_requests_refused_total{reason="in_flight"} 1.0' in metrics
