@@ -68,7 +68,8 @@ def _runner(settings: Settings, rag: Ragline, events: EventBus, queue: str) -> T
         max_attempts=settings.worker.max_retries + 1,
         sync_folders=list(settings.worker.sync_folders),
     )
-    return InProcessRunner(ctx, settings.worker.max_retries)
+    # Ingestion at the query pools' priority: below the event loop, level with answers.
+    return InProcessRunner(ctx, settings.worker.max_retries, initializer=lowered(settings.threads))
 
 
 def build_context(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -62,12 +63,20 @@ def run_with_retries(
 class InProcessRunner:
     """One background thread: tasks run in submission order, like one worker would."""
 
-    def __init__(self, ctx: TaskContext, max_retries: int, backoff_base_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        ctx: TaskContext,
+        max_retries: int,
+        backoff_base_s: float = 1.0,
+        initializer: Callable[[], None] | None = None,
+    ) -> None:
         self._ctx = ctx
         self._max_retries = max_retries
         self._backoff = backoff_base_s
         self._stop = threading.Event()
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ragline-task")
+        self._pool = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="ragline-task", initializer=initializer
+        )
         self._futures: set[Future[Any]] = set()
         self._lock = threading.Lock()
 

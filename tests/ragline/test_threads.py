@@ -24,6 +24,7 @@ from ragline.threads import (
     lowered,
     retrieve_pool_size,
 )
+from ragline.worker.runner import InProcessRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,6 +148,28 @@ def test_pool_threads_run_below_the_event_loop_when_nice_is_set(tmp_path: Path) 
     assert here == base
 
 
-def test_pool_threads_keep_the_process_priority_by_default() -> None:
-    assert lowered(ThreadSettings()) is None
+def test_pool_threads_keep_the_process_priority_when_nice_is_0() -> None:
+    assert lowered(ThreadSettings(nice=0)) is None
     assert lowered(ThreadSettings(nice=3)) is not None
+    assert lowered(ThreadSettings()) is not None  # 10 by default
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness: Linux")
+def test_in_process_ingestion_runs_at_the_query_pools_priority(tmp_path: Path) -> None:
+    """`ragline serve` without a broker ingests on its own thread: lowered like the query
+    pools, so it does not outrank answers, and the event loop outranks both."""
+    from ragline.api.app import _runner
+    from ragline.events import make_event_bus
+
+    settings = Settings(data_dir=tmp_path, threads=ThreadSettings(nice=4))
+    rag = Ragline(settings)
+    events = make_event_bus(settings, "test")
+    runner = _runner(settings, rag, events, "default")
+    try:
+        assert isinstance(runner, InProcessRunner)
+        ingesting = runner._pool.submit(os.getpriority, os.PRIO_PROCESS, 0).result()
+    finally:
+        runner.close()
+        events.close()
+        rag.close()
+    assert ingesting == min(19, os.getpriority(os.PRIO_PROCESS, 0) + 4)
