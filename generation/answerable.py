@@ -52,7 +52,7 @@ from core.text import (
 from core.types import Chunk
 from generation.answer_type import MONTH_WORD, asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
-from generation.attribute import checks_facet, facet_unmet
+from generation.attribute import checks_facet, facet_unmet, opposite_stated
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, normalise_ws
 from generation.similarity import Similarity
@@ -1229,7 +1229,7 @@ def unmet_in_documents(
     return list(dict.fromkeys(missing))
 
 
-def _facet_unmet(
+def _facet_miss(
     question: str,
     quoted: Sequence[str],
     scope: Sequence[str],
@@ -1238,13 +1238,14 @@ def _facet_unmet(
     doc_names: str,
     similarity: Similarity | None,
     row: bool = False,
-) -> list[str]:
-    """`facet_unmet` with the question's topic: of the names it gives (`written` and those
-    of other languages), the one(s) the most retrieved passages mention. The others (a
-    landmark, a district, a title) say what is asked of it. `row`: the quote is a table
-    row."""
+) -> str:
+    """Why the quote does not say what is asked of its topic (`facet_unmet`,
+    `opposite_stated`), or "" when it does. The topic: of the names the question gives
+    (`written` and those of other languages), the one(s) the most retrieved passages
+    mention. The others (a landmark, a district, a title) say what is asked of it. `row`:
+    the quote is a table row."""
     if not checks_facet(question):
-        return []
+        return ""
     asked = [*written, *(n for n, _ in inflected_names(question))]
     topic = asked
     if len(asked) > 1:
@@ -1252,7 +1253,13 @@ def _facet_unmet(
         counts = {n: sum(_name_found(n, t) for t in texts) for n in asked}
         top = max(counts.values())
         topic = [n for n, c in counts.items() if c == top]
-    return facet_unmet(question, quoted, scope, topic, doc_names, similarity, row)
+    facet = facet_unmet(question, quoted, scope, topic, doc_names, similarity, row)
+    if facet:
+        return "the quoted evidence says nothing of " + ", ".join(repr(t) for t in facet)
+    opposite = opposite_stated(question, quoted, scope, topic, doc_names)
+    if opposite:
+        return f"the quoted evidence says {opposite[1]!r}, the opposite of {opposite[0]!r}"
+    return ""
 
 
 def _period_met(
@@ -1523,7 +1530,7 @@ def judge(
         )
     # A quote about the thing asked but not about what is asked of it (another paragraph
     # on the same bridge): the question's other words, none of them quoted.
-    facet = _facet_unmet(
+    facet = _facet_miss(
         question,
         quoted,
         [_scope(c) for c in chosen],
@@ -1534,14 +1541,7 @@ def judge(
         chosen[0].is_table_row,
     )
     if facet:
-        what = ", ".join(repr(t) for t in facet)
-        return Verdict(
-            False,
-            f"the quoted evidence says nothing of {what}",
-            constraints=total,
-            met=met,
-            failed="facet",
-        )
+        return Verdict(False, facet, constraints=total, met=met, failed="facet")
     if missing_periods:
         met_periods = [t for t in wanted_periods if t not in missing_periods]
         if met_periods and _coordinated(question, wanted_periods):

@@ -146,6 +146,109 @@ def asked_facet(question: str, topic: Sequence[str], names: str) -> list[str]:
     ]
 
 
+# Opposites (English): a quote that states the opposite of a facet word, and not the word
+# itself, answers another question: asked "When does the office close?", "The office opens
+# at 9 am" is the other end of the day; asked "When did the war end?", "The war began in
+# 1939" is its other end. Each line holds words that are opposites of each other; the
+# forms the stemmer does not bring together are listed after "=".
+_OPPOSITE_TEXT = """
+    open close
+    start end finish
+    begin end finish
+    arrive depart
+    arrival departure
+    born die
+    birth death
+    first last
+    earliest latest
+    minimum maximum
+    lowest highest
+    increase decrease
+    buy sell
+    import export
+    entrance exit
+    upload download
+    win lose
+    input output
+    inbound outbound
+    accept reject
+    approve reject
+"""
+_IRREGULAR_TEXT = """
+    began=begin begun=begin born=born bore=born dead=die died=die won=win lost=lose
+    sold=sell bought=buy closure=close
+"""
+# A question opening with one of these asks yes or no.
+_YES_NO_TEXT = """
+    is are was were am do does did can could will would shall should has have had may might
+    must
+"""
+_YES_NO_OPENERS = frozenset(_YES_NO_TEXT.split())
+# A span between two values ("9 am to 5 pm", "1939-1945", "from 9 until 17") gives both
+# ends at once, whichever of the two words it is written with.
+_SPAN = re.compile(
+    r"\d[\d:.,]*\s*(?:a\.?m\.?|p\.?m\.?|h)?\s*(?:-|\u2013|\u2014|to|until|till|through)\s*\d",
+    re.IGNORECASE,
+)
+
+
+_IRREGULAR = dict(pair.split("=") for pair in _IRREGULAR_TEXT.split())
+
+
+def _word_stem(word: str) -> str:
+    return stem(_IRREGULAR.get(word, word))
+
+
+def _opposites() -> dict[str, frozenset[str]]:
+    pairs: dict[str, set[str]] = {}
+    for line in _OPPOSITE_TEXT.strip().splitlines():
+        stems = [_word_stem(w) for w in line.split()]
+        head, others = stems[0], stems[1:]
+        # "start end finish": start is the opposite of end and of finish, not they of
+        # each other.
+        for other in others:
+            pairs.setdefault(head, set()).add(other)
+            pairs.setdefault(other, set()).add(head)
+    return {k: frozenset(v) for k, v in pairs.items()}
+
+
+_OPPOSITE = _opposites()
+
+
+def opposite_stated(
+    question: str,
+    quoted: Sequence[str],
+    scope: Sequence[str],
+    topic: Sequence[str],
+    names: str,
+) -> tuple[str, str] | None:
+    """(facet word, its opposite) when the quote or its headings state the opposite of a
+    word the question asks (`asked_facet`) and not the word itself; None otherwise. Facets
+    of one word count too: the opposite is evidence enough that the quote is about the
+    other end. Not for yes/no questions ("Is the office open on Sundays?" is answered by
+    "closed on Sundays"), nor for a quote giving a span between two values. English only."""
+    if stemmed_language(question):
+        return None
+    words = _WORD.findall(question.lower())
+    if not words or words[0] in _YES_NO_OPENERS:
+        return None
+    asked = {_word_stem(t): t for t in asked_facet(question, topic, names)}
+    wanted = {s: t for s, t in asked.items() if s in _OPPOSITE}
+    if not wanted:
+        return None
+    text = " ".join([*quoted, *scope])
+    if _SPAN.search(text):
+        return None
+    stated = {_word_stem(w): w for w in _WORD.findall(text.lower())}
+    for s, term in wanted.items():
+        if s in stated:
+            continue
+        found = next((stated[o] for o in _OPPOSITE[s] if o in stated), None)
+        if found is not None:
+            return term, found
+    return None
+
+
 def _without(text: str, topic: Sequence[str]) -> str:
     """The text with each topic name blanked out, in any case (no pattern compiled per
     name: every question brings new ones)."""

@@ -484,6 +484,8 @@ def test_a_time_of_day_answers_when() -> None:
     ):
         assert _judged_alone(question, hits, sentence).covered, question
     assert not _judged_alone("When was the lobby fountain built?", hits, "fountain").covered
+    # The other end of the day: the opening time does not say when it closes.
+    assert not _judged_alone("When does the office close?", hits, "9 am").covered
 
 
 def test_a_count_is_not_met_by_a_year_or_a_measure() -> None:

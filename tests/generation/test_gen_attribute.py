@@ -5,7 +5,7 @@ from __future__ import annotations
 from gen_cases import make_chunk, make_hits
 
 from generation.answerable import judge
-from generation.attribute import asked_facet, facet_unmet
+from generation.attribute import asked_facet, facet_unmet, opposite_stated
 from generation.extractive import extract
 from generation.similarity import Similarity
 
@@ -108,3 +108,45 @@ def test_a_paraphrase_is_told_from_another_facet_by_meaning(meaning: Similarity)
     climate = ["Климат Новосибирска резко континентальный, зимой около −17 °C."]
     assert facet_unmet(ru, metro, [], ["Новосибирск"], "", meaning) == []
     assert facet_unmet(ru, climate, [], ["Новосибирск"], "", meaning) != []
+
+
+def test_a_quote_stating_the_opposite_answers_another_question() -> None:
+    """A facet word whose opposite the quote states, and not the word itself: the quote
+    is about the other end. Facets of one word count here."""
+    office = ["The Customs Office"]
+    close = "When does the Customs Office close?"
+    assert opposite_stated(close, ["The Customs Office opens at 9 am."], [], office, "") == (
+        "close",
+        "opens",
+    )
+    war = "When did the Hundred Years War end?"
+    began = ["The Hundred Years War began in 1337."]
+    assert opposite_stated(war, began, [], ["Hundred Years War"], "") == ("end", "began")
+    last = "Who was the last king of Mercia?"
+    assert opposite_stated(last, ["Penda was the first king of Mercia."], [], ["Mercia"], "")
+    # The word itself stated, or a span that gives both ends: answered.
+    both = ["The Customs Office opens at 9 am and closes at 5 pm."]
+    assert opposite_stated(close, both, [], office, "") is None
+    for span in ("It is open 9 am to 5 pm.", "Hours: open 09:00-17:00.", "Open from 9 until 17."):
+        assert opposite_stated(close, [span], [], office, "") is None, span
+    # A yes/no question is answered by the opposite ("closed on Sundays").
+    sundays = "Is the Customs Office open on Sundays?"
+    assert opposite_stated(sundays, ["It is closed on Sundays."], [], office, "") is None
+    # A heading states it too.
+    assert opposite_stated(close, ["9 am."], ["Customs Office > Opening time"], office, "")
+    # English only: other languages' words are not in the list.
+    ferme = "Quand le bureau des douanes ferme-t-il ?"
+    assert opposite_stated(ferme, ["Le bureau ouvre à 9 h."], [], ["bureau"], "") is None
+
+
+def test_judge_refuses_the_other_end_of_what_is_asked() -> None:
+    office = make_chunk("The Customs Office opens at 9 am every weekday.")
+    hits = make_hits(office)
+    question = "When does the Customs Office close?"
+    ex = extract(question, hits)
+    verdict = judge(question, "general", [q.text for q in ex.quotes], ex.chosen, [office])
+    assert not verdict.covered and verdict.failed == "facet"
+    assert "opposite" in verdict.reason and "close" in verdict.reason
+    question = "When does the Customs Office open?"
+    ex = extract(question, hits)
+    assert judge(question, "general", [q.text for q in ex.quotes], ex.chosen, [office]).covered
