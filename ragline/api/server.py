@@ -46,10 +46,11 @@ def _error_response(status: int, kind: str, message: str) -> bytes:
     return head.encode("ascii") + body
 
 
-class _ReadLimits:
+class _ReadLimits(asyncio.Protocol):
     """The rules both protocols share: JSON errors, and the header and body read timers.
     Configured through class attributes: `protocol_class(api)` makes a subclass. Each
-    protocol says when it is waiting for a request's headers (`_awaiting_headers`)."""
+    protocol says when it is waiting for a request's headers (`_awaiting_headers`).
+    Listed first among a protocol's bases, so its connection hooks wrap uvicorn's."""
 
     header_timeout_s: float = 10.0
     body_timeout_s: float = 15.0
@@ -64,6 +65,16 @@ class _ReadLimits:
 
     def _awaiting_headers(self) -> bool:
         raise NotImplementedError
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        _no_delay(transport)
+        # A connection that sends nothing at all is also a request whose headers are late.
+        self._arm(self.header_timeout_s, self._headers_timed_out)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._cancel_read_timer()
+        super().connection_lost(exc)
 
     def _send_error(self, status: int, kind: str, message: str) -> None:
         """Answer in the JSON error shape and close, unless a response is already under
@@ -142,12 +153,6 @@ class JsonErrorsH11Protocol(_ReadLimits, H11Protocol):
     def send_400_response(self, msg: str) -> None:
         self._bad_request(len(self.conn.trailing_data[0]) > self.max_header_bytes)
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        _no_delay(transport)
-        # A connection that sends nothing at all is also a request whose headers are late.
-        self._arm(self.header_timeout_s, self._headers_timed_out)
-
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
         if self.transport.is_closing():
@@ -174,10 +179,6 @@ class JsonErrorsH11Protocol(_ReadLimits, H11Protocol):
             self._cancel_read_timer()
         super().on_response_complete()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_read_timer()
-        super().connection_lost(exc)
-
 
 class _HeadersTooLarge(Exception):
     """Raised in the parser's callback; httptools turns it into a parser error."""
@@ -202,11 +203,6 @@ class JsonErrorsHttpToolsProtocol(_ReadLimits, HttpToolsProtocol):
 
     def send_400_response(self, msg: str) -> None:
         self._bad_request(self._too_large or self._header_bytes > self.max_header_bytes)
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        _no_delay(transport)
-        self._arm(self.header_timeout_s, self._headers_timed_out)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -293,12 +289,8 @@ class JsonErrorsHttpToolsProtocol(_ReadLimits, HttpToolsProtocol):
             self._cancel_read_timer()
         super().on_response_complete()
 
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._cancel_read_timer()
-        super().connection_lost(exc)
 
-
-def _no_delay(transport: asyncio.Transport) -> None:
+def _no_delay(transport: asyncio.BaseTransport) -> None:
     """Send small writes at once (TCP_NODELAY). asyncio sets it only on sockets whose
     `proto` says TCP, and the listening socket `serve --workers N` hands its worker
     processes comes back with proto 0: without this, a response written as headers then

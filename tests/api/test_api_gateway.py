@@ -4,14 +4,11 @@ status with inline labels, traces for operators, and memory kept apart."""
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 
 from connectors.config import PACKAGED_SAMPLE
 from connectors.sample.database import load_sample
@@ -19,6 +16,7 @@ from connectors.sample.status_service import StatusService
 from core.settings import ApiKey, ApiSettings, GatewaySettings, MonitoringSettings, Settings
 from ragline.api import create_app
 from ragline.bench.processes import free_port
+from tests.served import serving
 
 OPS = {"X-API-Key": "ops-key"}  # operator: every template, traces, may write
 WEST = {"X-API-Key": "west-key"}  # sales in the West region
@@ -50,17 +48,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE)),
         monitoring=MonitoringSettings(interval_s=0),
     )
-    config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline, "API server did not start"
-        time.sleep(0.05)
-    yield url
-    srv.should_exit = True
-    thread.join(10)
+    with serving(create_app(settings), port=port, lifespan="auto"):
+        yield url
     tickets.stop()
     mp.undo()
 

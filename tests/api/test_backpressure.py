@@ -164,38 +164,16 @@ def _counting(receive: object, reads: list[str]) -> object:
 def test_the_served_app_hands_its_gate_to_the_http_protocol(tmp_path: Path) -> None:
     """`create_app`'s lifespan state carries the in-flight gate, so uvicorn's protocol
     refuses with the application's own bound, response and refusal metric."""
-    import threading
-    import time
-
-    import uvicorn
-
     from ragline.api.backpressure import IN_FLIGHT_STATE
     from ragline.api.server import uvicorn_options
-    from ragline.bench.processes import free_port
+    from tests.served import serving
 
     api = ApiSettings(keys=[ApiKey(key="k", user="u")], max_in_flight=7, retry_after_s=4)
     settings = Settings(data_dir=tmp_path, api=api)
     key = {"X-API-Key": "k"}
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(settings, cache_ttl_s=0),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        **uvicorn_options(settings.api),
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-        time.sleep(0.05)
-    try:
+    with serving(create_app(settings, cache_ttl_s=0), **uvicorn_options(api)) as (srv, base):
         gate = srv.lifespan.state[IN_FLIGHT_STATE]
         assert isinstance(gate, InFlight) and gate.limit == 7
-        base = f"http://127.0.0.1:{port}"
         gate.active = gate.limit
         try:
             over = httpx.post(f"{base}/v1/search", headers=key, json={"question": "x"}, timeout=10)
@@ -203,9 +181,6 @@ def test_the_served_app_hands_its_gate_to_the_http_protocol(tmp_path: Path) -> N
             gate.active = 0
         served = httpx.post(f"{base}/v1/search", headers=key, json={"question": "x"}, timeout=30)
         metrics = httpx.get(f"{base}/metrics", timeout=10).text
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=10)
     assert over.status_code == 429 and over.headers["retry-after"] == "4"
     assert over.json()["error"]["type"] == "too_many_requests"
     assert served.status_code == 200

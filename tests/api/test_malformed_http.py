@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -23,7 +22,7 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from core.settings import ApiKey, ApiSettings, Settings
 from ragline.api import create_app
 from ragline.api.server import uvicorn_options
-from ragline.bench.processes import free_port
+from tests.served import serving
 
 KEY = "malformed-writer-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -71,28 +70,19 @@ def server(
         max_header_kb=16,
     )
     settings = Settings(data_dir=tmp_path_factory.mktemp("malformed"), api=api)
-    port = free_port()
-    config = uvicorn.Config(
-        create_app(settings, cache_ttl_s=0),
-        host="127.0.0.1",
-        port=port,
-        log_level="warning",
-        lifespan="on",
-        **uvicorn_options(api),
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    base = f"http://127.0.0.1:{port}"
+    with serving(create_app(settings, cache_ttl_s=0), **uvicorn_options(api)) as (srv, base):
+        _ready(srv, base, request.param)
+        yield base
+
+
+def _ready(srv: uvicorn.Server, base: str, protocol: str) -> None:
+    """Checks that the protocol serving is the one asked for; uploads the plan."""
     deadline = time.monotonic() + 60
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-        time.sleep(0.05)
     with httpx.Client(base_url=base) as c:  # the protocol serving is the one asked for
         c.get("/healthz")
-        expected = HttpToolsProtocol if request.param == "httptools" else H11Protocol
-        serving = srv.server_state.connections
-        assert serving and all(isinstance(p, expected) for p in serving), serving
+        expected = HttpToolsProtocol if protocol == "httptools" else H11Protocol
+        conns = srv.server_state.connections
+        assert conns and all(isinstance(p, expected) for p in conns), conns
     files = {"file": ("plan.md", b"# Plan\n\nThe secret plan is filed under P-77.\n")}
     r = httpx.post(f"{base}/v1/documents", headers=AUTH, files=files, timeout=30)
     assert r.status_code == 202, r.text
@@ -100,9 +90,6 @@ def server(
     while httpx.get(f"{base}/v1/jobs/{job}", headers=AUTH).json()["state"] != "searchable":
         assert time.monotonic() < deadline
         time.sleep(0.1)
-    yield base
-    srv.should_exit = True
-    thread.join(timeout=10)
 
 
 def _json_error(r: httpx.Response, *statuses: int) -> dict[str, Any]:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -26,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from core.settings import ApiSettings
 from ragline.api.backpressure import IN_FLIGHT_STATE, InFlight, InFlightLimit
 from ragline.api.server import uvicorn_options
-from ragline.bench.processes import free_port
+from tests.served import serving
 
 BODY_TIMEOUT_S = 1.0
 
@@ -74,26 +73,11 @@ def _app(served: Served) -> ASGIApp:
 def server(request: pytest.FixtureRequest) -> Iterator[Served]:
     refused: list[str] = []
     gate = InFlight(1, retry_after_s=3, on_refuse=refused.append)
-    served = Served(free_port(), request.param, gate, threading.Event(), refused)
+    served = Served(0, request.param, gate, threading.Event(), refused)
     api = ApiSettings(http=request.param, body_timeout_s=BODY_TIMEOUT_S)
-    config = uvicorn.Config(
-        _app(served),
-        host="127.0.0.1",
-        port=served.port,
-        log_level="warning",
-        lifespan="on",
-        **uvicorn_options(api),
-    )
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
-        time.sleep(0.02)
-    yield served
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with serving(_app(served), **uvicorn_options(api)) as (srv, _):
+        served.port = srv.config.port
+        yield served
 
 
 @pytest.fixture

@@ -9,8 +9,6 @@ Screenshots of each step are saved under .artifacts/screenshots/ (ignored by git
 from __future__ import annotations
 
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,7 +17,7 @@ import pytest
 
 from core.settings import ApiKey, ApiSettings, MonitoringSettings, Settings
 from ragline.api import create_app
-from ragline.bench.processes import free_port
+from tests.served import serving
 
 playwright_api = pytest.importorskip("playwright.sync_api")
 
@@ -46,8 +44,6 @@ HOSTILE_TITLE = '<img src=x onerror="window.__xss=1">'
 
 @pytest.fixture(scope="module")
 def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import uvicorn
-
     root = tmp_path_factory.mktemp("console")
     settings = Settings(
         data_dir=root / "data",
@@ -56,19 +52,8 @@ def base_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         ),
         monitoring=MonitoringSettings(interval_s=3600),
     )
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 120
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "the API did not start"
-        time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=30)
+    with serving(create_app(settings)) as (_, url):
+        yield url
 
 
 @pytest.fixture(scope="module")
