@@ -1117,10 +1117,11 @@ def asks_quantity(question: str, intent: str = "general") -> bool:
 
 
 def _scope(cand: Candidate) -> str:
-    """What a quoted candidate's passage declares about its scope: title, headings, the
-    table caption and header."""
+    """What a quoted candidate's passage declares about its scope: title, headings (and
+    the sub-heading it stands under inside the chunk), the table caption and header."""
     chunk = cand.chunk
-    parts = [chunk.title, *chunk.section_path, cand.context, " ".join(chunk.table_header)]
+    parts = [chunk.title, *chunk.section_path, cand.heading, cand.context]
+    parts.append(" ".join(chunk.table_header))
     # The chunk's first line is its breadcrumb (or a caption): scope, not content.
     parts.append(chunk.text.split("\n", 1)[0])
     return " ".join(p for p in parts if p)

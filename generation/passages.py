@@ -64,6 +64,11 @@ class Candidate:
     # with a colon right before list items).
     list_item: bool = False
     intro: bool = False
+    # The sub-heading the candidate stands under inside its chunk: the last line of its
+    # own without end punctuation before it ("Mozilla Location Service" in a chunk where
+    # short subsections were merged under "Other activities"). What the passage declares
+    # its scope to be, as its section path does; not used to rank quotes.
+    heading: str = ""
 
     @property
     def is_table_row(self) -> bool:
@@ -284,6 +289,10 @@ def _table_candidates(
     return out
 
 
+# A line of its own longer than this is a sentence without its full stop, not a heading.
+_HEADING_CHARS = 100
+
+
 def candidates(chunk: Chunk, rank: int) -> list[Candidate]:
     """All answer candidates of one chunk, in reading order.
 
@@ -298,6 +307,7 @@ def _candidates(chunk: Chunk, rank: int) -> tuple[Candidate, ...]:
     out: list[Candidate] = []
     lines, pages = _lines_and_pages(chunk)
     crumb = _breadcrumb_line(chunk, lines)
+    heading = ""
     i = 0
     while i < len(lines):
         # A run of two or more table lines is a table: its first row names the columns.
@@ -337,6 +347,7 @@ def _candidates(chunk: Chunk, rank: int) -> tuple[Candidate, ...]:
                 first = _raw_line(logical, at)
                 last = _raw_line(logical, max(at, cursor - 1))
                 own = logical.single and len(sentences) == 1 and not sentence.endswith(_END_PUNCT)
+                listed = (item and at == 0) or bool(_INLINE_ITEM.match(sentence))
                 out.append(
                     Candidate(
                         normalise_ws(sentence),
@@ -347,9 +358,12 @@ def _candidates(chunk: Chunk, rank: int) -> tuple[Candidate, ...]:
                         own_line=own,
                         first_line=first,
                         last_line=last,
-                        list_item=(item and at == 0) or bool(_INLINE_ITEM.match(sentence)),
+                        list_item=listed,
                         intro=bool(_ANNOUNCES.search(sentence.rstrip())),
+                        heading=heading,
                     )
                 )
+                if own and not listed and first != crumb and len(sentence) <= _HEADING_CHARS:
+                    heading = normalise_ws(sentence.lstrip("#"))
         i = j
     return tuple(out)

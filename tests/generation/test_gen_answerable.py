@@ -549,3 +549,21 @@ def _refused_then_answered(cases: list[tuple[str, str, str, str]]) -> None:
         hits = make_hits(make_chunk(text))
         assert not _judged_alone(question, hits, wrong).covered, question
         assert _judged_alone(question, hits, right).covered, question
+
+
+def test_a_sub_heading_names_what_its_sentences_are_about() -> None:
+    """A sentence that says "this service" under the sub-heading "Mozilla Location
+    Service" is about it (short subsections merged into one chunk); asked the other end
+    of what it gives, it is still refused."""
+    chunk = make_chunk(
+        "Mozilla > Other activities\nMozilla Persona\n"
+        "Mozilla Persona is a cross-browser sign-in mechanism.\nMozilla Location Service\n"
+        "This open source crowdsourced geolocation service was started by Mozilla in 2013.",
+        section_path=("Mozilla", "Other activities"),
+        title="Mozilla",
+    )
+    hits = make_hits(chunk)
+    started = _verdict("When did Mozilla start the Mozilla Location Service?", hits)
+    assert started.covered, started.reason
+    ended = _verdict("When did the Mozilla Location Service end?", hits)
+    assert not ended.covered and "opposite" in ended.reason

@@ -44,3 +44,27 @@ def test_sentences_split_inside_brackets_or_after_an_abbreviation_are_joined_aga
         "They left.",
         "The trial (phase II. final) ended.",
     ]
+
+
+MERGED = (
+    "Mozilla > Other activities\n"
+    "Mozilla Persona\n"
+    "Mozilla Persona is a cross-browser sign-in mechanism. It shut down in 2016.\n"
+    "Mozilla Location Service\n"
+    "This open source crowdsourced geolocation service was started by Mozilla in 2013.\n"
+    "- a list item without a full stop\n"
+    "It offers a free API."
+)
+
+
+def test_a_sentence_knows_the_sub_heading_it_stands_under() -> None:
+    """Short subsections merged into one chunk keep their sub-headings as lines of their
+    own; each sentence carries the last one before it. The breadcrumb and list items are
+    not sub-headings."""
+    chunk = make_chunk(MERGED, section_path=("Mozilla", "Other activities"))
+    by_text = {c.text: c.heading for c in candidates(chunk, 0)}
+    assert by_text["Mozilla Persona"] == ""
+    assert by_text["It shut down in 2016."] == "Mozilla Persona"
+    started = "This open source crowdsourced geolocation service was started by Mozilla in 2013."
+    assert by_text[started] == "Mozilla Location Service"
+    assert by_text["It offers a free API."] == "Mozilla Location Service"
