@@ -36,7 +36,8 @@ class InFlight:
     by the middleware below, which counts and refuses requests that reach the application,
     and by the HTTP protocol (`ragline.api.server`), which finds it in the lifespan state
     under `IN_FLIGHT_STATE` and refuses there, before an ASGI task is made: the same rule
-    and the same response, at a fifth of the CPU (bench/RESULTS.md, session 41).
+    and the same response, at under a quarter of the CPU it costs through the application
+    on h11 (bench/RESULTS.md, session 41).
 
     Touched only on the event loop thread, so it needs no lock.
     """

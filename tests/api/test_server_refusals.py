@@ -181,6 +181,21 @@ def test_a_kept_alive_connection_goes_on_after_refusals(saturated: Served) -> No
     assert len(saturated.refused) == 4
 
 
+def test_a_refused_head_request_gets_no_body(saturated: Served) -> None:
+    """A response to HEAD carries its headers only; a body would be read as the start of
+    the next response on the connection."""
+    with _connect(saturated) as sock:
+        sock.sendall(b"HEAD /v1/search HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+        sock.settimeout(5)
+        data = b""
+        while data.count(b"HTTP/1.1 ") < 2 or not data.endswith(b'{"status":"ok"}'):
+            data += sock.recv(65536)
+    head, _, rest = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 429") and b"content-length:" in head.lower()
+    assert rest.startswith(b"HTTP/1.1 200"), rest[:80]
+
+
 def test_pipelined_refusals_are_answered_in_order(saturated: Served) -> None:
     with _connect(saturated) as sock:
         sock.sendall(
