@@ -141,7 +141,8 @@ class _ReadLimits(asyncio.Protocol):
 
 class JsonErrorsH11Protocol(_ReadLimits, H11Protocol):
     """h11 with JSON errors and read timeouts. h11 buffers at most `max_header_bytes`
-    while waiting for the end of the headers (`h11_max_incomplete_event_size`)."""
+    while waiting for the end of the headers (`h11_max_incomplete_event_size`); headers
+    that arrive complete are measured here."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -153,7 +154,21 @@ class JsonErrorsH11Protocol(_ReadLimits, H11Protocol):
     def send_400_response(self, msg: str) -> None:
         self._bad_request(len(self.conn.trailing_data[0]) > self.max_header_bytes)
 
+    def _headers_over_limit(self, data: bytes) -> bool:
+        """Whether the next request's headers, complete in what has arrived, are larger
+        than the limit: h11 itself limits only headers still incomplete."""
+        if self.conn.their_state is not h11.IDLE:
+            return False
+        buffered = self.conn.trailing_data[0]
+        if len(buffered) + len(data) <= self.max_header_bytes:
+            return False
+        end = (bytes(buffered) + data).find(b"\r\n\r\n")
+        return end > self.max_header_bytes
+
     def data_received(self, data: bytes) -> None:
+        if self._headers_over_limit(data):
+            self._bad_request(True)
+            return
         super().data_received(data)
         if self.transport.is_closing():
             self._cancel_read_timer()
