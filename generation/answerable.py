@@ -982,15 +982,21 @@ _MONTH_WORDS = (
     r"\b(?:jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)(?:\.|\s+\d)|"
     r"\d\s+(?:may|mai)\b|\b(?:may|mai)\s+\d"
 )
-# A time stated: a year, a month, a date, a century or decade, a time of day, a weekday, or
-# a span of time units, in the languages above.
+# A time stated: a year, a month, a date, a century or decade, a time of day, a weekday
+# (also in Chinese, Japanese and Korean: "每周一", "日曜日", "둘째 주 월요일"), or a span of
+# time units, in the languages above.
 _TIME_STATED = re.compile(
     r"(?<![\d.,])(?:1\d{3}|20\d\d)(?!\d|[.,]\d)|\d+\s*(?:年|月|日|世紀|世纪|년|월|일)|"
     rf"{_MONTH_WORDS}|\d{{1,2}}[:.]\d{{2}}\b|[ap]\.m\.|\b\d{{1,2}}\s*[ap]\.?m\b|o'clock|\d+0s\b|"
     r"\b(?:noon|midnight|midday)\b|"
     r"\b(?:centur|decade|jahrhundert|jahrzehnt|siècle|siglo|secolo|século|eeuw|век|wiek|"
     r"stolet|århundrad|århundre|yüzyıl|thế kỷ|abad\b|monday|tuesday|wednesday|thursday|"
-    r"friday|saturday|sunday)|قرن|सदी|शताब्दी|"
+    r"friday|saturday|sunday|montag|dienstag|mittwoch|donnerstag|freitag|samstag|sonntag|"
+    r"lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche|lunes|martes|miércoles|jueves|"
+    r"viernes|sábado|domingo|lunedì|martedì|mercoledì|giovedì|venerdì|sabato|domenica|"
+    r"segunda-feira|terça-feira|quarta-feira|quinta-feira|sexta-feira|понедельник|вторник|"
+    r"сред[аыу]\b|четверг|пятниц|суббот|воскресень)|[月火水木金土日]曜|[월화수목금토일]요일|"
+    r"星期[一二三四五六日天]|周[一二三四五六日]|礼拜[一二三四五六日天]|قرن|सदी|शताब्दी|"
     r"\d+\s*(?:days?|weeks?|months?|years?|hours?|minutes?|seconds?|tagen?|wochen?|"
     r"monaten?|jahren?|stunden?|jours?|semaines?|mois|ans|années?|heures?|días?|semanas?|"
     r"meses|años?|horas?|giorni|settimane|mesi|anni|ore|dias|anos|dagen|weken|maanden|"

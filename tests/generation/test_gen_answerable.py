@@ -567,3 +567,27 @@ def test_a_sub_heading_names_what_its_sentences_are_about() -> None:
     assert started.covered, started.reason
     ended = _verdict("When did the Mozilla Location Service end?", hits)
     assert not ended.covered and "opposite" in ended.reason
+
+
+def test_a_weekday_answers_when_in_other_languages() -> None:
+    """ "둘째 주 월요일", "am Montag", "每周一": a weekday is a time, as "on Monday" is; a
+    sentence with none is still refused."""
+    cases = [
+        (
+            "시장은 매일 오전 7시에 문을 연다.\n매월 둘째 주 월요일은 정기 휴일이다.\n"
+            "시장에는 가게가 많다.",
+            "한밭 시장의 정기 휴일은 언제인가요?",
+            "월요일",
+        ),
+        (
+            "Die Bibliothek hat einen Lesesaal.\nAm Montag ist die Bibliothek geschlossen.",
+            "Wann ist die Bibliothek geschlossen?",
+            "Montag",
+        ),
+        ("图书馆有一个阅览室。\n图书馆每周一闭馆。", "图书馆什么时候闭馆？", "周一"),
+    ]
+    for text, question, sentence in cases:
+        hits = make_hits(make_chunk(text))
+        assert _judged_alone(question, hits, sentence).covered, question
+    hits = make_hits(make_chunk("Die Bibliothek hat einen Lesesaal.\nDer Lesesaal ist groß."))
+    assert not _judged_alone("Wann ist der Lesesaal geschlossen?", hits, "groß").covered
