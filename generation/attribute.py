@@ -175,9 +175,13 @@ _OPPOSITE_TEXT = """
     approve reject
 """
 _IRREGULAR_TEXT = """
-    began=begin begun=begin born=born bore=born dead=die died=die won=win lost=lose
-    sold=sell bought=buy closure=close
+    began=begin begun=begin dead=die died=die won=win lost=lose sold=sell bought=buy
+    closure=close
 """
+_IRREGULAR = dict(pair.split("=") for pair in _IRREGULAR_TEXT.split())
+# Opposites only before a noun ("the last king"): at the end of a question "last" is the
+# verb ("How long did the siege last?"), whose answer may well say "first".
+_BEFORE_A_NOUN = frozenset({"last"})
 # A question opening with one of these asks yes or no.
 _YES_NO_TEXT = """
     is are was were am do does did can could will would shall should has have had may might
@@ -190,9 +194,6 @@ _SPAN = re.compile(
     r"\d[\d:.,]*\s*(?:a\.?m\.?|p\.?m\.?|h)?\s*(?:-|\u2013|\u2014|to|until|till|through)\s*\d",
     re.IGNORECASE,
 )
-
-
-_IRREGULAR = dict(pair.split("=") for pair in _IRREGULAR_TEXT.split())
 
 
 def _word_stem(word: str) -> str:
@@ -233,7 +234,11 @@ def opposite_stated(
     if not words or words[0] in _YES_NO_OPENERS:
         return None
     asked = {_word_stem(t): t for t in asked_facet(question, topic, names)}
-    wanted = {s: t for s, t in asked.items() if s in _OPPOSITE}
+    wanted = {
+        s: t
+        for s, t in asked.items()
+        if s in _OPPOSITE and not (t in _BEFORE_A_NOUN and words[-1] == t)
+    }
     if not wanted:
         return None
     text = " ".join([*quoted, *scope])

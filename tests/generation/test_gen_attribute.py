@@ -124,6 +124,10 @@ def test_a_quote_stating_the_opposite_answers_another_question() -> None:
     assert opposite_stated(war, began, [], ["Hundred Years War"], "") == ("end", "began")
     last = "Who was the last king of Mercia?"
     assert opposite_stated(last, ["Penda was the first king of Mercia."], [], ["Mercia"], "")
+    # "last" the verb is no opposite of "first".
+    siege = "How long did the siege of Calais last?"
+    first = ["It was the first siege to use cannon; it took eleven months."]
+    assert opposite_stated(siege, first, [], ["Calais"], "") is None
     # The word itself stated, or a span that gives both ends: answered.
     both = ["The Customs Office opens at 9 am and closes at 5 pm."]
     assert opposite_stated(close, both, [], office, "") is None
