@@ -493,6 +493,10 @@ class GrpcSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = 50051
     max_message_mb: float = 110.0  # uploads travel in one message
+    # Calls served at once; beyond it RESOURCE_EXHAUSTED at once, from gRPC's core, instead
+    # of a queue that makes every caller wait (as RAGLINE_API__MAX_IN_FLIGHT for HTTP).
+    # 0 = unbounded.
+    max_in_flight: int = Field(default=32, ge=0)
 
 
 class OriginalsSettings(BaseModel):

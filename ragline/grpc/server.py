@@ -309,13 +309,18 @@ def _gateway(result: GatewayResult) -> pb.GatewayResponse:
     )
 
 
-def create_server(ctx: ApiContext, address: str, max_message_mb: float) -> grpc.aio.Server:
+def create_server(
+    ctx: ApiContext, address: str, max_message_mb: float, max_in_flight: int = 0
+) -> grpc.aio.Server:
+    """The server on `address`. Over `max_in_flight` calls at once (0: no bound), gRPC's
+    core refuses the next with RESOURCE_EXHAUSTED before a handler runs."""
     size = int(max_message_mb * 2**20)
     server = grpc.aio.server(
         options=[
             ("grpc.max_receive_message_length", size),
             ("grpc.max_send_message_length", size),
-        ]
+        ],
+        maximum_concurrent_rpcs=max_in_flight or None,
     )
     pb_grpc.add_RaglineServicer_to_server(RaglineService(ctx), server)
     server.add_insecure_port(address)
@@ -326,7 +331,8 @@ async def serve(settings: Settings, ready: Callable[[str], None] | None = None) 
     """Run until cancelled. `ready` is told the address once it accepts calls."""
     ctx = build_context(settings)
     address = f"{settings.grpc.host}:{settings.grpc.port}"
-    server = create_server(ctx, address, settings.grpc.max_message_mb)
+    g = settings.grpc
+    server = create_server(ctx, address, g.max_message_mb, g.max_in_flight)
     await server.start()
     log.info("gRPC listening on %s", address)
     if ready is not None:

@@ -317,3 +317,66 @@ def test_a_reupload_without_tags_keeps_the_documents_tags(stub: pb_grpc.RaglineS
     assert opened.state == "searchable"
     meta = stub.GetDocumentMeta(pb.DocumentMetaRequest(doc_id=first.doc_id), metadata=READER)
     assert meta.doc_id == first.doc_id
+
+
+def test_calls_over_the_in_flight_bound_are_refused_at_once() -> None:
+    """With `max_in_flight` calls being served, the next gets RESOURCE_EXHAUSTED at once
+    instead of waiting behind them; once they end, calls are served again."""
+    from types import SimpleNamespace
+
+    from core.types import Principal
+    from ragline.grpc.server import create_server
+
+    release = threading.Event()
+    entered = threading.Event()
+
+    async def run(_principal: Principal, question: str, **_kw: object) -> dict[str, object]:
+        if question == "hold":
+            entered.set()
+            while not release.is_set():
+                await asyncio.sleep(0.01)
+        return {
+            "question": question,
+            "covered": False,
+            "hits": [],
+            "warnings": [],
+            "route": {"rule": "test"},
+        }
+
+    ctx = SimpleNamespace(
+        keys=SimpleNamespace(admit=lambda key: Principal("u") if key == "k" else None),
+        queries=SimpleNamespace(run=run),
+    )
+    port = free_port()
+    loop = asyncio.new_event_loop()
+    started = threading.Event()
+    stop = threading.Event()
+
+    async def serving() -> None:
+        server = create_server(ctx, f"127.0.0.1:{port}", 4, max_in_flight=1)  # type: ignore[arg-type]
+        await server.start()
+        started.set()
+        while not stop.is_set():
+            await asyncio.sleep(0.02)
+        await server.stop(grace=1)
+
+    thread = threading.Thread(target=lambda: loop.run_until_complete(serving()), daemon=True)
+    thread.start()
+    assert started.wait(30)
+    key = [("authorization", "Bearer k")]
+    with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+        stub = pb_grpc.RaglineStub(channel)
+        held = stub.Search.future(pb.SearchRequest(question="hold"), metadata=key)
+        assert entered.wait(10)
+        began = time.monotonic()
+        with pytest.raises(grpc.RpcError) as over:
+            stub.Search(pb.SearchRequest(question="next"), metadata=key, timeout=10)
+        took = time.monotonic() - began
+        release.set()
+        assert held.result(timeout=10).question == "hold"
+        after = stub.Search(pb.SearchRequest(question="after"), metadata=key, timeout=10)
+    stop.set()
+    thread.join(10)
+    assert over.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert took < 2  # refused, not queued behind the held call
+    assert after.question == "after"
