@@ -1039,7 +1039,7 @@ _MEASURE_QUESTIONS = (
         r"\b(?:cuál es|qué) (?:el )?(?:precio|costo|coste)\b|\bqual (?:é|e) o (?:preço|custo)\b|"
         r"\bquanto cost|\bwas kostet\b|\b(?:какова|какая) (?:цена|стоимость)\b|"
         # (얼마 alone asks any amount: 인구는 얼마입니까 is a population.)
-        r"料金|運賃|値段|入場料|いくら|(?:비용|가격|요금|입장료|운임)[은는이가]?\s*얼마|요금|입장료|운임",
+        r"料金|運賃|値段|入場料|いくら|(?:비용|가격)[은는이가]?\s*얼마|요금|입장료|운임",
     ),
     ("angle", r"\b(?:what|which) angle\b|\bwelchem winkel\b|\bquel angle\b|\bугол"),
     (
@@ -1126,8 +1126,13 @@ def _scope(cand: Candidate) -> str:
     """What a quoted candidate's passage declares about its scope: title, headings (and
     the sub-heading it stands under inside the chunk), the table caption and header."""
     chunk = cand.chunk
-    parts = [chunk.title, *chunk.section_path, cand.heading, cand.context]
-    parts.append(" ".join(chunk.table_header))
+    parts = [
+        chunk.title,
+        *chunk.section_path,
+        cand.heading,
+        cand.context,
+        " ".join(chunk.table_header),
+    ]
     # The chunk's first line is its breadcrumb (or a caption): scope, not content.
     parts.append(chunk.text.split("\n", 1)[0])
     return " ".join(p for p in parts if p)

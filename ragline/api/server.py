@@ -24,6 +24,7 @@ import functools
 import http
 import json
 import socket
+from abc import abstractmethod
 from typing import Any
 
 import h11
@@ -63,8 +64,9 @@ class _ReadLimits(asyncio.Protocol):
     flow: Any
     _read_timer: asyncio.TimerHandle | None = None
 
+    @abstractmethod
     def _awaiting_headers(self) -> bool:
-        raise NotImplementedError
+        """Whether the connection waits for a request's headers (each protocol knows)."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
