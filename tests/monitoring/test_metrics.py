@@ -44,3 +44,13 @@ def test_generate_and_the_sentence_embeddings_inside_it_are_stages() -> None:
     assert 'ragline_stage_seconds_count{stage="generate"} 2.0' in text
     assert 'ragline_stage_seconds_count{stage="embed_sentences"} 1.0' in text
     assert 'ragline_stage_seconds_sum{stage="embed_sentences"} 0.012' in text
+
+
+def test_the_job_gauge_knows_every_job_state() -> None:
+    """monitoring cannot import the app layer, so it lists the job states itself: a state
+    added to ragline.jobs without it would never be counted."""
+    from monitoring.metrics import JOB_STATES
+    from ragline import jobs
+
+    states = {jobs.QUEUED, jobs.PARSING, jobs.INDEXING, *jobs.TERMINAL}
+    assert states <= set(JOB_STATES), states - set(JOB_STATES)
