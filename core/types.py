@@ -11,6 +11,7 @@ from datetime import date
 from typing import Any, Literal
 
 from core.blocks import ContentBlock
+from core.formats import doc_type_filter
 
 BlockKind = Literal["heading", "paragraph", "table", "list", "code"]
 ChunkKind = Literal["text", "table"]
@@ -170,7 +171,11 @@ class QueryFilter:
 
     @classmethod
     def for_principal(cls, principal: Principal, **kwargs: object) -> QueryFilter:
+        """The principal's filter, narrowed by `kwargs`; `doc_types` as a caller writes
+        them ("md", "pdf"), checked (`core.formats.doc_type_filter`)."""
         tokens = None if principal.superuser else principal.access_tokens
+        if "doc_types" in kwargs:
+            kwargs["doc_types"] = doc_type_filter(kwargs["doc_types"])  # type: ignore[arg-type]
         return cls(access_tokens=tokens, **kwargs)  # type: ignore[arg-type]
 
     def narrowed(

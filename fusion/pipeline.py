@@ -176,6 +176,11 @@ class SearchPipeline:
             warnings.append(why)
         if degraded:
             warnings.append(f"routing degraded to {self._fast_source} only by an alert")
+        if task not in self._router.tasks:  # a typo must not pass unseen
+            warnings.append(
+                f"task {task!r} is named by no routing rule: routed by the question's intent "
+                f"(known tasks: {', '.join(sorted(self._router.tasks))})"
+            )
         timings = {
             "route": (t1 - t0) * 1000,
             "retrieve": (t2 - t1) * 1000,

@@ -26,44 +26,13 @@ from typing import Any
 
 from core.child import start_child
 from core.errors import NeedsOCR, ParseError, UnsupportedFormat
+from core.formats import EXTENSION_FORMATS, TIKA_ONLY
 from core.settings import IngestLimitSettings, IngestSettings
 from core.types import ParsedDocument
 from ingestion.sanitize import sanitize_document
 
-FORMATS = ("pdf", "docx", "xlsx", "pptx", "odf", "html", "markdown", "text", "eml")
 MB = 1024 * 1024
-_EXTENSIONS = {
-    ".pdf": "pdf",
-    ".docx": "docx",
-    ".docm": "docx",
-    ".xlsx": "xlsx",
-    ".xlsm": "xlsx",
-    ".pptx": "pptx",
-    ".pptm": "pptx",
-    ".odt": "odf",
-    ".ods": "odf",
-    ".odp": "odf",
-    ".html": "html",
-    ".htm": "html",
-    ".xhtml": "html",
-    ".md": "markdown",
-    ".markdown": "markdown",
-    ".txt": "text",
-    ".text": "text",
-    ".log": "text",
-    ".csv": "text",
-    ".tsv": "text",
-    ".rst": "text",
-    ".json": "text",
-    ".eml": "eml",
-}
-_NEEDS_TIKA = {
-    ".doc": "legacy Word",
-    ".xls": "legacy Excel",
-    ".ppt": "legacy PowerPoint",
-    ".rtf": "RTF",
-    ".msg": "Outlook message",
-}
+
 _EMAIL_HEADERS = {
     "from",
     "to",
@@ -92,7 +61,7 @@ MAX_MEMBERS = 20_000
 _RATIO_FLOOR = 32 * MB  # small archives may compress absurdly well; only big output matters
 
 
-TIKA_EXTENSIONS = tuple(_NEEDS_TIKA)
+TIKA_EXTENSIONS = tuple(TIKA_ONLY)
 
 
 class TikaRequired(UnsupportedFormat):
@@ -138,12 +107,12 @@ class ParseOptions:
 
 
 def _tika_reason(ext: str) -> str:
-    kind = _NEEDS_TIKA[ext]
+    kind = TIKA_ONLY[ext]
     return f"{ext} ({kind}) needs a Tika server: set RAGLINE_INGEST__TIKA_URL"
 
 
 def _needs_tika(ext: str, prefix: str = "") -> TikaRequired:
-    key = ext if ext in _NEEDS_TIKA else ".doc"  # OLE2 under another name: likely Word
+    key = ext if ext in TIKA_ONLY else ".doc"  # OLE2 under another name: likely Word
     return TikaRequired(prefix + _tika_reason(key), key[1:])
 
 
@@ -186,7 +155,7 @@ def _zip_kind(head: bytes, ext: str) -> str | None:
         if any(n.startswith(folder) for n in names):
             return kind
     known = {kind for _, kind in _ZIP_KINDS} | {"odf"}
-    return _EXTENSIONS.get(ext) if _EXTENSIONS.get(ext) in known else None
+    return EXTENSION_FORMATS.get(ext) if EXTENSION_FORMATS.get(ext) in known else None
 
 
 def detect_format(path: Path, head: bytes) -> str:
@@ -203,7 +172,7 @@ def detect_format(path: Path, head: bytes) -> str:
         kind = _zip_kind(head, ext)
         if kind:
             return kind
-        if ext in _NEEDS_TIKA:
+        if ext in TIKA_ONLY:
             raise _needs_tika(ext)
         raise UnsupportedFormat(
             f"zip archive with no Word, Excel, PowerPoint or OpenDocument content ({path.name})"
@@ -217,9 +186,9 @@ def detect_format(path: Path, head: bytes) -> str:
         return "html"
     if _looks_like_email(stripped):
         return "eml"
-    if ext in _EXTENSIONS:
-        return _EXTENSIONS[ext]
-    if ext in _NEEDS_TIKA:
+    if ext in EXTENSION_FORMATS:
+        return EXTENSION_FORMATS[ext]
+    if ext in TIKA_ONLY:
         raise _needs_tika(ext)
     if b"\x00" not in head[:8192]:
         try:
@@ -228,7 +197,7 @@ def detect_format(path: Path, head: bytes) -> str:
         except UnicodeDecodeError as exc:
             if exc.start > 8180:  # a multi-byte character cut at the edge of the sample
                 return "text"
-    supported = ", ".join(sorted(_EXTENSIONS))
+    supported = ", ".join(sorted(EXTENSION_FORMATS))
     raise UnsupportedFormat(
         f"unsupported file type {ext or '(no extension)'}; supported: {supported}"
     )

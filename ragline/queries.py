@@ -7,9 +7,10 @@ from __future__ import annotations
 import asyncio
 import json
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
+from core.formats import doc_type_filter
 from core.types import Principal, QueryFilter
 from ragline.app import Ragline
 from ragline.limits import check_query, check_top_k
@@ -43,12 +44,14 @@ class Queries:
         task: str,
         context: dict[str, Any] | None = None,
         filters: dict[str, Any] | None = None,
+        doc_types: Collection[str] = (),
     ) -> tuple[str, int | None, TaskContext]:
         """The question, top_k and task context of a query, checked against the limits
-        (InvalidRequest if bad): what `run` checks first, for a door that must refuse bad
-        input before it answers in another way (a stream)."""
+        (InvalidRequest if bad), and its doc_types: what `run` checks first, for a door
+        that must refuse bad input before it answers in another way (a stream)."""
         api = self.rag.settings.api
         task_context = _task_context(task, context, filters)
+        doc_type_filter(doc_types)
         return check_query(question, task_context, api), check_top_k(top_k, api), task_context
 
     async def run(
@@ -65,7 +68,9 @@ class Queries:
     ) -> dict[str, Any]:
         """The search's or the answer's view (`ragline.render`), with `cached`. Bad input
         raises InvalidRequest before any work."""
-        question, top_k, task_context = self.checked(question, top_k, task, context, filters)
+        question, top_k, task_context = self.checked(
+            question, top_k, task, context, filters, doc_types
+        )
         await self.before()
         options = {
             "top_k": top_k,

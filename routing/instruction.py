@@ -20,6 +20,7 @@ from datetime import date
 from typing import Any
 
 from core.errors import InvalidRequest
+from core.formats import doc_type_filter
 from core.types import QueryFilter
 
 CONTEXT_KEYS = frozenset(
@@ -95,8 +96,12 @@ class TaskContext:
             region=region.strip(),
             date_from=date_from,
             date_to=date_to,
-            doc_types=_strings(data.get("doc_types"), "doc_types")
-            + _strings(data.get("doc_type"), "doc_type"),
+            doc_types=tuple(
+                sorted(
+                    doc_type_filter(_strings(data.get("doc_types"), "doc_types"))
+                    | doc_type_filter(_strings(data.get("doc_type"), "doc_type"), "doc_type")
+                )
+            ),
             departments=_strings(data.get("departments"), "departments")
             + _strings(data.get("department"), "department"),
         )

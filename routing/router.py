@@ -18,6 +18,9 @@ from routing.intent import Intent, detect_intent
 
 DEFAULT_RULES = Path(__file__).with_name("rules.toml")
 KNOWN_SOURCES = frozenset({"keyword", "dense", "graph"})
+# Tasks Ragline itself sends: a plain question, and the agent loop's searches. Both route
+# by the question's intent unless a rule names them.
+OWN_TASKS = frozenset({"qa", "agent"})
 MATCH_KEYS = frozenset({"task", "role", "intent", "language"})
 
 
@@ -112,11 +115,14 @@ class Router:
         self.rules = tuple(_parse_rule(r, str(path)) for r in data.get("rule", []))
         if not self.rules:
             raise ConfigError(f"routing rules {path}: no [[rule]] entries")
+        named = (t for r in self.rules for t in r.match.get("task", ()))
+        self._tasks = OWN_TASKS | frozenset(named)
 
     @property
     def tasks(self) -> frozenset[str]:
-        """Task types some rule names (others still route, by intent)."""
-        return frozenset(t for r in self.rules for t in r.match.get("task", ()))
+        """Task types some rule names, and Ragline's own (`OWN_TASKS`); others still route,
+        by intent."""
+        return self._tasks
 
     def rule(self, name: str) -> Rule:
         return next(r for r in self.rules if r.name == name)

@@ -64,7 +64,7 @@ def asked(messages: list[ChatMessage], ctx: ApiContext, opts: ChatOptions) -> No
     if last is None or last.role != "user":
         raise ApiError(422, "the last message with text must be a user message to answer")
     question = check_question(last.text(), ctx.settings.api)
-    ctx.queries.checked(question, opts.top_k, opts.task)
+    ctx.queries.checked(question, opts.top_k, opts.task, doc_types=opts.doc_types)
 
 
 def turns_of(messages: list[ChatMessage]) -> list[Turn]:

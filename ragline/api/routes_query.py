@@ -47,7 +47,9 @@ async def ask(
 ) -> dict[str, Any] | StreamingResponse:
     if req.stream or "text/event-stream" in request.headers.get("accept", ""):
         # Bad input is refused before the stream opens, as it is without one.
-        ctx.queries.checked(req.question, req.top_k, req.task, req.context, req.filters)
+        ctx.queries.checked(
+            req.question, req.top_k, req.task, req.context, req.filters, req.doc_types
+        )
         return sse_response(_ask_events(req, principal, ctx))
     return await _query(req, principal, ctx, ask=True)
 

@@ -25,7 +25,7 @@ from ragline.api.context import Ctx
 from ragline.api.errors import ApiError
 
 router = APIRouter(prefix="/v1", tags=["viewer"])
-# By the document's format (ingestion.parse.FORMATS); any other is a download.
+# By the document's format (core.formats.FORMATS); any other is a download.
 _MEDIA = {
     "pdf": "application/pdf",
     "markdown": "text/plain; charset=utf-8",

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, model_validator
 
+from core.formats import DOC_TYPES_HELP
 from ragline.limits import without_surrogates
 
 CONTEXT_DESCRIPTION = (
@@ -35,7 +36,7 @@ class QueryRequest(RequestBody):
     top_k: StrictInt | None = Field(
         default=None, ge=1, description="Hits to return (1..max_top_k)."
     )
-    doc_types: list[str] = Field(default_factory=list, description="Only these formats.")
+    doc_types: list[str] = Field(default_factory=list, description=DOC_TYPES_HELP)
     task: str = Field(
         default="qa",
         max_length=64,
@@ -77,7 +78,7 @@ class ChatOptions(BaseModel):
     """The `ragline` extension of a chat request: same options as /v1/ask, plus the mode."""
 
     top_k: StrictInt | None = Field(default=None, ge=1)
-    doc_types: list[str] = Field(default_factory=list)
+    doc_types: list[str] = Field(default_factory=list, description=DOC_TYPES_HELP)
     task: str = Field(default="qa", max_length=64)
     mode: Literal["ask", "agent"] = Field(
         default="ask", description="ask: one cited answer; agent: the tool-calling loop."
@@ -120,7 +121,7 @@ class AgentRequest(RequestBody):
     messages: list[ChatMessage] | None = Field(
         default=None, description="A conversation; the last user message is answered."
     )
-    doc_types: list[str] = Field(default_factory=list, description="Only these formats.")
+    doc_types: list[str] = Field(default_factory=list, description=DOC_TYPES_HELP)
     task: str = Field(default="agent", max_length=64, description="Model routing task.")
 
 

@@ -19,6 +19,7 @@ from rich.text import Text
 # Start-up: `ragline --help` and the start of `ragline ask` must not pay for the stores,
 # models and web stack. Everything heavy is imported inside the command that needs it;
 # tests/ragline/test_cli_startup.py fails when a heavy module is imported here again.
+from core.formats import DOC_TYPES_HELP
 from core.ids import readable_source
 from ragline.bench.cli import bench_app
 from ragline.cli.common import (
@@ -66,7 +67,7 @@ ApiKeyOpt = Annotated[
 ]
 Tags = Annotated[list[str] | None, typer.Option("--tag", help="An access tag (repeatable).")]
 TopK = Annotated[int | None, typer.Option("--top-k", min=1, max=100)]
-DocTypes = Annotated[list[str] | None, typer.Option("--doc-type", help="Only these formats.")]
+DocTypes = Annotated[list[str] | None, typer.Option("--doc-type", help=DOC_TYPES_HELP)]
 Task = Annotated[
     str,
     typer.Option(
@@ -277,20 +278,25 @@ def _query(
     settings = settings_for(data_dir)
     if not (ask and settings.gateway.sources):  # the gateway's own sources can answer
         require_data(settings)
-    embedder = _embedder_loading(settings)
     from core.errors import InvalidRequest
-    from core.types import QueryFilter
-    from ragline.render import answer_view, search_view
+    from core.formats import doc_type_filter
     from routing.instruction import parse_filter_args
 
+    # Checked before the model starts loading: exiting while a thread is inside the
+    # model's native code aborts the process.
     try:
         context = parse_filter_args(filters or (), task)
+        doc_types = doc_type_filter(doc_type or (), "--doc-type")
     except InvalidRequest as exc:
         fail("error", exc, 2)
+    embedder = _embedder_loading(settings)
+    from core.types import QueryFilter
+    from ragline.render import answer_view, search_view
+
     rag = open_app(data_dir, embedder, settings)
     try:
         principal = _principal(user, role, tag)
-        where = QueryFilter.for_principal(principal, doc_types=frozenset(doc_type or ()))
+        where = QueryFilter.for_principal(principal, doc_types=doc_types)
         if ask:
             return answer_view(
                 rag.ask(question, principal, where=where, top_k=top_k, context=context)
@@ -333,6 +339,8 @@ def search(
             )
         )
         console.print("   " + h["text"][:300].replace("\n", " "))
+    for w in view["warnings"]:
+        err.print(f"note: {w}")
 
 
 @app.command()

@@ -15,9 +15,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from core.errors import InvalidRequest
+from core.formats import FORMATS
 from core.ids import readable_source
 from core.types import Chunk, Citation, Principal, QueryFilter
-from ingestion.parse import FORMATS
 from ragline.app import Ragline
 from ragline.limits import check_query, check_top_k
 from ragline.reading import DocumentReader
@@ -262,7 +262,10 @@ class RaglineTools:
         task_context = self._context(task, context)
         question, top_k = self._checked(question, top_k, task_context)
         await self._refresh()
-        where = QueryFilter.for_principal(self.principal, doc_types=frozenset(doc_types))
+        try:
+            where = QueryFilter.for_principal(self.principal, doc_types=doc_types)
+        except InvalidRequest as exc:  # an unknown format
+            raise ToolError(str(exc)) from exc
         result = await self.rag.asearch(
             question, self.principal, where=where, top_k=top_k, context=task_context
         )

@@ -58,6 +58,55 @@ def test_task_context_filters_and_route_object(client: TestClient) -> None:
     assert r.json()["route"]["rule"] == "exact-lookup"
 
 
+def test_doc_types_by_extension_and_unknown_ones_refused(client: TestClient) -> None:
+    """A doc_type filter names a format ("markdown") or an extension of it ("md"); one no
+    document can have ("pfd") is a 422 naming the known formats on every query door
+    (streamed too, before the stream opens), never a silent "not covered". A task no
+    routing rule names is served, with a warning."""
+    tag = uuid.uuid4().hex[:6]
+    up = upload(client, f"brovant-{tag}.md", _doc(f"Brovant{tag} valves close at 9 bar."), ALICE)
+    assert wait_job(client, up["job_id"], ALICE)["state"] == "searchable"
+    question = f"At what pressure do Brovant{tag} valves close?"
+    for doc_types in (["md"], [".MD"], ["markdown"]):
+        r = client.post(
+            "/v1/search", headers=ALICE, json={"question": question, "doc_types": doc_types}
+        )
+        assert r.status_code == 200, r.text
+        hits = r.json()["hits"]
+        assert hits[0]["source"] == up["source"], hits
+        assert all(h["source"].endswith(".md") for h in hits), hits
+    r = client.post(
+        "/v1/ask", headers=ALICE, json={"question": question, "filters": {"doc_type": "md"}}
+    )
+    assert r.status_code == 200 and r.json()["covered"], r.text
+    assert r.json()["route"]["filters"] == {"doc_type": ["markdown"]}
+
+    chat = {"messages": [{"role": "user", "content": question}]}
+    refused = [
+        ("/v1/search", {"question": question, "doc_types": ["pfd"]}),
+        ("/v1/ask", {"question": question, "doc_types": ["pfd"]}),
+        ("/v1/ask", {"question": question, "doc_types": ["pfd"], "stream": True}),
+        ("/v1/ask", {"question": question, "filters": {"doc_type": "pfd"}, "stream": True}),
+        ("/v1/chat/completions", {**chat, "ragline": {"doc_types": ["pfd"]}}),
+        ("/v1/chat/completions", {**chat, "stream": True, "ragline": {"doc_types": ["pfd"]}}),
+        ("/v1/agent", {"question": question, "doc_types": ["pfd"]}),
+    ]
+    for path, body in refused:
+        r = client.post(path, headers=ALICE, json=body)
+        assert r.status_code == 422, (path, body, r.text)
+        message = r.json()["error"]["message"]
+        assert "'pfd' is not a document format" in message and "markdown" in message, message
+
+    r = client.post(
+        "/v1/search", headers=ALICE, json={"question": question, "task": "complaince_review"}
+    )
+    assert r.status_code == 200, r.text
+    warned = [w for w in r.json()["warnings"] if "complaince_review" in w]
+    assert warned and "compliance_review" in warned[0], r.json()["warnings"]
+    r = client.post("/v1/search", headers=ALICE, json={"question": question, "task": "lookup"})
+    assert not any("routing rule" in w for w in r.json()["warnings"]), r.json()["warnings"]
+
+
 def test_bad_context_is_a_clear_422(client: TestClient) -> None:
     r = client.post(
         "/v1/search", headers=ALICE, json={"question": "x", "context": {"date_range": "soon"}}

@@ -165,6 +165,8 @@ def alice(corpus: Corpus) -> dict[str, Any]:
             "search_budget": await call(s, "search", question=BUDGET_Q, top_k=8),
             "search_md": await call(s, "search", question=OPENING_Q, doc_types=["markdown"]),
             "search_pdf": await call(s, "search", question=OPENING_Q, doc_types=["pdf"]),
+            "search_md_ext": await call(s, "search", question=OPENING_Q, doc_types=["md"]),
+            "search_pfd": await call(s, "search", question=OPENING_Q, doc_types=["pfd"]),
             "docs": await call(s, "list_documents", limit=50),
             "meta_public": await call(s, "get_document_meta", doc_id=corpus.public_id),
             "meta_finance": await call(s, "get_document_meta", doc_id=corpus.finance_id),
@@ -252,6 +254,10 @@ def test_search_narrows_by_format(alice: dict[str, Any], corpus: Corpus) -> None
     md = alice["search_md"].data["hits"]
     assert md and md[0]["doc_id"] == corpus.public_id and "8:30" in md[0]["text"]
     assert alice["search_pdf"].data["hits"] == []
+    # An extension names its format; a format no document can have is an error.
+    assert alice["search_md_ext"].data["hits"] == md
+    pfd = alice["search_pfd"]
+    assert pfd.error and "'pfd' is not a document format" in pfd.text, pfd.text
 
 
 def test_bad_input_is_a_tool_error_with_a_reason(alice: dict[str, Any]) -> None:

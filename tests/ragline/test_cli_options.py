@@ -71,3 +71,13 @@ def test_a_choice_outside_the_list_is_worded_plainly(
     last = choices.split(", ")[-1]
     chosen = CliRunner().invoke(cli, [*command, option, last, "--data-dir", str(data_dir)])
     assert chosen.exit_code == 0, chosen.output
+
+
+@pytest.mark.parametrize("command", ["search", "ask"])
+def test_an_unknown_doc_type_is_refused_plainly(data_dir: Path, command: str) -> None:
+    """Before the stores open: a filter no document can match is a mistake to name, not a
+    "not covered"."""
+    args = [command, "which port?", "--doc-type", "pfd", "--data-dir", str(data_dir)]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: --doc-type: 'pfd' is not a document format; known:")

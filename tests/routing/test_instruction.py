@@ -61,6 +61,8 @@ def test_entities_alone_are_a_query() -> None:
         ({"date_range": "2024-05-01..2024-01-01"}, "empty"),
         ({"entities": [1, 2]}, "list of strings"),
         ({"task": "DROP TABLE"}, "task name"),
+        ({"doc_types": ["pfd"]}, "doc_types: 'pfd' is not a document format"),
+        ({"doc_type": "markdwon"}, "doc_type: 'markdwon'"),
     ],
 )
 def test_bad_context_is_refused(data: dict[str, object], message: str) -> None:
@@ -73,10 +75,16 @@ def test_cli_filter_flags() -> None:
         ["doc_type=pdf,docx", "department=it", "date_range=2024-01-01..", "entities=TiKV"],
         task="troubleshooting",
     )
-    assert ctx.task == "troubleshooting" and ctx.doc_types == ("pdf", "docx")
+    assert ctx.task == "troubleshooting" and ctx.doc_types == ("docx", "pdf")
     assert ctx.departments == ("it",) and ctx.date_from == date(2024, 1, 1) and not ctx.date_to
     with pytest.raises(InvalidRequest, match="key=value"):
         parse_filter_args(["pdf"])
+    # Extensions name the format files are stored as.
+    assert parse_filter_args(["doc_type=md,HTM", "doc_types=csv"]).doc_types == (
+        "html",
+        "markdown",
+        "text",
+    )
 
 
 def test_llm_instruction_cached_and_rules_fallback() -> None:
