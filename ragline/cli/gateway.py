@@ -143,7 +143,7 @@ def trace(
     from core.types import Principal
     from ragline.app import NotAllowed
 
-    rag = open_app(data_dir)
+    rag = open_app(data_dir, existing=True)  # reads only: a mistyped dir is no empty store
     try:
         principal = Principal(user="cli", roles=frozenset(role or ()), superuser=not role)
         try:
@@ -191,7 +191,7 @@ def recall(user: User = "cli", data_dir: DataDir = None, as_json: AsJson = False
     from core.types import Principal
     from ragline.render import block_view
 
-    rag = open_app(data_dir)
+    rag = open_app(data_dir, existing=True)
     try:
         blocks = [block_view(b) for b in rag.recall(Principal(user=user))]
     finally:

@@ -23,6 +23,8 @@ READ_ONLY = [
     ["audit", "export"],
     ["alerts", "check"],
     ["delete", "0123456789abcdef"],
+    ["trace", "0123456789abcdef"],
+    ["recall"],
 ]
 
 
