@@ -60,6 +60,9 @@ class Document:
     department: str = ""
     source_trust: float = 1.0
     modified: date | None = None
+    # The title was given (an upload's or ingest's title, a metadata update), not parsed:
+    # a new version given none keeps it, where a parsed one follows the new content.
+    title_stated: bool = False
 
     @property
     def handle(self) -> str:

@@ -39,6 +39,8 @@ class DocumentRow(Base):
     modified: Mapped[date | None] = mapped_column(Date, nullable=True)
     deleted: Mapped[bool] = mapped_column(Boolean, default=False)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+    # The title was given by a writer, not parsed (None in rows made before it: parsed).
+    title_stated: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class DeploymentSecretRow(Base):

@@ -618,6 +618,7 @@ class DocumentIngestor:
             department=pick(wanted.department, "department", ""),
             source_trust=pick(wanted.source_trust, "source_trust", 1.0),
             modified=wanted.modified or modified or date.fromtimestamp(path.stat().st_mtime),
+            title_stated=bool(wanted.title) or pick(None, "title_stated", False),
         )
 
     def _authorized(self, doc_id: str, wanted: _Wanted, source: str) -> Document | None:
@@ -678,7 +679,9 @@ class DocumentIngestor:
         existing = self._authorized(doc_id, wanted, source)
         # Parsers fall back on the file's stem: for an upload that is its content hash.
         parsed_title = parsed.title if parsed.title != path.stem else ""
-        title = wanted.title or parsed_title or Path(wanted.name).stem
+        # A title a writer gave stays until one is given again; a parsed one follows.
+        kept = existing.title if existing is not None and existing.title_stated else ""
+        title = wanted.title or kept or parsed_title or Path(wanted.name).stem
         # The date the text says it takes effect (or was published), else the file's.
         stated = effective_date(b.text for b in blocks)
         document = self._document(path, source, doc_id, doc_format, wanted, existing, title, stated)
@@ -833,6 +836,8 @@ class DocumentIngestor:
                 existing.modified,
             )
             changed = [f for f in _METADATA_FIELDS if getattr(document, f) != getattr(existing, f)]
+            if document.title_stated != existing.title_stated and "title" not in changed:
+                changed.append("title")  # the parsed title, now given: kept by new versions
             if not changed:
                 return FileOutcome(str(path), "unchanged", "", existing.doc_id, version)
             wanted.check_current()

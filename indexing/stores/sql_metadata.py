@@ -100,6 +100,7 @@ def _document(row: DocumentRow) -> Document:
         department=row.department,
         source_trust=row.source_trust,
         modified=row.modified,
+        title_stated=bool(row.title_stated),
     )
 
 
@@ -447,8 +448,9 @@ class SqlMetadataStore:
             # file at once (`serve --workers N`) take turns, or both would create a table.
             with _sqlite_file_lock(self.engine, "schema"):
                 Base.metadata.create_all(self.engine)
-                _drop_sqlite_source_unique(self.engine)
+                # Columns first: the copy that drops the old UNIQUE names every column.
                 _add_sqlite_columns(self.engine)
+                _drop_sqlite_source_unique(self.engine)
         else:
             # A shared server database changes only through Alembic revisions.
             from indexing.migrate import upgrade
@@ -640,6 +642,7 @@ class SqlMetadataStore:
                     modified=document.modified,
                     deleted=False,
                     updated_at=now,
+                    title_stated=document.title_stated,
                 )
             )
             existing = s.get(VersionRow, (version.doc_id, version.version))
@@ -873,6 +876,7 @@ class SqlMetadataStore:
             if doc is None or doc.deleted:
                 return False
             doc.title = document.title
+            doc.title_stated = document.title_stated
             doc.doc_type = document.doc_type
             doc.acl_tags = json.dumps(sorted(document.acl_tags))
             doc.department = document.department

@@ -440,6 +440,7 @@ def test_an_embedded_file_from_before_keeps_its_rows_and_loses_the_unique_key(
         assert inspect(store.engine).get_unique_constraints("documents") == []
         (old,) = store.documents_at("upload:x.md")
         assert old.doc_id == "abc" and old.acl_tags == frozenset({"alpha"})
+        assert not old.title_stated  # a column added since: the title counts as parsed
         _stage(store, Document("def", "upload:x.md", "X", "markdown"), b"another")
         assert len(store.documents_at("upload:x.md")) == 2
     finally:

@@ -177,3 +177,39 @@ def test_the_same_bytes_keep_the_format_they_were_read_as(rag: Ragline, tmp_path
     assert again.status == "unchanged", again
     doc = rag.stores.metadata.document(first.doc_id)
     assert doc is not None and doc.doc_type == "text"
+
+
+def test_a_given_title_outlives_new_versions_a_parsed_one_follows_them(
+    rag: Ragline, tmp_path: Path
+) -> None:
+    """A writer's title stays on a new version uploaded without one (it took the new
+    version's parsed heading instead); a parsed title follows the content."""
+    path = tmp_path / "plan.md"
+
+    def write(version: int, title: str | None) -> str:
+        path.write_text(f"# Rollout draft {version}\n\nStep {version}: ship the Quorbex.\n")
+        out = rag.ingestor.ingest(path, source="upload:plan", title=title)
+        assert out.status == "indexed", out
+        doc = rag.stores.metadata.document(out.doc_id)
+        assert doc is not None
+        return doc.title
+
+    assert write(1, None) == "Rollout draft 1"  # parsed
+    assert write(2, None) == "Rollout draft 2"  # parsed again, from the new content
+    assert write(3, "Quorbex rollout plan") == "Quorbex rollout plan"
+    assert write(4, None) == "Quorbex rollout plan"  # given: kept
+    assert write(5, "Plan B") == "Plan B"  # given again: replaced
+    rag.sync()
+    hit = rag.search("Quorbex", WRITER).hits[0]
+    assert hit.chunk.title == "Plan B" and "Step 5" in hit.chunk.text
+
+    # Giving the title it has already (a parsed one) pins it: a metadata update.
+    other = tmp_path / "other.md"
+    other.write_text("# Spare parts\n\nKeep two Quorbex gaskets.\n")
+    assert rag.ingestor.ingest(other, source="upload:other").status == "indexed"
+    pinned = rag.ingestor.ingest(other, source="upload:other", title="Spare parts")
+    assert (pinned.status, pinned.reason) == ("updated", "metadata updated: title")
+    other.write_text("# Spare parts, 2027\n\nKeep three Quorbex gaskets.\n")
+    assert rag.ingestor.ingest(other, source="upload:other").status == "indexed"
+    doc = rag.stores.metadata.document(pinned.doc_id)
+    assert doc is not None and doc.title == "Spare parts" and doc.title_stated
