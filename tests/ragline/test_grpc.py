@@ -167,6 +167,15 @@ def test_upload_search_ask_meta(stub: pb_grpc.RaglineStub) -> None:
     with pytest.raises(grpc.RpcError) as empty:
         list(stub.Ask(pb.AskRequest(question="  "), metadata=READER))
     assert empty.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # A format no document can have is refused with the known ones, not "not covered".
+    for call in (
+        lambda: stub.Search(pb.SearchRequest(question="E102", doc_types=["pfd"]), metadata=READER),
+        lambda: list(stub.Ask(pb.AskRequest(question="E102", doc_types=["pfd"]), metadata=READER)),
+    ):
+        with pytest.raises(grpc.RpcError) as unknown:
+            call()
+        assert unknown.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "'pfd' is not a document format" in (unknown.value.details() or "")
 
 
 def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub) -> None:
