@@ -762,7 +762,8 @@ def _table_parts(
 
 def _row_lines(block: Block, n_body: int) -> list[int] | None:
     """Source line of each body row when the block's line span matches its rows exactly:
-    a Markdown table (header, separator, rows) or a sheet/CSV (header, rows)."""
+    a Markdown table (header, separator, rows), a sheet/CSV (header, rows), or rows
+    alone (a headerless table, or one going on from the page before under its header)."""
     if not block.rows:
         return None
     span = block.line_end - block.line_start + 1
@@ -770,6 +771,8 @@ def _row_lines(block: Block, n_body: int) -> list[int] | None:
         offset = 2
     elif span == n_body + 1:
         offset = 1
+    elif span == n_body:
+        offset = 0
     else:
         return None
     return [block.line_start + offset + r for r in range(n_body)]

@@ -16,7 +16,7 @@ import itertools
 import re
 import statistics
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.metadata import version
 from pathlib import PurePath
 from typing import Any
@@ -567,6 +567,57 @@ def _flush(b: BlockBuilder, page: int, group: list[_Line], mode: str) -> str:
     return ""
 
 
+def _continue_tables(pages: list[_Page]) -> None:
+    """A table that goes on at the top of the next page without its header gets the
+    header of the table it continues: otherwise its first data row is read as the header
+    ("Air handler AHU-2 | 3 months | ..."), and every row below it is quoted under the
+    wrong column names. It continues the previous page's last table when nothing but
+    footnotes (two lines at most, no heading) follows that table, nothing but running
+    headers comes before it, it has no caption of its own and as many columns, and its
+    first row is no header: none at all, or one holding more numbers than the header it
+    would replace (a repeated header row is a header, and stays one)."""
+    for before, page in itertools.pairwise(pages):
+        last, first = _table_lines(before), _table_lines(page)
+        if not last or not first:
+            continue
+        k = max(last, key=lambda t: last[t][1])
+        j = min(first, key=lambda t: first[t][0])
+        after_last = [ln for ln in _live(before) if ln.no > last[k][1]]
+        above_first = [ln for ln in _live(page) if ln.no < first[j][0]]
+        if above_first or len(after_last) > 2 or any(ln.heading for ln in after_last):
+            continue
+        prev, table = before.tables[k], page.tables[j]
+        header, top = prev.rows[0], table.rows[0]
+        if table.captions or len(top) != len(header):
+            continue
+        if not any(top):
+            rows = table.rows[1:]  # read as headerless: the header is missing
+        elif _digit_cells(top) > _digit_cells(header):
+            rows = table.rows  # its first data row was taken for a header
+        else:
+            continue
+        page.tables[j] = replace(table, rows=(header, *rows))
+
+
+def _table_lines(page: _Page) -> dict[int, tuple[int, int]]:
+    """Each table's first and last line number on the page (tables with lines only)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for ln in page.lines:
+        if ln.table >= 0:
+            lo, hi = spans.get(ln.table, (ln.no, ln.no))
+            spans[ln.table] = (min(lo, ln.no), max(hi, ln.no))
+    return spans
+
+
+def _live(page: _Page) -> list[_Line]:
+    """The page's text outside tables, running headers and footers left out."""
+    return [ln for ln in page.lines if not ln.dropped and ln.table < 0 and ln.text.strip()]
+
+
+def _digit_cells(row: tuple[str, ...]) -> int:
+    return sum(any(ch.isdigit() for ch in cell) for cell in row)
+
+
 def _emit_table(b: BlockBuilder, p: _Page, k: int) -> None:
     t = p.tables[k]
     nos = [ln.no for ln in p.lines if ln.table == k] or [1]
@@ -751,6 +802,7 @@ def _parse(pdf: Any, name: str) -> ParsedDocument:
             for ln in p.lines:
                 ln.heading = 0
         _font_headings(pages, body)
+    _continue_tables(pages)
     b = _assemble(pages)
     title = _title(pdf, pages, body, name)
     return ParsedDocument(tuple(b.blocks), len(pdf), title, PARSER, True, tuple(warnings))

@@ -1,4 +1,4 @@
-"""Shared by the ingestion tests: a one-page PDF built from a content stream."""
+"""Shared by the ingestion tests: PDFs built from content streams."""
 
 from __future__ import annotations
 
@@ -34,3 +34,23 @@ def one_page_pdf(
             + b"\nendstream"
         )
     return pdf_bytes(objs, trailer_extra=b"/Info 6 0 R")
+
+
+def pages_pdf(contents: list[str]) -> bytes:
+    """A PDF of A4 pages, each drawing one content stream (Helvetica as /F1)."""
+    n = len(contents)
+    kids = " ".join(f"{3 + 2 * i} 0 R" for i in range(n))
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        f"<< /Type /Pages /Kids [{kids}] /Count {n} >>".encode(),
+    ]
+    font = 3 + 2 * n
+    for content in contents:
+        stream = content.encode("latin-1")
+        objs.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents %d 0 R "
+            b"/Resources << /Font << /F1 %d 0 R >> >> >>" % (len(objs) + 2, font)
+        )
+        objs.append(b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream")
+    objs.append(_FONT)
+    return pdf_bytes(objs)
