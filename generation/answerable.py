@@ -46,6 +46,7 @@ from core.text import (
     latin_words_at,
     query_terms,
     starts_latin_word,
+    stem,
     tagged_words,
     word_frequency,
 )
@@ -56,7 +57,7 @@ from generation.attribute import checks_facet, facet_unmet, opposite_stated
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, normalise_ws
 from generation.similarity import Similarity
-from generation.slots import SCAFFOLDING, row_substitution, substitution
+from generation.slots import SCAFFOLDING, cell_substitution, row_substitution, substitution
 
 # ASCII digits, or Chinese numerals used as a quantity (followed by a unit or measure word);
 # 第N条/第N章 are references to a clause, not quantities.
@@ -130,6 +131,9 @@ _ASKS_OTHER = re.compile(
     r"^\W*what\s+(?:would|do|does|did|should|must|can|could|will|shall)\b",
     re.IGNORECASE,
 )
+# A code of capitals, a hyphen and a number ("CH-3", "ERR-404", "EQ-106"): one thing, whose
+# siblings differ in the number only ("CH-1"); matched whole, never word by word.
+_CODE = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*-\d[\w\-]*(?<!-)", re.ASCII)
 # Mixed-case names, all-caps-then-lower names, and letter+digit identifiers.
 _NUMBER_WORD = re.compile(
     r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
@@ -159,7 +163,7 @@ _MONTH_ZH = re.compile(r"(?<![\d])(1[0-2]|0?[1-9])月")
 # Identifiers with a digit that name one thing: "P12.1.2", "7.5", "v3", "ERR-404".
 _IDENT = re.compile(
     r"(?<![\w.])(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z.])[A-Za-z0-9][\w\-]*(?:\.\w+)+"
-    r"|(?<![\w.])[A-Za-z]+\d[\w.\-]*",
+    rf"|(?<![\w.])[A-Za-z]+\d[\w.\-]*|(?<![\w.\-]){_CODE.pattern}",
     re.ASCII,
 )
 # A capitalised word (or run of them) in an English question, not at its start.
@@ -864,6 +868,8 @@ def _name_found(name: str, text: str) -> bool:
     quoted titles compared without spaces and punctuation ("Java 开发手册（黄山版）")."""
     if _found(name, text):
         return True
+    if _CODE.fullmatch(name):  # "CH-3" is not found in "CH-1 … 3 months"
+        return False
     if has_han(name):
         squashed = re.sub(r"[\W_]+", "", name.lower())
         return bool(squashed) and squashed in re.sub(r"[\W_]+", "", text)
@@ -872,6 +878,54 @@ def _name_found(name: str, text: str) -> bool:
     # Vesuvius, "Washington" for Washington State): its other words are enough.
     own = [w for w in words if w.lower() not in _DESIGNATORS] or words
     return len(words) > 1 and all(_found(w, text) for w in own)
+
+
+# A question about what a row lacks ("Which city has no staff cap?") is answered by the row
+# whose cell is empty.
+_ASKS_ABSENCE = re.compile(r"\b(?:no|not|without|missing|empty|blank|lacks?)\b|没有|无|缺|空", re.I)
+_HEADER_WORD = re.compile(r"[\u3400-\u9fff]{2,}|[^\W_]*[^\W\d_][^\W_]*")
+
+
+def _empty_column_asked(question: str, row: Candidate) -> str:
+    """The column the question asks for, which the quoted row leaves empty: asked for the
+    staff's hotel cap in Chengdu, the Chengdu row has the manager's cap only. A word of
+    an empty column's header names it when the question has it and the row's other
+    headers and cells do not (a shared word, "Price (USD)" beside an empty "Price (EUR)",
+    names neither), and the question does not use it inside the document's title
+    ("员工差旅标准" is the policy, not the staff column). Not for questions about what a
+    row lacks."""
+    if not row.empty or _ASKS_ABSENCE.search(question):
+        return ""
+    lowered = question.lower()
+    asked = {stem(w) for w in _HEADER_WORD.findall(lowered) if not has_han(w)}
+    present = " ".join(f"{h} {v}" for h, v in row.cells).lower()
+    held = {stem(w) for w in _HEADER_WORD.findall(present) if not has_han(w)}
+    title = " ".join((row.chunk.title, *row.chunk.section_path)).lower()
+    for header in row.empty:
+        for word in _HEADER_WORD.findall(header.lower()):
+            if has_han(word):  # by its character pairs: 存放 of 存放位置
+                pairs = [word[i : i + 2] for i in range(len(word) - 1)]
+                if not any(
+                    p in lowered and p not in present and not _in_title_phrase(p, lowered, title)
+                    for p in pairs
+                ):
+                    continue
+            elif len(word) < 2 or word in STOPWORDS or stem(word) not in asked - held:
+                continue
+            return f"the table gives no {header!r} for the row quoted"
+    return ""
+
+
+def _in_title_phrase(word: str, question: str, title: str) -> bool:
+    """Whether the question writes the Han word as part of a longer piece of the title
+    (two characters more on either side)."""
+    i = question.find(word)
+    while i >= 0:
+        for piece in (question[max(0, i - 2) : i + len(word)], question[i : i + len(word) + 2]):
+            if len(piece) > len(word) and piece in title:
+                return True
+        i = question.find(word, i + 1)
+    return False
 
 
 def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
@@ -1531,8 +1585,15 @@ def judge(
                 f"the table has no row with {other.anchor} {other.asked!r} "
                 f"(the row quoted has {other.instead!r})"
             )
+        elif (cell := cell_substitution(question, best.cells)) is not None:
+            row_miss = (
+                f"the row quoted is {cell.anchor!r}, with {cell.instead!r} where the "
+                f"question has {cell.asked!r}"
+            )
     if not row_miss and chosen[0].is_table_row:
         row_miss = _row_of_another(question, chosen[0], retrieved)
+    if not row_miss and chosen[0].is_table_row:
+        row_miss = _empty_column_asked(question, chosen[0])
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row")
     if missing_han:  # after the sibling and row checks, which say more

@@ -765,6 +765,10 @@ def _markdown_table(rows: Sequence[Candidate], terms: Sequence[str]) -> str:
             header = cand.cells[i][0]
             if header not in columns:
                 columns.append(header)
+    # In the table's own order: a row with an empty cell leaves its column out, and the
+    # next row's would come after the ones seen first (Q1, Q2, Q4, Q3).
+    order = {h: i for i, h in enumerate(rows[0].chunk.table_header)} if rows else {}
+    columns.sort(key=lambda h: order.get(h, len(order)))
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for cand in rows:
         values = dict(cand.cells)

@@ -54,6 +54,8 @@ class Candidate:
     own_line: bool = False
     # Table rows only: (header, value) pairs in column order, empty cells dropped.
     cells: tuple[tuple[str, str], ...] = ()
+    # Table rows only: the headers of the columns this row leaves empty.
+    empty: tuple[str, ...] = ()
     # Table rows only: the lines just before the table (its caption, the breadcrumb).
     # They are part of what a row means ("修订历史"), so they count when matching.
     context: str = ""
@@ -281,6 +283,9 @@ def _table_candidates(
                     start + len(out),
                     pages[line],
                     cells=pairs,
+                    empty=tuple(
+                        h for i, h in enumerate(header) if h and not (row[i : i + 1] or [""])[0]
+                    ),
                     context=context,
                     first_line=line,
                     last_line=line,

@@ -376,3 +376,40 @@ def row_substitution(
             continue
         return Substitution(asked, header, value)
     return None
+
+
+_CELL_WORD = re.compile(r"[^\W_][\w.\-]*", re.UNICODE)
+_CELL_SPAN = 4  # the question's words between the first and last it shares with a cell
+
+
+def cell_substitution(question: str, cells: Collection[tuple[str, str]]) -> Substitution | None:
+    """A quoted table row named by part of one of its cells with another word in its
+    place: asked for "Steel nut M8", the row's Product is "Steel bolt M8"; asked for
+    "Steel washer M8", the same. A cell names its row canonically, so a word of the
+    question between two of the cell's words (within a few words) that the cell does not
+    have, while the cell has a word the question lacks, names another thing. Spaced
+    languages only (Chinese: `row_substitution` and `substitution`); words compared by
+    their stems ("bolts" is "bolt")."""
+    if has_han(question):
+        return None
+    asked = [w.rstrip(".-") for w in _CELL_WORD.findall(question.lower())]
+    stems = [stem(w) for w in asked]
+    for _, value in cells:
+        if not value or len(value) > 40 or _LIST_MARK.search(value):
+            continue  # a description or a list of things, not a name
+        written = [w.rstrip(".-") for w in _CELL_WORD.findall(value.lower())]
+        cell = [stem(w) for w in written]
+        if not 2 <= len(cell) <= 5:
+            continue
+        shared = [i for i, s in enumerate(stems) if s in cell]
+        if len({stems[i] for i in shared}) < 2 or shared[-1] - shared[0] > _CELL_SPAN:
+            continue
+        between = [
+            asked[i]
+            for i in range(shared[0] + 1, shared[-1])
+            if stems[i] not in cell and not _barrier(asked[i])
+        ]
+        lacking = [w for w, s in zip(written, cell, strict=True) if s not in stems]
+        if between and lacking:
+            return Substitution(between[0], value, lacking[0])
+    return None

@@ -591,3 +591,69 @@ def test_a_weekday_answers_when_in_other_languages() -> None:
         assert _judged_alone(question, hits, sentence).covered, question
     hits = make_hits(make_chunk("Die Bibliothek hat einen Lesesaal.\nDer Lesesaal ist groß."))
     assert not _judged_alone("Wann ist der Lesesaal geschlossen?", hits, "groß").covered
+
+
+def test_a_code_asked_is_matched_whole_not_by_a_sibling_code() -> None:
+    """ "CH-3" is one thing: a row for CH-1 (and a "3" elsewhere in the table) does not
+    answer it, in either language."""
+    table = make_chunk(
+        "| Asset | Interval | Cost |\n|---|---|---|\n| Chiller CH-1 | 3 months | 1,450 |\n"
+        "| Generator G-1 | 12 months | 900 |",
+        kind="table",
+    )
+    hits = make_hits(table)
+    assert _verdict("What does a service of the Chiller CH-1 cost?", hits).covered
+    for question, code in (
+        ("What does a service of the Chiller CH-3 cost?", "CH-3"),
+        ("How much is a service of the Generator G-2?", "G-2"),
+        ("CH-3 的保养费用是多少？", "CH-3"),
+    ):
+        miss = _verdict(question, hits)
+        assert not miss.covered and code in miss.reason, (question, miss)
+
+
+def test_a_row_named_with_another_word_in_its_name_is_another_things_row() -> None:
+    """A cell names its row: "Steel nut M8" is not the row "Steel bolt M8", though two of
+    its three words are; the row itself, in another order or plural, is."""
+    table = make_chunk(
+        "| SKU | Product | Stock |\n|---|---|---|\n| A-100 | Steel bolt M8 | 1,250 |\n"
+        "| B-200 | Copper wire 2.5 mm² | 340 m |",
+        kind="table",
+    )
+    hits = make_hits(table)
+    for question in (
+        "How much stock of Steel bolt M8 is there?",
+        "How much stock of M8 steel bolts is there?",
+        "What is the stock of the copper wire?",
+    ):
+        assert _verdict(question, hits).covered, question
+    for question, asked in (
+        ("How much stock of Steel nut M8 is there?", "nut"),
+        ("How much stock of Steel washer M8 is there?", "washer"),
+    ):
+        miss = _verdict(question, hits)
+        assert not miss.covered and f"question has {asked!r}" in miss.reason, miss
+
+
+def test_a_row_whose_cell_asked_is_empty_does_not_answer() -> None:
+    """The Chengdu row has the manager's cap only: asked for the staff's (in either
+    language), it answers nothing, and another column of it still answers."""
+    table = make_chunk(
+        "| 城市 City | 经理 Manager | 员工 Staff |\n|---|---|---|\n"
+        "| 北京 Beijing | 900 元/晚 | 600 元/晚 |\n| 成都 Chengdu | 700 元/晚 |  |",
+        kind="table",
+        title="员工差旅标准 Travel allowance policy",
+    )
+    chengdu = next(c for c in candidates(table, 0) if "Chengdu" in c.text)
+    assert chengdu.empty == ("员工 Staff",)
+
+    def verdict(question: str) -> Verdict:  # the Chengdu row quoted
+        return judge(question, "general", [chengdu.text], [chengdu], [table])
+
+    assert verdict("What is the hotel cap for managers in Chengdu?").covered
+    for question in ("What is the hotel cap for staff in Chengdu?", "成都员工的住宿上限是多少？"):
+        miss = verdict(question)
+        assert not miss.covered and "员工 Staff" in miss.reason, (question, miss)
+    # 员工 of the policy's title is not the staff column.
+    assert verdict("员工差旅标准规定成都经理的住宿上限是多少？").covered
+    assert _verdict("What is the hotel cap for staff in Beijing?", make_hits(table)).covered
