@@ -53,7 +53,7 @@ from core.text import (
 from core.types import Chunk
 from generation.answer_type import MONTH_WORD, asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
-from generation.attribute import checks_facet, facet_unmet, opposite_stated
+from generation.attribute import COLUMN_FLOOR, checks_facet, facet_unmet, opposite_stated
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, normalise_ws
 from generation.similarity import Similarity
@@ -950,6 +950,15 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
     return f"the table has no row for {', '.join(repr(t) for t in absent)}" if absent else ""
 
 
+def _counted_in_column(unit: str, row: Candidate, similarity: Similarity | None) -> bool:
+    """Whether a quoted table row has a number in a column whose header means the unit
+    asked ("How many employees …?" of a Staff column)."""
+    headers = [h for h, v in row.cells if h and any(ch.isdigit() for ch in v)]
+    if similarity is None or not headers:
+        return False
+    return max(similarity(unit, headers), default=0.0) >= COLUMN_FLOOR
+
+
 def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -> str:
     """A quoted row keyed by a name the question does not give ("TiFlash Write Node"),
     none of whose cells holds the names it does give, while a retrieved table has a row
@@ -1303,13 +1312,13 @@ def _facet_miss(
     retrieved: Sequence[Chunk],
     doc_names: str,
     similarity: Similarity | None,
-    row: bool = False,
+    cells: Sequence[tuple[str, str]] = (),
 ) -> str:
     """Why the quote does not say what is asked of its topic (`facet_unmet`,
     `opposite_stated`), or "" when it does. The topic: of the names the question gives
     (`written` and those of other languages), the one(s) the most retrieved passages
-    mention. The others (a landmark, a district, a title) say what is asked of it. `row`:
-    the quote is a table row."""
+    mention. The others (a landmark, a district, a title) say what is asked of it. `cells`:
+    the quoted table row's (column, value) pairs, if it is one."""
     if not checks_facet(question):
         return ""
     asked = [*written, *(n for n, _ in inflected_names(question))]
@@ -1319,7 +1328,7 @@ def _facet_miss(
         counts = {n: sum(_name_found(n, t) for t in texts) for n in asked}
         top = max(counts.values())
         topic = [n for n, c in counts.items() if c == top]
-    facet = facet_unmet(question, quoted, scope, topic, doc_names, similarity, row)
+    facet = facet_unmet(question, quoted, scope, topic, doc_names, similarity, cells)
     if facet:
         return "the quoted evidence says nothing of " + ", ".join(repr(t) for t in facet)
     opposite = opposite_stated(question, quoted, scope, topic, doc_names)
@@ -1500,9 +1509,10 @@ def judge(
         )
     unit = asked_unit(question) if quantity else ""
     # A Han unit is counted in the quoted sentences themselves: "多少年" needs a number of
-    # years there. (A table states its unit once, in the header or caption.)
+    # years there. (A table states its unit once, in the header or caption, and may name
+    # it otherwise: "employees" counted in a Staff column.)
     if unit and (
-        not _unit_found(unit, evidence)
+        not (_unit_found(unit, evidence) or _counted_in_column(unit, chosen[0], similarity))
         or (
             has_han(unit)
             and not chosen[0].is_table_row
@@ -1611,7 +1621,7 @@ def judge(
         retrieved,
         doc_names,
         similarity,
-        chosen[0].is_table_row,
+        chosen[0].cells,
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")

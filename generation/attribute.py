@@ -62,6 +62,13 @@ MIN_ROW_FACET = 1
 # states the facet in other words (multilingual sets: paraphrases 0.24-0.39, quotes on
 # another facet -0.02-0.10, with the default embedder).
 MEANING_FLOOR = 0.2
+# A facet word this close in meaning to a column's header names that column in other
+# words (default embedder: employees / Staff 0.79, geöffnet / Öffnung 0.77, memory / 内存
+# 0.69; columns a table does not have: warranty / Location 0.19, denied / Permit 0.46,
+# income / Fiscal Year 0.45, population / State 0.33).
+COLUMN_FLOOR = 0.5
+# A cell value of at most this many words names its row; a longer one is a description.
+_KEY_WORDS = 6
 # Question words that ask for a kind of thing named right after them ("how" for a
 # measure: "how tall").
 _WHICH_TEXT = """
@@ -276,23 +283,53 @@ def facet_unmet(
     topic: Sequence[str],
     names: str,
     similarity: Similarity | None = None,
-    row: bool = False,
+    cells: Sequence[tuple[str, str]] = (),
 ) -> list[str]:
     """The facet words of the question (`asked_facet`) when neither the quoted sentences
-    (or table `row`, its cells with their column names) nor the headings they stand under
+    (or table row, `cells`: its (column, value) pairs) nor the headings they stand under
     (`scope`) state any of them, and, given a `similarity`, the quote's meaning is not
     close to the facet's either (both without the topic: "When did builders start work on
     …" / "Construction of … began on …" is a paraphrase, not another facet); [] when the
-    facet is met, or there is none."""
+    facet is met, or there is none. A row must also have the column asked
+    (`_column_unmet`)."""
     facet = asked_facet(question, topic, names)
     lang = stemmed_language(question)
     text = " ".join([*quoted, *scope]).lower()
-    least = MIN_ROW_FACET if row else MIN_FACET
-    if len(facet) < least or any(_says(t, text, lang) for t in facet):
+    least = MIN_ROW_FACET if cells else MIN_FACET
+    if len(facet) < least:
         return []
+    if any(_says(t, text, lang) for t in facet):
+        return _column_unmet(facet, cells, scope, lang, similarity) if cells else []
     if similarity is not None:
         asked = _without(question, topic)
         close = similarity(asked, [_without(q, topic) for q in quoted])
         if max(close, default=0.0) >= MEANING_FLOOR:
             return []
     return facet
+
+
+def _column_unmet(
+    facet: Sequence[str],
+    cells: Sequence[tuple[str, str]],
+    scope: Sequence[str],
+    lang: str,
+    similarity: Similarity | None,
+) -> list[str]:
+    """A row is named by the words its short values state ("centrifuge", "Mittwoch"):
+    they are its topic. What else the question asks must be one of its columns, by name,
+    in a long value (a description) or its headings, or in other words (a header close
+    in meaning to a word: "employees" / Staff, "geöffnet" / Öffnung); otherwise the row
+    does not have it ("What is the warranty period of the centrifuge?" of a row with a
+    quantity and a price). The words left unmet, or []."""
+    keys = " ".join(v for _, v in cells if len(v.split()) <= _KEY_WORDS).lower()
+    rest = [t for t in facet if not _says(t, keys, lang)]
+    long_values = (v for _, v in cells if len(v.split()) > _KEY_WORDS)
+    columns = " ".join([*(h for h, _ in cells), *long_values, *scope]).lower()
+    if not rest or any(_says(t, columns, lang) for t in rest):
+        return []
+    headers = [h for h, _ in cells if h]
+    if similarity is None or not headers:
+        return rest
+    close = any(max(similarity(t, headers), default=0.0) >= COLUMN_FLOOR for t in rest)
+    return [] if close else rest
+

@@ -13,6 +13,7 @@ from generation.answerable import (
 )
 from generation.extractive import extract
 from generation.passages import candidates
+from generation.similarity import Similarity
 
 
 def test_numeric_question_needs_a_number_in_the_evidence() -> None:
@@ -657,3 +658,19 @@ def test_a_row_whose_cell_asked_is_empty_does_not_answer() -> None:
     # 员工 of the policy's title is not the staff column.
     assert verdict("员工差旅标准规定成都经理的住宿上限是多少？").covered
     assert _verdict("What is the hotel cap for staff in Beijing?", make_hits(table)).covered
+
+
+def test_a_count_is_met_by_a_column_named_otherwise(meaning: Similarity) -> None:
+    """ "How many employees" of a row counting Staff: the column names the unit in other
+    words; a unit no column means is still refused."""
+    table = make_chunk(
+        "| Office | Staff |\n|---|---|\n| Oslo | 17 |\n| Lisbon | 42 |", kind="table"
+    )
+    oslo = next(c for c in candidates(table, 0) if "Oslo" in c.text)
+
+    def verdict(question: str) -> Verdict:
+        return judge(question, "count", [oslo.text], [oslo], [table], similarity=meaning)
+
+    assert verdict("How many employees are in the Oslo office?").covered
+    miss = verdict("How many cars are in the Oslo office?")
+    assert not miss.covered and miss.failed == "unit", miss

@@ -154,3 +154,22 @@ def test_judge_refuses_the_other_end_of_what_is_asked() -> None:
     question = "When does the Customs Office open?"
     ex = extract(question, hits)
     assert judge(question, "general", [q.text for q in ex.quotes], ex.chosen, [office]).covered
+
+
+def test_a_row_answers_only_a_column_it_has(meaning: Similarity) -> None:
+    """A row is named by its values ("centrifuge"); what is asked of it must be one of
+    its columns, by name or in other words ("employees": Staff), not a column the table
+    does not have ("warranty period")."""
+    equipment = [("ID", "EQ-101"), ("Equipment", "Centrifuge"), ("Unit price", "¥12,800")]
+    row = [" | ".join(f"{h}: {v}" for h, v in equipment)]
+    price = "What is the unit price of the centrifuge?"
+    warranty = "What is the warranty period of the centrifuge?"
+    assert facet_unmet(price, row, [], [], "", meaning, equipment) == []
+    assert facet_unmet(warranty, row, [], [], "", meaning, equipment) == ["warranty", "period"]
+    # (Before: the row's value "centrifuge" met the facet itself.)
+    assert facet_unmet(warranty, row, [], [], "", meaning, ()) == []
+    office = [("Office", "Oslo"), ("Staff", "17")]
+    staff = [" | ".join(f"{h}: {v}" for h, v in office)]
+    employees = "How many employees does the Oslo office have?"
+    assert facet_unmet(employees, staff, [], [], "", meaning, office) == []
+    assert facet_unmet("What is the monthly rent in Oslo?", staff, [], [], "", meaning, office)
