@@ -298,7 +298,10 @@ def _query_terms(text: str) -> tuple[str, ...]:
 _QUESTION_FORM = re.compile(
     r"多长时间|多少时间|多少钱|多少|多久|多长|多大|多高|多远|多重|多宽|多厚|多深|"
     r"几[年个次天种条项位名岁]|什么时候|何时|哪一?年|哪一?天|哪些|哪个|"
-    r"\bhow (?:many|much)\b",
+    r"\bhow (?:many|much)\b|"
+    # "What is the purpose of X?" asks what X is for: a description of X, which need not
+    # say "purpose" (and a passage saying "general purpose" is no answer).
+    r"\bwhat (?:is|are|was|were) the (?:purpose|role|function|significance|use)s? of\b",
     re.IGNORECASE,
 )
 _SOURCE_WORD_TEXT = """

@@ -94,6 +94,12 @@ def _best_doc(ex: Extract) -> str:
     return ex.quotes[0].sources[0].chunk.doc_id if ex.quotes and ex.quotes[0].sources else ""
 
 
+def _keys_row(rows: Sequence[Sequence[str]], key: str) -> bool:
+    """Whether a table has a row keyed (first cell) by `key`, in any case."""
+    key = key.lower()
+    return any(row and row[0].strip().lower() == key for row in rows)
+
+
 def _judge(
     question: str,
     intent: str,
@@ -235,6 +241,8 @@ class AnswerGenerator:
         """Other quotes to try when the best one fails the question's constraints; the
         first that meets them all answers, else the first reason stands.
 
+        - From the retrieved tables with a row keyed by what was asked, when the quote is
+          another row ("bearerFormat" quoted, "servers" asked).
         - Chosen by word overlap alone: similarity of meaning may have preferred a sentence
           that lacks what the question pins down (the number, the unit asked).
         - From another retrieved document, when the quote's document does not mention a
@@ -243,6 +251,10 @@ class AnswerGenerator:
         """
         if verdict.covered:
             return
+        if verdict.failed == "row" and verdict.asked:  # first: the row asked, if retrieved
+            keyed = [h for h in hits if _keys_row(h.chunk.table_rows, verdict.asked)]
+            if keyed:
+                yield self._extract(question, keyed, synonyms, similarity)
         if similarity is not None and self.semantic_candidates > 0:
             yield extract(
                 question,

@@ -40,6 +40,7 @@ from core.lang import has_hangul, has_kana, prefix_stem, stemmed_language, stopw
 from core.text import (
     LATIN_WORD_END,
     STOPWORDS,
+    content_terms,
     han_word,
     has_han,
     known_word,
@@ -959,22 +960,28 @@ def _counted_in_column(unit: str, row: Candidate, similarity: Similarity | None)
     return max(similarity(unit, headers), default=0.0) >= COLUMN_FLOOR
 
 
-def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -> str:
-    """A quoted row keyed by a name the question does not give ("TiFlash Write Node"),
-    none of whose cells holds the names it does give, while a retrieved table has a row
-    keyed by one of those ("TiDB"): the quote is a sibling's row, and the question's
-    name is met only by the document's title."""
+def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -> tuple[str, str]:
+    """A quoted row keyed by a name the question does not give ("TiFlash Write Node",
+    "bearerFormat"), none of whose cells holds the names it does give, while a retrieved
+    table has a row keyed by one of those ("TiDB", "servers"): the quote is a sibling's
+    row, matched through its other cells or the document's title. The names: the
+    question's key terms, and its other words that key a retrieved row, unless a header
+    of a retrieved table has them (a "type" asked is the Type column). (Why, the name
+    asked), or ("", "")."""
     key = row.cells[0][1] if row.cells else ""
     if not re.search(r"[A-Za-z]", key) or _name_found(key, _norm(question)):
-        return ""
-    cells = _norm(" ".join(v for _, v in row.cells))
-    if any(_name_found(n, cells) for n in key_terms(question)):
-        return ""
+        return "", ""
     keys = {r[0].strip().lower() for c in retrieved for r in c.table_rows if r}
-    asked = [n for n in key_terms(question) if n.lower() in keys]
+    headers = {w for c in retrieved for h in c.table_header for w in re.findall(r"\w+", h.lower())}
+    words = [t for t in content_terms(question) if t in keys and t not in headers]
+    named = list(dict.fromkeys([*key_terms(question), *words]))
+    cells = _norm(" ".join(v for _, v in row.cells))
+    if any(_name_found(n, cells) for n in named):
+        return "", ""
+    asked = [n for n in named if n.lower() in keys]
     if not asked:
-        return ""
-    return f"the row quoted is about {key!r}, not {', '.join(repr(n) for n in asked)}"
+        return "", ""
+    return f"the row quoted is about {key!r}, not {', '.join(repr(n) for n in asked)}", asked[0]
 
 
 def _term_in(term: str, text: str) -> bool:
@@ -1600,12 +1607,13 @@ def judge(
                 f"the row quoted is {cell.anchor!r}, with {cell.instead!r} where the "
                 f"question has {cell.asked!r}"
             )
+    row_asked = ""  # the row key asked, where another row is keyed by it
     if not row_miss and chosen[0].is_table_row:
-        row_miss = _row_of_another(question, chosen[0], retrieved)
+        row_miss, row_asked = _row_of_another(question, chosen[0], retrieved)
     if not row_miss and chosen[0].is_table_row:
         row_miss = _empty_column_asked(question, chosen[0])
     if row_miss:
-        return Verdict(False, row_miss, constraints=total, met=met, failed="row")
+        return Verdict(False, row_miss, constraints=total, met=met, failed="row", asked=row_asked)
     if missing_han:  # after the sibling and row checks, which say more
         what = ", ".join(repr(t) for t in missing_han)
         return Verdict(

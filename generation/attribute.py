@@ -332,4 +332,3 @@ def _column_unmet(
         return rest
     close = any(max(similarity(t, headers), default=0.0) >= COLUMN_FLOOR for t in rest)
     return [] if close else rest
-

@@ -11,7 +11,7 @@ from fake_llm_server import FakeLLMServer, Reply
 from gen_cases import make_chunk, make_hits
 
 from core.settings import LLMSettings
-from core.types import Answer, Hit, Route
+from core.types import Answer, Chunk, Hit, Route
 from generation.answer import AnswerGenerator
 from generation.language import DEFAULT_NOT_COVERED
 from generation.llm import OpenAICompatibleClient
@@ -229,3 +229,28 @@ def test_a_confidence_floor_refuses_weak_evidence_and_says_why(
     # rules that checked it: the floor does not apply.
     pinned = ask(strict, hits, route)
     assert pinned.covered and "90 days" in pinned.text
+
+
+def test_a_row_matched_by_its_description_gives_way_to_the_row_asked(route: Route) -> None:
+    """Rows of a specification keyed by field name: asked about the servers field, the
+    bearerFormat row (whose description mentions a server and documentation purposes)
+    is another row; the answer is the servers row, from another retrieved table."""
+    header = ("Field Name", "Type", "Description")
+    security = (
+        ("bearerFormat", "string", "A hint to identify how the bearer token is formatted. "
+         "Tokens come from an authorization server, so this is for documentation purposes."),
+        ("scheme", "string", "The name of the HTTP Authorization scheme to be used."),
+    )  # fmt: skip
+    operation = (("servers", "[Server Object]", "An alternative server array to service "
+                  "this operation."),)  # fmt: skip
+
+    def table(rows: tuple[tuple[str, ...], ...], ordinal: int) -> Chunk:
+        lines = ["| " + " | ".join(r) + " |" for r in rows]
+        text = "\n".join(["| " + " | ".join(header) + " |", "|---|---|---|", *lines])
+        return make_chunk(text, kind="table", ordinal=ordinal, table_header=header, table_rows=rows)
+
+    hits = make_hits(table(security, 0), table(operation, 1))
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(gen, hits, route, question="What is the purpose of the servers field?")
+    assert answer.covered and "alternative server array" in answer.text, answer
+    assert "bearerFormat" not in answer.text
