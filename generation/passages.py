@@ -220,13 +220,16 @@ def _balanced(sentences: list[str], source: str) -> list[str]:
 
 
 def _breadcrumb_line(chunk: Chunk, lines: list[str]) -> int:
-    """0 when the chunk's first line is its breadcrumb (no source line of its own in the
-    line map, or its section path written out), else -1."""
+    """0 when the chunk's first line is its breadcrumb (its section path written out, or
+    no source line of its own in the line map), else -1. (The line map may give the
+    breadcrumb the line of the heading it ends with: a chunk opening at that heading.)"""
     if not lines or not chunk.section_path:
         return -1
+    if lines[0].strip() == " > ".join(chunk.section_path):
+        return 0
     if chunk.line_map and len(chunk.line_map) == len(lines):
         return 0 if chunk.line_map[0][1] == 0 else -1
-    return 0 if lines[0].strip() == " > ".join(chunk.section_path) else -1
+    return -1
 
 
 def _lines_and_pages(chunk: Chunk) -> tuple[list[str], list[int]]:

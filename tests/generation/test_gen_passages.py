@@ -68,3 +68,18 @@ def test_a_sentence_knows_the_sub_heading_it_stands_under() -> None:
     started = "This open source crowdsourced geolocation service was started by Mozilla in 2013."
     assert by_text[started] == "Mozilla Location Service"
     assert by_text["It offers a free API."] == "Mozilla Location Service"
+
+
+def test_a_breadcrumb_of_mixed_headings_is_never_glued_to_the_sentence_after_it() -> None:
+    """A Chinese-and-English breadcrumb is no Title Case line, and runs nearly to the
+    margin: it was joined to the next line as if wrapped, and quoted with it. It is a line
+    of its own, even where the line map gives it its last heading's source line."""
+    crumb = "员工差旅标准 Travel allowance policy > 餐补 Meal allowance"
+    chunk = make_chunk(
+        f"{crumb}\nDaily meal allowance is 120 CNY in tier-1 cities and 90 CNY elsewhere.",
+        section_path=("员工差旅标准 Travel allowance policy", "餐补 Meal allowance"),
+        line_map=((1, 14, 14), (1, 16, 16)),
+    )
+    first, sentence = candidates(chunk, 0)
+    assert first.text == crumb
+    assert sentence.text.startswith("Daily meal allowance") and sentence.first_line == 1
