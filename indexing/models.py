@@ -149,6 +149,11 @@ class JobRow(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+    # An in-process runner's job: the task it runs (JSON) and the process holding it, so
+    # that its work is taken up again when that process stops or dies (Celery's broker
+    # keeps its own: NULL).
+    task: Mapped[str | None] = mapped_column(Text, nullable=True)
+    runner: Mapped[str | None] = mapped_column(String(128), nullable=True)
 
 
 class GatewayAuditRow(Base):

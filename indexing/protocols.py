@@ -375,6 +375,20 @@ class MetadataStore(Protocol):
 
     def job(self, job_id: str) -> JobRecord | None: ...
 
+    def hold_job_task(self, job_id: str, runner: str, task: str) -> None:
+        """Keep the task a job runs (`task`: JSON) with the runner that holds it (a process
+        token), so that another process can take it up when that one is gone."""
+        ...
+
+    def held_job_tasks(self, states: Collection[str]) -> list[tuple[str, str, str]]:
+        """(job_id, runner, task) of the jobs in `states` that keep their task."""
+        ...
+
+    def take_job_task(self, job_id: str, runner: str, taker: str) -> bool:
+        """Move a held task from `runner` to `taker`; False when another took it first (or
+        it is no longer `runner`'s)."""
+        ...
+
     def version_times(self, doc_id: str) -> dict[str, tuple[datetime, datetime | None]]:
         """version -> (staged at, promoted at or None), for a document's history."""
         ...

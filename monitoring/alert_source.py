@@ -15,6 +15,8 @@ from monitoring.latency_window import LatencyWindow
 # memory; a value at the cap means "at least this many".
 READ_CAP = 10_000
 _SUFFIXES = ("", "_total", "_count", "_sum", "_bucket", "_created")
+# The states of a job that has not finished (ragline.jobs: the app layer names them).
+UNFINISHED_JOBS = ("queued", "parsing", "indexing")
 
 
 class StoreAlertSource:
@@ -43,6 +45,14 @@ class StoreAlertSource:
         # last update, the moment it failed.
         failed = self._metadata.jobs(state="failed", limit=self._cap)
         return sum(1 for j in failed if j.updated_at is not None and j.updated_at >= since)
+
+    def stalled_jobs(self, before: datetime) -> int:
+        return sum(
+            1
+            for state in UNFINISHED_JOBS
+            for j in self._metadata.jobs(state=state, limit=self._cap)
+            if j.updated_at is not None and j.updated_at < before
+        )
 
     def queries(self, since: datetime) -> list[QueryLogRecord]:
         return self._metadata.query_log(since=since, limit=self._cap)

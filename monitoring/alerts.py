@@ -26,6 +26,7 @@ KINDS = frozenset(
         "outbox_backlog",
         "outbox_failures",
         "failed_jobs",
+        "stalled_jobs",
         "not_covered_ratio",
         "removed_citations",
         "store_divergence",
@@ -105,6 +106,10 @@ class AlertSource(Protocol):
         ...
 
     def failed_jobs(self, since: datetime) -> int: ...
+
+    def stalled_jobs(self, before: datetime) -> int:
+        """Unfinished jobs (queued, parsing, indexing) last updated before then."""
+        ...
 
     def queries(self, since: datetime) -> Sequence[QueryLogRecord]: ...
 
@@ -268,6 +273,9 @@ class AlertEvaluator:
             case "failed_jobs":
                 n = source.failed_jobs(since)
                 return fire(n, f"{n} jobs failed in the last {window}")
+            case "stalled_jobs":
+                n = source.stalled_jobs(since)
+                return fire(n, f"{n} unfinished jobs have not moved for {window} or more")
             case "not_covered_ratio":
                 logged = once(f"queries:{rule.window_s}", lambda: source.queries(since))
                 known = [q for q in logged if "covered" in q.payload]

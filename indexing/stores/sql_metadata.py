@@ -1179,6 +1179,29 @@ class SqlMetadataStore:
             row = s.get(JobRow, job_id)
             return _job(row) if row else None
 
+    def hold_job_task(self, job_id: str, runner: str, task: str) -> None:
+        with self._session.begin() as s:
+            held = update(JobRow).where(JobRow.job_id == job_id)
+            s.execute(held.values(task=task, runner=runner))
+
+    def held_job_tasks(self, states: Collection[str]) -> list[tuple[str, str, str]]:
+        query = select(JobRow.job_id, JobRow.runner, JobRow.task).where(
+            JobRow.state.in_(list(states)), JobRow.task.is_not(None)
+        )
+        with self._session() as s:
+            rows = s.execute(query.order_by(JobRow.created_at, JobRow.job_id))
+            return [(job_id, runner or "", task or "") for job_id, runner, task in rows]
+
+    def take_job_task(self, job_id: str, runner: str, taker: str) -> bool:
+        with self._session.begin() as s:
+            taken = s.execute(
+                update(JobRow)
+                .where(JobRow.job_id == job_id, JobRow.runner == runner)
+                .values(runner=taker)
+                .returning(JobRow.job_id)
+            )
+            return taken.first() is not None
+
     def jobs(
         self,
         *,

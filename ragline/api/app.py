@@ -169,6 +169,9 @@ def create_app(
             await asyncio.to_thread(_warm_up, ctx.rag)
         if settings.api.gc_freeze:
             log.info("%d objects loaded at start left out of garbage collection", freeze_heap())
+        # Jobs a stopped or killed server had accepted and not finished: taken up now.
+        if resumed := await asyncio.to_thread(ctx.runner.resume):
+            log.info("took up %d unfinished job(s) of a server that stopped", resumed)
         # None when monitoring.interval_s is 0
         alerts = start_alert_scheduler(settings, ctx.rag, ctx.runner.submit)
         app.state.alerts = alerts

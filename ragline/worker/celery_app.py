@@ -157,6 +157,10 @@ class CeleryRunner:
             retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
         )
 
+    def resume(self) -> int:
+        """The broker redelivers a lost worker's tasks itself (`acks_late`)."""
+        return 0
+
     def ping(self) -> str | None:
         try:
             with self._app.connection_for_write() as conn:

@@ -80,5 +80,8 @@ class HeldRunner:
     def ping(self) -> str | None:
         return None
 
+    def resume(self) -> int:
+        return 0
+
     def close(self) -> None:
         pass

@@ -22,6 +22,7 @@ def _rules(**overrides: float) -> list[AlertRule]:
         "backlog": 2,
         "failures": 0,
         "jobs": 1,
+        "stalled": 0,
         "ratio": 0.5,
         "removed": 2,
         "metric": 1,
@@ -31,6 +32,7 @@ def _rules(**overrides: float) -> list[AlertRule]:
         AlertRule("backlog", "outbox_backlog", t["backlog"]),
         AlertRule("failing", "outbox_failures", t["failures"], "critical", min_attempts=3),
         AlertRule("jobs", "failed_jobs", t["jobs"], window_s=3600),
+        AlertRule("stalled", "stalled_jobs", t["stalled"], window_s=1800),
         AlertRule("not_covered", "not_covered_ratio", t["ratio"], window_s=3600, min_queries=4),
         AlertRule("removed", "removed_citations", t["removed"], window_s=3600),
         AlertRule(
@@ -60,6 +62,11 @@ def crafted(store: SqlMetadataStore) -> StoreAlertSource:
     add_job(store, "failed", at=ago(minutes=30))
     add_job(store, "failed", at=ago(hours=20))
     add_job(store, "searchable")
+    # Unfinished: one parsing for two hours (stalled), one queued a moment ago, and a job
+    # finished long ago (not unfinished).
+    add_job(store, "parsing", at=ago(hours=2))
+    add_job(store, "queued")
+    add_job(store, "searchable", at=ago(hours=3))
     # Queries in the window: 3 of 4 not covered, 3 removed citations. Outside it: ten
     # covered answers and five removed labels, which must not count.
     add_query(store, covered=True)
@@ -83,6 +90,7 @@ def test_evaluator_fires_exactly_what_the_rows_call_for(crafted: StoreAlertSourc
         ("backlog", "dense"): 3,
         ("failing", "keyword"): 1,
         ("jobs", ""): 2,
+        ("stalled", ""): 1,
         ("not_covered", ""): 0.75,
         ("removed", ""): 3,
         ("dense_failures", ""): 5,  # both dense statuses; keyword's 7 not counted
@@ -92,7 +100,7 @@ def test_evaluator_fires_exactly_what_the_rows_call_for(crafted: StoreAlertSourc
 
 
 def test_nothing_fires_under_higher_thresholds(crafted: StoreAlertSource) -> None:
-    quiet = _rules(backlog=3, failures=1, jobs=2, ratio=0.75, removed=3, metric=5)
+    quiet = _rules(backlog=3, failures=1, jobs=2, stalled=1, ratio=0.75, removed=3, metric=5)
     assert AlertEvaluator(quiet).evaluate(crafted, now()) == []
 
 
@@ -140,6 +148,7 @@ def test_packaged_rules_load() -> None:
         "outbox_backlog",
         "outbox_failures",
         "failed_ingestion",
+        "stalled_jobs",
         "not_covered_ratio",
         "removed_citations",
         "store_divergence",
