@@ -84,15 +84,20 @@ def serve(
 def _share_metrics(settings: Settings) -> None:
     """Worker processes count into one set of files, so a scrape answered by any of them
     reports everyone's totals (prometheus_client multiprocess mode). Set before the workers
-    import prometheus_client; the files of a previous run are removed first."""
+    import prometheus_client; the files of a previous run are removed first, those of
+    processes still running are not (another server on the same data: a second `serve`
+    wiped the first one's counters, even when it then failed to bind its port)."""
     import os
 
     from monitoring.metrics import MULTIPROC_ENV
+    from ragline.worker.runner import process_gone, process_token
 
     shared = Path(os.environ.get(MULTIPROC_ENV) or settings.data_dir.resolve() / "metrics")
     shared.mkdir(parents=True, exist_ok=True)
     for old in shared.glob("*.db"):
-        old.unlink()
+        pid = old.stem.rpartition("_")[2]  # counter_1234.db, gauge_livesum_1234.db
+        if not pid.isdigit() or process_gone(process_token(int(pid))):
+            old.unlink(missing_ok=True)
     os.environ[MULTIPROC_ENV] = str(shared)
 
 
