@@ -7,27 +7,39 @@ with `__`, e.g. `RAGLINE_LLM__BASE_URL`), a TOML file named by `RAGLINE_CONFIG_F
 
 from __future__ import annotations
 
+import itertools
 import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
 
+from core.errors import ConfigError
 
-class AclRule(BaseModel):
+
+class _Section(BaseModel):
+    """A part of the settings. A name it does not have is refused, not ignored: a typo
+    (`RAGLINE_API__MAX_INFLIGHT`, an API key's `"brust"` or `"can_wirte"`) would otherwise
+    leave the default in force without a word."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class AclRule(_Section):
     """Documents whose path matches `glob` (fnmatch, against the absolute path) get `tags`."""
 
     glob: str
     tags: list[str]
 
 
-class EmbedderSettings(BaseModel):
+class EmbedderSettings(_Section):
     kind: Literal["use", "e5", "bge"] = "use"
     threads: int = 1
     batch_size: int = 32
@@ -59,7 +71,7 @@ class EmbedderSettings(BaseModel):
     use_fp16: bool = False
 
 
-class LLMSettings(BaseModel):
+class LLMSettings(_Section):
     base_url: str = ""  # OpenAI-compatible, e.g. http://vllm:8000/v1 ; empty = no LLM
     model: str = "Qwen/Qwen2.5-7B-Instruct"
     api_key: str = "EMPTY"
@@ -68,14 +80,14 @@ class LLMSettings(BaseModel):
     temperature: float = 0.0
 
 
-class ChunkSettings(BaseModel):
+class ChunkSettings(_Section):
     max_tokens: int = 384
     min_tokens: int = 40
     overlap_tokens: int = 32
     anchor_levels: int = 2  # headings up to this level start a new unit (H1/H2)
 
 
-class IngestSettings(BaseModel):
+class IngestSettings(_Section):
     max_file_mb: float = 200.0
     parse_timeout_s: float = 120.0
     isolate: bool = True  # parse each file in a child process (time limit, crash containment)
@@ -117,7 +129,7 @@ class IngestSettings(BaseModel):
     embed_worker: bool = True
 
 
-class IngestLimitSettings(BaseModel):
+class IngestLimitSettings(_Section):
     """Bounds on what one hostile or pathological file may cost (issue 14). Every limit
     that is hit is recorded with its reason: the file fails, or is indexed with a warning
     saying what was left out."""
@@ -138,7 +150,7 @@ class IngestLimitSettings(BaseModel):
     defer_files_over_mb: float = 5.0
 
 
-class RetrievalSettings(BaseModel):
+class RetrievalSettings(_Section):
     routing_rules: str = ""  # path to a TOML rules file; empty = the packaged default
     answer_sentences: int = 3
     # Extractive answers: the best `answer_semantic_candidates` sentences by word overlap
@@ -161,7 +173,7 @@ class RetrievalSettings(BaseModel):
     breaker_cooldown_s: float = 30.0
 
 
-class SourceClass(BaseModel):
+class SourceClass(_Section):
     """A kind of source and how far it is trusted (0..1); `decays` False for material whose
     age does not make it less valid (statutes, standards in force)."""
 
@@ -169,7 +181,7 @@ class SourceClass(BaseModel):
     decays: bool = True
 
 
-class TrustRule(BaseModel):
+class TrustRule(_Section):
     """Documents whose source (path or upload key) matches `glob` (fnmatch) belong to
     `source_class`; `trust`, when given, overrides that class's trust for them."""
 
@@ -189,7 +201,7 @@ def _default_classes() -> dict[str, SourceClass]:
     }
 
 
-class FusionSettings(BaseModel):
+class FusionSettings(_Section):
     """L4 business signals. The rerank formula (documented in README):
     final = relevance x (base + timeliness_weight*timeliness + trust_weight*trust
     + coverage_weight*coverage); relevance is the cross-encoder score when a reranker is
@@ -233,7 +245,7 @@ class FusionSettings(BaseModel):
     )
 
 
-class SynonymSettings(BaseModel):
+class SynonymSettings(_Section):
     """Domain synonyms (TOML: [global] and [department.NAME] tables of term = [synonyms]),
     reloaded when the file changes; empty path = the packaged routing/synonyms.toml."""
 
@@ -242,7 +254,7 @@ class SynonymSettings(BaseModel):
     max_expansions: int = 8  # synonyms added per query, at most
 
 
-class InstructionSettings(BaseModel):
+class InstructionSettings(_Section):
     """Task context -> retrieval instruction: rules always, an LLM when one is configured
     and `use_llm` is on (rules are the fallback and the cache keeps repeated contexts cheap)."""
 
@@ -251,7 +263,7 @@ class InstructionSettings(BaseModel):
     llm_timeout_s: float = 3.0
 
 
-class GapSettings(BaseModel):
+class GapSettings(_Section):
     """Knowledge gaps: questions answered "not covered" or with low coverage."""
 
     enabled: bool = True
@@ -260,7 +272,7 @@ class GapSettings(BaseModel):
     recheck_limit: int = 200  # open gaps re-asked after an ingest, most asked first
 
 
-class ThreadSettings(BaseModel):
+class ThreadSettings(_Section):
     """Threads per process, sized so that a saturated machine degrades instead of
     thrashing: parallelism comes from concurrent requests (and `serve --workers`), not from
     splitting one small query's maths across cores. 0 = sized from the core count."""
@@ -295,7 +307,7 @@ class ThreadSettings(BaseModel):
     processes: int = Field(default=1, ge=1)
 
 
-class ApiKey(BaseModel):
+class ApiKey(_Section):
     """An API key or bearer token and the principal it stands for."""
 
     key: str
@@ -314,7 +326,7 @@ class ApiKey(BaseModel):
     attributes: dict[str, str] = Field(default_factory=dict)
 
 
-class ApiSettings(BaseModel):
+class ApiSettings(_Section):
     host: str = "127.0.0.1"
     port: int = 8080
     keys: list[ApiKey] = Field(default_factory=list)
@@ -365,7 +377,7 @@ class ApiSettings(BaseModel):
     http: Literal["httptools", "h11"] = "httptools"
 
 
-class WorkerSettings(BaseModel):
+class WorkerSettings(_Section):
     broker_url: str = ""  # redis://... ; empty = tasks run in-process (embedded default)
     result_backend: str = ""
     events_url: str = ""  # Redis for "indexed" events; empty = broker_url
@@ -374,7 +386,7 @@ class WorkerSettings(BaseModel):
     sync_interval_s: float = 300.0
 
 
-class BackendSettings(BaseModel):
+class BackendSettings(_Section):
     """Which adapter serves each store kind; the embedded ones need no server."""
 
     keyword: Literal["sqlite", "elasticsearch"] = "sqlite"
@@ -423,12 +435,12 @@ class BackendSettings(BaseModel):
     es_dense_num_candidates: int = 200
 
 
-class Webhook(BaseModel):
+class Webhook(_Section):
     url: str
     format: Literal["generic", "wecom", "feishu", "slack"] = "generic"
 
 
-class MonitoringSettings(BaseModel):
+class MonitoringSettings(_Section):
     alert_rules: str = ""  # TOML rules file; empty = the packaged monitoring/alert_rules.toml
     interval_s: float = 30.0  # alert evaluation period in the API process; 0 = no scheduler
     webhook_url: str = ""  # generic JSON webhook, POSTed on transitions; empty = log only
@@ -445,7 +457,7 @@ class MonitoringSettings(BaseModel):
     latency_samples: int = 10_000
 
 
-class GatewaySettings(BaseModel):
+class GatewaySettings(_Section):
     """The knowledge gateway: SQL templates and HTTP status sources beside the documents."""
 
     # TOML file declaring [[sql]] and [[http]] sources; empty = documents only.
@@ -457,7 +469,7 @@ class GatewaySettings(BaseModel):
     router: Literal["rules", "llm"] = "rules"  # "llm": ask the LLM when rules are unsure
 
 
-class ModelRoutingSettings(BaseModel):
+class ModelRoutingSettings(_Section):
     """Two LLM endpoints: simple questions go to `small`, complex analysis to `large`.
 
     An endpoint whose `base_url` is empty is not configured; a question routed to it goes
@@ -475,7 +487,7 @@ class ModelRoutingSettings(BaseModel):
     large_min_chars: int = 160
 
 
-class AgentSettings(BaseModel):
+class AgentSettings(_Section):
     """The tool-calling loop of /v1/agent."""
 
     max_steps: int = 3  # tool rounds before the model must answer
@@ -490,7 +502,7 @@ class AgentSettings(BaseModel):
     keep_rounds: int = 2  # the newest rounds kept whole; older ones become one-liners
 
 
-class GrpcSettings(BaseModel):
+class GrpcSettings(_Section):
     host: str = "127.0.0.1"
     port: int = 50051
     max_message_mb: float = 110.0  # uploads travel in one message
@@ -500,7 +512,7 @@ class GrpcSettings(BaseModel):
     max_in_flight: int = Field(default=32, ge=0)
 
 
-class OriginalsSettings(BaseModel):
+class OriginalsSettings(_Section):
     """Who may fetch a document version's original bytes (`GET /v1/documents/{id}/file`).
     They are not PII-masked, so by default only those who may write the document (a
     `can_write` key that sees it), superusers and the `roles` below get them; readers
@@ -574,3 +586,42 @@ class Settings(BaseSettings):
     @property
     def resolved_metadata_url(self) -> str:
         return self.metadata_url or f"sqlite:///{self.sqlite_path}"
+
+
+def load_settings(**given: object) -> Settings:
+    """`Settings(**given)`; a value of the environment or the TOML file that cannot be
+    used is a ConfigError naming the variable (or file) and the value, not a traceback."""
+    import tomllib
+
+    toml_file = os.environ.get("RAGLINE_CONFIG_FILE", "ragline.toml")
+    try:
+        return Settings(**given)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = "; ".join(_problem(e) for e in exc.errors()[:5])
+        raise ConfigError(f"{problems} (in the environment or {toml_file})") from exc
+    except SettingsError as exc:
+        field = str(exc).split('"')[1] if '"' in str(exc) else ""
+        what = f"one of the RAGLINE_{field.upper()}__* variables" if field else "a setting"
+        raise ConfigError(
+            f"{what} is not valid JSON where a list or object is expected ({exc.__cause__ or exc})"
+        ) from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{toml_file} is not valid TOML: {exc} (RAGLINE_CONFIG_FILE)") from exc
+
+
+def _problem(error: object) -> str:
+    """One validation error as the variable a user sets: RAGLINE_API__MAX_IN_FLIGHT='abc',
+    RAGLINE_API__KEYS[0].brust, with pydantic's reason."""
+    assert isinstance(error, dict)
+    loc = [p for p in error.get("loc", ()) if p not in ("function-after",)]
+    head = [str(p) for p in itertools.takewhile(lambda p: isinstance(p, str), loc)]
+    rest = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc[len(head) :])
+    name = "RAGLINE_" + "__".join(h.upper() for h in head) + rest
+    value = error.get("input")
+    shown = (
+        ""
+        if error.get("type") == "extra_forbidden" or isinstance(value, dict)
+        else (f"={str(value)[:60]!r}")
+    )
+    reason = "no such setting" if error.get("type") == "extra_forbidden" else error.get("msg", "")
+    return f"{name}{shown}: {reason}"

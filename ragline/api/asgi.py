@@ -11,7 +11,7 @@ import os
 
 from fastapi import FastAPI
 
-from core.settings import Settings
+from core.settings import load_settings
 from ragline.api.app import create_app
 from ragline.worker import DEFAULT_QUEUE
 
@@ -19,4 +19,4 @@ QUEUE_ENV = "RAGLINE_SERVE_QUEUE"  # set by `ragline serve --queue`; the Celery 
 
 
 def app_from_env() -> FastAPI:
-    return create_app(Settings(), queue=os.environ.get(QUEUE_ENV, DEFAULT_QUEUE))
+    return create_app(load_settings(), queue=os.environ.get(QUEUE_ENV, DEFAULT_QUEUE))

@@ -32,7 +32,7 @@ import httptools
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from core.settings import ApiSettings, Settings
+from core.settings import ApiSettings, load_settings
 from ragline.api.backpressure import IN_FLIGHT_STATE
 
 
@@ -340,7 +340,7 @@ def protocol_class(api: ApiSettings) -> type[_ReadLimits]:
 
 @functools.cache
 def _env_api() -> ApiSettings:
-    return Settings().api
+    return load_settings().api
 
 
 def _limits_from_env(protocol: _ReadLimits) -> None:

@@ -9,7 +9,7 @@ import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -135,6 +135,35 @@ def _file_progress(quiet: bool) -> Iterator[Callable[[FileOutcome, int, int], No
     yield line
 
 
+@dataclass
+class _Stop:
+    """How far a long command got, and the signal that stopped it (0: none)."""
+
+    signal: int = 0
+    done: int = 0
+    found: int = 0
+
+
+@contextlib.contextmanager
+def _interruptible(stop: _Stop) -> Iterator[None]:
+    """SIGTERM ends the block as Ctrl-C does (KeyboardInterrupt), so that the command can
+    say how far it got; the signal is noted in `stop`."""
+    import signal
+
+    def interrupt(signum: int, _frame: object) -> None:
+        stop.signal = signum
+        raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    except KeyboardInterrupt:
+        stop.signal = stop.signal or signal.SIGINT
+        raise
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
 def _every_few_seconds(seconds: float = 2.0) -> Callable[[str, int, int], None]:
     """Progress of a long rebuild on stderr: "dense 5120/90000 chunks", at most one line
     every few seconds, and the last one."""
@@ -205,11 +234,27 @@ def ingest(
     if public and tag:
         raise typer.BadParameter("--public and --tag exclude each other")
     tags: list[str] | None = [] if public else tag
+    from core.errors import RaglineError
+
     rag = open_app(data_dir)
+    stop = _Stop()
     try:
         principal = _writer(rag, api_key)
-        with _file_progress(quiet=as_json) as progress:
-            outcomes, report = rag.ingest(paths, tags=tags, progress=progress, principal=principal)
+        with _file_progress(quiet=as_json) as progress, _interruptible(stop):
+
+            def counted(outcome: FileOutcome, done: int, found: int) -> None:
+                stop.done, stop.found = done, found
+                progress(outcome, done, found)
+
+            outcomes, report = rag.ingest(paths, tags=tags, progress=counted, principal=principal)
+    except KeyboardInterrupt:
+        err.print(
+            f"interrupted after {stop.done} of {stop.found or 'the'} files: those are kept; "
+            "run the same command again to go on (files done are skipped as unchanged)"
+        )
+        raise typer.Exit(128 + (stop.signal or 2)) from None
+    except RaglineError as exc:  # the ingest as a whole cannot run: settings, stores
+        fail("error", exc, 2)
     finally:
         rag.close()
     if as_json:

@@ -40,10 +40,15 @@ def settings_for(data_dir: Path | None, *, existing: bool = False) -> Settings:
     """The settings, `--data-dir` over RAGLINE_DATA_DIR. `existing`: the command only
     reads, so an embedded data dir with nothing in it ends the command (exit 2) before
     anything is created there: a mistyped path would get a new, empty store, and the
-    answer "nothing indexed" instead of "no data here"."""
-    from core.settings import Settings
+    answer "nothing indexed" instead of "no data here". Settings that cannot be used end
+    it too, in one line naming the variable (exit 2)."""
+    from core.errors import ConfigError
+    from core.settings import load_settings
 
-    settings = Settings(data_dir=data_dir) if data_dir else Settings()
+    try:
+        settings = load_settings(data_dir=data_dir) if data_dir else load_settings()
+    except ConfigError as exc:
+        fail("error", exc, 2)
     if existing:
         require_data(settings)
     return settings

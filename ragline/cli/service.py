@@ -11,7 +11,16 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ragline.cli.common import AsJson, DataDir, console, err, fail, open_metadata, settings_for
+from ragline.cli.common import (
+    AsJson,
+    DataDir,
+    console,
+    err,
+    fail,
+    open_app,
+    open_metadata,
+    settings_for,
+)
 from ragline.worker import DEFAULT_QUEUE
 
 if TYPE_CHECKING:  # imported where used: `ragline --help` stays light
@@ -53,6 +62,10 @@ def serve(
     from ragline.api.server import uvicorn_options
 
     settings = settings_for(data_dir)
+    # Opened once here first: a data dir that cannot be used, a damaged store or settings
+    # the application refuses end the command in one line (exit 2). Found by the worker
+    # processes instead, each printed a traceback, and with several the server exited 0.
+    open_app(data_dir, settings=settings).close()
     count = workers if workers is not None else settings.api.workers
     count = count or cores()
     # Worker processes rebuild the app from the environment: hand them what this command

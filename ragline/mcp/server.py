@@ -213,10 +213,10 @@ def mcp_command(
     """Serve search, ask, get_document_meta and list_documents as MCP tools (stdio by
     default; --transport streamable-http --port N for HTTP at /mcp)."""
     from core.errors import RaglineError
-    from core.settings import Settings
+    from core.settings import load_settings
 
-    settings = Settings(data_dir=data_dir) if data_dir else Settings()
     try:
+        settings = load_settings(data_dir=data_dir) if data_dir else load_settings()
         serve(settings, api_key, transport, host, port)
     except (StartupError, RaglineError) as exc:
         typer.echo(f"ragline mcp: error: {exc}", err=True)

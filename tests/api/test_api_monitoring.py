@@ -28,7 +28,7 @@ def test_scheduler_runs_in_the_api(tmp_path: Path) -> None:
         lines = _alert_lines(client)
     # One sample per enabled packaged rule, none firing on an empty store.
     assert 'ragline_alerts_firing{alert="outbox_failures",severity="critical"} 0.0' in lines
-    assert len(lines) == 9  # six operational rules enabled + the four golden signals - 1 off
+    assert len(lines) == 10  # seven operational rules + the four golden signals - 1 off
 
 
 def test_no_scheduler_when_interval_is_zero(tmp_path: Path) -> None:

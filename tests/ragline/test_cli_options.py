@@ -81,3 +81,74 @@ def test_an_unknown_doc_type_is_refused_plainly(data_dir: Path, command: str) ->
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 2, result.output
     assert result.output.startswith("error: --doc-type: 'pfd' is not a document format; known:")
+
+
+@pytest.mark.parametrize(
+    ("env", "said"),
+    [
+        ({"RAGLINE_API__MAX_IN_FLIGHT": "abc"}, "RAGLINE_API__MAX_IN_FLIGHT='abc': Input should"),
+        ({"RAGLINE_API__MAX_INFLIGHT": "5"}, "RAGLINE_API__MAX_INFLIGHT: no such setting"),
+        # A misspelt key field would leave the key without its rate limit, silently.
+        (
+            {"RAGLINE_API__KEYS": '[{"key": "k", "user": "u", "rate_per_sec": 1, "brust": 1}]'},
+            "RAGLINE_API__KEYS[0].brust: no such setting",
+        ),
+        ({"RAGLINE_API__KEYS": "not json"}, "RAGLINE_API__* variables is not valid JSON"),
+        ({"RAGLINE_EMBEDDER__KIND": "nosuch"}, "RAGLINE_EMBEDDER__KIND='nosuch'"),
+    ],
+)
+def test_settings_that_cannot_be_used_are_one_line_naming_the_variable(
+    data_dir: Path, env: dict[str, str], said: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(cli, ["docs", "--data-dir", str(data_dir)])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: ") and said in result.output, result.output
+    assert result.output.count("\n") == 1 and "Traceback" not in result.output
+
+
+def test_a_config_file_that_is_not_toml_is_named(
+    data_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bad = tmp_path / "ragline.toml"
+    bad.write_text("[api\n")
+    monkeypatch.setenv("RAGLINE_CONFIG_FILE", str(bad))
+    result = CliRunner().invoke(cli, ["docs", "--data-dir", str(data_dir)])
+    assert result.exit_code == 2
+    assert result.output.startswith(f"error: {bad} is not valid TOML"), result.output
+
+
+def test_serve_refuses_a_damaged_store_in_one_line_before_any_worker_starts(
+    tmp_path: Path,
+) -> None:
+    from core.settings import Settings
+    from ragline.app import Ragline
+
+    data = tmp_path / "data"
+    (tmp_path / "a.md").write_text("# A\n\nThe quorbex quota is 7.\n")
+    rag = Ragline(Settings(data_dir=data))
+    try:
+        rag.ingest([tmp_path / "a.md"])
+    finally:
+        rag.close()
+    (data / "dense" / "dense.json").write_text('{"format": 1,')
+    result = CliRunner().invoke(cli, ["serve", "--workers", "2", "--data-dir", str(data)])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith("error: dense index in "), result.output
+    assert "ragline repair --rebuild dense" in result.output and "Traceback" not in result.output
+
+
+def test_sigterm_interrupts_like_ctrl_c_and_says_which() -> None:
+    import os
+    import signal
+    import time
+
+    from ragline.cli.commands import _interruptible, _Stop
+
+    stop, before = _Stop(), signal.getsignal(signal.SIGTERM)
+    with pytest.raises(KeyboardInterrupt), _interruptible(stop):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(1)  # the handler runs first
+    assert stop.signal == signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) == before  # the earlier handler is back
