@@ -15,6 +15,7 @@ in the same benchmark run (bench/RESULTS.md); change them only with a new measur
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import re
 from collections import Counter
@@ -275,6 +276,8 @@ class SignalReranker:
     ) -> None:
         self.weights = weights or SignalWeights()
         self._ce = cross_encoder
+        # The model the audit trail names: "" when none scores the passages.
+        self.cross_encoder_name = str(getattr(cross_encoder, "name", "")) if cross_encoder else ""
         self._today = today
         self.fusion = fusion or FusionSettings()
         self.policy = TrustPolicy(self.fusion)
@@ -460,7 +463,13 @@ class FlagCrossEncoder:
                 f"RAGLINE_RETRIEVAL__RERANKER_PATH={model_path!r} is not a directory; point it "
                 "at a downloaded bge-reranker-v2-m3, or leave it empty to rerank without a model"
             )
+        if importlib.util.find_spec("FlagEmbedding") is None:
+            raise ModelMissing(
+                "RAGLINE_RETRIEVAL__RERANKER_PATH is set but FlagEmbedding is missing: "
+                "pip install 'ragline[bge]', or leave the path empty"
+            )
         self._path = str(Path(model_path).expanduser())
+        self.name = self._path  # what the audit trail records as the cross-encoder
         self._fp16 = use_fp16
         self._model: Any = None
 

@@ -35,7 +35,7 @@ from core.times import naive_utc
 from core.types import Answer, Document, Hit, ModelUse, Principal, QueryFilter, Route, ScoredId
 from fusion.conflicts import ConflictDetector, with_conflicts
 from fusion.pipeline import SearchPipeline, SearchResult
-from fusion.rerank import SignalReranker
+from fusion.rerank import FlagCrossEncoder, SignalReranker
 from fusion.retrieve import Retriever
 from generation.agent.chat import ToolChatClient
 from generation.answer import AnswerGenerator
@@ -144,7 +144,12 @@ class Ragline:
             ins.cache_size,
             ins.llm_timeout_s,
         )
-        self.reranker = SignalReranker(fusion=settings.fusion)
+        # With a model directory the passages are scored by it too; a path that holds none
+        # (or no FlagEmbedding to load it) is refused here, naming the setting.
+        model = settings.retrieval.reranker_path
+        self.reranker = SignalReranker(
+            fusion=settings.fusion, cross_encoder=FlagCrossEncoder(model) if model else None
+        )
         self.conflicts = ConflictDetector(self.reranker.policy)
         # Operational switches the alert actions flip and the query path reads.
         self.fast_path = Switch("degrade_routing")
@@ -1230,7 +1235,7 @@ class Ragline:
             "verified_sentences": verified,
             "rerank": {
                 "weights": asdict(self.reranker.weights),
-                "cross_encoder": self.settings.retrieval.reranker_path or "",
+                "cross_encoder": self.reranker.cross_encoder_name,
             },
             "degraded": self.fast_path.on,
         }
