@@ -19,7 +19,9 @@ from ragline.cli.service import _share_metrics
 def test_only_the_metric_files_of_ended_processes_are_removed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv(MULTIPROC_ENV, raising=False)
+    # Set (empty: the data dir's folder is used) so that monkeypatch restores it after:
+    # _share_metrics sets it for the workers it would start.
+    monkeypatch.setenv(MULTIPROC_ENV, "")
     shared = tmp_path / "data" / "metrics"
     shared.mkdir(parents=True)
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
