@@ -136,11 +136,13 @@ _ASKS_OTHER = re.compile(
 # siblings differ in the number only ("CH-1"); matched whole, never word by word.
 _CODE = re.compile(r"[A-Za-z]*[A-Z][A-Za-z]*-\d[\w\-]*(?<!-)", re.ASCII)
 # Mixed-case names, all-caps-then-lower names, and letter+digit identifiers.
-_NUMBER_WORD = re.compile(
-    r"\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
-    r"thirty|forty|fifty|hundred|thousand|million|billion|dozen|half|once|twice)\b",
-    re.IGNORECASE,
+_NUMBER_WORDS = (
+    r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundred|thousand|million|billion|dozen|half"
 )
+_NUMBER_WORD = re.compile(rf"\b({_NUMBER_WORDS}|once|twice)\b", re.IGNORECASE)
+_SPELLED = re.compile(rf"\b({_NUMBER_WORDS})\b", re.IGNORECASE)  # "once" may be "when"
 _KEY_TERM = re.compile(
     r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b", re.ASCII
 )
@@ -1070,7 +1072,19 @@ _TIME_STATED = re.compile(
     r"\d+\s*(?:days?|weeks?|months?|years?|hours?|minutes?|seconds?|tagen?|wochen?|"
     r"monaten?|jahren?|stunden?|jours?|semaines?|mois|ans|années?|heures?|días?|semanas?|"
     r"meses|años?|horas?|giorni|settimane|mesi|anni|ore|dias|anos|dagen|weken|maanden|"
-    r"jaren|uren|дн|недел|месяц|год|лет|час|минут)",
+    r"jaren|uren|дн|недел|месяц|год|лет|час|минут)|"
+    # A span written in words: "five nights", "ninety minutes".
+    rf"\b(?:{_NUMBER_WORDS})[\s-]+(?:nights?|days?|weeks?|months?|years?|hours?|minutes?|"
+    r"seconds?)\b",
+    re.IGNORECASE,
+)
+# A "when" answered by an event rather than a time: "once the review is complete", "before
+# leaving the building", "only after the board approves it" (in a quote stating no number,
+# which would be the measure or count of a near miss instead).
+_TIME_CLAUSE = re.compile(
+    r"\b(?:once|after|before|until|till|upon|whenever|as soon as|prior to|at the (?:end|start|"
+    r"beginning) of|nachdem|bevor|sobald|après|avant|dès que|lorsque|después de|antes de|"
+    r"en cuanto|dopo|prima di|depois de|antes de)\b",
     re.IGNORECASE,
 )
 
@@ -1469,7 +1483,10 @@ def judge(
     # "When …?" is answered by a time, digits or not ("in May", "im 12. Jahrhundert").
     when = asks_when(question)
     time_quoted = when and any(
-        _TIME_STATED.search(q) or has_answer_type(q, "time", question) for q in quoted
+        _TIME_STATED.search(q)
+        or has_answer_type(q, "time", question)
+        or (_TIME_CLAUSE.search(q) and not re.search(r"\d", q) and not _SPELLED.search(q))
+        for q in quoted
     )
     # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would.
     if (

@@ -674,3 +674,26 @@ def test_a_count_is_met_by_a_column_named_otherwise(meaning: Similarity) -> None
     assert verdict("How many employees are in the Oslo office?").covered
     miss = verdict("How many cars are in the Oslo office?")
     assert not miss.covered and miss.failed == "unit", miss
+
+
+def test_an_event_answers_when_and_spans_may_be_written_in_words() -> None:
+    """"When are backups deleted?" is answered by "once the review is complete" (an event,
+    no number); a quote with a number that is no time still is not; "five nights" and
+    "ninety minutes" say how long."""
+    notes = make_chunk(
+        "Backups are deleted once the quarterly retention review is complete.\n"
+        "Badges are returned to reception before leaving the building.\n"
+        "The archive room holds 400 boxes after the extension.\n"
+        "Guests may stay in the lodge for five nights.\n"
+        "The sauna session lasts ninety minutes."
+    )
+    hits = make_hits(notes)
+    for question, sentence in (
+        ("When are backups deleted?", "once the quarterly"),
+        ("When must badges be returned?", "before leaving"),
+        ("How long may guests stay in the lodge?", "five nights"),
+        ("How long does a sauna session last?", "ninety minutes"),
+    ):
+        assert _judged_alone(question, hits, sentence).covered, question
+    miss = _judged_alone("When was the archive room extended?", hits, "400 boxes")
+    assert not miss.covered and miss.failed == "time", miss
