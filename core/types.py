@@ -36,6 +36,11 @@ class Block:
     section_path: tuple[str, ...] = ()
     # Tables only: rows of cells, header row first; `text` holds a readable rendering.
     rows: tuple[tuple[str, ...], ...] = ()
+    # Text joined from several source lines (a PDF's paragraph): where each line starts,
+    # as (characters of `text` before it, white space not counted; its line number). A
+    # count of non-space characters survives the white space being normalised; the
+    # chunker cites each sentence at its own lines with it.
+    line_marks: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

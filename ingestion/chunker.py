@@ -24,10 +24,11 @@ a row is never cut.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from core.settings import ChunkSettings
 from core.text import approx_tokens, split_sentences
@@ -87,6 +88,9 @@ class _Span:
     sep: str = "\n"  # joiner before this span when it follows another in a chunk
     block: int = -1  # source block index: overlap never crosses blocks
     context: tuple[str, ...] = ()  # section path a chunk starting here is labelled with
+    # The source lines of each line of `text`, when known apart from the span's range (a
+    # paragraph put one sentence a line: `_marked_spans`).
+    line_ranges: tuple[tuple[int, int], ...] = ()
 
 
 def _span(
@@ -327,12 +331,61 @@ def _take_caption(current: _TextUnit | None, blocks: Sequence[Block], i: int) ->
 def _block_spans(
     i: int, block: Block, text: str, path: tuple[str, ...], budget: int, count: TokenCounter
 ) -> list[_Span]:
+    if block.line_marks and block.kind != "code":
+        return _marked_spans(i, block, text, path, budget, count)
     whole = _span(
         text, block.page, (block.line_start, block.line_end), count, block=i, context=path
     )
     if whole.tokens <= budget:
         return [whole]
     return _explode(i, block, path, budget, count)
+
+
+def _marked_spans(
+    i: int, block: Block, text: str, path: tuple[str, ...], budget: int, count: TokenCounter
+) -> list[_Span]:
+    """A paragraph joined from several source lines (a PDF's), one sentence a line, each
+    with the source lines it spans (`Block.line_marks`): a quote of it is cited at its
+    own lines, not the paragraph's. Whole when it fits the budget, else a span per
+    sentence (an overlong one cut, as `_explode` cuts)."""
+    starts = [solid for solid, _ in block.line_marks]
+    numbers = [number for _, number in block.line_marks]
+
+    def line_at(solid: int) -> int:
+        return numbers[max(0, bisect.bisect_right(starts, solid) - 1)]
+
+    sentences: list[tuple[str, tuple[int, int]]] = []
+    solid, pos = 0, 0
+    for start, end in _piece_offsets(text, False):
+        solid += _solid(text[pos:start])
+        inner = _solid(text[start:end])
+        piece = _normalise(text[start:end], code=False).replace("\n", " ")
+        if piece:
+            sentences.append((piece, (line_at(solid), line_at(solid + max(inner - 1, 0)))))
+        solid, pos = solid + inner, end
+    if not sentences:
+        return []
+    whole = _span(
+        "\n".join(s for s, _ in sentences),
+        block.page,
+        (block.line_start, block.line_end),
+        count,
+        block=i,
+        context=path,
+    )
+    if whole.tokens <= budget:
+        return [replace(whole, line_ranges=tuple(lines for _, lines in sentences))]
+    spans: list[_Span] = []
+    for sentence, lines in sentences:
+        for j, (run_sep, run) in enumerate(_hard_split(sentence, budget - 1, count)):
+            sep = "\n" if j == 0 else run_sep
+            spans.append(_span(run, block.page, lines, count, sep=sep, block=i, context=path))
+    return spans
+
+
+def _solid(text: str) -> int:
+    """Characters that are not white space: what `Block.line_marks` counts."""
+    return sum(not ch.isspace() for ch in text)
 
 
 def _explode(
@@ -604,6 +657,8 @@ def _span_line_map(span: _Span) -> list[tuple[int, int, int]]:
     """Source lines of each line of a span's text: exact when the span has as many text
     lines as source lines, else every line gets the span's whole range (still true)."""
     n = span.text.count("\n") + 1
+    if len(span.line_ranges) == n:
+        return [(span.page, a, b) for a, b in span.line_ranges]
     if span.line_end - span.line_start + 1 == n:
         return [(span.page, span.line_start + k, span.line_start + k) for k in range(n)]
     return [(span.page, span.line_start, span.line_end)] * n

@@ -159,7 +159,11 @@ class PiiMasker:
                 )
             path = paths[block.section_path]
             if counts or rows != block.rows or path != block.section_path:
-                block = dataclasses.replace(block, text=text, rows=rows, section_path=path)
+                # Masking changes the text: where its source lines start is no longer known.
+                marks = block.line_marks if text == block.text else ()
+                block = dataclasses.replace(
+                    block, text=text, rows=rows, section_path=path, line_marks=marks
+                )
             out.append(block)
         return out, dict(sorted(total.items()))
 

@@ -56,11 +56,13 @@ def _quiet(text: str) -> str:
 
 def _block(b: Block, clean: _Counter) -> Block:
     # Headings in section paths and table cells repeat text already counted in a block.
+    text = clean(b.text)
     return replace(
         b,
-        text=clean(b.text),
+        text=text,
         section_path=tuple(_quiet(s) for s in b.section_path),
         rows=tuple(tuple(_quiet(c) for c in row) for row in b.rows),
+        line_marks=b.line_marks if text == b.text else (),
     )
 
 

@@ -57,20 +57,27 @@ def is_cjk(ch: str) -> bool:
 
 def join_lines(lines: Sequence[str]) -> str:
     """Join wrapped lines: no space around CJK, de-hyphenate 'infor-\\nmation'."""
+    return join_marked(list(enumerate(lines)))[0]
+
+
+def join_marked(lines: Sequence[tuple[int, str]]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """`join_lines` of (line number, text) pairs, with where each line starts in the
+    joined text (`Block.line_marks`: non-space characters before it, its number)."""
     out = ""
-    for line in lines:
-        line = line.strip()
+    marks: list[tuple[int, int]] = []
+    solid = 0  # non-space characters in `out`
+    for number, raw in lines:
+        line = raw.strip()
         if not line:
             continue
-        if not out:
-            out = line
-        elif out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[0].islower():
-            out = out[:-1] + line
-        elif is_cjk(out[-1]) or is_cjk(line[0]):
-            out += line
-        else:
-            out += " " + line
-    return out
+        if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[0].islower():
+            out, solid = out[:-1], solid - 1
+        elif out and not (is_cjk(out[-1]) or is_cjk(line[0])):
+            out += " "
+        marks.append((solid, number))
+        out += line
+        solid += sum(not ch.isspace() for ch in line)
+    return out, tuple(marks)
 
 
 def numbered_level(text: str) -> int | None:
@@ -351,14 +358,14 @@ class BlockBuilder:
         line_start: int = 1,
         line_end: int | None = None,
         rows: tuple[tuple[str, ...], ...] = (),
+        line_marks: tuple[tuple[int, int], ...] = (),
     ) -> None:
         if kind != "code":
             text = text.strip()
         if not text.strip():
             return
-        self.blocks.append(
-            Block(kind, text, page, line_start, line_end or line_start, 0, self.path, rows)
-        )
+        end = line_end or line_start
+        self.blocks.append(Block(kind, text, page, line_start, end, 0, self.path, rows, line_marks))
 
     def table(
         self,

@@ -32,6 +32,7 @@ from ingestion.parsers._common import (
     drop_cjk_spaces,
     generic_title,
     join_lines,
+    join_marked,
     meta_title_ok,
     numbered_level,
     plausible_heading,
@@ -560,8 +561,14 @@ def _flush(b: BlockBuilder, page: int, group: list[_Line], mode: str) -> str:
         elif mode == "list":
             b.add("list", _list_text(group), page, group[0].no, group[-1].no)
         else:
+            text, marks = join_marked([(ln.no, ln.text) for ln in group])
             b.add(
-                "paragraph", join_lines([ln.text for ln in group]), page, group[0].no, group[-1].no
+                "paragraph",
+                text,
+                page,
+                group[0].no,
+                group[-1].no,
+                line_marks=marks if len(marks) > 1 else (),
             )
         group.clear()
     return ""
