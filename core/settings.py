@@ -319,8 +319,8 @@ class ApiKey(_Section):
     can_write: bool = False
     # Requests per second this key may make (token bucket, `burst` deep); 0 = the
     # server-wide `api.rate_per_s`, and 0 there = unlimited.
-    rate_per_s: float = 0.0
-    burst: int = 0
+    rate_per_s: float = Field(default=0.0, ge=0)
+    burst: int = Field(default=0, ge=0)
     # Principal attributes that gateway templates bind to parameters, e.g.
     # {"department": "finance", "region": "West"}: the caller sees only those rows.
     attributes: dict[str, str] = Field(default_factory=dict)
@@ -328,11 +328,11 @@ class ApiKey(_Section):
 
 class ApiSettings(_Section):
     host: str = "127.0.0.1"
-    port: int = 8080
+    port: int = Field(default=8080, ge=0, le=65535)
     keys: list[ApiKey] = Field(default_factory=list)
-    max_upload_mb: float = 100.0
-    max_query_chars: int = 2000
-    max_top_k: int = 50
+    max_upload_mb: float = Field(default=100.0, gt=0)
+    max_query_chars: int = Field(default=2000, ge=1)
+    max_top_k: int = Field(default=50, ge=1)
     upload_dir: str = ""  # content-addressed uploads; empty = data_dir/uploads
     # Where else uploads' bytes are kept, for API replicas and workers on other hosts:
     # "database" = the metadata database; "directory" = only upload_dir (one host, or a
@@ -344,7 +344,7 @@ class ApiSettings(_Section):
     # core by the GIL: on the 2-core reference machine two served 1.9x the searches and
     # 1.6x the asks of one, and 200 open-loop agents in production at p95 0.61 s instead of
     # 2.1 s (bench/RESULTS.md, session 24).
-    workers: int = 0
+    workers: int = Field(default=0, ge=0)
     # Load the embedder, jieba and the entity tables before listening (seconds), so no
     # agent's first question pays for them; off in the test suite (tests/conftest.py).
     warm_up: bool = True
@@ -352,12 +352,13 @@ class ApiSettings(_Section):
     # cyclic garbage collector's reach (gc.freeze): full collections, which stop every
     # request, then scan only what serving adds (bench/RESULTS.md, session 15).
     gc_freeze: bool = True
-    cache_ttl_s: float = 60.0  # query cache per process; cleared by "searchable" events
+    # Query cache per process; cleared by "searchable" events.
+    cache_ttl_s: float = Field(default=60.0, ge=0)
     # Backpressure: requests being served at once per process; beyond it 429 + Retry-After
     # at once instead of a queue that makes every caller wait. 0 = no limit.
-    max_in_flight: int = 32
-    retry_after_s: int = 1
-    rate_per_s: float = 0.0  # default per-key rate limit; 0 = unlimited
+    max_in_flight: int = Field(default=32, ge=0)
+    retry_after_s: int = Field(default=1, ge=0)
+    rate_per_s: float = Field(default=0.0, ge=0)  # default per-key rate limit; 0 = unlimited
     # Where the per-key buckets live, shared by every API process and replica and the gRPC
     # server: a Redis URL; empty = the worker's Redis (worker.events_url, else broker_url)
     # when set, else a SQLite file in data_dir shared by this host's processes.
@@ -366,10 +367,10 @@ class ApiSettings(_Section):
     # complete within header_timeout_s, or a body that stops arriving for body_timeout_s
     # (a Content-Length larger than what is sent), get 408; idle keep-alive connections
     # close after keep_alive_s. All answered in the API's JSON error shape.
-    max_header_kb: float = 32.0
-    header_timeout_s: float = 10.0
-    body_timeout_s: float = 15.0
-    keep_alive_s: float = 5.0
+    max_header_kb: float = Field(default=32.0, gt=0)
+    header_timeout_s: float = Field(default=10.0, gt=0)
+    body_timeout_s: float = Field(default=15.0, gt=0)
+    keep_alive_s: float = Field(default=5.0, ge=0)
     # The HTTP/1.1 parser: httptools (llhttp, in C) or h11 (pure Python). Both answer
     # with the same JSON errors and timeouts; httptools also refuses requests over
     # max_in_flight itself, at ~0.05 ms of CPU against ~0.23 ms through the application

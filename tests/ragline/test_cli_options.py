@@ -95,6 +95,8 @@ def test_an_unknown_doc_type_is_refused_plainly(data_dir: Path, command: str) ->
         ),
         ({"RAGLINE_API__KEYS": "not json"}, "RAGLINE_API__* variables is not valid JSON"),
         ({"RAGLINE_EMBEDDER__KIND": "nosuch"}, "RAGLINE_EMBEDDER__KIND='nosuch'"),
+        ({"RAGLINE_API__MAX_IN_FLIGHT": "-3"}, "greater than or equal to 0"),
+        ({"RAGLINE_API__RETRY_AFTER_S": "-5"}, "RAGLINE_API__RETRY_AFTER_S='-5'"),
     ],
 )
 def test_settings_that_cannot_be_used_are_one_line_naming_the_variable(
