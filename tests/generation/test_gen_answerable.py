@@ -697,3 +697,12 @@ def test_an_event_answers_when_and_spans_may_be_written_in_words() -> None:
         assert _judged_alone(question, hits, sentence).covered, question
     miss = _judged_alone("When was the archive room extended?", hits, "400 boxes")
     assert not miss.covered and miss.failed == "time", miss
+
+
+def test_a_name_written_in_full_width_characters_is_found() -> None:
+    """Chinese documents often write Latin letters and digits full width ("Ａ１０１"): the
+    question's A101 is there."""
+    hits = make_hits(make_chunk("会议室Ａ１０１可容纳２０人，预约请提前１天。"))
+    assert _verdict("会议室A101可容纳多少人？", hits).covered
+    miss = _verdict("会议室A102可容纳多少人？", hits)
+    assert not miss.covered and "A102" in miss.reason
