@@ -60,8 +60,10 @@ _FUNCTION_WORDS = {
 }
 _ENGLISH = _set(
     """the of and are was were on to what which who whom when where why how for with by
-    from that this it as be been did does do has have had not"""
+    from that this it as be been did does do has have had not per"""
 )
+# ("per" is English too: "price per seat, prices per region" was read as Italian, and
+# its words cut by the Italian stemmer: "asi", "enterpris".)
 # Question words that make a short question of one language on their own (none of them
 # an English word), UTF-8 encoded as `_latin_words` gives words.
 _QUESTION_WORDS = frozenset(

@@ -15,6 +15,7 @@ from core.lang import (
     prefix_stem,
     segment,
     snowball,
+    stemmed_language,
     strip_particle,
 )
 from core.text import char_bigrams, keyword_query_terms, keyword_tokens, query_terms
@@ -172,3 +173,15 @@ def test_the_stemmers_in_c_give_the_stems_of_the_python_ones(algorithm: str) -> 
     assert [stemmer.stemWord(w) for w in sorted(words)] == [
         python.stemWord(w) for w in sorted(words)
     ]
+
+
+def test_per_is_english_too() -> None:
+    """"Price per seat ... prices per region": two votes of "per" made an English table
+    Italian, and its words were cut by the Italian stemmer ("asi", "enterpris")."""
+    row = (
+        "Region: Asia | Edition: Enterprise | Price per seat: ¥52,000 Price list 2024 "
+        "Table 5: Licence prices per region and edition"
+    )
+    assert stemmed_language(row) == ""
+    assert stemmed_language("Il prezzo per posto della edizione è di 52 euro per anno.") == "it"
+    assert stemmed_language("Quanto costa per persona?") == "it"
