@@ -672,6 +672,41 @@ def _supplements(s: _Scored, best: _Scored, asked: set[str] | None = None) -> bo
     return s.score >= floor * best.score
 
 
+# A question asking for several things ("Which teams belong to ...?", "What are ...?",
+# "哪些"): of a table, every row it picks out.
+_ROWS_ASKED = re.compile(
+    rf"^\s*(?:what|which)\s+(?!(?:is|was|has|does|this)\b)[a-z]{{2,}}s\b|{_LIST_QUESTION.pattern}",
+    re.IGNORECASE,
+)
+
+
+def _listed_rows(
+    question: str, selected: list[_Scored], scored: Sequence[_Scored]
+) -> list[_Scored]:
+    """For a question asking for several things whose best quote is a table row: the
+    other rows of that table matching all the question words the best row matches (the
+    teams of the Operations division, not one of them), in the table's order after it, up
+    to MAX_LIST_ITEMS rows in all."""
+    best = selected[0] if selected else None
+    if best is None or not best.cand.is_table_row or not _ROWS_ASKED.search(question):
+        return selected
+    chunk = best.cand.chunk.content_id
+    rows = [
+        s
+        for s in scored
+        if s is not best
+        and s.cand.is_table_row
+        and s.cand.chunk.content_id == chunk
+        and s.matched >= best.matched
+    ]
+    rows.sort(key=lambda s: s.cand.position)
+    listed = rows[: MAX_LIST_ITEMS - 1]
+    if not listed:
+        return selected
+    taken = {id(s.cand) for s in listed}
+    return [best, *listed, *(s for s in selected[1:] if id(s.cand) not in taken)]
+
+
 def _select(
     scored: list[_Scored],
     max_sentences: int,
@@ -1034,6 +1069,7 @@ def extract(
             question, scored, similarity, semantic_candidates, by_chunk, semantic_window
         )
     selected = _select(scored, max_sentences, holds_answer, _codes(question))
+    selected = _listed_rows(question, selected, scored)
     matched_of = {id(x.cand): x.matched for x in scored}
     groups: list[list[Candidate]] = []
     used: set[int] = set()

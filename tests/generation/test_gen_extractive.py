@@ -597,3 +597,29 @@ def test_a_column_named_with_its_value_is_a_key_and_the_value_column_stays() -> 
         "What were IDA development credit disbursements in fiscal year 2010?", make_hits(sheet)
     )
     assert "-9336" in ex.quotes[0].text and "8730" not in ex.quotes[0].text
+
+
+def test_a_question_asking_for_several_rows_gets_every_row_it_picks_out() -> None:
+    """ "Which teams belong to the Operations division?" is answered with its three teams
+    as a table, not one of them; a question for one thing keeps one row."""
+    header = ("Division", "Team", "Headcount")
+    rows = (
+        ("Operations", "Logistics", "14"),
+        ("Operations", "Facilities", "6"),
+        ("Technology", "Platform", "22"),
+        ("Operations", "Procurement", "9"),
+    )
+    text = "\n".join(
+        [
+            "| " + " | ".join(header) + " |",
+            "|---|---|---|",
+            *("| " + " | ".join(r) + " |" for r in rows),
+        ]
+    )
+    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    listed = extract("Which teams belong to the Operations division?", hits)
+    shown = " ".join(q.text for q in listed.quotes)
+    assert all(t in shown for t in ("Logistics", "Facilities", "Procurement")), shown
+    assert "Platform" not in shown
+    one = extract("What is the headcount of the Platform team?", hits)
+    assert [q.text for q in one.quotes] == ["Division: Technology | Team: Platform | Headcount: 22"]
