@@ -677,7 +677,7 @@ def test_a_count_is_met_by_a_column_named_otherwise(meaning: Similarity) -> None
 
 
 def test_an_event_answers_when_and_spans_may_be_written_in_words() -> None:
-    """"When are backups deleted?" is answered by "once the review is complete" (an event,
+    """ "When are backups deleted?" is answered by "once the review is complete" (an event,
     no number); a quote with a number that is no time still is not; "five nights" and
     "ninety minutes" say how long."""
     notes = make_chunk(
