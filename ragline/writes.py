@@ -43,7 +43,8 @@ def authorize_write(
         return
     if not principal.can_write:
         raise WriteDenied(
-            "this API key may not upload or delete documents (can_write in RAGLINE_API__KEYS)"
+            "this API key may not change documents: upload, delete, reindex or sync "
+            "(can_write in RAGLINE_API__KEYS)"
         )
     visible = existing is not None and principal.can_see(existing.acl_tags)
     # Checked first and without looking at a hidden document, so this message is the

@@ -341,3 +341,15 @@ def test_a_refusal_inside_a_stream_names_its_own_type() -> None:
     }
     assert error_payload(Forbidden("no"))["error"]["type"] == "forbidden"
     assert error_payload(RuntimeError("boom"))["error"]["type"] == "server_error"
+
+
+def test_a_read_only_key_is_told_it_may_not_change_documents_on_ops_too(
+    client: TestClient,
+) -> None:
+    """The ops endpoints (sync, reindex) refuse a read-only key with a reason that fits
+    them, not "may not upload or delete documents"."""
+    for path, body in (("/v1/ops/sync", {}), ("/v1/ops/reindex", {"source": "x"})):
+        r = client.post(path, headers=READER, json=body)
+        assert r.status_code == 403, r.text
+        message = r.json()["error"]["message"]
+        assert "reindex or sync" in message and "can_write" in message, message
