@@ -304,7 +304,15 @@ def _states_given(cand: Candidate, given: Sequence[GivenNumber]) -> bool:
     return all(g.found(text) for g in given)
 
 
+# A table of contents' entry: a title and dot leaders, its page number after them (often
+# split off as a sentence of its own): "2.1 Tenets of Zero Trust ........ 6", "第一章 总则
+# ………… 1".
+_CONTENTS_ENTRY = re.compile(r"\.(?:\s?\.){4,}|(?:…|·|．){3,}")
+
+
 def _heading_like(cand: Candidate) -> bool:
+    if _CONTENTS_ENTRY.search(cand.text):
+        return True  # headings listed with their pages: never the answer
     if cand.is_table_row or cand.list_item:
         return False  # "- Wear sunglasses" is an item of a list, not a heading
     text = cand.text

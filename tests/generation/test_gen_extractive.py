@@ -623,3 +623,22 @@ def test_a_question_asking_for_several_rows_gets_every_row_it_picks_out() -> Non
     assert "Platform" not in shown
     one = extract("What is the headcount of the Platform team?", hits)
     assert [q.text for q in one.quotes] == ["Division: Technology | Team: Platform | Headcount: 22"]
+
+
+def test_a_table_of_contents_entry_is_never_the_answer() -> None:
+    """"2.1 Tenets of Zero Trust ........ 6" repeats a heading with its page: the body
+    sentence answers (a QA pass saw such lines quoted from the NIST PDF)."""
+    contents = make_chunk(
+        "2 Zero Trust Basics............................ 4\n"
+        "2.1 Tenets of Zero Trust ....................... 6\n"
+        "第二章 零信任的原则……………… 12",
+        ordinal=0,
+    )
+    body = make_chunk(
+        "A zero trust architecture is designed and deployed with the following tenets. "
+        "All data sources and computing services are considered resources.",
+        ordinal=1,
+    )
+    ex = extract("What are the tenets of zero trust?", make_hits(contents, body))
+    assert ex.quotes and all("...." not in q.text for q in ex.quotes), ex.quotes
+    assert "tenets" in ex.quotes[0].text
