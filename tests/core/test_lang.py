@@ -176,7 +176,7 @@ def test_the_stemmers_in_c_give_the_stems_of_the_python_ones(algorithm: str) -> 
 
 
 def test_per_is_english_too() -> None:
-    """"Price per seat ... prices per region": two votes of "per" made an English table
+    """ "Price per seat ... prices per region": two votes of "per" made an English table
     Italian, and its words were cut by the Italian stemmer ("asi", "enterpris")."""
     row = (
         "Region: Asia | Edition: Enterprise | Price per seat: ¥52,000 Price list 2024 "

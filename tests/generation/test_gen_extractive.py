@@ -626,7 +626,7 @@ def test_a_question_asking_for_several_rows_gets_every_row_it_picks_out() -> Non
 
 
 def test_a_table_of_contents_entry_is_never_the_answer() -> None:
-    """"2.1 Tenets of Zero Trust ........ 6" repeats a heading with its page: the body
+    """ "2.1 Tenets of Zero Trust ........ 6" repeats a heading with its page: the body
     sentence answers (a QA pass saw such lines quoted from the NIST PDF)."""
     contents = make_chunk(
         "2 Zero Trust Basics............................ 4\n"
