@@ -377,10 +377,26 @@ def _marked_spans(
         return [replace(whole, line_ranges=tuple(lines for _, lines in sentences))]
     spans: list[_Span] = []
     for sentence, lines in sentences:
-        for j, (run_sep, run) in enumerate(_hard_split(sentence, budget - 1, count)):
-            sep = "\n" if j == 0 else run_sep
-            spans.append(_span(run, block.page, lines, count, sep=sep, block=i, context=path))
+        spans += _runs(sentence, "\n", lines, i, block.page, path, budget, count)
     return spans
+
+
+def _runs(
+    piece: str,
+    sep: str,
+    lines: tuple[int, int],
+    block: int,
+    page: int,
+    path: tuple[str, ...],
+    budget: int,
+    count: TokenCounter,
+) -> list[_Span]:
+    """A sentence (or line of code) of a block as spans of at most `budget` tokens, the
+    first joined to what came before with `sep` (one token of room is kept for it)."""
+    return [
+        _span(run, page, lines, count, sep=sep if j == 0 else run_sep, block=block, context=path)
+        for j, (run_sep, run) in enumerate(_hard_split(piece, budget - 1, count))
+    ]
 
 
 def _solid(text: str) -> int:
@@ -409,19 +425,7 @@ def _explode(
             first = block.line_start + newlines
             lines = (first, first + raw.count("\n", start, end))
         sep = "\n" if prev_end is None else _gap_sep(raw[prev_end:start], code)
-        # One token of room for the separator the first run is counted with.
-        for j, (run_sep, run) in enumerate(_hard_split(piece, budget - 1, count)):
-            spans.append(
-                _span(
-                    run,
-                    block.page,
-                    lines,
-                    count,
-                    sep=sep if j == 0 else run_sep,
-                    block=i,
-                    context=path,
-                )
-            )
+        spans += _runs(piece, sep, lines, i, block.page, path, budget, count)
         newlines += raw.count("\n", start, end)
         prev_end = end
     return spans
