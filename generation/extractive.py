@@ -308,11 +308,15 @@ def _states_given(cand: Candidate, given: Sequence[GivenNumber]) -> bool:
 # split off as a sentence of its own): "2.1 Tenets of Zero Trust ........ 6", "第一章 总则
 # ………… 1".
 _CONTENTS_ENTRY = re.compile(r"\.(?:\s?\.){4,}|(?:…|·|．){3,}")
+# A caption's label alone, split off from its title ("Table 1.", "Figure 3:", "表 2").
+_CAPTION_LABEL = re.compile(
+    r"^(?:table|figure|fig\.|chart|exhibit|表|图|圖)\s*[\d.]+\s*[.:：]?$", re.I
+)
 
 
 def _heading_like(cand: Candidate) -> bool:
-    if _CONTENTS_ENTRY.search(cand.text):
-        return True  # headings listed with their pages: never the answer
+    if _CONTENTS_ENTRY.search(cand.text) or _CAPTION_LABEL.match(cand.text):
+        return True  # headings listed with their pages, a caption's number: never answers
     if cand.is_table_row or cand.list_item:
         return False  # "- Wear sunglasses" is an item of a list, not a heading
     text = cand.text
@@ -522,6 +526,8 @@ def _score(
             for t, chars, credit in partial_focus
             if t not in hits
         )
+        if _CAPTION_LABEL.match(cand.text):
+            relevance = 0.0  # "Table 1." names the table asked about, and says nothing
         if not relevance:
             # A sentence matching nothing of the question scores 0 whatever it is (every
             # adjustment below multiplies): about half the candidates, not looked at
@@ -744,7 +750,11 @@ def _select(
     if best.relevance <= 0:
         # Retrieval judged the chunk relevant but no sentence shares a word with the
         # question (a paraphrase): show the top chunk's opening sentences.
-        lead = [s for s in scored if s.cand.hit_rank == best.cand.hit_rank]
+        lead = [
+            s
+            for s in scored
+            if s.cand.hit_rank == best.cand.hit_rank and not _CAPTION_LABEL.match(s.cand.text)
+        ]
         lead.sort(key=lambda s: (_heading_like(s.cand), s.cand.position))
         ranked = lead
     else:

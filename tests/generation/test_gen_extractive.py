@@ -642,3 +642,13 @@ def test_a_table_of_contents_entry_is_never_the_answer() -> None:
     ex = extract("What are the tenets of zero trust?", make_hits(contents, body))
     assert ex.quotes and all("...." not in q.text for q in ex.quotes), ex.quotes
     assert "tenets" in ex.quotes[0].text
+
+
+def test_a_captions_label_alone_is_never_the_answer() -> None:
+    """An HTML caption split into "Table 1." and its title: the label alone says nothing
+    (a QA pass saw it quoted)."""
+    hits = make_hits(
+        make_chunk("Table 1.\nShipping fees per zone.\nZone A parcels ship for 4 euros.")
+    )
+    ex = extract("What does Table 1 show?", hits)
+    assert ex.quotes and all(q.text != "Table 1." for q in ex.quotes), ex.quotes
