@@ -54,7 +54,7 @@ from core.text import (
 from core.types import Chunk
 from generation.answer_type import MONTH_WORD, asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
-from generation.attribute import COLUMN_FLOOR, checks_facet, facet_unmet, opposite_stated
+from generation.attribute import checks_facet, facet_unmet, names_a_column, opposite_stated
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, normalise_ws
 from generation.similarity import Similarity
@@ -965,9 +965,7 @@ def _counted_in_column(unit: str, row: Candidate, similarity: Similarity | None)
     """Whether a quoted table row has a number in a column whose header means the unit
     asked ("How many employees …?" of a Staff column)."""
     headers = [h for h, v in row.cells if h and any(ch.isdigit() for ch in v)]
-    if similarity is None or not headers:
-        return False
-    return max(similarity(unit, headers), default=0.0) >= COLUMN_FLOOR
+    return similarity is not None and bool(headers) and names_a_column(unit, headers, similarity)
 
 
 def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -> tuple[str, str]:
@@ -1092,7 +1090,7 @@ _TIME_STATED = re.compile(
 _TIME_CLAUSE = re.compile(
     r"\b(?:once|after|before|until|till|upon|whenever|as soon as|prior to|at the (?:end|start|"
     r"beginning) of|nachdem|bevor|sobald|après|avant|dès que|lorsque|después de|antes de|"
-    r"en cuanto|dopo|prima di|depois de|antes de)\b",
+    r"en cuanto|dopo|prima di|depois de)\b",
     re.IGNORECASE,
 )
 

@@ -330,5 +330,9 @@ def _column_unmet(
     headers = [h for h, _ in cells if h]
     if similarity is None or not headers:
         return rest
-    close = any(max(similarity(t, headers), default=0.0) >= COLUMN_FLOOR for t in rest)
-    return [] if close else rest
+    return [] if any(names_a_column(t, headers, similarity) for t in rest) else rest
+
+
+def names_a_column(word: str, headers: Sequence[str], similarity: Similarity) -> bool:
+    """Whether one of a table's `headers` means `word` in other words (COLUMN_FLOOR)."""
+    return max(similarity(word, headers), default=0.0) >= COLUMN_FLOOR

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from core.settings import ChunkSettings
 from core.text import approx_tokens, split_sentences
 from core.types import Block, ChunkKind
-from ingestion.parsers._common import render_table
+from ingestion.parsers._common import render_table, solid_chars
 
 log = logging.getLogger(__name__)
 
@@ -357,8 +357,8 @@ def _marked_spans(
     sentences: list[tuple[str, tuple[int, int]]] = []
     solid, pos = 0, 0
     for start, end in _piece_offsets(text, False):
-        solid += _solid(text[pos:start])
-        inner = _solid(text[start:end])
+        solid += solid_chars(text[pos:start])
+        inner = solid_chars(text[start:end])
         piece = _normalise(text[start:end], code=False).replace("\n", " ")
         if piece:
             sentences.append((piece, (line_at(solid), line_at(solid + max(inner - 1, 0)))))
@@ -397,11 +397,6 @@ def _runs(
         _span(run, page, lines, count, sep=sep if j == 0 else run_sep, block=block, context=path)
         for j, (run_sep, run) in enumerate(_hard_split(piece, budget - 1, count))
     ]
-
-
-def _solid(text: str) -> int:
-    """Characters that are not white space: what `Block.line_marks` counts."""
-    return sum(not ch.isspace() for ch in text)
 
 
 def _explode(

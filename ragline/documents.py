@@ -29,8 +29,8 @@ from core.types import Principal
 from indexing.protocols import JobRecord
 from ingestion.parse import ParseOptions, document_format
 from ragline.app import Ragline
-from ragline.jobs import DELETED, FAILED, INDEXING, QUEUED, SEARCHABLE, new_job_id
-from ragline.uploads import IN_FLIGHT, StoredUpload, upload_suffix
+from ragline.jobs import DELETED, FAILED, INDEXING, QUEUED, SEARCHABLE, UNFINISHED, new_job_id
+from ragline.uploads import StoredUpload, upload_suffix
 from ragline.worker.runner import TaskRunner
 from ragline.worker.tasks import IngestSpec
 from ragline.writes import WriteDenied, authorize_write, principal_to_dict
@@ -258,7 +258,7 @@ class DocumentJobs:
 
 def _in_flight(jobs: Iterable[JobRecord], user: str) -> list[JobRecord]:
     """`user`'s uploads not yet ingested, among a document's jobs."""
-    return [j for j in jobs if j.kind == "ingest" and j.owner == user and j.state in IN_FLIGHT]
+    return [j for j in jobs if j.kind == "ingest" and j.owner == user and j.state in UNFINISHED]
 
 
 def _may_see(principal: Principal, job: JobRecord, sees: Callable[[str], bool]) -> bool:

@@ -27,6 +27,9 @@ SUPERSEDED: Final = "superseded"
 
 # States a job never leaves: pollers stop here.
 TERMINAL: Final = frozenset({SEARCHABLE, FAILED, DELETED, DONE, SUPERSEDED})
+# The states before those: a job on its way (an upload's bytes still needed, a task a
+# stopped process did not finish).
+UNFINISHED: Final = (QUEUED, PARSING, INDEXING)
 
 
 def new_job_id() -> str:

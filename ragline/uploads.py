@@ -27,15 +27,13 @@ from core.errors import TooLarge
 from core.ids import version_of_digest
 from core.settings import Settings
 from indexing.protocols import MetadataStore, OriginalStore
-from ragline.jobs import INDEXING, PARSING, QUEUED
+from ragline.jobs import UNFINISHED
 
 # Bytes accepted this recently are never removed as unneeded: the upload that brought them
 # (perhaps again: they are content-addressed) may not have queued its job yet.
 RECENT_UPLOAD_S = 60.0
 # Files a process was writing or fetching, untouched this long: it stopped.
 PARTIAL_UPLOAD_S = 3600.0
-# Jobs on their way to use an upload's bytes.
-IN_FLIGHT = (QUEUED, PARSING, INDEXING)
 
 _SUFFIX = re.compile(r"^\.[A-Za-z0-9]{1,10}$")
 _CHUNK = 1 << 20
@@ -213,7 +211,7 @@ def release(
     if not versions:
         return 0
     before = accepted_before or datetime.now(UTC) - timedelta(seconds=RECENT_UPLOAD_S)
-    unneeded = set(versions) - metadata.versions_needed(versions, IN_FLIGHT, except_job)
+    unneeded = set(versions) - metadata.versions_needed(versions, UNFINISHED, except_job)
     return sum(uploads.forget(v, before) for v in sorted(unneeded))
 
 

@@ -76,8 +76,13 @@ def join_marked(lines: Sequence[tuple[int, str]]) -> tuple[str, tuple[tuple[int,
             out += " "
         marks.append((solid, number))
         out += line
-        solid += sum(not ch.isspace() for ch in line)
+        solid += solid_chars(line)
     return out, tuple(marks)
+
+
+def solid_chars(text: str) -> int:
+    """Characters that are not white space: what `Block.line_marks` counts."""
+    return sum(not ch.isspace() for ch in text)
 
 
 def numbered_level(text: str) -> int | None:

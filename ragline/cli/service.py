@@ -103,13 +103,13 @@ def _share_metrics(settings: Settings) -> None:
     import os
 
     from monitoring.metrics import MULTIPROC_ENV
-    from ragline.worker.runner import process_gone, process_token
+    from ragline.worker.runner import pid_ended
 
     shared = Path(os.environ.get(MULTIPROC_ENV) or settings.data_dir.resolve() / "metrics")
     shared.mkdir(parents=True, exist_ok=True)
     for old in shared.glob("*.db"):
         pid = old.stem.rpartition("_")[2]  # counter_1234.db, gauge_livesum_1234.db
-        if not pid.isdigit() or process_gone(process_token(int(pid))):
+        if not pid.isdigit() or pid_ended(int(pid)):
             old.unlink(missing_ok=True)
     os.environ[MULTIPROC_ENV] = str(shared)
 

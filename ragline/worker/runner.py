@@ -24,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
-from ragline.jobs import INDEXING, PARSING, QUEUED
+from ragline.jobs import UNFINISHED
 from ragline.worker.tasks import TASKS, TaskContext, backoff_s, is_transient, record_failure
 
 log = logging.getLogger(__name__)
@@ -45,10 +45,6 @@ class TaskRunner(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-# The states of a job whose task has not finished.
-UNFINISHED = (QUEUED, PARSING, INDEXING)
 
 
 def _started(pid: int) -> str | None:
@@ -76,7 +72,12 @@ def process_gone(token: str) -> bool:
     parts = token.rsplit(":", 2)
     if len(parts) != 3 or parts[0] != socket.gethostname() or not parts[1].isdigit():
         return False
-    pid, started = int(parts[1]), parts[2]
+    return pid_ended(int(parts[1]), parts[2])
+
+
+def pid_ended(pid: int, started: str = "") -> bool:
+    """Whether process `pid` of this host has ended; with `started` (its start time, as a
+    token holds it), also when the pid now names another process."""
     now = _started(pid)
     if now is None:
         return True

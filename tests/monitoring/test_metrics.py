@@ -52,5 +52,9 @@ def test_the_job_gauge_knows_every_job_state() -> None:
     from monitoring.metrics import JOB_STATES
     from ragline import jobs
 
-    states = {jobs.QUEUED, jobs.PARSING, jobs.INDEXING, *jobs.TERMINAL}
+    states = {*jobs.UNFINISHED, *jobs.TERMINAL}
     assert states <= set(JOB_STATES), states - set(JOB_STATES)
+    # The stalled-jobs alert's list of unfinished states, likewise.
+    from monitoring.alert_source import UNFINISHED_JOBS
+
+    assert set(UNFINISHED_JOBS) == set(jobs.UNFINISHED)
