@@ -54,7 +54,13 @@ from core.text import (
 from core.types import Chunk
 from generation.answer_type import MONTH_WORD, asks_date, asks_day, has_answer_type, has_day
 from generation.asked_kind import asked_kind, names_kind
-from generation.attribute import checks_facet, facet_unmet, names_a_column, opposite_stated
+from generation.attribute import (
+    checks_facet,
+    facet_unmet,
+    names_a_column,
+    opposite_stated,
+    synonyms_of,
+)
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, normalise_ws
 from generation.similarity import Similarity
@@ -961,10 +967,15 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
     return f"the table has no row for {', '.join(repr(t) for t in absent)}" if absent else ""
 
 
-def _counted_in_column(unit: str, row: Candidate, similarity: Similarity | None) -> bool:
+def _counted_in_column(
+    unit: str, row: Candidate, similarity: Similarity | None, synonyms: Sequence[str] = ()
+) -> bool:
     """Whether a quoted table row has a number in a column whose header means the unit
-    asked ("How many employees …?" of a Staff column)."""
+    asked ("How many employees …?" of a Staff column), or names one of the unit's domain
+    synonyms the route applied (people = headcount, where the dictionary says so)."""
     headers = [h for h, v in row.cells if h and any(ch.isdigit() for ch in v)]
+    if any(_name_found(s, _norm(" ".join(headers))) for s in synonyms):
+        return True
     return similarity is not None and bool(headers) and names_a_column(unit, headers, similarity)
 
 
@@ -1340,6 +1351,7 @@ def _facet_miss(
     doc_names: str,
     similarity: Similarity | None,
     cells: Sequence[tuple[str, str]] = (),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """Why the quote does not say what is asked of its topic (`facet_unmet`,
     `opposite_stated`), or "" when it does. The topic: of the names the question gives
@@ -1355,7 +1367,7 @@ def _facet_miss(
         counts = {n: sum(_name_found(n, t) for t in texts) for n in asked}
         top = max(counts.values())
         topic = [n for n, c in counts.items() if c == top]
-    facet = facet_unmet(question, quoted, scope, topic, doc_names, similarity, cells)
+    facet = facet_unmet(question, quoted, scope, topic, doc_names, similarity, cells, synonyms)
     if facet:
         return "the quoted evidence says nothing of " + ", ".join(repr(t) for t in facet)
     opposite = opposite_stated(question, quoted, scope, topic, doc_names)
@@ -1542,7 +1554,10 @@ def judge(
     # years there. (A table states its unit once, in the header or caption, and may name
     # it otherwise: "employees" counted in a Staff column.)
     if unit and (
-        not (_unit_found(unit, evidence) or _counted_in_column(unit, chosen[0], similarity))
+        not (
+            _unit_found(unit, evidence)
+            or _counted_in_column(unit, chosen[0], similarity, synonyms_of(unit, expanded))
+        )
         or (
             has_han(unit)
             and not chosen[0].is_table_row
@@ -1653,6 +1668,7 @@ def judge(
         doc_names,
         similarity,
         chosen[0].cells,
+        expanded,
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")

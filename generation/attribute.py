@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 from core.lang import function_word, needs_segmenting, prefix_stem, stemmed_language, stopwords
@@ -284,6 +284,7 @@ def facet_unmet(
     names: str,
     similarity: Similarity | None = None,
     cells: Sequence[tuple[str, str]] = (),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
     """The facet words of the question (`asked_facet`) when neither the quoted sentences
     (or table row, `cells`: its (column, value) pairs) nor the headings they stand under
@@ -291,15 +292,22 @@ def facet_unmet(
     close to the facet's either (both without the topic: "When did builders start work on
     …" / "Construction of … began on …" is a paraphrase, not another facet); [] when the
     facet is met, or there is none. A row must also have the column asked
-    (`_column_unmet`)."""
+    (`_column_unmet`). A word is also said by one of the domain `synonyms` the route
+    applied for it ("employees" by a Headcount column, where the dictionary says so)."""
     facet = asked_facet(question, topic, names)
     lang = stemmed_language(question)
+    expanded = synonyms or {}
+
+    def says(term: str, lowered: str) -> bool:
+        alternatives = synonyms_of(term, expanded)
+        return any(_says(t.lower(), lowered, lang) for t in (term, *alternatives))
+
     text = " ".join([*quoted, *scope]).lower()
     least = MIN_ROW_FACET if cells else MIN_FACET
     if len(facet) < least:
         return []
-    if any(_says(t, text, lang) for t in facet):
-        return _column_unmet(facet, cells, scope, lang, similarity) if cells else []
+    if any(says(t, text) for t in facet):
+        return _column_unmet(facet, cells, scope, says, similarity) if cells else []
     if similarity is not None:
         asked = _without(question, topic)
         close = similarity(asked, [_without(q, topic) for q in quoted])
@@ -312,7 +320,7 @@ def _column_unmet(
     facet: Sequence[str],
     cells: Sequence[tuple[str, str]],
     scope: Sequence[str],
-    lang: str,
+    says: Callable[[str, str], bool],
     similarity: Similarity | None,
 ) -> list[str]:
     """A row is named by the words its short values state ("centrifuge", "Mittwoch"):
@@ -322,15 +330,21 @@ def _column_unmet(
     does not have it ("What is the warranty period of the centrifuge?" of a row with a
     quantity and a price). The words left unmet, or []."""
     keys = " ".join(v for _, v in cells if len(v.split()) <= _KEY_WORDS).lower()
-    rest = [t for t in facet if not _says(t, keys, lang)]
+    rest = [t for t in facet if not says(t, keys)]
     long_values = (v for _, v in cells if len(v.split()) > _KEY_WORDS)
     columns = " ".join([*(h for h, _ in cells), *long_values, *scope]).lower()
-    if not rest or any(_says(t, columns, lang) for t in rest):
+    if not rest or any(says(t, columns) for t in rest):
         return []
     headers = [h for h, _ in cells if h]
     if similarity is None or not headers:
         return rest
     return [] if any(names_a_column(t, headers, similarity) for t in rest) else rest
+
+
+def synonyms_of(word: str, synonyms: Mapping[str, Sequence[str]]) -> Sequence[str]:
+    """The domain synonyms the route applied for `word` (singular or plural), or ()."""
+    stem = word.lower().removesuffix("s")
+    return next((v for k, v in synonyms.items() if k.lower().removesuffix("s") == stem), ())
 
 
 def names_a_column(word: str, headers: Sequence[str], similarity: Similarity) -> bool:

@@ -676,6 +676,33 @@ def test_a_count_is_met_by_a_column_named_otherwise(meaning: Similarity) -> None
     assert not miss.covered and miss.failed == "unit", miss
 
 
+def test_a_count_or_column_is_met_by_a_domain_synonym_the_route_applied(
+    meaning: Similarity,
+) -> None:
+    """ "How many people" of a Headcount column: the embedder does not know the word
+    (0.23 in meaning), a dictionary group (people = headcount) the route applied does.
+    Without it, or for a unit no synonym names, the count is still refused."""
+    table = make_chunk(
+        "| Team | Headcount | Lead |\n|---|---|---|\n| Logistics | 9 | Tom Berg |\n"
+        "| Search | 22 | Li Wei |",
+        kind="table",
+    )
+    row = next(c for c in candidates(table, 0) if "Logistics" in c.text)
+    group = {"people": ["headcount", "staff"], "employees": ["headcount"]}
+
+    def verdict(question: str, synonyms: dict[str, list[str]] | None) -> Verdict:
+        return judge(question, "count", [row.text], [row], [table], synonyms, similarity=meaning)
+
+    for question in (
+        "How many people are in the Logistics team?",
+        "How many employees work in Logistics?",  # a facet word, met by the column
+    ):
+        assert verdict(question, group).covered, question
+        assert not verdict(question, None).covered, question
+    miss = verdict("How many cars does the Logistics team have?", group)
+    assert not miss.covered and miss.failed == "unit", miss
+
+
 def test_an_event_answers_when_and_spans_may_be_written_in_words() -> None:
     """ "When are backups deleted?" is answered by "once the review is complete" (an event,
     no number); a quote with a number that is no time still is not; "five nights" and
