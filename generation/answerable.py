@@ -62,7 +62,7 @@ from generation.attribute import (
     synonyms_of,
 )
 from generation.given_numbers import given_numbers
-from generation.passages import Candidate, normalise_ws
+from generation.passages import Candidate, candidates, normalise_ws
 from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING, cell_substitution, row_substitution, substitution
 
@@ -933,6 +933,24 @@ def _empty_column_asked(question: str, row: Candidate) -> str:
     return ""
 
 
+# A cell that is a number: digits first, after a currency sign or a sign at most.
+_NUMBER_CELL = re.compile(r"^[^\w\s]{0,2}\s?\d")
+
+
+def _numbers_left_empty(row: Candidate) -> str:
+    """The header of a column of numbers (every other value of the table there is one:
+    "4,200", "€ 90") which the quoted row leaves empty, when no cell of the row is a
+    number: its digits are labels ("Room 204"), not the quantity asked. "" otherwise."""
+    if not row.empty or any(_NUMBER_CELL.match(v) for _, v in row.cells):
+        return ""
+    siblings = [dict(c.cells) for c in candidates(row.chunk, row.hit_rank) if c.cells]
+    for name in row.empty:
+        values = [s[name] for s in siblings if name in s]
+        if len(values) >= 2 and all(_NUMBER_CELL.match(v) for v in values):
+            return name
+    return ""
+
+
 def _in_title_phrase(word: str, question: str, title: str) -> bool:
     """Whether the question writes the Han word as part of a longer piece of the title
     (two characters more on either side)."""
@@ -1516,6 +1534,17 @@ def judge(
         return Verdict(
             False,
             "the question asks for a quantity and the quoted evidence states none",
+            constraints=total,
+            met=met - 1,
+            failed="quantity",
+        )
+    # "How much is the microscope?" of a row whose price cell is empty: the row's digits
+    # ("Room 204") are no quantity of it.
+    empty = _numbers_left_empty(chosen[0]) if quantity and not when else ""
+    if empty and not any(has_quantity(q, question) for q in quoted[1:]):
+        return Verdict(
+            False,
+            f"the table gives no {empty!r} for the row quoted",
             constraints=total,
             met=met - 1,
             failed="quantity",

@@ -660,6 +660,28 @@ def test_a_row_whose_cell_asked_is_empty_does_not_answer() -> None:
     assert _verdict("What is the hotel cap for staff in Beijing?", make_hits(table)).covered
 
 
+def test_a_quantity_asked_of_a_row_whose_numbers_column_is_empty_is_refused() -> None:
+    """ "How much is the microscope?" names no column; the row's only digits are a room
+    label, and its Price cell, a number in every other row, is empty: no quantity of it
+    is quoted. A row with its price, or a question about its room, still answers."""
+    table = make_chunk(
+        "| Item | Location | Price (EUR) | Owner |\n|---|---|---|---|\n"
+        "| Centrifuge | Room 101 | 4,200 | Dr. Hale |\n| Microscope | Room 204 |  | Dr. Osei |\n"
+        "| Freezer | Basement | € 2,900 | Dr. Hale |",
+        kind="table",
+    )
+    rows = {c.text.split(" | ")[0]: c for c in candidates(table, 0)}
+
+    def verdict(question: str, name: str) -> Verdict:
+        row = next(c for key, c in rows.items() if name in key)
+        return judge(question, "general", [row.text], [row], [table])
+
+    miss = verdict("How much is the microscope?", "Microscope")
+    assert not miss.covered and "'Price (EUR)'" in miss.reason, miss
+    assert verdict("How much is the centrifuge?", "Centrifuge").covered
+    assert verdict("Where is the microscope?", "Microscope").covered
+
+
 def test_a_count_is_met_by_a_column_named_otherwise(meaning: Similarity) -> None:
     """ "How many employees" of a row counting Staff: the column names the unit in other
     words; a unit no column means is still refused."""
