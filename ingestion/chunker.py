@@ -331,6 +331,8 @@ def _take_caption(current: _TextUnit | None, blocks: Sequence[Block], i: int) ->
 def _block_spans(
     i: int, block: Block, text: str, path: tuple[str, ...], budget: int, count: TokenCounter
 ) -> list[_Span]:
+    if block.line_marks and block.kind == "list":
+        return _listed_spans(i, block, text, path, budget, count)
     if block.line_marks and block.kind != "code":
         return _marked_spans(i, block, text, path, budget, count)
     whole = _span(
@@ -341,6 +343,40 @@ def _block_spans(
     return _explode(i, block, path, budget, count)
 
 
+def _line_finder(block: Block) -> Callable[[int], int]:
+    """The source line of the non-space character at an offset of the block's text."""
+    starts = [solid for solid, _ in block.line_marks]
+    numbers = [number for _, number in block.line_marks]
+
+    def line_at(solid: int) -> int:
+        return numbers[max(0, bisect.bisect_right(starts, solid) - 1)]
+
+    return line_at
+
+
+def _listed_spans(
+    i: int, block: Block, text: str, path: tuple[str, ...], budget: int, count: TokenCounter
+) -> list[_Span]:
+    """A list, one item a line, whose items carry their source lines
+    (`Block.line_marks`): an item is cited at its own lines, not the whole list's. Cut
+    as any block when over the budget."""
+    whole = _span(
+        text, block.page, (block.line_start, block.line_end), count, block=i, context=path
+    )
+    if whole.tokens > budget:
+        return _explode(i, block, path, budget, count)
+    if solid_chars(whole.text) != solid_chars(block.text):
+        return [whole]  # (not the text the marks count)
+    line_at = _line_finder(block)
+    ranges: list[tuple[int, int]] = []
+    solid = 0
+    for line in whole.text.split("\n"):
+        inner = solid_chars(line)
+        ranges.append((line_at(solid), line_at(solid + max(inner - 1, 0))))
+        solid += inner
+    return [replace(whole, line_ranges=tuple(ranges))]
+
+
 def _marked_spans(
     i: int, block: Block, text: str, path: tuple[str, ...], budget: int, count: TokenCounter
 ) -> list[_Span]:
@@ -348,12 +384,7 @@ def _marked_spans(
     with the source lines it spans (`Block.line_marks`): a quote of it is cited at its
     own lines, not the paragraph's. Whole when it fits the budget, else a span per
     sentence (an overlong one cut, as `_explode` cuts)."""
-    starts = [solid for solid, _ in block.line_marks]
-    numbers = [number for _, number in block.line_marks]
-
-    def line_at(solid: int) -> int:
-        return numbers[max(0, bisect.bisect_right(starts, solid) - 1)]
-
+    line_at = _line_finder(block)
     sentences: list[tuple[str, tuple[int, int]]] = []
     solid, pos = 0, 0
     for start, end in _piece_offsets(text, False):

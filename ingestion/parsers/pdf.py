@@ -25,7 +25,7 @@ import pypdfium2 as pdfium
 import pypdfium2.raw as raw
 
 from core.errors import NeedsOCR, ParseError
-from core.types import ParsedDocument
+from core.types import BlockKind, ParsedDocument
 from ingestion.parsers._common import (
     BlockBuilder,
     clean_text,
@@ -37,6 +37,7 @@ from ingestion.parsers._common import (
     numbered_level,
     plausible_heading,
     render_table,
+    solid_chars,
 )
 from ingestion.parsers.pdf_raw import char_codes, no_text
 from ingestion.parsers.pdf_tables import PdfTable, extract_tables, has_grid
@@ -558,18 +559,13 @@ def _flush(b: BlockBuilder, page: int, group: list[_Line], mode: str) -> str:
     if group:
         if mode == "code":
             b.add("code", "\n".join(ln.text for ln in group), page, group[0].no, group[-1].no)
-        elif mode == "list":
-            b.add("list", _list_text(group), page, group[0].no, group[-1].no)
         else:
-            text, marks = join_marked([(ln.no, ln.text) for ln in group])
-            b.add(
-                "paragraph",
-                text,
-                page,
-                group[0].no,
-                group[-1].no,
-                line_marks=marks if len(marks) > 1 else (),
-            )
+            listed = mode == "list"
+            pairs = [(ln.no, ln.text) for ln in group]
+            text, marks = _list_text(group) if listed else join_marked(pairs)
+            kind: BlockKind = "list" if listed else "paragraph"
+            line_marks = marks if len(marks) > 1 else ()
+            b.add(kind, text, page, group[0].no, group[-1].no, line_marks=line_marks)
         group.clear()
     return ""
 
@@ -657,21 +653,29 @@ def _breaks(group: list[_Line], ln: _Line, mode: str, kind: str) -> bool:
     return bool(short or (indent and len(group) > 1 and prev.text[-1:] in _SENT_END))
 
 
-def _list_text(group: list[_Line]) -> str:
-    items: list[list[str]] = []
+def _list_text(group: list[_Line]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """The list's items, one a line (a bullet sign becomes "- "), with where each source
+    line starts in it (`Block.line_marks`), so that an item is cited at its own lines."""
+    items: list[list[tuple[int, str]]] = []
     for ln in group:
         if _BULLET.match(ln.text) or not items:
-            items.append([ln.text])
+            items.append([(ln.no, ln.text)])
         else:
-            items[-1].append(ln.text)
-    out = []
+            items[-1].append((ln.no, ln.text))
+    out: list[str] = []
+    marks: list[tuple[int, int]] = []
+    solid = 0
     for parts in items:
-        text = join_lines(parts)
+        text, item_marks = join_marked(parts)
+        shift = 0
         m = _BULLET.match(text)
         if m and not re.match(r"\(?\d|[①-⑳]|\(", m.group(1)):
+            shift = 1 - solid_chars(m.group(0))
             text = "- " + text[m.end() :]
+        marks += [(solid + max(0, at + shift) if at else solid, no) for at, no in item_marks]
         out.append(text)
-    return "\n".join(out)
+        solid += solid_chars(text)
+    return "\n".join(out), tuple(marks)
 
 
 # ------------------------------------------------------------------------------ entry

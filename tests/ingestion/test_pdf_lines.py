@@ -81,3 +81,38 @@ def test_a_sentence_wrapped_over_two_lines_is_cited_at_both() -> None:
         "The second rule applies to staff who stay after eight.": (11, 12),
         "A third rule is short.": (12, 12),
     }
+
+
+def test_each_item_of_a_pdf_list_is_cited_at_its_own_lines() -> None:
+    """A list was cited at all its lines for any item; an item wrapped over two lines is
+    cited at both, and the list's text (one item a line, bullets as "- ") is unchanged."""
+    lines = [
+        "Before leaving the lab:",
+        "* Switch off the centrifuge and unplug it.",
+        "* Return the samples to freezer B, shelf three, and",
+        "log them in the register.",
+        "* Lock the door.",
+    ]
+    ops = [f"BT /F1 11 Tf 72 {760 - 16 * i} Td ({s}) Tj ET" for i, s in enumerate(lines)]
+    doc = parse_bytes(pages_pdf(["\n".join(ops)]), Path("lab.pdf"))
+    (listed,) = [b for b in doc.blocks if b.kind == "list"]
+    assert listed.text == (
+        "- Switch off the centrifuge and unplug it.\n"
+        "- Return the samples to freezer B, shelf three, and log them in the register.\n"
+        "- Lock the door."
+    )
+    first = listed.line_start
+    chunk = _chunk_of(doc.blocks)
+    cited = {
+        c.text: (chunk.line_map[c.first_line][1], chunk.line_map[c.last_line][2])
+        for c in candidates(chunk, 0)
+        if c.list_item
+    }
+    assert cited == {
+        "- Switch off the centrifuge and unplug it.": (first, first),
+        "- Return the samples to freezer B, shelf three, and log them in the register.": (
+            first + 1,
+            first + 2,
+        ),
+        "- Lock the door.": (first + 3, first + 3),
+    }, cited
