@@ -123,6 +123,34 @@ def _glyph_size(handle: Any, i: int, matrix: Any) -> float:
     return round(raw.FPDFText_GetFontSize(handle, i) * scale * 2) / 2
 
 
+# Digits right after punctuation: where a footnote's reference mark stands ("action.6 The").
+_AFTER_PUNCT_DIGITS = re.compile(r"[.,;:!?)\]”’\"'](\d{1,3})(?=\s|$|[,.;:)])")
+
+
+def _without_note_marks(line: str, bottoms: list[float], tops: list[float]) -> str:
+    """The line without its footnote reference marks: digits after punctuation, raised
+    above the line's baseline by a third of its glyphs' height and smaller than its tall
+    glyphs ("corrective action.6 The FAA" read as one sentence with "6 The FAA").
+    `bottoms`/`tops`: one per glyph that is not a space, in order; a digit on the
+    baseline ("2.5", "(1) 3") or of the text's own size stays."""
+    glyphs = [i for i, ch in enumerate(line) if ch != " "]
+    if len(glyphs) != len(bottoms) or len(bottoms) < 8:
+        return line
+    heights = sorted(t - b for b, t in zip(bottoms, tops, strict=True))
+    base = statistics.median(bottoms)
+    rise, tall = heights[len(heights) // 2] / 3, heights[int(0.9 * (len(heights) - 1))]
+    at = {pos: k for k, pos in enumerate(glyphs)}
+    cut: list[tuple[int, int]] = []
+    for m in _AFTER_PUNCT_DIGITS.finditer(line):
+        a, b = m.span(1)
+        marks = [at[i] for i in range(a, b)]
+        if all(bottoms[k] - base >= rise and tops[k] - bottoms[k] <= 0.8 * tall for k in marks):
+            cut.append((a, b))
+    for a, b in reversed(cut):
+        line = line[:a] + line[b:]
+    return line
+
+
 def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
     tp = page.get_textpage()
     n = raw.FPDFText_CountChars(tp)
@@ -148,6 +176,8 @@ def _lines(page: Any, number: int, tables: list[PdfTable]) -> _Page:
 
     def finish() -> None:
         line = "".join(text)
+        if not gaps and _AFTER_PUNCT_DIGITS.search(line):
+            line = _without_note_marks(line, bottoms, tops)
         if idx and (line.strip() or in_table):
             if lefts:
                 box = (min(lefts), max(rights), min(bottoms), max(tops))

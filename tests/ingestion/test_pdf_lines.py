@@ -116,3 +116,19 @@ def test_each_item_of_a_pdf_list_is_cited_at_its_own_lines() -> None:
         ),
         "- Lock the door.": (first + 3, first + 3),
     }, cited
+
+
+def test_a_footnote_mark_after_punctuation_is_no_part_of_the_next_sentence() -> None:
+    """A raised, smaller "6" after "action." made one sentence of two ("…action.6 The FAA
+    sent…"); it is dropped. A number on the line's baseline after a full stop stays."""
+    ops = [
+        "BT /F1 11 Tf 72 700 Td (The FAA issued an emergency directive as an interim action.) Tj"
+        " /F1 7 Tf 4 Ts (6) Tj /F1 11 Tf 0 Ts ( The FAA sent it to all owners.) Tj ET",
+        "BT /F1 11 Tf 72 680 Td (The limit was raised in version 2.5 of the rules today.) Tj ET",
+    ]
+    doc = parse_bytes(pages_pdf(["\n".join(ops)]), Path("ad.pdf"))
+    text = " ".join(b.text for b in doc.blocks)
+    assert "interim action. The FAA sent it to all owners." in text, text
+    assert "version 2.5 of the rules" in text, text
+    sentences = {c.text for c in candidates(_chunk_of(doc.blocks), 0)}
+    assert "The FAA sent it to all owners." in sentences, sentences
