@@ -19,6 +19,8 @@ from monitoring.audit import passage_rows
 from ragline.app import Ragline
 
 AUDIT_ROLES = frozenset({"auditor", "admin"})
+# Gaps read for a reader who is no auditor, before those it may not see are left out.
+_GAPS_SCANNED = 10_000
 
 
 def is_auditor(principal: Principal) -> bool:
@@ -66,13 +68,22 @@ class Oversight:
         closed)."""
         if not (principal.can_write or principal.superuser):
             raise Forbidden("knowledge gaps need a key with can_write (RAGLINE_API__KEYS)")
-        found = self.rag.stores.metadata.gaps(since, status, limit)
         if is_auditor(principal):
-            return found
+            return self.rag.stores.metadata.gaps(since, status, limit)
         # The near misses are what the asker retrieved: only those of documents this reader
-        # may see are shown (a document it gets 404 for must not show its id and title).
+        # may see are shown (a document it gets 404 for must not show its id and title),
+        # and the best coverage is theirs. A gap whose near misses are all hidden is about
+        # material the reader may not see, and is not shown (auditors see every gap).
         sees = self.rag.sees_documents(principal)
-        return [
-            replace(g, near_misses=tuple(m for m in g.near_misses if sees(str(m["doc_id"]))))
-            for g in found
-        ]
+        shown: list[GapRecord] = []
+        for g in self.rag.stores.metadata.gaps(since, status, max(limit, _GAPS_SCANNED)):
+            misses = tuple(m for m in g.near_misses if sees(str(m["doc_id"])))
+            if len(misses) < len(g.near_misses):
+                if not misses:
+                    continue
+                best = max(float(m.get("coverage", 0.0)) for m in misses)
+                g = replace(g, near_misses=misses, best_coverage=min(best, g.best_coverage))
+            shown.append(g)
+            if len(shown) == limit:
+                break
+        return shown

@@ -17,15 +17,20 @@ from tests.api.conftest import ALICE, FIN, READER, upload, wait_job
 
 def test_gap_near_misses_show_only_documents_the_reader_may_see(client: TestClient) -> None:
     word = f"Zephyrquartz{uuid.uuid4().hex[:6]}"
+    office = f"Marsbase{uuid.uuid4().hex[:6]}"
     up = upload(
         client,
         f"{word}.md",
-        f"# Budget\n\nThe project {word} budget is 4,200,000 USD.\n".encode(),
+        f"# Budget\n\nThe project {word} headcount budget is 4,200,000 USD.\n".encode(),
         FIN,
         acl_tags="finance",
     )
     assert wait_job(client, up["job_id"], FIN)["state"] == "searchable"
-    question = f"What is the {word} headcount plan for the Mars office?"
+    public = upload(
+        client, f"{office}.md", f"# Offices\n\nThe {office} office opened in 2019.\n".encode(), ALICE
+    )
+    assert wait_job(client, public["job_id"], ALICE)["state"] == "searchable"
+    question = f"What is the {word} headcount plan for the {office} office?"
     answer = client.post("/v1/ask", headers=FIN, json={"question": question}).json()
     assert answer["covered"] is False, answer["answer"]
 
@@ -34,11 +39,38 @@ def test_gap_near_misses_show_only_documents_the_reader_may_see(client: TestClie
         assert r.status_code == 200, r.text
         return next(g for g in r.json()["gaps"] if g["question"] == question)
 
-    assert up["doc_id"] in {m["doc_id"] for m in gap(FIN)["near_misses"]}
-    # alice may write, but not read finance: other, public near misses may stay
-    assert up["doc_id"] not in {m["doc_id"] for m in gap(ALICE)["near_misses"]}
+    seen = gap(FIN)
+    assert up["doc_id"] in {m["doc_id"] for m in seen["near_misses"]}
+    # alice may write, but not read finance: other, public near misses may stay, and the
+    # best coverage is theirs, not the hidden document's
+    shown = gap(ALICE)
+    assert {m["doc_id"] for m in shown["near_misses"]} == {public["doc_id"]}
+    assert shown["best_coverage"] == shown["near_misses"][0]["coverage"]
+    assert shown["best_coverage"] < seen["best_coverage"], (shown, seen)
     csv = client.get("/v1/gaps?format=csv", headers=ALICE).text
     assert question in csv and word not in csv.replace(question, "")
+
+
+def test_a_gap_only_about_hidden_documents_is_not_shown(client: TestClient) -> None:
+    """A question whose near misses are all documents the reader may not see is about
+    their material: its words ("Quillfeather" payroll) are not shown to other writers."""
+    word = f"Quillfeather{uuid.uuid4().hex[:6]}"
+    text = f"# {word} payroll\n\n{word} payroll runs monthly.\n"
+    up = upload(client, f"{word}.md", text.encode(), FIN, acl_tags="finance")
+    assert wait_job(client, up["job_id"], FIN)["state"] == "searchable"
+    question = f"What is the {word} payroll bonus for Neptune?"
+    miss = {"doc_id": up["doc_id"], "title": word, "source": "", "label": "", "coverage": 0.6}
+    meta = client.app.state.ctx.rag.stores.metadata  # type: ignore[attr-defined]
+    meta.record_gap(f"k{word}", question.lower(), question, ["finance"], [miss], "x", 0.6)
+
+    def questions(headers: dict[str, str]) -> set[str]:
+        r = client.get("/v1/gaps", headers=headers)
+        assert r.status_code == 200, r.text
+        return {g["question"] for g in r.json()["gaps"]}
+
+    assert question in questions(FIN)
+    assert question not in questions(ALICE)
+    assert question not in client.get("/v1/gaps?format=csv", headers=ALICE).text
 
 
 def test_a_job_listing_counts_only_jobs_the_caller_may_see(client: TestClient) -> None:
