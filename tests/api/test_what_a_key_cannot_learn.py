@@ -26,9 +26,8 @@ def test_gap_near_misses_show_only_documents_the_reader_may_see(client: TestClie
         acl_tags="finance",
     )
     assert wait_job(client, up["job_id"], FIN)["state"] == "searchable"
-    public = upload(
-        client, f"{office}.md", f"# Offices\n\nThe {office} office opened in 2019.\n".encode(), ALICE
-    )
+    opened = f"# Offices\n\nThe {office} office opened in 2019.\n"
+    public = upload(client, f"{office}.md", opened.encode(), ALICE)
     assert wait_job(client, public["job_id"], ALICE)["state"] == "searchable"
     question = f"What is the {word} headcount plan for the {office} office?"
     answer = client.post("/v1/ask", headers=FIN, json={"question": question}).json()
