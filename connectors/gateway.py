@@ -30,6 +30,7 @@ from core.blocks import (
     Freshness,
     GatewayResult,
     Outcome,
+    params_text,
     rows_label,
     status_label,
 )
@@ -204,11 +205,12 @@ class Gateway:
                 template=template,
                 detail=base,
             )
-        bound = {
-            p.bind: values[name]
+        by_caller = [
+            name
             for name, p in tpl.params.items()
             if p.bind and principal.attribute(p.bind) is not None
-        }
+        ]
+        bound = {tpl.params[name].bind: values[name] for name in by_caller}
         if bound:
             # The rows outside the caller's own attribute are filtered out: logged, not shown.
             trace.add("rows_restricted", template=template, by=bound)
@@ -289,7 +291,8 @@ class Gateway:
             (block,),
             "" if fetch.rows.rows else "no rows match",
             source.id,
-            {**base, "params": values},
+            # Parameters given by the caller's own attribute, not by the question.
+            {**base, "params": values, "bound": by_caller},
         )
 
     def _rows_connector(self, source: SqlSource) -> RowsConnector:
@@ -393,7 +396,7 @@ class Gateway:
                 principal,
                 "lookup_status",
                 "empty",
-                message=f"{source.id}: nothing found for {checked}",
+                message=f"{source.id}: nothing found for {params_text(checked)}",
                 source_id=source.id,
                 params=checked,
                 reason=outcome.reason,

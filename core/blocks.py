@@ -9,6 +9,7 @@ blocks (notes an agent asked Ragline to keep) carry no label: they are never aut
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
@@ -76,6 +77,11 @@ class RowSet:
         if len(self.rows) > max_rows or self.truncated:
             lines.append("(more rows not shown)")
         return "\n".join(lines)
+
+
+def params_text(params: Mapping[str, Any]) -> str:
+    """Parameters as a reader writes them: "state=Kentucky, region=West"."""
+    return ", ".join(f"{k}={v}" for k, v in params.items())
 
 
 def _cell(value: Any) -> str:

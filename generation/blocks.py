@@ -7,26 +7,35 @@ it readable and cites it. Memory blocks are never used here (they are not author
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
-from core.blocks import ContentBlock, RowSet
+from core.blocks import ContentBlock, RowSet, params_text
 
 MAX_ROWS = 10
 
 
-def _value(v: Any) -> str:
+# Columns whose numbers are names, not amounts: no thousands separators ("fiscal_year:
+# 2011", not "2,011"; an order id, a postal code).
+_NAMING_COLUMN = re.compile(
+    r"(?:^|_|\b)(?:year|yr|fy|month|day|date|id|code|zip|postcode|postal|phone|number|no)(?:$|_|\b)",
+    re.IGNORECASE,
+)
+
+
+def _value(v: Any, column: str = "") -> str:
     if isinstance(v, bool) or v is None:
         return "" if v is None else str(v).lower()
     if isinstance(v, int):
-        return f"{v:,}"
+        return str(v) if _NAMING_COLUMN.search(column) else f"{v:,}"
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:,.2f}"
     return str(v)
 
 
 def _row(columns: Sequence[str], row: Sequence[Any]) -> str:
-    return ", ".join(f"{c}: {_value(v)}" for c, v in zip(columns, row, strict=False))
+    return ", ".join(f"{c}: {_value(v, c)}" for c, v in zip(columns, row, strict=False))
 
 
 def block_sentence(block: ContentBlock) -> str:
@@ -34,7 +43,7 @@ def block_sentence(block: ContentBlock) -> str:
     content = block.content
     if isinstance(content, RowSet):
         if not content.rows:
-            return f"{block.title}: no rows match {block.locator.get('params', {})}."
+            return f"{block.title}: no rows match {params_text(block.locator.get('params', {}))}."
         if len(content.rows) == 1:
             body = _row(content.columns, content.rows[0])
         else:
@@ -44,7 +53,7 @@ def block_sentence(block: ContentBlock) -> str:
                 body += "; (more rows not shown)"
         text = f"{block.title}: {body} {block.label}"
     elif isinstance(content, dict):
-        body = ", ".join(f"{k}: {_value(v)}" for k, v in content.items())
+        body = ", ".join(f"{k}: {_value(v, k)}" for k, v in content.items())
         text = f"{block.title}: {body} {block.label}"
     else:
         text = f"{content} {block.label}"

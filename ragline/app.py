@@ -731,10 +731,11 @@ class Ragline:
             # What ran, not what was asked: a parameter bound to the caller's own attribute
             # (its region) replaces the one the question named, and the answer says so.
             knowledge["params"] = ran
+            bound = result.detail.get("bound", ())
             warnings += tuple(
                 f"answered for {name}={ran[name]}, the one this key may read, not {asked}"
                 for name, asked in decision.params.items()
-                if name in ran and ran[name] != asked
+                if name in bound and str(ran[name]).casefold() != str(asked).casefold()
             )
         ms = (time.perf_counter() - t0) * 1000
         answer = Answer(

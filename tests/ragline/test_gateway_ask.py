@@ -119,4 +119,22 @@ def test_an_answer_says_which_parameters_ran(tmp_path: Path) -> None:
         rag.close()
     assert answer.knowledge["answered_by"] == "rows", answer.knowledge
     assert answer.knowledge["params"]["region"] == "West"
-    assert any("region=West" in w and "not South" in w for w in answer.warnings), answer.warnings
+    # Only the bound parameter is named: "3" asked and 3 run is the same number.
+    assert [w for w in answer.warnings if "answered for" in w] == [
+        "answered for region=West, the one this key may read, not South"
+    ], answer.warnings
+
+
+def test_rows_name_their_years_without_separators_and_warn_of_nothing_bound(
+    tmp_path: Path,
+) -> None:
+    """A fiscal year is a name, not an amount ("2010", not "2,010"); amounts keep their
+    separators; a key with no bound attribute gets no "answered for" warning."""
+    rag = _rag(tmp_path, loaded_days_ago=0)
+    try:
+        answer = rag.ask("What were IDA principal repayments in 2010?", ANALYST)
+    finally:
+        rag.close()
+    assert answer.knowledge["answered_by"] == "rows", answer.knowledge
+    assert "fiscal_year: 2010" in answer.text, answer.text
+    assert not any("answered for" in w for w in answer.warnings), answer.warnings
