@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.text import STOPWORDS, has_han
+from generation.answerable import han_subject
 from generation.llm import LLMError, OpenAICompatibleClient
 
 # Error codes, ticket ids, versions, config keys, clause numbers, file names.
@@ -31,6 +32,14 @@ _NAME = re.compile(
 )
 # Single tokens that are names by their shape: TiDB, PostgreSQL, iPhone, GDPR, HR.
 _SHAPED = re.compile(r"\b(?:[A-Za-z]*[a-z][A-Z][A-Za-z]*|[A-Z]{2,}[a-z]{0,2})\b")
+# A capitalised word inside a sentence, after a lower-case word: a name ("the Duck
+# article", "in Lisbon").
+_CAPITALISED = re.compile(r"(?<=[a-z0-9,;:)] )[A-Z][a-z]{2,}\b")
+# What Ragline itself adds to an answer it sends as a chat message: the "Sources:" list
+# (titles, file paths and URIs, pages and lines) and the "Note:" on coverage; and labels.
+_FOOTER = re.compile(r"\n\s*(?:Sources|Note):.*", re.DOTALL)
+_LABEL = re.compile(r"\[(?:Doc[0-9a-z]+_p\d+(?:\.\d+)?|DB_\w+|API_\w+)\]")
+_URI = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+")
 # Words that point back at something said before.
 _ANAPHORA = re.compile(
     r"\b(?:it|its|it's|this|that|these|those|they|them|their|he|she|him|her|the same|"
@@ -101,6 +110,10 @@ def focus_terms(text: str) -> tuple[str, ...]:
     found += [(m.start(), m.group(0).rstrip(".-")) for m in _IDENTIFIER.finditer(text)]
     found += [(m.start(1), m.group(1).strip()) for m in _QUOTED.finditer(text)]
     found += [(m.start(), m.group(0)) for m in _SHAPED.finditer(text)]
+    found += [(m.start(), m.group(0)) for m in _CAPITALISED.finditer(text)]
+    subject = han_subject(text) if has_han(text) else ""
+    if len(subject) >= 2:  # what a Chinese question is about ("个人信息保护法什么时候施行")
+        found.append((text.find(subject), subject))
     for m in _NAME.finditer(text):
         words = m.group(0).split()
         if words[0].lower() in _QUESTION_WORDS:  # "What Payment Gateway": drop "What"
@@ -161,7 +174,8 @@ def extract_focus(turns: Sequence[Turn], max_carried: int = 3) -> Focus:
 
 
 def _strip_labels(text: str) -> str:
-    return re.sub(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]", " ", text)
+    """A turn's own words: without citation labels, Ragline's footer and URIs."""
+    return _URI.sub(" ", _LABEL.sub(" ", _FOOTER.sub("", text)))
 
 
 _REWRITE_SYSTEM = (

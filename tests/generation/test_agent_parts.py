@@ -174,3 +174,34 @@ def test_a_listing_earlier_carries_its_identifiers_not_one_long_name() -> None:
     focus = extract_focus(turns)
     assert focus.carried == ("E100", "E101", "E102")
     assert len(focus.query) < 100
+
+
+def test_a_follow_up_carries_the_subject_not_the_answers_footer() -> None:
+    """An OpenAI client sends Ragline's answer back as it came: its "Sources:" list (file
+    paths, percent-encoded, pages) was carried as the focus ("qaA",
+    "en-wikipedia-duck-docling.html", "p1"; "E4" from "%E4"), and the subject the user
+    named ("the Duck article", 个人信息保护法) was not."""
+    footer = (
+        "\n\nSources:\n[Doc4ee729_p1] Duck (file:///tmp/qaA/pub/en-wikipedia-duck-docling.html"
+        ", p1, lines 1005-1005)\n\nNote: best coverage 0.4"
+    )
+    turns = [
+        Turn("user", "What does the Duck article say about the drake?"),
+        Turn("assistant", "A drake is an adult male duck. [Doc4ee729_p1]" + footer),
+        Turn("user", "What does it eat?"),
+    ]
+    assert extract_focus(turns).carried == ("Duck",)
+    # No subject in the user's turns: the answer's words may be carried, never its footer.
+    bare = [turns[1], Turn("user", "And what about bread?")]
+    assert extract_focus(bare).carried == ()
+    chinese = [
+        Turn("user", "个人信息保护法什么时候开始施行？"),
+        Turn(
+            "assistant",
+            "第七十四条 本法自2021年11月1日起施行。[Doc5b2e10_p1]\n\nSources:\n[Doc5b2e10_p1] "
+            "个人信息保护法 (file:///tmp/qaA/%E4%B8%AA%E4%BA%BA.md, p1, lines 3-3)",
+        ),
+        Turn("user", "它规定的个人信息处理者应当履行哪些义务？"),
+    ]
+    focus = extract_focus(chinese)
+    assert focus.carried == ("个人信息保护法",), focus
