@@ -304,6 +304,12 @@ _QUESTION_FORM = re.compile(
     r"\bwhat (?:is|are|was|were) the (?:purpose|role|function|significance|use)s? of\b",
     re.IGNORECASE,
 )
+# "What does X contain / include / consist of?" asks for what X holds: the verb that
+# closes it is the question's form (a passage saying "containing" is no better answer).
+_CONTENT_VERB = re.compile(
+    r"^\s*(?:what|which)\b.*\b(contains?|includes?|comprises?|consists? of)\s*[?？.]*\s*$",
+    re.IGNORECASE,
+)
 _SOURCE_WORD_TEXT = """
     据 根据 按照 依照 依据 文章 篇文章 这篇 这本 本文 文中 一文 说法 所述 提到
     according article document documents says say said mention mentions mentioned states
@@ -319,6 +325,9 @@ def content_terms(question: str) -> list[str]:
     form: set[str] = set()
     for m in _QUESTION_FORM.finditer(question):
         form.update(_index_tokens(m.group(0)))
+    verb = _CONTENT_VERB.match(question)
+    if verb:
+        form.update(_index_tokens(verb.group(1)))
     return [
         t
         for t in query_terms(question)

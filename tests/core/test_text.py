@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.text import split_sentences
+from core.text import content_terms, split_sentences
 
 
 def test_a_full_stop_after_an_abbreviation_ends_a_sentence_only_before_a_capital() -> None:
@@ -111,3 +111,13 @@ def test_identifiers_are_found_only_where_a_separator_joins_two_word_characters(
         assert _identifiers(text) == _IDENT.findall(text), text
     assert _identifiers("see p12.1.2 and err-404") == ["p12.1.2", "err-404"]
     assert _identifiers("no identifier here. none at all: really") == []
+
+
+def test_a_closing_verb_of_content_is_the_questions_form() -> None:
+    """ "What does the servers field of an OpenAPI Object contain?" quoted the content row
+    (its description says "containing") over the servers row: the verb asks for what the
+    field holds, it is no word the answer must have. A yes/no question keeps it."""
+    asked = "What does the servers field of an OpenAPI Object contain?"
+    assert content_terms(asked) == ["servers", "field", "openapi", "object"]
+    assert "include" not in content_terms("Which steps does the review include?")
+    assert "contain" in content_terms("Does the kit contain batteries?")
