@@ -814,7 +814,7 @@ def has_quantity(text: str, given: str = "") -> bool:
     "OpenAPI 3.1.0", "in 2015") are not the quantity it asks for, and nor is a digit that
     is part of a Latin name ("SHA256", "IPv6", "mp3", "Safety4"), unless the name is a
     version ("v2", "P12.1.2")."""
-    body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", text))
+    body = _CLAUSE_REF.sub("", _SECTION_NUMBER.sub("", _UNIT_DECLARED.sub(" ", text)))
     body = _IN_A_NAME.sub(_version_or_blank, body)
     for named in sorted(set(_GIVEN_NUMBER.findall(given)), key=len, reverse=True):
         body = _blank_given(body, named)
@@ -837,6 +837,10 @@ def _blank_given(body: str, named: str) -> str:
 
 
 _GIVEN_NUMBER = re.compile(r"\d+(?:[.,:\-/]\d+)*")
+# A table's caption declaring its unit ("（单位：万元）", "(unit: USD thousand)"): no quantity.
+_UNIT_DECLARED = re.compile(
+    r"[（(]?\s*(?:单位|units?)\s*[:：]\s*[^）)\n]{1,16}[）)]?", re.IGNORECASE
+)
 # Digits written onto Latin letters, and the letters: a name, or a version.
 _IN_A_NAME = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+(\d+(?:\.\d+)*)[A-Za-z]*(?![A-Za-z0-9])")
 _VERSION_NAME = re.compile(r"[vV]\d|[A-Za-z]+\d+\.\d")
@@ -1019,6 +1023,51 @@ def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -
     if not asked:
         return "", ""
     return f"the row quoted is about {key!r}, not {', '.join(repr(n) for n in asked)}", asked[0]
+
+
+def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
+    """A Chinese question's name ("法务部") that the quoted row's key ("财务部") is a
+    sibling of: the name is nowhere in the quoted document, and the key column holds
+    names of its kind (two or more keys ending as it ends: 研发部, 市场部, 财务部). The
+    row is another one's; the table has none for the name asked. Why, or ""."""
+    key = row.cells[0][1].strip() if row.cells else ""
+    if not has_han(key) or not 2 <= len(key) <= 12:
+        return ""
+    names = [*han_names(question), han_subject(question)]
+    keys = {c.cells[0][1].strip() for c in candidates(row.chunk, row.hit_rank) if c.cells}
+    for name in dict.fromkeys(n for n in names if len(n) >= 2 and has_han(n)):
+        if name in key or key in name or _norm(name) in same_doc:
+            continue
+        kind = [k for k in keys if k[-1:] == name[-1] and len(k) >= 2]
+        if key[-1:] == name[-1] and len(kind) >= 2:
+            return f"the row quoted is about {key!r}, not {name!r}"
+    return ""
+
+
+# jieba's tags of words that say which figure a Chinese question asks of a row:
+# abbreviations (人均, 同比) and ordinal periods (第三季度). (Nouns are too often the
+# question's way of naming the document or the table: 示例, 申请表, 标准表.)
+_ROW_WORD_TAGS = frozenset({"j", "mq"})
+
+
+def _han_column_unmet(
+    question: str, row: Candidate, same_doc: str, similarity: Similarity | None
+) -> list[str]:
+    """Words a Chinese question asks of a quoted table row ("人均", "第三季度") that the
+    quoted document never writes, and that no column of the row means in other words:
+    the table does not have them ("研发部的人均预算" of a row with the half-year budgets).
+    Spaced languages have `facet_unmet`'s column check."""
+    headers = [h for h, _ in row.cells if h] + list(row.empty)
+    out: list[str] = []
+    for word, flag in tagged_words(question):
+        if flag not in _ROW_WORD_TAGS or len(word) < 2 or not has_han(word):
+            continue
+        if _norm(word) in same_doc:
+            continue
+        if similarity is not None and headers and names_a_column(word, headers, similarity):
+            continue
+        out.append(word)
+    return out
 
 
 def _term_in(term: str, text: str) -> bool:
@@ -1677,6 +1726,15 @@ def judge(
     row_asked = ""  # the row key asked, where another row is keyed by it
     if not row_miss and chosen[0].is_table_row:
         row_miss, row_asked = _row_of_another(question, chosen[0], retrieved)
+    first_row = next((c for c in chosen if c.is_table_row), None)  # (under its caption)
+    if not row_miss and first_row is not None and has_han(question):
+        row_miss = _han_sibling_row(question, first_row, same_doc)
+        unmet = [] if row_miss else _han_column_unmet(question, first_row, same_doc, similarity)
+        if unmet:
+            what = ", ".join(repr(w) for w in unmet)
+            return Verdict(
+                False, f"the table gives no {what}", constraints=total, met=met, failed="facet"
+            )
     if not row_miss and chosen[0].is_table_row:
         row_miss = _empty_column_asked(question, chosen[0])
     if row_miss:

@@ -1,6 +1,6 @@
 from gen_cases import make_chunk, make_hits
 
-from core.types import Hit, Route
+from core.types import Chunk, Hit, Route
 from generation.answer import AnswerGenerator
 from generation.answerable import (
     Verdict,
@@ -12,7 +12,7 @@ from generation.answerable import (
     unanswered_reason,
 )
 from generation.extractive import extract
-from generation.passages import candidates
+from generation.passages import Candidate, candidates
 from generation.similarity import Similarity
 
 
@@ -680,6 +680,55 @@ def test_a_quantity_asked_of_a_row_whose_numbers_column_is_empty_is_refused() ->
     assert not miss.covered and "'Price (EUR)'" in miss.reason, miss
     assert verdict("How much is the centrifuge?", "Centrifuge").covered
     assert verdict("Where is the microscope?", "Microscope").covered
+
+
+BUDGET = (
+    "| 部门 | 2025年预算上半年 | 2025年预算下半年 |\n|---|---|---|\n| 研发部 | 1200 | 1350 |\n"
+    "| 市场部 | 600 | 650 |\n| 财务部 | 90 | 95 |\n| 行政部 | 150 | 160 |"
+)
+
+
+def _budget_row(name: str) -> tuple[Candidate, Chunk]:
+    table = make_chunk(BUDGET, kind="table", title="2025年度各部门预算执行情况表")
+    return next(c for c in candidates(table, 0) if name in c.text), table
+
+
+def test_a_chinese_name_a_row_key_is_a_sibling_of_is_refused() -> None:
+    """ "法务部2025年预算是多少？" was answered with the 财务部 row (confidence 0.82): half
+    of 法务部's pieces (务部) are in it. The key column names departments (…部) and the
+    document has no 法务部: the row is another's."""
+    row, table = _budget_row("财务部")
+
+    def verdict(question: str) -> Verdict:
+        return judge(question, "general", [row.text], [row], [table])
+
+    miss = verdict("法务部2025年预算是多少？")
+    assert not miss.covered and "'财务部'" in miss.reason and "'法务部'" in miss.reason, miss
+    assert verdict("财务部2025年预算是多少？").covered
+
+
+def test_a_figure_a_chinese_question_asks_that_the_table_lacks_is_refused() -> None:
+    """ "研发部的人均预算" and "第三季度" of a row with the half-year budgets: the document
+    never writes them, so the row's numbers are not what is asked."""
+    row, table = _budget_row("研发部")
+
+    def verdict(question: str) -> Verdict:
+        return judge(question, "general", [row.text], [row], [table])
+
+    for question, word in (
+        ("研发部的人均预算是多少？", "人均"),
+        ("研发部2025年第三季度预算是多少？", "第三季度"),
+    ):
+        miss = verdict(question)
+        assert not miss.covered and repr(word) in miss.reason, (question, miss)
+    assert verdict("研发部上半年的预算是多少？").covered
+
+
+def test_a_caption_declaring_its_unit_states_no_quantity() -> None:
+    question = "法务部2025年预算是多少？"
+    assert not has_quantity("2025年度各部门预算执行情况表（单位：万元）", question)
+    assert not has_quantity("Budget by department (unit: USD thousand)", "How much is it?")
+    assert has_quantity("预算为120万元", question)
 
 
 def test_a_count_is_met_by_a_column_named_otherwise(meaning: Similarity) -> None:
