@@ -7,7 +7,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import io
+import re
 import zipfile
 from importlib.metadata import version
 from typing import Any
@@ -29,7 +31,96 @@ from ingestion.parsers._ooxml import to_transitional
 PARSER = f"openpyxl/{version('openpyxl')}"
 
 
-def _fmt(value: Any) -> str:
+# A number format's parts: quoted text, an escaped or padding/fill character, a bracketed
+# colour, condition or locale ("[Red]", "[$€-407]"), or one character.
+_FORMAT_PART = re.compile(r'"[^"]*"|\\.|[_*].|\[[^\]]*\]|.', re.DOTALL)
+_NUMBER_CORE = re.compile(r"[#0?,]*[#0][#0?,]*(?:\.[#0?]*)?")
+
+
+def _number_format(fmt: str) -> tuple[str, str, str, int] | None:
+    """(text before, digit pattern, text after, "%" signs) of the first section of an
+    Excel number format that shows a plain, percentage or fixed-decimal number, else None
+    (General, dates and times, fractions, scientific notation, text, scaled "#,##0,")."""
+    section = next(iter(_sections(fmt)), "")
+    before: list[str] = []
+    core = ""
+    after: list[str] = []
+    percent = 0
+    for part in _FORMAT_PART.findall(section):
+        if part.startswith('"'):
+            literal = part[1:-1]
+        elif part.startswith("\\"):
+            literal = part[1:]
+        elif part[0] in "_*":
+            continue
+        elif part.startswith("["):
+            if not part.startswith("[$"):
+                continue
+            literal = part[2:-1].split("-")[0]
+        elif part in "#0?,.":
+            if after:
+                return None
+            core += part
+            continue
+        elif part.isalpha() or part in "/@":
+            return None  # dates, times, scientific, fractions, text
+        else:
+            literal = part
+            percent += part == "%"
+        (after if core else before).append(literal)
+    if not _NUMBER_CORE.fullmatch(core):
+        return None
+    if core.rstrip(".").endswith(","):
+        return None  # "#,##0," shows thousands: no scaling here
+    return "".join(before), core, "".join(after), percent
+
+
+def _sections(fmt: str) -> list[str]:
+    """A format's ";"-separated sections, quoted text and escapes left whole."""
+    out, current = [], ""
+    for part in _FORMAT_PART.findall(fmt):
+        if part == ";":
+            out.append(current)
+            current = ""
+        else:
+            current += part
+    return [*out, current]
+
+
+def _formatted(value: float, fmt: str) -> str | None:
+    """`value` as the cell's number format shows it: a percentage as Excel rounds it
+    ("0.0%": 0.9325 -> "93.3%"), thousands separators, fixed decimals and currency signs.
+    Other numbers keep every digit they have (2180.55 under "0.0" stays 2180.55): only
+    padding is added, so nothing a reader needs is rounded away. None: not a format
+    shown here (General, dates, ...)."""
+    parsed = _number_format(fmt)
+    if parsed is None:
+        return None
+    before, core, after, percent = parsed
+    decimals = len(core.split(".", 1)[1]) if "." in core else 0
+    shown = decimal.Decimal(repr(float(value))) * (100**percent)
+    if percent:
+        digits = decimals
+    else:
+        shown = decimal.Decimal(f"{float(shown):.15g}")  # float noise, not data
+        exponent = shown.normalize().as_tuple().exponent
+        own = -exponent if isinstance(exponent, int) and exponent < 0 else 0
+        digits = max(core.split(".", 1)[1].count("0") if "." in core else 0, own)
+    shown = shown.quantize(decimal.Decimal(1).scaleb(-digits), decimal.ROUND_HALF_UP)
+    grouped = "," in core.split(".", 1)[0]
+    text = f"{abs(shown):,.{digits}f}" if grouped else f"{abs(shown):.{digits}f}"
+    sign = "-" if shown < 0 else ""
+    return f"{sign}{before}{text}{after}".strip()
+
+
+def _fmt(value: Any, number_format: str = "General") -> str:
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and number_format not in ("General", "@")
+        and (shown := _formatted(value, number_format)) is not None
+    ):
+        return shown
     if value is None:
         return ""
     if isinstance(value, dt.datetime):
@@ -47,7 +138,10 @@ def _fmt(value: Any) -> str:
 
 def _grid(ws: Any) -> list[list[str]]:
     rows = min(ws.max_row or 0, MAX_SHEET_CELLS // max(1, ws.max_column or 1))
-    grid = [[_fmt(v) for v in row] for row in ws.iter_rows(max_row=rows, values_only=True)]
+    grid = [
+        [_fmt(cell.value, getattr(cell, "number_format", "General")) for cell in row]
+        for row in ws.iter_rows(max_row=rows)
+    ]
     for rng in ws.merged_cells.ranges:
         r0, c0 = rng.min_row - 1, rng.min_col - 1
         if r0 >= len(grid) or c0 >= len(grid[r0]):
