@@ -590,9 +590,18 @@ def _merge(first: _TextUnit, second: _TextUnit, count: TokenCounter) -> _TextUni
     relative = _CRUMB_JOIN.join(second.path[len(common) :])
     anchor = second.head or (second.spans[0] if second.spans else None)
     if relative and anchor is not None:
+        # A section that opens a later page (a slide's title) is set off by a blank line:
+        # read as one paragraph with the page before, a quote would run on into it.
+        last = spans[-1] if spans else first.head
+        sep = "\n\n" if second.head and last and anchor.page > last.page else "\n"
         spans.append(
             _span(
-                relative, anchor.page, (anchor.line_start, anchor.line_end), count, context=common
+                relative,
+                anchor.page,
+                (anchor.line_start, anchor.line_end),
+                count,
+                sep=sep,
+                context=common,
             )
         )
     spans.extend(second.spans)
