@@ -499,14 +499,38 @@ def delete(doc_id: str, api_key: ApiKeyOpt = None, data_dir: DataDir = None) -> 
 
     rag = open_app(data_dir, existing=True)
     try:
-        ok = rag.delete(doc_id, _writer(rag, api_key))
+        principal = _writer(rag, api_key)
+        resolved = _resolve_doc(rag, doc_id, principal)
+        ok = rag.delete(resolved, principal)
     except WriteDenied as exc:
         fail("refused", exc)
     finally:
         rag.close()
-    console.print("deleted" if ok else f"no document {doc_id}")
+    done = "deleted" if resolved == doc_id else f"deleted {resolved}"
+    console.print(done if ok else f"no document {doc_id}")
     if not ok:
         raise typer.Exit(1)
+
+
+def _resolve_doc(rag: Ragline, given: str, principal: Principal | None) -> str:
+    """The doc_id `given` names: itself when it is one, else the one document whose
+    doc_id it begins (the handle `ragline docs` shows, at least 6 hex digits). A prefix
+    of several documents is refused with their ids; only documents `principal` may see
+    are counted, so a refusal names no document it could not delete."""
+    from core.ids import HANDLE_LEN
+
+    wanted = given.strip().lower()
+    hexadecimal = len(wanted) >= HANDLE_LEN and all(c in "0123456789abcdef" for c in wanted)
+    if rag.stores.metadata.document(given) is not None or not hexadecimal:
+        return given
+    found = sorted(
+        d.doc_id
+        for d in rag.stores.metadata.documents()
+        if d.doc_id.startswith(wanted) and (principal is None or principal.can_see(d.acl_tags))
+    )
+    if len(found) > 1:
+        fail("ambiguous", f"{given} begins {len(found)} documents: {', '.join(found)}")
+    return found[0] if found else given
 
 
 @app.command()
