@@ -42,6 +42,22 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
+class _Shown:
+    """What a refused caller is told instead of the audited outcome."""
+
+    status: Outcome
+    name_source: bool  # whether `source_id` goes back (it echoes the name asked for)
+
+
+def _unknown_template(name: str, usable: list[str]) -> str:
+    return f"no template {name[:64]!r}; known: {usable}"
+
+
+def _unknown_source(name: str, usable: list[str]) -> str:
+    return f"no status source {name[:64]!r}; known: {usable}"
+
+
+@dataclass(frozen=True, slots=True)
 class _Failed:
     """Why a guarded call gave no result; `not_found` when the source said "no such id"."""
 
@@ -150,8 +166,7 @@ class Gateway:
                 principal,
                 "query_rows",
                 "invalid",
-                message=f"no template {template[:64]!r}; "
-                f"known: {self.config.usable_templates(principal)}",
+                message=_unknown_template(template, self.config.usable_templates(principal)),
                 source_id="",
                 params=_printable(params),
                 reason="unknown template",
@@ -160,17 +175,19 @@ class Gateway:
         source, tpl = found
         base = {"template": template, "source_id": source.id}
         if not self._permit(principal, tpl.roles or source.roles, trace, source.id, template):
+            # Audited as denied; answered exactly like an unknown name, so a key learns
+            # nothing of the templates it may not use (README: "in errors too").
             return self._refused(
                 trace,
                 principal,
                 "query_rows",
                 "denied",
-                message=f"this key may not use template {template}",
+                message=_unknown_template(template, self.config.usable_templates(principal)),
                 source_id=source.id,
                 params=_printable(params),
                 reason="role not allowed",
                 template=template,
-                detail=base,
+                shown=_Shown("invalid", name_source=False),
             )
         try:
             values = resolve(tpl, params, principal)
@@ -347,22 +364,23 @@ class Gateway:
                 principal,
                 "lookup_status",
                 "invalid",
-                message=f"no status source {source_id[:64]!r}; "
-                f"known: {self.config.usable_sources(principal)}",
+                message=_unknown_source(source_id, self.config.usable_sources(principal)),
                 source_id=source_id[:64],
                 params=_printable(params),
                 reason="unknown status source",
             )
         if not self._permit(principal, source.roles, trace, source.id, ""):
+            # Audited as denied, answered like an unknown source (see query_rows).
             return self._refused(
                 trace,
                 principal,
                 "lookup_status",
                 "denied",
-                message=f"this key may not use status source {source.id}",
+                message=_unknown_source(source_id, self.config.usable_sources(principal)),
                 source_id=source.id,
                 params=_printable(params),
                 reason="role not allowed",
+                shown=_Shown("invalid", name_source=True),
             )
         from connectors.http_status import NotFound
 
@@ -570,10 +588,22 @@ class Gateway:
         template: str = "",
         ms: float = 0.0,
         detail: dict[str, Any] | None = None,
+        shown: _Shown | None = None,
     ) -> GatewayResult:
-        """A result without blocks (denied, invalid, unavailable, empty), audited with why."""
+        """A result without blocks (denied, invalid, unavailable, empty), audited with why.
+        `shown` replaces what the caller is told (status, and whether the source is named)
+        where it must not learn what the audit records (a name it may not use)."""
         kind = "rows" if operation == "query_rows" else "status"
         self._audit(trace, principal, source_id, kind, template, params, 0, ms, status, reason)
+        if shown is not None:
+            return GatewayResult(
+                trace.trace_id,
+                operation,
+                shown.status,
+                message=message,
+                source_id=source_id if shown.name_source else "",
+                detail={},
+            )
         return GatewayResult(
             trace.trace_id,
             operation,

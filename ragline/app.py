@@ -25,7 +25,7 @@ from connectors.config import load_gateway_config
 from connectors.gateway import Gateway
 from connectors.records import GatewayRecords, MemoryItem, Trace, TraceRecord
 from connectors.router import Decision, match_status, match_templates
-from core.blocks import ContentBlock, Freshness, GatewayResult
+from core.blocks import ContentBlock, Freshness, GatewayResult, params_text
 from core.errors import InvalidRequest, NotFound, RaglineError
 from core.ids import doc_id_for, path_from_uri, scoped_doc_id, source_uri
 from core.settings import Settings
@@ -696,7 +696,9 @@ class Ragline:
             )
         route = Route(strategy="gateway", sources=(), rule=decision.rule, intent=decision.kind)
         knowledge = {**decision.as_dict(), "answered_by": decision.kind}
+        model = self._gateway_model(decision.kind)
         if result.status == "empty" and not result.blocks:  # the source says: no such record
+            self.metrics.observe_model(model.tier, model.model)
             return Answer(
                 question=question,
                 text=f"{result.message}.",
@@ -707,7 +709,11 @@ class Ragline:
                 route=route,
                 timings_ms={},
                 trace_id=trace.trace_id,
+                # The source itself said it has no such record: as sure as its answers.
+                confidence=1.0,
+                reason=result.message,
                 knowledge=knowledge,
+                model=model,
             ), []
         if result.status not in ("ok", "empty") or not result.blocks:
             why = (
@@ -738,10 +744,12 @@ class Ragline:
                 if name in bound and str(ran[name]).casefold() != str(asked).casefold()
             )
         ms = (time.perf_counter() - t0) * 1000
+        covered = result.status == "ok"
+        self.metrics.observe_model(model.tier, model.model)
         answer = Answer(
             question=question,
             text=text,
-            covered=result.status == "ok",
+            covered=covered,
             mode=decision.kind,
             citations=(),
             hits=(),
@@ -749,10 +757,33 @@ class Ragline:
             timings_ms={f"source_{block.source_id}": ms},
             trace_id=trace.trace_id,
             warnings=warnings,
+            # The blocks' own confidence: 1.0 from a source within its freshness window,
+            # lower for a stale one (connectors/gateway.py).
+            confidence=min(b.confidence for b in result.blocks),
+            reason="" if covered else self._not_covered_reason(result),
             blocks=result.blocks,
             knowledge=knowledge,
+            model=model,
         )
         return answer, []
+
+    @staticmethod
+    def _gateway_model(kind: str) -> ModelUse:
+        """A rows or status answer is the source's values with their labels: no LLM writes
+        it, so its model is tier "none" (extractive), as a document answer without one."""
+        return ModelUse("none", "", f"answered from {kind}: the source's values, no LLM")
+
+    @staticmethod
+    def _not_covered_reason(result: GatewayResult) -> str:
+        """Why rows or status that came back do not answer: the parameters that ran (the
+        caller's bound attributes included) matched nothing."""
+        ran = result.detail.get("params")
+        if not isinstance(ran, dict):
+            ran = result.blocks[0].locator.get("params", {}) if result.blocks else {}
+        given = {k: v for k, v in ran.items() if v is not None}
+        if result.operation == "query_rows":
+            return f"no rows match {params_text(given)}"
+        return result.message or f"nothing found for {params_text(given)}"
 
     async def _ask_documents(
         self,

@@ -20,6 +20,7 @@ from typing import Any
 from fastapi import APIRouter
 from fastapi.responses import StreamingResponse
 
+from core.blocks import params_text
 from core.types import Principal, QueryFilter
 from generation.conversation import Focus, Turn
 from ragline.agent import chat_focus
@@ -38,7 +39,12 @@ log = logging.getLogger("ragline.api")
 
 def with_sources(view: dict[str, Any]) -> str:
     lines = [view["answer"]]
-    if view["citations"]:
+    # Rows and status blocks have no document citation: their labels ([DB_...], [API_...])
+    # resolve through these lines for a client that reads only the message.
+    gateway = [
+        b for b in view.get("blocks", ()) if b.get("label") and b["source_kind"] != "document"
+    ]
+    if view["citations"] or gateway:
         lines += ["", "Sources:"]
         for c in view["citations"]:
             pages = (
@@ -49,6 +55,15 @@ def with_sources(view: dict[str, Any]) -> str:
             lines.append(
                 f"{c['label']} {c['title']} ({c['source']}, {pages}, "
                 f"lines {c['line_start']}-{c['line_end']})"
+            )
+        for b in gateway:
+            params = b["locator"].get("params") or {}
+            given = params_text({k: v for k, v in params.items() if v is not None})
+            where = b["locator"].get("template") or b["locator"].get("path") or ""
+            detail = "; ".join(x for x in (f"{where} {given}".strip(), b["freshness"]["note"]) if x)
+            lines.append(
+                f"{b['label']} {b['title']} ({b['source_kind']} {b['source_id']}"
+                + (f", {detail})" if detail else ")")
             )
     if view.get("reason"):
         lines += ["", f"Note: {view['reason']}"]

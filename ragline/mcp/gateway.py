@@ -24,8 +24,9 @@ Rows from the company's databases, only through declared query templates (see
 `list_sources`). Give `template` and `params`, or a `question` and the template and its
 parameters are picked by rules. Returns content blocks: `content` holds `columns` and
 `rows`; cite a row set with its `label`, like [DB_top_states_1]. `status` says why there
-are no rows: denied (this key may not use the template), invalid (a parameter was
-refused), unavailable (the database failed or is cooling down), no_match."""
+are no rows: invalid (no such template for this key, or a parameter was refused), denied
+(this key lacks the attribute a parameter is bound to), unavailable (the database failed
+or is cooling down), no_match."""
 
 STATUS_DESCRIPTION = """\
 Live state from a declared status API (see `list_sources`), e.g. a support ticket by

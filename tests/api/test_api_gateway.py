@@ -22,6 +22,7 @@ OPS = {"X-API-Key": "ops-key"}  # operator: every template, traces, may write
 WEST = {"X-API-Key": "west-key"}  # sales in the West region
 INTERN = {"X-API-Key": "intern-key"}  # no gateway role at all
 SUPPORT = {"X-API-Key": "support-key"}  # support: tickets, may not write
+SALES_NO_REGION = {"X-API-Key": "sales-key"}  # sales without a region attribute
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +44,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 ApiKey(key="west-key", user="wes", roles=["sales"], attributes={"region": "West"}),
                 ApiKey(key="intern-key", user="ivy", roles=["intern"]),
                 ApiKey(key="support-key", user="sue", roles=["support"]),
+                ApiKey(key="sales-key", user="sam", roles=["sales"]),
             ]
         ),
         gateway=GatewaySettings(sources=str(PACKAGED_SAMPLE)),
@@ -89,6 +91,53 @@ def test_ask_answers_from_rows_with_inline_labels_and_a_complete_trace(server: s
     assert httpx.get(f"{server}/v1/trace/{'0' * 32}", headers=OPS).status_code == 404
 
 
+def test_a_rows_or_status_answer_has_a_confidence_a_reason_and_a_model(server: str) -> None:
+    """The fields a document answer always has: confidence, a reason when not covered, and
+    a model object (tier "none": the answer is the source's values, no LLM wrote it)."""
+    bodies = [
+        post(server, "/v1/ask", key, {"question": q}).json()
+        for key, q in (
+            (OPS, "How many tickets were opened in June 2023?"),
+            (OPS, "How many tickets were opened in May 2019?"),
+            (SUPPORT, "What is the status of ticket #99999?"),
+        )
+    ]
+    assert [b["knowledge"]["answered_by"] for b in bodies] == ["rows", "rows", "status"]
+    assert [(b["covered"], b["confidence"], b["reason"]) for b in bodies] == [
+        (True, 1.0, ""),
+        (False, 1.0, "no rows match month=2019-05"),
+        (False, 1.0, "tickets: nothing found for ticket_id=99999"),
+    ]
+    for body in bodies:
+        assert set(body["model"]) == {"tier", "model", "reason"}
+        assert body["model"]["tier"] == "none" and body["model"]["reason"]
+    # A chat client that reads only the message is told why, as for documents.
+    chat = httpx.post(
+        server + "/v1/chat/completions",
+        headers=OPS,
+        json={
+            "model": "ragline",
+            "messages": [{"role": "user", "content": "How many tickets were opened in May 2019?"}],
+        },
+        timeout=120,
+    ).json()
+    content = chat["choices"][0]["message"]["content"]
+    assert content.endswith("Note: no rows match month=2019-05"), content
+    # ... and a covered one lists its block's label where a client resolves it.
+    chat = httpx.post(
+        server + "/v1/chat/completions",
+        headers=OPS,
+        json={
+            "model": "ragline",
+            "messages": [{"role": "user", "content": "How many tickets were opened in June 2023?"}],
+        },
+        timeout=120,
+    ).json()
+    content = chat["choices"][0]["message"]["content"]
+    sources = content.split("Sources:")[1]
+    assert "[DB_tickets_opened_1]" in sources and "month=2023-06" in sources, content
+
+
 def test_ask_answers_live_ticket_status(server: str) -> None:
     r = post(server, "/v1/ask", SUPPORT, {"question": "What is the status of ticket #645?"})
     body = r.json()
@@ -102,15 +151,20 @@ def test_rows_endpoint_binds_region_and_refuses_roles_and_values(server: str) ->
     assert r.status_code == 200, r.text
     rows = r.json()["blocks"][0]["content"]["rows"]
     assert len(rows) == 13 and {row[1] for row in rows} == {"West"}
+    # A template the key may not use is answered exactly like one that does not exist.
     r = post(server, "/v1/rows", INTERN, {"template": "top_states"})
-    assert r.status_code == 403 and r.json()["error"]["details"]["trace_id"]
+    assert r.status_code == 422 and r.json()["error"]["details"]["trace_id"]
+    assert r.json()["error"]["message"] == "no template 'top_states'; known: []"
     r = post(
         server,
         "/v1/rows",
         WEST,
         {"template": "cash_flow_line", "params": {"line_item": "sold", "fiscal_year": 2009}},
     )
-    assert r.status_code == 403
+    assert r.status_code == 422
+    # A bound attribute the key lacks is still refused as such (the template is its own).
+    r = post(server, "/v1/rows", SALES_NO_REGION, {"template": "top_states"})
+    assert r.status_code == 403 and "region" in r.json()["error"]["message"]
     r = post(
         server,
         "/v1/rows",
@@ -139,12 +193,9 @@ def test_lookup_status_of_an_ingestion_job_through_the_jobs_api(server: str) -> 
     assert block["content"]["state"] in {"queued", "parsing", "indexing", "searchable"}
     r = post(server, "/v1/ask", OPS, {"question": f"What state is job {job_id} in?"})
     assert r.json()["knowledge"]["source_id"] == "jobs"
-    assert (
-        post(
-            server, "/v1/status", INTERN, {"source": "jobs", "params": {"job_id": job_id}}
-        ).status_code
-        == 403
-    )
+    hidden = post(server, "/v1/status", SUPPORT, {"source": "jobs", "params": {"job_id": job_id}})
+    assert hidden.status_code == 422
+    assert hidden.json()["error"]["message"] == "no status source 'jobs'; known: ['tickets']"
 
 
 def test_memory_is_written_by_writers_only_and_never_cited(server: str) -> None:

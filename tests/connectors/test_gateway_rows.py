@@ -211,14 +211,31 @@ def test_a_role_lacking_the_template_is_denied_before_any_connector_call(
         r = gw.query_rows(
             SALES_WEST, "cash_flow_line", {"line_item": "repayments", "fiscal_year": 2010}, t
         )
-        assert r.status == "denied" and "cash_flow_line" in r.message
+        # Told exactly what an unknown name is told (README: a key is told only of the
+        # templates it may use, in errors too); audited and traced as denied.
+        unknown = gw.query_rows(
+            SALES_WEST, "cash_flow_lines", {"line_item": "repayments", "fiscal_year": 2010}, t
+        )
+        known = sample_config.usable_templates(SALES_WEST)
+        assert "top_states" in known and "cash_flow_line" not in known
+        for result, name in ((r, "cash_flow_line"), (unknown, "cash_flow_lines")):
+            assert (result.status, result.message, result.source_id, result.detail) == (
+                "invalid",
+                f"no template {name!r}; known: {known}",
+                "",
+                {},
+            )
+            assert not result.blocks
         r2 = gw.query_rows(NOBODY, "checks_for_state", {"state": "Ohio"}, trace(NOBODY))
-        assert r2.status == "denied"
+        assert (r2.status, r2.message) == ("invalid", "no template 'checks_for_state'; known: []")
         assert spy.calls == 0
         denied = [e for e in t.events if e["event"] == "permission"]
         assert denied and denied[0]["allowed"] is False
         audit = records.audit_log(t.trace_id)
-        assert [a.status for a in audit] == ["denied"] and audit[0].principal == "wes"
+        assert {(a.status, a.source_id, a.template, a.error, a.principal) for a in audit} == {
+            ("denied", "business", "cash_flow_line", "role not allowed", "wes"),
+            ("invalid", "", "cash_flow_lines", "unknown template", "wes"),
+        }
         assert gw.query_rows(ANALYST, "checks_for_state", {"state": "Ohio"}, trace()).status == "ok"
         assert spy.calls == 1
         # The catalogue shows a principal only what it may use.

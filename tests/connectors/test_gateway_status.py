@@ -136,10 +136,36 @@ def test_unknown_ids_and_bad_parameters(
 def test_roles_are_checked_before_the_request(
     env: None, service: StatusService, records: GatewayRecords
 ) -> None:
-    gw = _gateway(records, _source(service))
+    gw = _gateway(records, _source(service), _source(service, id="jobs", roles=["operator"]))
     try:
-        r = gw.lookup_status(NOBODY, "tickets", {"ticket_id": "2"}, trace(NOBODY))
-        assert r.status == "denied" and service.requests == 0
+        t = trace(NOBODY)
+        r = gw.lookup_status(NOBODY, "tickets", {"ticket_id": "2"}, t)
+        assert service.requests == 0
+        # Answered exactly like a source that does not exist (a key is told only of the
+        # sources it may use, in errors too), audited as denied.
+        missing = gw.lookup_status(NOBODY, "tickez", {"ticket_id": "2"}, trace(NOBODY))
+        assert (r.status, r.message, r.source_id, r.detail) == (
+            "invalid",
+            "no status source 'tickets'; known: []",
+            "tickets",
+            {},
+        )
+        assert (missing.status, missing.message, missing.source_id, missing.detail) == (
+            "invalid",
+            "no status source 'tickez'; known: []",
+            "tickez",
+            {},
+        )
+        assert [(a.status, a.error) for a in records.audit_log(t.trace_id)] == [
+            ("denied", "role not allowed")
+        ]
+        # A key that may use one source is told of that one only.
+        jobs = gw.lookup_status(SUPPORT, "jobs", {"ticket_id": "2"}, trace(SUPPORT))
+        assert (jobs.status, jobs.message) == (
+            "invalid",
+            "no status source 'jobs'; known: ['tickets']",
+        )
+        assert service.requests == 0
     finally:
         gw.close()
 

@@ -79,6 +79,18 @@ def session_results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
                         template="cash_flow_line",
                         params={"line_item": "sold", "fiscal_year": 2009},
                     )
+                    out["unknown"] = await _call(
+                        session,
+                        "query_rows",
+                        template="cash_flow_lines",
+                        params={"line_item": "sold", "fiscal_year": 2009},
+                    )
+                    out["jobs"] = await _call(
+                        session, "lookup_status", source="jobs", params={"job_id": "x"}
+                    )
+                    out["jobz"] = await _call(
+                        session, "lookup_status", source="jobz", params={"job_id": "x"}
+                    )
                     out["status"] = await _call(
                         session, "lookup_status", source="tickets", params={"ticket_id": "645"}
                     )
@@ -102,11 +114,27 @@ def test_rows_are_bound_to_the_keys_region(session_results: dict[str, Any]) -> N
 
 
 def test_a_template_outside_the_keys_roles_is_denied(session_results: dict[str, Any]) -> None:
-    error, data = session_results["denied"]
-    assert not error and data["status"] == "denied" and not data["blocks"]
     error, data = session_results["sources"]
     names = {t["name"] for t in data["templates"]}
     assert "cash_flow_line" not in names and "top_states" in names
+    # Refused exactly like a name that does not exist: the key learns of no other template.
+    error, denied = session_results["denied"]
+    _, unknown = session_results["unknown"]
+    assert not error and denied["status"] == "invalid" and not denied["blocks"]
+    assert denied["message"] == f"no template 'cash_flow_line'; known: {sorted(names)}"
+    assert {**denied, "trace_id": "", "message": ""} == {**unknown, "trace_id": "", "message": ""}
+    assert unknown["message"] == denied["message"].replace("line'", "lines'", 1)
+    # And a status source likewise.
+    _, jobs = session_results["jobs"]
+    _, jobz = session_results["jobz"]
+    assert (jobs["status"], jobs["message"]) == (
+        "invalid",
+        "no status source 'jobs'; known: ['tickets']",
+    )
+    assert (jobz["status"], jobz["message"]) == (
+        "invalid",
+        "no status source 'jobz'; known: ['tickets']",
+    )
 
 
 def test_live_status_and_memory(session_results: dict[str, Any]) -> None:

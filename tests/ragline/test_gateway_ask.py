@@ -13,6 +13,7 @@ import pytest
 
 from connectors.config import PACKAGED_SAMPLE
 from connectors.sample.database import load_sample
+from connectors.sample.status_service import StatusService
 from core.settings import GatewaySettings, Settings
 from core.types import Principal
 from ragline.app import Ragline
@@ -84,6 +85,9 @@ def test_stale_rows_are_flagged_when_nothing_fresher_answers(stale_rag: Ragline)
     assert "tickets_opened: 59 [DB_tickets_opened_1]" in answer.text
     assert "may be outdated" in answer.text and answer.blocks[0].freshness.stale
     assert any("may be outdated" in w for w in answer.warnings)
+    # A stale block's lower confidence is the answer's.
+    assert answer.confidence == answer.blocks[0].confidence and 0 < answer.confidence < 1.0
+    assert answer.model is not None and answer.model.tier == "none"
 
 
 def test_the_agent_gets_gateway_tools_only_for_sources_its_principal_may_use(
@@ -138,3 +142,36 @@ def test_rows_name_their_years_without_separators_and_warn_of_nothing_bound(
     assert answer.knowledge["answered_by"] == "rows", answer.knowledge
     assert "fiscal_year: 2010" in answer.text, answer.text
     assert not any("answered for" in w for w in answer.warnings), answer.warnings
+
+
+def test_rows_and_status_answers_have_a_confidence_a_reason_and_a_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As a document answer: a confidence (the block's), a reason when not covered, and a
+    model object (tier "none": no LLM writes a rows or status answer)."""
+    tickets = StatusService().start()
+    monkeypatch.setenv("RAGLINE_SAMPLE_STATUS_URL", tickets.url)
+    rag = _rag(tmp_path, loaded_days_ago=0)
+    west = Principal("sam", roles=frozenset({"sales"}), attributes=(("region", "West"),))
+    support = Principal("sue", roles=frozenset({"support"}))
+    try:
+        found = rag.ask(QUESTION, ANALYST)
+        other_region = rag.ask("How many permit checks did Kentucky have in November 2015?", west)
+        ticket = rag.ask("What is the status of ticket #645?", support)
+        no_ticket = rag.ask("What is the status of ticket #99999?", support)
+    finally:
+        rag.close()
+        tickets.stop()
+    answers = (found, other_region, ticket, no_ticket)
+    assert [a.knowledge["answered_by"] for a in answers] == ["rows", "rows", "status", "status"]
+    assert [a.covered for a in answers] == [True, False, True, False]
+    assert [a.confidence for a in answers] == [1.0, 1.0, 1.0, 1.0]
+    assert [a.reason for a in answers] == [
+        "",
+        "no rows match state=Kentucky, metric=permit, region=West",
+        "",
+        "tickets: nothing found for ticket_id=99999",
+    ]
+    for a in answers:
+        assert a.model is not None and (a.model.tier, a.model.model) == ("none", "")
+        assert a.model.reason.startswith(f"answered from {a.knowledge['answered_by']}")
