@@ -113,7 +113,7 @@ class ModelUse(_message.Message):
     def __init__(self, tier: _Optional[str] = ..., model: _Optional[str] = ..., reason: _Optional[str] = ...) -> None: ...
 
 class Answer(_message.Message):
-    __slots__ = ("question", "answer", "covered", "mode", "citations", "removed_labels", "warnings", "trace_id", "model", "timings_ms", "retrieval_query")
+    __slots__ = ("question", "answer", "covered", "mode", "citations", "removed_labels", "warnings", "trace_id", "model", "timings_ms", "retrieval_query", "reason", "confidence", "blocks_json", "block_labels", "answered_by")
     class TimingsMsEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -132,6 +132,11 @@ class Answer(_message.Message):
     MODEL_FIELD_NUMBER: _ClassVar[int]
     TIMINGS_MS_FIELD_NUMBER: _ClassVar[int]
     RETRIEVAL_QUERY_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    CONFIDENCE_FIELD_NUMBER: _ClassVar[int]
+    BLOCKS_JSON_FIELD_NUMBER: _ClassVar[int]
+    BLOCK_LABELS_FIELD_NUMBER: _ClassVar[int]
+    ANSWERED_BY_FIELD_NUMBER: _ClassVar[int]
     question: str
     answer: str
     covered: bool
@@ -143,7 +148,12 @@ class Answer(_message.Message):
     model: ModelUse
     timings_ms: _containers.ScalarMap[str, float]
     retrieval_query: str
-    def __init__(self, question: _Optional[str] = ..., answer: _Optional[str] = ..., covered: _Optional[bool] = ..., mode: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., removed_labels: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., model: _Optional[_Union[ModelUse, _Mapping]] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., retrieval_query: _Optional[str] = ...) -> None: ...
+    reason: str
+    confidence: float
+    blocks_json: str
+    block_labels: _containers.RepeatedScalarFieldContainer[str]
+    answered_by: str
+    def __init__(self, question: _Optional[str] = ..., answer: _Optional[str] = ..., covered: _Optional[bool] = ..., mode: _Optional[str] = ..., citations: _Optional[_Iterable[_Union[Citation, _Mapping]]] = ..., removed_labels: _Optional[_Iterable[str]] = ..., warnings: _Optional[_Iterable[str]] = ..., trace_id: _Optional[str] = ..., model: _Optional[_Union[ModelUse, _Mapping]] = ..., timings_ms: _Optional[_Mapping[str, float]] = ..., retrieval_query: _Optional[str] = ..., reason: _Optional[str] = ..., confidence: _Optional[float] = ..., blocks_json: _Optional[str] = ..., block_labels: _Optional[_Iterable[str]] = ..., answered_by: _Optional[str] = ...) -> None: ...
 
 class Status(_message.Message):
     __slots__ = ("stage",)

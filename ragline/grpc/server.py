@@ -51,6 +51,7 @@ _CODES = {
 
 def _answer(view: dict[str, Any], retrieval_query: str = "") -> pb.Answer:
     model = view.get("model") or {}
+    blocks = view.get("blocks") or []
     return pb.Answer(
         question=view["question"],
         answer=view["answer"],
@@ -72,6 +73,13 @@ def _answer(view: dict[str, Any], retrieval_query: str = "") -> pb.Answer:
         model=pb.ModelUse(**model) if model else None,
         timings_ms=view.get("timings_ms", {}),
         retrieval_query=retrieval_query,
+        reason=view.get("reason") or "",
+        confidence=float(view.get("confidence") or 0.0),
+        # The cited blocks as HTTP returns them: a gateway answer's [DB_...]/[API_...]
+        # labels resolve here (it has no document citations).
+        blocks_json=json.dumps(blocks, ensure_ascii=False, default=str),
+        block_labels=[b["label"] for b in blocks if b.get("label")],
+        answered_by=(view.get("knowledge") or {}).get("answered_by", "documents"),
     )
 
 

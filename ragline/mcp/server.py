@@ -27,6 +27,7 @@ from core.types import Principal
 
 if TYPE_CHECKING:  # core.settings is imported where used: `ragline --help` stays light
     from mcp.server.mcpserver import MCPServer
+    from pydantic import ValidationError
 
     from core.settings import Settings
     from ragline.app import Ragline
@@ -87,10 +88,21 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
 
     tools = t.RaglineTools(rag, principal)
     # WARNING: the SDK logs every request at INFO, which would drown the server's stderr.
-    server: MCPServer = MCPServer(name="ragline", instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = _server_class()(
+        name="ragline", instructions=INSTRUCTIONS, log_level="WARNING"
+    )
     read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
     Question = Annotated[str, Field(description="The question, in natural language.")]
-    TopK = Annotated[int, Field(ge=1, description="How many passages to retrieve.")]
+    # The bounds are published in the schema and checked by the tools with the limits every
+    # door shares ("top_k must be between 1 and 50"), not by the SDK's argument validation.
+    max_top_k = rag.settings.api.max_top_k
+    TopK = Annotated[
+        int,
+        Field(
+            description=f"How many passages to retrieve (1..{max_top_k}).",
+            json_schema_extra={"minimum": 1, "maximum": max_top_k},
+        ),
+    ]
     Task = Annotated[
         str,
         Field(description="Task type: qa, compliance_review, troubleshooting, lookup, analysis."),
@@ -130,7 +142,13 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
 
     @server.tool(description=t.LIST_DESCRIPTION, annotations=read_only)
     async def list_documents(
-        limit: Annotated[int, Field(ge=1, le=t.MAX_LIST, description="At most this many.")] = 50,
+        limit: Annotated[
+            int,
+            Field(
+                description=f"At most this many (1..{t.MAX_LIST}).",
+                json_schema_extra={"minimum": 1, "maximum": t.MAX_LIST},
+            ),
+        ] = 50,
     ) -> t.DocumentList:
         return await tools.list_documents(limit)
 
@@ -138,6 +156,40 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
 
     register_gateway_tools(server, rag, principal)  # query_rows, lookup_status, memory
     return server
+
+
+def plain_errors(exc: "ValidationError") -> str:
+    """Arguments the SDK refused, said plainly like the HTTP API's 422: each argument and
+    what is wrong with it; no pydantic model name, echoed value or documentation link."""
+    return "invalid arguments: " + "; ".join(
+        f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg', 'invalid')}"
+        for e in exc.errors(include_url=False, include_input=False)
+    )
+
+
+def _server_class() -> "type[MCPServer]":
+    """`MCPServer` whose argument errors are plain (see `plain_errors`): the SDK reports a
+    refused argument with pydantic's own text, model name, input and URL included."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import ValidationError
+
+    class RaglineMCPServer(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except UnexpectedToolError:
+                raise  # a crash: its text stays on the server
+            except ToolError as exc:
+                # Only the SDK's validation of the caller's arguments has this cause; the
+                # cause is kept, so the SDK still logs the refused fields, not their values.
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(
+                        f"Error executing tool {name}: {plain_errors(exc.__cause__)}"
+                    ) from exc.__cause__
+                raise
+
+    return RaglineMCPServer
 
 
 def _describe(principal: Principal) -> str:

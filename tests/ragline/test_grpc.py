@@ -196,11 +196,25 @@ def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub
     )
     assert unmatched.status == "no_match" and not unmatched.labels
     assert "checks_for_state" not in unmatched.message
-    denied = stub.QueryRows(
-        pb.GatewayRequest(name="checks_for_state", params={"state": "Kentucky"}),
-        metadata=[("authorization", "Bearer reader")],
+    # A template the key may not use is answered exactly like one that does not exist.
+    denied, unknown = (
+        stub.QueryRows(
+            pb.GatewayRequest(name=name, params={"state": "Kentucky"}),
+            metadata=[("authorization", "Bearer reader")],
+        )
+        for name in ("checks_for_state", "checks_for_states")
     )
-    assert denied.status == "denied" and not denied.labels
+    assert (denied.status, denied.message, denied.source_id) == (
+        "invalid",
+        "no template 'checks_for_state'; known: []",
+        "",
+    )
+    assert (unknown.status, unknown.message, unknown.source_id) == (
+        "invalid",
+        "no template 'checks_for_states'; known: []",
+        "",
+    )
+    assert not denied.labels and json.loads(denied.blocks_json) == []
     none = stub.LookupStatus(
         pb.GatewayRequest(question="status of ticket #645"),
         metadata=[("authorization", "Bearer reader")],
@@ -218,6 +232,40 @@ def test_gateway_rows_over_grpc_with_the_gateway_rules(stub: pb_grpc.RaglineStub
         assert "the limit is" in (err.value.details() or "") or "at most" in (
             err.value.details() or ""
         )
+
+
+def test_an_answer_from_rows_carries_its_blocks_confidence_reason_and_model(
+    stub: pb_grpc.RaglineStub,
+) -> None:
+    """A gRPC client gets what HTTP's /v1/ask gives: the cited blocks a [DB_...] label
+    resolves to, the confidence, why a not-covered answer is not covered, the model."""
+    analyst = [("authorization", "Bearer analyst")]
+
+    def ask(question: str) -> pb.Answer:
+        events = list(stub.Ask(pb.AskRequest(question=question), metadata=analyst))
+        return events[-1].answer
+
+    found = ask("How many permit checks did Kentucky have?")
+    assert found.answered_by == "rows" and found.covered and not found.reason
+    assert found.confidence == 1.0
+    (label,) = found.block_labels
+    assert label == "[DB_checks_for_state_1]" and label in found.answer
+    (block,) = json.loads(found.blocks_json)
+    assert block["label"] == label and block["source_kind"] == "rows"
+    assert "264140" in json.dumps(block["content"]).replace(",", "")
+    assert (found.model.tier, found.model.model) == ("none", "")
+    assert found.model.reason
+
+    missing = ask("How many tickets were opened in May 2019?")
+    assert missing.answered_by == "rows" and not missing.covered
+    assert missing.reason == "no rows match month=2019-05"
+    assert missing.confidence == 1.0 and missing.model.tier == "none"
+    assert missing.block_labels == ["[DB_tickets_opened_1]"]
+
+    # A document answer has its model, confidence and cited blocks too.
+    docs = ask("What is the capital of Mongolia?")
+    assert docs.answered_by == "documents" and not docs.covered
+    assert docs.reason and 0 < docs.confidence <= 1 and docs.model.tier == "none"
 
 
 def test_upload_refusals_keep_their_reason_and_code(
