@@ -15,6 +15,7 @@ from functools import lru_cache
 from typing import Any
 
 from core.cache import default_cache_dir
+from core.han_script import fold_han, load_script_tables
 from core.jieba_words import JiebaWords
 from core.lang import (
     gram_segments,
@@ -181,8 +182,9 @@ def _words(text: str, search_mode: bool) -> list[str]:
 
 def _iter_words(text: str, search_mode: bool) -> Iterator[str]:
     """`_words`, one piece at a time: a caller that stops at the first word it looks for
-    cuts no more of the text than it read."""
-    lowered = text.lower()
+    cuts no more of the text than it read. Traditional Chinese is cut as simplified
+    (`core.han_script`): 經理 and 经理 are one word."""
+    lowered = fold_han(text.lower())
     yield from _identifiers(lowered)
     # Words of an inflected language other than English are cut to a prefix stem (Russian
     # "новосибирска" -> "новосибирск"); Korean, Japanese kana and unspaced scripts are
@@ -242,8 +244,9 @@ def word_frequency(word: str) -> int:
 
 def load_dictionaries() -> None:
     """Load jieba's dictionaries whole now, for a process that will cut much text (they
-    are otherwise loaded as the texts cut need them)."""
+    are otherwise loaded as the texts cut need them), and the script tables."""
     _jieba().load_all()
+    load_script_tables()
 
 
 def idf_table(text: str) -> dict[str, float]:
@@ -345,7 +348,7 @@ def char_bigrams(text: str) -> frozenset[str]:
 
 @lru_cache(maxsize=1024)
 def _char_bigrams(text: str) -> frozenset[str]:
-    lowered = text.lower()
+    lowered = fold_han(text.lower())
     if lowered.isascii():  # `_TOKEN.findall` cut in C: a passage in ~8 us against ~30
         pieces = lowered.translate(_ASCII_NON_WORD).split()
     else:
@@ -491,7 +494,7 @@ def stem(word: str) -> str:
 
 
 def _keyword_analyse(text: str, query: bool) -> list[str]:
-    lowered = _POSSESSIVE.sub("", text.lower())
+    lowered = _POSSESSIVE.sub("", fold_han(text.lower()))
     out: list[str] = _identifiers(lowered)
     out.extend(h.replace("-", "") for h in _HYPHENATED.findall(lowered))
     # Another inflected language (German, French, Russian ...): its prefix stems and its

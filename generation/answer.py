@@ -14,6 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from urllib.parse import unquote
 
+from core.han_script import in_script_of
 from core.text import query_terms
 from core.types import Answer, AnswerSentence, Citation, Hit, Route
 from generation.answerable import Verdict, judge, unmet_in_documents
@@ -33,6 +34,8 @@ from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
 from generation.similarity import Similarity, TimedSimilarity
 from generation.slots import mentioned
 
+# Characters of the best passage read to tell its script (traditional or simplified).
+_SCRIPT_SAMPLE = 400
 _LABEL_LIKE = re.compile(r"\[Doc[0-9a-z]+_p\d+(?:\.\d+)?\]")
 _NOT_WORD = re.compile(r"[\W_]+")
 
@@ -522,12 +525,16 @@ class AnswerGenerator:
             draft = self._refusal(
                 question, None, "no retrieved passage matches enough of the question", hits
             )
-        elif reply is None:
-            draft = self._extractive(
-                question, hits, intent=route.intent, synonyms=route.synonyms_applied
-            )
         else:
-            draft = self._from_llm(question, hits, reply, route)
+            # Checked in the script of the passages quoted from: a traditional question of
+            # simplified passages is read simplified (and the other way round).
+            asked = in_script_of(question, hits[0].chunk.text[:_SCRIPT_SAMPLE])
+            if reply is None:
+                draft = self._extractive(
+                    asked, hits, intent=route.intent, synonyms=route.synonyms_applied
+                )
+            else:
+                draft = self._from_llm(asked, hits, reply, route)
         return self._package(draft, question, hits, route, timings_ms, trace_id, started)
 
     async def aanswer(

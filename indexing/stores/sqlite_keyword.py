@@ -33,8 +33,9 @@ log = logging.getLogger("ragline.keyword")
 
 PUBLIC = "__public__"  # the acl token of chunks without ACL tags
 # How text is cut into tokens (core.text.keyword_tokens), stored with the index: 2 = other
-# languages analysed (core.lang: stems, Korean and Japanese segments, bigrams).
-ANALYSIS_VERSION = "3"
+# languages analysed (core.lang: stems, Korean and Japanese segments, bigrams); 3 = "per"
+# votes English; 4 = traditional Chinese cut as simplified (core.han_script).
+ANALYSIS_VERSION = "4"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kw_chunks (
@@ -145,12 +146,14 @@ class SqliteKeywordIndex:
         self._stale = version is None or version[0] != ANALYSIS_VERSION
         if self._stale:
             # Version 2 cut languages other than English and Chinese (core.lang); version 3
-            # reads "per" as English too (tables with "price per seat" were cut as Italian).
-            # Other text keeps its tokens, so only such text needs the rebuild.
+            # reads "per" as English too (tables with "price per seat" were cut as Italian);
+            # version 4 cuts traditional Chinese as simplified. Other text keeps its
+            # tokens, so only such text needs the rebuild.
             log.warning(
                 "keyword index was built by analysis version %s (now %s): text in languages "
-                "other than English and Chinese, and English text read as another language "
-                "before, matches only after `ragline repair --rebuild keyword`",
+                "other than English and Chinese, English text read as another language "
+                "before, and traditional Chinese match only after "
+                "`ragline repair --rebuild keyword`",
                 version[0] if version else "1",
                 ANALYSIS_VERSION,
             )

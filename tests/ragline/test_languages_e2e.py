@@ -60,3 +60,30 @@ def test_a_city_the_documents_do_not_have_is_not_covered_in_russian(rag: Ragline
     # The same question about a city they have is answered, its name in another case.
     answer = rag.ask("Какое население Казани?", ANON)
     assert answer.covered and answer.citations
+
+
+def test_traditional_and_simplified_chinese_answer_each_other(tmp_path: Path) -> None:
+    """A traditional question of a simplified policy, and a simplified question of a
+    traditional handbook, were refused (coverage 0.1-0.3) or quoted another passage."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "security.md").write_text(
+        "# 信息安全管理规范\n\n## 一、账号与密码\n\n密码每90天必须更换一次，不得与最近5次使用过的"
+        "密码相同。\n\n## 二、远程访问\n\n远程访问内网必须使用公司指定的VPN客户端。\n",
+        encoding="utf-8",
+    )
+    (folder / "hk.md").write_text(
+        "# 香港分公司員工福利手冊\n\n## 一、年假\n\n入職滿一年的員工每年享有有薪年假14天。\n\n"
+        "## 二、交通津貼\n\n| 職級 | 每月交通津貼（港幣） |\n|---|---|\n| 經理級 | 2,500 |\n"
+        "| 主任級 | 1,200 |\n",
+        encoding="utf-8",
+    )
+    app = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        app.ingest([folder])
+        password = app.ask("密碼多久必須更換一次？", ANON)
+        allowance = app.ask("经理级每月交通津贴是多少港币？", ANON)
+    finally:
+        app.close()
+    assert password.covered and "90天" in password.text, password.text
+    assert allowance.covered and "2,500" in allowance.text, allowance.text
