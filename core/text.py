@@ -138,6 +138,27 @@ def chinese_numeral(n: int) -> str:
     return out
 
 
+# A numbered part of a law or a policy: 第28条, 第二十八条, 第3章.
+_NUMBERED_PART = re.compile(
+    r"第\s*([0-9]{1,4}|[零〇一二两三四五六七八九十百千]{1,8})\s*([条章节款项编])"
+)
+
+
+def numbered_part_forms(text: str) -> list[str]:
+    """The other way of writing each numbered part the text names: 第28条 for 第二十八条 and
+    第二十八条 for 第28条 (documents and questions use either; neither form holds a word of
+    the other)."""
+    out: list[str] = []
+    for m in _NUMBERED_PART.finditer(text):
+        number, unit = m.group(1), m.group(2)
+        value = han_number(number)
+        if value is None or value == 0:
+            continue
+        other = chinese_numeral(value) if number.isdigit() else str(value)
+        out.append(f"第{other}{unit}")
+    return list(dict.fromkeys(out))
+
+
 _CN_VALUES = {c: i for i, c in enumerate(_CN_DIGITS)} | {"〇": 0, "两": 2}
 _CN_UNITS = {"十": 10, "百": 100, "千": 1000, "万": 10000}
 
@@ -331,11 +352,15 @@ def content_terms(question: str) -> list[str]:
     verb = _CONTENT_VERB.match(question)
     if verb:
         form.update(_index_tokens(verb.group(1)))
-    return [
+    terms = [
         t
         for t in query_terms(question)
         if t not in form and t not in SOURCE_WORDS and not (len(t) == 1 and t.isascii())
     ]
+    # A numbered part asked in one form is written in the other too (第6条 / 第六条).
+    for other in numbered_part_forms(question):
+        terms += [t for t in query_terms(other) if t not in terms]
+    return terms
 
 
 def char_bigrams(text: str) -> frozenset[str]:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 
 from core.switches import Switch
-from core.text import content_terms, query_terms
+from core.text import content_terms, numbered_part_forms, query_terms
 from core.types import Chunk, Hit, Principal, QueryFilter, Route, ScoredId, SourceSpec
 from fusion.breaker import CircuitBreaker
 from fusion.rerank import (
@@ -110,10 +110,17 @@ class SearchPipeline:
         }
 
     def _expand(self, query: str, where: QueryFilter, principal: Principal) -> Expansion:
+        # A numbered part in its other form (第28条 / 第二十八条): the documents may write
+        # either, and the two share no word.
+        forms = numbered_part_forms(query)
         if self._synonyms is None:
-            return Expansion(query)
-        # Department dictionaries apply to the departments searched and the asker's roles.
-        return self._synonyms.expand(query, sorted(where.departments | principal.roles))
+            expansion = Expansion(query)
+        else:
+            # Department dictionaries apply to the departments searched and the asker's roles.
+            expansion = self._synonyms.expand(query, sorted(where.departments | principal.roles))
+        if not forms:
+            return expansion
+        return Expansion(f"{expansion.query} {' '.join(forms)}", expansion.applied)
 
     async def search(
         self,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.text import content_terms, split_sentences
+from core.text import content_terms, numbered_part_forms, split_sentences
 
 
 def test_a_full_stop_after_an_abbreviation_ends_a_sentence_only_before_a_capital() -> None:
@@ -121,3 +121,13 @@ def test_a_closing_verb_of_content_is_the_questions_form() -> None:
     assert content_terms(asked) == ["servers", "field", "openapi", "object"]
     assert "include" not in content_terms("Which steps does the review include?")
     assert "contain" in content_terms("Does the kit contain batteries?")
+
+
+def test_a_numbered_part_is_matched_in_either_form() -> None:
+    """ "第28条" and "第二十八条" share no word: each question term list holds the other."""
+
+    assert numbered_part_forms("个人信息保护法第28条规定了什么？") == ["第二十八条"]
+    assert numbered_part_forms("第二十八条和第7章") == ["第28条", "第七章"]
+    assert numbered_part_forms("第一百零五条") == ["第105条"]
+    assert numbered_part_forms("没有编号") == []
+    assert "第六条" in content_terms("差旅费报销管理办法第6条规定了什么？")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from core.settings import Settings
+from core.text import chinese_numeral
 from core.types import Principal
 from ragline.app import Ragline
 from ragline.bench.common import contains_answer
@@ -87,3 +88,24 @@ def test_traditional_and_simplified_chinese_answer_each_other(tmp_path: Path) ->
         app.close()
     assert password.covered and "90天" in password.text, password.text
     assert allowance.covered and "2,500" in allowance.text, allowance.text
+
+
+def test_a_clause_asked_in_digits_is_found_written_in_numerals(tmp_path: Path) -> None:
+    """ "第28条规定了什么？" of a law that writes 第二十八条 was refused: retrieval and the
+    answer's sentence scoring saw no shared word."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    topics = ["公司的名称", "员工的假期", "报销的期限", "合同的期限", "数据的保存", "设备的采购"]
+    clauses = [
+        f"第{chinese_numeral(n)}条 本办法规定{topics[n % len(topics)]}，由相关部门负责。"
+        for n in range(20, 34)
+    ]
+    clauses[8] = "第二十八条 敏感个人信息是一旦泄露容易导致自然人受到侵害的个人信息。"
+    (folder / "law.md").write_text("# 管理办法\n\n" + "\n\n".join(clauses) + "\n", "utf-8")
+    app = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        app.ingest([folder])
+        answer = app.ask("管理办法第28条规定了什么？", ANON)
+    finally:
+        app.close()
+    assert answer.covered and answer.text.startswith("第二十八条 敏感个人信息"), answer.text
