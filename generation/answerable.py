@@ -148,6 +148,12 @@ _NUMBER_WORDS = (
     r"eighty|ninety|hundred|thousand|million|billion|dozen|half"
 )
 _NUMBER_WORD = re.compile(rf"\b({_NUMBER_WORDS}|once|twice)\b", re.IGNORECASE)
+# "How many …?" answered by "no limit": 不限 / 无上限 / unlimited is the quantity (not
+# 包括但不限于, "including but not limited to").
+_NO_LIMIT = re.compile(
+    r"不限(?![于於制])|无限制|无上限|不设上限|没有上限|\bunlimited\b|\bno (?:upper )?limit\b",
+    re.IGNORECASE,
+)
 _SPELLED = re.compile(rf"\b({_NUMBER_WORDS})\b", re.IGNORECASE)  # "once" may be "when"
 _KEY_TERM = re.compile(
     r"\b(?:[A-Za-z]*[a-z][A-Z]\w*|[A-Z]{2,}[a-z]+\w*|[A-Za-z]+\d[\w.\-]*)\b", re.ASCII
@@ -818,7 +824,7 @@ def has_quantity(text: str, given: str = "") -> bool:
     body = _IN_A_NAME.sub(_version_or_blank, body)
     for named in sorted(set(_GIVEN_NUMBER.findall(given)), key=len, reverse=True):
         body = _blank_given(body, named)
-    return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body))
+    return bool(_NUMBER.search(body) or _NUMBER_WORD.search(body) or _NO_LIMIT.search(body))
 
 
 def _blank_given(body: str, named: str) -> str:

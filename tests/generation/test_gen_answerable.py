@@ -724,6 +724,14 @@ def test_a_figure_a_chinese_question_asks_that_the_table_lacks_is_refused() -> N
     assert verdict("研发部上半年的预算是多少？").covered
 
 
+def test_no_limit_is_the_quantity_asked() -> None:
+    """ "旗舰版支持多少并发？" of a cell saying 不限 (unlimited) was refused for want of a
+    number; "包括但不限于" (including but not limited to) is still no quantity."""
+    assert has_quantity("版本: 旗舰版 Enterprise | 并发数: 不限", "旗舰版支持多少并发？")
+    assert has_quantity("Seats: unlimited", "How many seats does it have?")
+    assert not has_quantity("处理个人信息包括但不限于收集、存储", "包括多少种处理？")
+
+
 def test_a_caption_declaring_its_unit_states_no_quantity() -> None:
     question = "法务部2025年预算是多少？"
     assert not has_quantity("2025年度各部门预算执行情况表（单位：万元）", question)
