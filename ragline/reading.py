@@ -53,28 +53,31 @@ class DocumentReader:
 
     def view(self, principal: Principal, doc_id: str, version: str = "") -> dict[str, Any]:
         """A version's passages by page (default: the current one), with line spans: the
-        indexed, PII-masked text, tables as cells."""
+        indexed, PII-masked text, tables as cells. A passage spanning pages is listed
+        under each."""
         doc = self.rag.require_document(doc_id, principal)
         v = self._version(doc_id, version)
         pages: dict[int, list[dict[str, Any]]] = {}
         items = self.rag.stores.metadata.version_items(doc_id, v)
         for item in sorted(items, key=lambda i: i.chunk.ordinal):
             c = item.chunk
-            pages.setdefault(c.page_start, []).append(
-                {
-                    "content_id": c.content_id,
-                    "label": c.label,
-                    "kind": c.kind,
-                    "page_start": c.page_start,
-                    "page_end": c.page_end,
-                    "line_start": c.line_start,
-                    "line_end": c.line_end,
-                    "section_path": list(c.section_path),
-                    "text": c.text,
-                    "header": list(c.table_header),
-                    "rows": [list(r) for r in c.table_rows],
-                }
-            )
+            entry = {
+                "content_id": c.content_id,
+                "label": c.label,
+                "kind": c.kind,
+                "page_start": c.page_start,
+                "page_end": c.page_end,
+                "line_start": c.line_start,
+                "line_end": c.line_end,
+                "section_path": list(c.section_path),
+                "text": c.text,
+                "header": list(c.table_header),
+                "rows": [list(r) for r in c.table_rows],
+            }
+            # Under every page it spans: a sentence of it on its second page is cited
+            # [Doc…_p2], and a client opening page 2 must find it there.
+            for page in range(c.page_start, max(c.page_start, c.page_end) + 1):
+                pages.setdefault(page, []).append(entry)
         return {
             "doc_id": doc_id,
             "version": v,

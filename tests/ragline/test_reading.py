@@ -14,6 +14,7 @@ from core.types import Principal
 from ragline.app import Ragline
 from ragline.reading import DocumentReader
 from ragline.writes import WriteDenied
+from tests.ingestion.conftest import pages_pdf
 
 WRITER = Principal("wade", tags=frozenset({"finance"}), can_write=True)
 READER = Principal("rita", tags=frozenset({"finance"}))
@@ -96,3 +97,28 @@ def test_an_earlier_version_opens_until_its_document_is_deleted(
     ):
         with pytest.raises(NotFound):
             call()
+
+
+def test_a_passage_spanning_pages_is_listed_under_each(tmp_path: Path) -> None:
+    """A sentence on the second page of a passage is cited [Doc…_p2]; the view listed the
+    passage under page 1 only, so a client (the console) opening page 2 found nothing."""
+    first = "BT /F1 11 Tf 72 700 Td (The archive keeps every ledger for seven years.) Tj ET"
+    second = "BT /F1 11 Tf 72 700 Td (Ledgers older than that are shredded on site.) Tj ET"
+    pdf = tmp_path / "docs" / "archive.pdf"
+    pdf.parent.mkdir()
+    pdf.write_bytes(pages_pdf([first, second]))
+    rag = Ragline(Settings(data_dir=tmp_path / "data"))
+    try:
+        [outcome], _ = rag.ingest([pdf])
+        answer = rag.ask("What happens to ledgers older than seven years?", Principal("p"))
+        view = DocumentReader(rag).view(Principal("p"), outcome.doc_id)
+    finally:
+        rag.close()
+    spanning = [
+        p for page in view["pages"] for p in page["passages"] if p["page_end"] > p["page_start"]
+    ]
+    assert spanning, view  # (the two short pages make one passage)
+    on = {page["page"]: {p["content_id"] for p in page["passages"]} for page in view["pages"]}
+    assert spanning[0]["content_id"] in on[1] and spanning[0]["content_id"] in on[2], on
+    cited = answer.citations[0]
+    assert cited.content_id in on[cited.page_start], (cited, on)
