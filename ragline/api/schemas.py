@@ -113,6 +113,9 @@ class ChatRequest(RequestBody):
     stream_options: StreamOptions | None = None
     tools: list[ToolSpec] | None = None
     tool_choice: str | dict[str, Any] | None = None
+    # One answer per question: a client asking for more choices would index ones that
+    # never come, so n > 1 is refused rather than silently answered with one.
+    n: int = Field(default=1, ge=1, le=1, description="Choices: only 1 (one checked answer).")
     ragline: ChatOptions = Field(default_factory=ChatOptions)
 
 

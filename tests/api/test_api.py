@@ -234,6 +234,10 @@ def test_openai_compatible_chat_completion(client: TestClient) -> None:
     assert streamed.status_code == 200
     assert streamed.headers["content-type"].startswith("text/event-stream")
     assert streamed.text.rstrip().endswith("data: [DONE]")
+    # More than one choice is refused, not silently answered with one.
+    r = client.post("/v1/chat/completions", headers=ALICE, json={**body, "n": 2})
+    assert r.status_code == 422 and "n" in r.json()["error"]["message"], r.text
+    assert client.post("/v1/chat/completions", headers=ALICE, json={**body, "n": 1}).is_success
     no_user = {"model": "ragline", "messages": [{"role": "system", "content": "hi"}]}
     r = client.post("/v1/chat/completions", headers=ALICE, json=no_user)
     assert r.status_code == 422 and "user message" in r.json()["error"]["message"]
