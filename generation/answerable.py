@@ -1703,6 +1703,7 @@ def judge(
             synonyms,
             doc_names,
             " ".join(c.chunk.text for c in chosen),
+            similarity,
         )
         if sub is not None:
             return Verdict(

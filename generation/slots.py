@@ -36,7 +36,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.lang import language
-from core.text import HAN_NUMERALS, KEYWORD_STOPWORDS, SOURCE_WORDS, has_han, stem, tagged_words
+from core.text import (
+    HAN_NUMERALS,
+    KEYWORD_STOPWORDS,
+    SOURCE_WORDS,
+    han_word,
+    has_han,
+    stem,
+    tagged_words,
+)
+from generation.similarity import Similarity
 
 # Linking words: skipped, the words on either side stay adjacent ("species of eider
 # ducks"). Articles are not: "raise an alert" / "send an alert" is a verb and its object,
@@ -225,13 +234,15 @@ def substitution(
     synonyms: Mapping[str, Collection[str]] | None = None,
     names: str = "",
     passage: str = "",
+    similarity: Similarity | None = None,
 ) -> Substitution | None:
     """The first slot where the quote has another word of the same kind than the question,
     around a word both share, while the question's word is nowhere in the quote or its
     scope (`scope`: the passage's title, headings, the document's names; `document`: the
     quoted document's retrieved text; `synonyms`: the route's applied expansions; `names`:
-    the quoted document's title and file name; `passage`: the quoted passages' text).
-    Chinese questions only (see the module doc)."""
+    the quoted document's title and file name; `passage`: the quoted passages' text), nor,
+    given the embedder's `similarity`, said by a word of the quote in other words (补贴 by
+    补助: SAME_MEANING). Chinese questions only (see the module doc)."""
     if language(question) != "zh":
         return None
     text = f"{quote} {scope}".lower()
@@ -269,6 +280,8 @@ def substitution(
             one_word = len(missing) == 1 and has_han(compound) and compound in question
             if side == 1 and anchor_kind == WORD and one_word:
                 verb_heads.append((anchor, missing))
+    if slots and similarity is not None:
+        slots = [s for s in slots if not _said_otherwise(s[1], quote, similarity)]
     if not slots:
         return None
     # The words naming the quoted document ("according to the Wikipedia Duck article") are
@@ -305,6 +318,20 @@ def substitution(
         if uses and all(here[1] == WORD and after[1] != NOUN for here, after in uses):
             return Substitution(missing, anchor, "")
     return None
+
+
+# A quote's word this close in meaning to the question's word says it in other words
+# (补贴/补助 0.73, 员工/职工 0.75, 价格/售价 0.81); siblings stay below (经理/总监 0.59,
+# 法务/财务 0.50, 一等座/二等座 0.53).
+SAME_MEANING = 0.65
+
+
+def _said_otherwise(word: str, quote: str, similarity: Similarity) -> bool:
+    if not has_han(word):
+        return False
+    # Any word of the quote (jieba tags 补助 a verb), not a number or a single character.
+    said = list(dict.fromkeys(w for w, _ in filter(None, words(quote)) if han_word(w)))
+    return bool(said) and max(similarity(word, said)) >= SAME_MEANING
 
 
 _LIST_MARK = re.compile(r"[,，、;；/]")

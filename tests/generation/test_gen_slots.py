@@ -5,6 +5,7 @@ from gen_cases import make_chunk, make_hits
 
 from generation.answerable import judge, unit_forms
 from generation.extractive import extract
+from generation.similarity import Similarity
 from generation.slots import mentioned, row_substitution, substitution
 
 STATION = "毕竟国际空间站的造价高达1500亿美元，而且其运行速度达到了每小时27680公里。"
@@ -159,3 +160,14 @@ def test_a_compound_whose_head_no_passage_has_is_not_the_quotes_subject() -> Non
     q = "第7届日本参议院议员通常选举的重要性是什么？"
     quote = "第7届日本参议院议员通常选举于昭和40年7月4日举行，改选出125名参议员。"
     assert substitution(q, quote, passage=quote) is None
+
+
+def test_a_word_the_quote_says_in_other_words_is_no_sibling(meaning: Similarity) -> None:
+    """ "出差补贴标准" of "出差伙食补助标准": 补贴 and 补助 mean the same (0.73), so the
+    quote is not about another thing; 天宫 for 国际 (0.23) still is."""
+    meal = "第五条 出差伙食补助标准为每人每天150元，按出差自然天数计算。"
+    question = "出差补贴标准是多少？"
+    assert substitution(question, meal, passage=meal) is not None
+    assert substitution(question, meal, passage=meal, similarity=meaning) is None
+    station = "光明网文章中，天宫空间站的造价是多少？"
+    assert substitution(station, STATION, passage=STATION, similarity=meaning) is not None
