@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from core.errors import ModelMissing
+from core.han_script import fold_han
 from core.settings import FusionSettings
 from core.text import (
     GramQuery,
@@ -102,12 +103,13 @@ def lead_text(chunk: Chunk) -> str:
         clause = clause[:_LEAD_HAN_CHARS]
     elif len(clause) > _LEAD_LATIN_CHARS:
         clause = clause[:_LEAD_LATIN_CHARS].rsplit(" ", 1)[0]
-    return clause.lower()
+    return fold_han(clause.lower())
 
 
 def searchable_text(chunk: Chunk) -> str:
-    """Title, headings and text, lower-cased."""
-    return f"{chunk.title}\n{' '.join(chunk.section_path)}\n{chunk.text}".lower()
+    """Title, headings and text, lower-cased, traditional Chinese read as simplified (the
+    question's terms are: `core.han_script`)."""
+    return fold_han(f"{chunk.title}\n{' '.join(chunk.section_path)}\n{chunk.text}".lower())
 
 
 @dataclass(slots=True)

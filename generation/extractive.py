@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import unquote
 
+from core.han_script import fold_han
 from core.lang import stemmed_language
 from core.text import (
     STOPWORDS,
@@ -227,7 +228,7 @@ def _term_tests(terms: tuple[str, ...]) -> _TermTests:
 
 
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
-    lowered = text.lower()
+    lowered = fold_han(text.lower())  # (the terms are cut from folded text: core.han_script)
     tests = _term_tests(tuple(terms))
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals

@@ -79,15 +79,20 @@ def test_traditional_and_simplified_chinese_answer_each_other(tmp_path: Path) ->
         "| 主任級 | 1,200 |\n",
         encoding="utf-8",
     )
+    (folder / "taipei.txt").write_text(
+        "台北辦事處通知\n\n台北辦事處自2025年4月1日起遷至信義區松仁路100號12樓。\n", "utf-8"
+    )
     app = Ragline(Settings(data_dir=tmp_path / "data"))
     try:
         app.ingest([folder])
         password = app.ask("密碼多久必須更換一次？", ANON)
         allowance = app.ask("经理级每月交通津贴是多少港币？", ANON)
+        moved = app.ask("台北办事处搬到哪里了？", ANON)  # a paragraph: coverage and scoring
     finally:
         app.close()
     assert password.covered and "90天" in password.text, password.text
     assert allowance.covered and "2,500" in allowance.text, allowance.text
+    assert moved.covered and "松仁路100號" in moved.text, moved.text
 
 
 def test_a_clause_asked_in_digits_is_found_written_in_numerals(tmp_path: Path) -> None:
