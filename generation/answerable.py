@@ -61,6 +61,7 @@ from generation.attribute import (
     opposite_stated,
     synonyms_of,
 )
+from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, candidates, normalise_ws
 from generation.similarity import Similarity
@@ -950,8 +951,12 @@ _NUMBER_CELL = re.compile(r"^[^\w\s]{0,2}\s?\d")
 def _numbers_left_empty(row: Candidate) -> str:
     """The header of a column of numbers (every other value of the table there is one:
     "4,200", "€ 90") which the quoted row leaves empty, when no cell of the row is a
-    number: its digits are labels ("Room 204"), not the quantity asked. "" otherwise."""
-    if not row.empty or any(_NUMBER_CELL.match(v) for _, v in row.cells):
+    quantity: its digits are labels ("Room 204"), or name the row (a Fiscal Year, an id),
+    not the quantity asked. "" otherwise."""
+    if not row.empty or any(
+        _NUMBER_CELL.match(v) and not naming_column(h) and not _YEAR.fullmatch(v.strip())
+        for h, v in row.cells
+    ):
         return ""
     siblings = [dict(c.cells) for c in candidates(row.chunk, row.hit_rank) if c.cells]
     for name in row.empty:

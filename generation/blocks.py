@@ -24,11 +24,17 @@ _NAMING_COLUMN = re.compile(
 )
 
 
+def naming_column(column: str) -> bool:
+    """Whether a column's numbers name things (a year, a date, an id, a code), rather than
+    count or measure them."""
+    return _NAMING_COLUMN.search(column) is not None
+
+
 def _value(v: Any, column: str = "") -> str:
     if isinstance(v, bool) or v is None:
         return "" if v is None else str(v).lower()
     if isinstance(v, int):
-        return str(v) if _NAMING_COLUMN.search(column) else f"{v:,}"
+        return str(v) if naming_column(column) else f"{v:,}"
     if isinstance(v, float):
         return f"{v:,.0f}" if v.is_integer() else f"{v:,.2f}"
     return str(v)

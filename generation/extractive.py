@@ -215,6 +215,9 @@ class _TermTests:
     stems: tuple[tuple[str, str], ...]
     numerals: tuple[tuple[str, str], ...]  # (a number of up to 5 digits, in Han numerals)
     joined: tuple[str, ...]  # identifiers with separators, found inside longer ones
+    # Terms of Chinese are cut from text read as simplified (core.han_script), and the text
+    # they are looked for in is read so too; a Japanese question's kanji (開業) are not.
+    folded: bool
 
 
 @lru_cache(maxsize=1024)
@@ -224,12 +227,13 @@ def _term_tests(terms: tuple[str, ...]) -> _TermTests:
         stems=tuple((t, _stem(t)) for t in terms if not has_han(t)),
         numerals=tuple((t, chinese_numeral(int(t))) for t in terms if t.isdigit() and len(t) <= 5),
         joined=tuple(t for t in terms if _JOINED.search(t) is not None),
+        folded=fold_han("".join(terms)) == "".join(terms),
     )
 
 
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
-    lowered = fold_han(text.lower())  # (the terms are cut from folded text: core.han_script)
     tests = _term_tests(tuple(terms))
+    lowered = fold_han(text.lower()) if tests.folded else text.lower()
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四"). The text is cut into tokens only for the other terms.

@@ -680,6 +680,16 @@ def test_a_quantity_asked_of_a_row_whose_numbers_column_is_empty_is_refused() ->
     assert not miss.covered and "'Price (EUR)'" in miss.reason, miss
     assert verdict("How much is the centrifuge?", "Centrifuge").covered
     assert verdict("Where is the microscope?", "Microscope").covered
+    # A year (or an id) names the row: no quantity of it either.
+    flows = make_chunk(
+        "| Line Item | Fiscal Year | Amount (US$, Millions) |\n|---|---|---|\n"
+        "| Credits - Sold | 2011 |  |\n| Credits - Sold | 2012 | 114 |\n"
+        "| Loans - Repaid | 2011 | 2,310 |",
+        kind="table",
+    )
+    sold = next(c for c in candidates(flows, 0) if "2011" in c.text and "Sold" in c.text)
+    miss = judge("How much were Credits sold?", "general", [sold.text], [sold], [flows])
+    assert not miss.covered and "'Amount (US$, Millions)'" in miss.reason, miss
 
 
 BUDGET = (
