@@ -18,6 +18,7 @@ from core.errors import Forbidden, NotFound
 from core.ids import path_from_uri, version_of
 from core.types import Document, Principal
 from ragline.app import Ragline
+from ragline.render import passage_view
 from ragline.writes import original_denial
 
 VIEWABLE = frozenset({"pending", "current", "superseded"})  # version states that can be opened
@@ -62,15 +63,7 @@ class DocumentReader:
         for item in sorted(items, key=lambda i: i.chunk.ordinal):
             c = item.chunk
             entry = {
-                "content_id": c.content_id,
-                "label": c.label,
-                "kind": c.kind,
-                "page_start": c.page_start,
-                "page_end": c.page_end,
-                "line_start": c.line_start,
-                "line_end": c.line_end,
-                "section_path": list(c.section_path),
-                "text": c.text,
+                **passage_view(c),
                 "header": list(c.table_header),
                 "rows": [list(r) for r in c.table_rows],
             }

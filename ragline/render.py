@@ -6,7 +6,7 @@ from dataclasses import asdict
 from typing import Any
 
 from core.blocks import ContentBlock, GatewayResult, RowSet
-from core.types import Answer, Hit, Route
+from core.types import Answer, Chunk, Hit, Route
 from fusion.pipeline import SearchResult
 
 
@@ -21,15 +21,11 @@ def route_view(route: Route) -> dict[str, Any]:
     return view
 
 
-def hit_view(hit: Hit) -> dict[str, Any]:
-    c = hit.chunk
+def passage_view(c: Chunk) -> dict[str, Any]:
+    """A passage where it lives: its label, kind, pages, lines, headings and text."""
     return {
         "content_id": c.content_id,
-        "doc_id": c.doc_id,
         "label": c.label,
-        "score": round(hit.score, 6),
-        "source": c.source,
-        "title": c.title,
         "kind": c.kind,
         "page_start": c.page_start,
         "page_end": c.page_end,
@@ -37,6 +33,17 @@ def hit_view(hit: Hit) -> dict[str, Any]:
         "line_end": c.line_end,
         "section_path": list(c.section_path),
         "text": c.text,
+    }
+
+
+def hit_view(hit: Hit) -> dict[str, Any]:
+    c = hit.chunk
+    return {
+        **passage_view(c),
+        "doc_id": c.doc_id,
+        "score": round(hit.score, 6),
+        "source": c.source,
+        "title": c.title,
         "ranks": hit.ranks,
         "signals": {k: round(v, 4) for k, v in hit.signals.items()},
         "source_class": hit.source_class,

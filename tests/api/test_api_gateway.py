@@ -111,29 +111,17 @@ def test_a_rows_or_status_answer_has_a_confidence_a_reason_and_a_model(server: s
     for body in bodies:
         assert set(body["model"]) == {"tier", "model", "reason"}
         assert body["model"]["tier"] == "none" and body["model"]["reason"]
-    # A chat client that reads only the message is told why, as for documents.
-    chat = httpx.post(
-        server + "/v1/chat/completions",
-        headers=OPS,
-        json={
-            "model": "ragline",
-            "messages": [{"role": "user", "content": "How many tickets were opened in May 2019?"}],
-        },
-        timeout=120,
-    ).json()
-    content = chat["choices"][0]["message"]["content"]
+
+    def chat(question: str) -> str:
+        body = {"model": "ragline", "messages": [{"role": "user", "content": question}]}
+        r = httpx.post(server + "/v1/chat/completions", headers=OPS, json=body, timeout=120)
+        return str(r.json()["choices"][0]["message"]["content"])
+
+    # A chat client that reads only the message is told why, as for documents ...
+    content = chat("How many tickets were opened in May 2019?")
     assert content.endswith("Note: no rows match month=2019-05"), content
     # ... and a covered one lists its block's label where a client resolves it.
-    chat = httpx.post(
-        server + "/v1/chat/completions",
-        headers=OPS,
-        json={
-            "model": "ragline",
-            "messages": [{"role": "user", "content": "How many tickets were opened in June 2023?"}],
-        },
-        timeout=120,
-    ).json()
-    content = chat["choices"][0]["message"]["content"]
+    content = chat("How many tickets were opened in June 2023?")
     sources = content.split("Sources:")[1]
     assert "[DB_tickets_opened_1]" in sources and "month=2023-06" in sources, content
 
