@@ -545,6 +545,13 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
     return out
 
 
+# How text is cut into keyword tokens (`keyword_tokens`), kept with each keyword index so
+# that one built by another version says so: 2 = other languages analysed (core.lang:
+# stems, Korean and Japanese segments, bigrams); 3 = "per" votes English; 4 = traditional
+# Chinese cut as simplified (core.han_script).
+KEYWORD_ANALYSIS_VERSION = "4"
+
+
 def keyword_tokens(text: str, english: bool = True) -> list[str]:
     """Tokens a keyword index stores for a passage (`english=False`: plain tokens)."""
     return _keyword_analyse(text, query=False) if english else index_tokens(text)

@@ -18,13 +18,14 @@ surface used here is small and stable.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from core.errors import StoreError
-from core.text import keyword_query_terms, keyword_tokens
+from core.text import KEYWORD_ANALYSIS_VERSION, keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 from indexing.stores.es_http import EsHttp
@@ -33,6 +34,8 @@ from indexing.stores.es_http import EsHttp
 # indexed both whole and split; Lucene's idf (log(1 + ...)) keeps the split parts' weight
 # where FTS5's nearly zeroes common terms, so without a boost a passage repeating "p12 1 2"
 # would outrank the one holding the identifier itself.
+log = logging.getLogger("ragline.keyword")
+
 _IDENTIFIER = re.compile(r"[a-z0-9]+(?:[._\-/:][a-z0-9]+)+")
 IDENTIFIER_BOOST = 3.0
 _BULK_DOCS = 500  # documents per bulk request (a few MB at chunk size)
@@ -41,6 +44,8 @@ _TEXT = {"type": "text", "analyzer": "whitespace", "similarity": "BM25"}
 _KW = {"type": "keyword"}
 MAPPINGS: dict[str, Any] = {
     "dynamic": "strict",
+    # The analysis the tokens were cut with: an index built by another says so at start.
+    "_meta": {"analysis_version": KEYWORD_ANALYSIS_VERSION},
     "properties": {
         "content_id": _KW,
         "doc_id": _KW,
@@ -112,11 +117,31 @@ class ElasticKeywordIndex:
         several processes may open the store at once)."""
         self._es.call("PUT", f"/_index_template/{self.alias}", self._template())
         if self._concrete():
+            self._check_analysis()
             return
         first = f"{self.alias}-v1"
         self._es.call("PUT", f"/{first}", {"aliases": {self.alias: {}}}, ok=(400,))
         if not self._concrete():
             raise StoreError(f"could not create Elasticsearch index {first} for {self.alias}")
+
+    def analysis_version(self) -> str:
+        """The keyword analysis the index behind the alias was built with ("1" before
+        versions were kept with Elasticsearch indexes)."""
+        found = self._es.call("GET", f"/{self.alias}/_mapping")
+        metas = [m.get("mappings", {}).get("_meta", {}) for k, m in found.items() if k != "status"]
+        return str(metas[0].get("analysis_version", "1")) if metas else KEYWORD_ANALYSIS_VERSION
+
+    def _check_analysis(self) -> None:
+        built = self.analysis_version()
+        if built != KEYWORD_ANALYSIS_VERSION:
+            log.warning(
+                "Elasticsearch keyword index %s was built by analysis version %s (now %s): "
+                "text cut otherwise since (other languages, traditional Chinese) matches only "
+                "after `ragline repair --rebuild keyword`",
+                self.alias,
+                built,
+                KEYWORD_ANALYSIS_VERSION,
+            )
 
     def reindex_into_new_index(self, items: Iterable[IndexedChunk]) -> str:
         """Bulk-load `items` (e.g. every serving chunk of the metadata store) into a new

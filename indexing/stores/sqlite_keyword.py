@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from core.errors import StoreError
-from core.text import keyword_query_terms, keyword_tokens
+from core.text import KEYWORD_ANALYSIS_VERSION, keyword_query_terms, keyword_tokens
 from core.types import Chunk, QueryFilter, ScoredId
 from indexing.protocols import IndexedChunk
 from indexing.stores.budget import rarest_within
@@ -32,10 +32,8 @@ from indexing.stores.sqlite_conn import RowCount, open_sqlite
 log = logging.getLogger("ragline.keyword")
 
 PUBLIC = "__public__"  # the acl token of chunks without ACL tags
-# How text is cut into tokens (core.text.keyword_tokens), stored with the index: 2 = other
-# languages analysed (core.lang: stems, Korean and Japanese segments, bigrams); 3 = "per"
-# votes English; 4 = traditional Chinese cut as simplified (core.han_script).
-ANALYSIS_VERSION = "4"
+# How text is cut into tokens (core.text.keyword_tokens), stored with the index.
+ANALYSIS_VERSION = KEYWORD_ANALYSIS_VERSION
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kw_chunks (

@@ -10,6 +10,7 @@ import pytest
 from servers import elastic_keyword
 from store_cases import Corpus
 
+from core.text import KEYWORD_ANALYSIS_VERSION
 from core.types import QueryFilter
 from indexing.stores.elastic_keyword import ElasticKeywordIndex
 
@@ -56,3 +57,28 @@ def test_server_errors_are_store_errors(tmp_path: Path) -> None:
 
     with pytest.raises(StoreError, match="unavailable"):
         ElasticKeywordIndex("http://127.0.0.1:1", "ragline-test-nowhere", timeout_s=1)
+
+
+def test_an_index_built_by_another_analysis_says_so(
+    es: ElasticKeywordIndex, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Traditional Chinese is cut as simplified since analysis version 4: an index built
+    before holds the old tokens until it is rebuilt, and says so at start (SQLite did;
+    Elasticsearch was silent). A rebuilt index carries the version."""
+    assert es.analysis_version() == KEYWORD_ANALYSIS_VERSION
+    # An index as an older Ragline made it: no version kept with its mapping.
+    old = f"{es.alias}-legacy-v0"  # (outside the template's pattern, as before it)
+    es._es.call("PUT", f"/{old}", {"mappings": {"properties": {"text": {"type": "text"}}}})
+    first = es._concrete()[0]
+    actions = [
+        {"remove": {"index": first, "alias": es.alias}},
+        {"add": {"index": old, "alias": es.alias}},
+    ]
+    es._es.call("POST", "/_aliases", {"actions": actions})
+    es._es.call("DELETE", f"/{first}")
+    assert es.analysis_version() == "1"
+    with caplog.at_level("WARNING", logger="ragline.keyword"):
+        es._ensure()
+    assert "analysis version 1" in caplog.text and "--rebuild keyword" in caplog.text
+    es.reindex_into_new_index([])
+    assert es.analysis_version() == KEYWORD_ANALYSIS_VERSION
