@@ -692,9 +692,10 @@ def _supplements(s: _Scored, best: _Scored, asked: set[str] | None = None) -> bo
 
 
 # A question asking for several things ("Which teams belong to ...?", "What are ...?",
-# "哪些"): of a table, every row it picks out.
+# "哪些", each one's "分别", a comparison "比较"): of a table, every row it picks out.
 _ROWS_ASKED = re.compile(
-    rf"^\s*(?:what|which)\s+(?!(?:is|was|has|does|this)\b)[a-z]{{2,}}s\b|{_LIST_QUESTION.pattern}",
+    rf"^\s*(?:what|which)\s+(?!(?:is|was|has|does|this)\b)[a-z]{{2,}}s\b|分别|比较|对比|"
+    rf"{_LIST_QUESTION.pattern}",
     re.IGNORECASE,
 )
 

@@ -625,6 +625,26 @@ def test_a_question_asking_for_several_rows_gets_every_row_it_picks_out() -> Non
     assert [q.text for q in one.quotes] == ["Division: Technology | Team: Platform | Headcount: 22"]
 
 
+def test_each_ones_value_asked_in_chinese_gets_every_row() -> None:
+    """ "各部门…分别是多少？" (each department's) was answered with one department's row, with
+    no sign that the others were left out."""
+    header = ("部门", "2025年预算上半年", "2025年预算下半年")
+    rows = (("研发部", "1200", "1350"), ("市场部", "800", "650"), ("财务部", "90", "95"))
+    text = "\n".join(
+        [
+            "| " + " | ".join(header) + " |",
+            "|---|---|---|",
+            *("| " + " | ".join(r) + " |" for r in rows),
+        ]
+    )
+    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    listed = extract("各部门2025年上半年预算分别是多少？", hits)
+    shown = " ".join(q.text for q in listed.quotes)
+    assert all(d in shown for d in ("研发部", "市场部", "财务部")), shown
+    one = extract("财务部2025年上半年预算是多少？", hits)
+    assert [q.text for q in one.quotes][0].startswith("部门: 财务部"), one
+
+
 def test_a_table_of_contents_entry_is_never_the_answer() -> None:
     """ "2.1 Tenets of Zero Trust ........ 6" repeats a heading with its page: the body
     sentence answers (a QA pass saw such lines quoted from the NIST PDF)."""
