@@ -642,7 +642,7 @@ def test_each_ones_value_asked_in_chinese_gets_every_row() -> None:
     shown = " ".join(q.text for q in listed.quotes)
     assert all(d in shown for d in ("研发部", "市场部", "财务部")), shown
     one = extract("财务部2025年上半年预算是多少？", hits)
-    assert [q.text for q in one.quotes][0].startswith("部门: 财务部"), one
+    assert one.quotes[0].text.startswith("部门: 财务部"), one
 
 
 def test_a_table_of_contents_entry_is_never_the_answer() -> None:
