@@ -24,6 +24,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
+from core.han_script import fold_han
 from core.text import char_bigrams, has_han, query_terms, split_sentences
 from core.types import Answer, Chunk, Citation, Hit
 from fusion.trust import TrustPolicy
@@ -98,10 +99,21 @@ _PASSAGES_MEMO = 2048
 
 
 @lru_cache(maxsize=_PASSAGES_MEMO)
-def _sentences(text: str) -> tuple[tuple[str, str, bool], ...]:
-    """(sentence, in lower case, whether it has a digit: a sentence with none states no
-    value) of each sentence."""
-    return tuple((s, s.lower(), _HAS_DIGIT.search(s) is not None) for s in split_sentences(text))
+def _sentences(text: str) -> tuple[tuple[str, str, str, bool], ...]:
+    """(sentence, in lower case, also read as simplified Chinese, whether it has a digit:
+    a sentence with none states no value) of each sentence."""
+    out = []
+    for s in split_sentences(text):
+        lowered = s.lower()
+        out.append((s, lowered, fold_han(lowered), _HAS_DIGIT.search(s) is not None))
+    return tuple(out)
+
+
+def _folded(terms: Sequence[str]) -> bool:
+    """Whether the terms were cut from text read as simplified (a Chinese question's are;
+    a Japanese question's kanji are not): then so is the text they are looked for in."""
+    joined = "".join(terms)
+    return fold_han(joined) == joined
 
 
 @lru_cache(maxsize=_PASSAGES_MEMO)
@@ -119,34 +131,36 @@ def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
     if not _HAS_DIGIT.search(text):  # no sentence of it states a value
         return None
     best: tuple[int, str, tuple[str, ...]] | None = None
-    for sentence, lowered, digit in _sentences(text):
+    folded = _folded(terms)
+    for sentence, lowered, simplified, digit in _sentences(text):
         # Only a sentence with a digit states a value; then the question's words first:
         # most sentences hold none, and finding values costs more than looking for words.
-        n = digit and _term_hits(terms, sentence, lowered)
+        n = digit and _term_hits(terms, sentence, simplified if folded else lowered)
         if n and (best is None or n > best[0]) and (values := _values(sentence)):
             best = (n, sentence, values)
     if best is None:
         return None
     _, sentence, values = best
-    return _Claim(hit, _masked(sentence), "|".join(values), sentence, "statement")
+    # (The same sentence in traditional and in simplified characters is one statement.)
+    return _Claim(hit, fold_han(_masked(sentence)), "|".join(values), sentence, "statement")
 
 
 def _fields(hit: Hit, terms: Sequence[str]) -> list[_Claim]:
     out: list[_Claim] = []
     chunk = hit.chunk
+    read = fold_han if _folded(terms) else str  # (as the terms were cut)
     for name, value, line in _field_lines(chunk.text):
-        if _term_hits(terms, name) and (values := _values(value)):
-            out.append(_Claim(hit, name.lower(), "|".join(values), line, "field"))
+        if _term_hits(terms, read(name)) and (values := _values(value)):
+            out.append(_Claim(hit, fold_han(name.lower()), "|".join(values), line, "field"))
     if chunk.kind == "table" and chunk.table_header:
         for row in chunk.table_rows:
             if not row:
                 continue
             for header, cell in zip(chunk.table_header[1:], row[1:], strict=False):
                 name = f"{row[0]} / {header}"
-                if _term_hits(terms, name) and (values := _values(cell)):
-                    out.append(
-                        _Claim(hit, name.lower(), "|".join(values), f"{name}: {cell}", "field")
-                    )
+                if _term_hits(terms, read(name)) and (values := _values(cell)):
+                    subject = fold_han(name.lower())
+                    out.append(_Claim(hit, subject, "|".join(values), f"{name}: {cell}", "field"))
     return out
 
 

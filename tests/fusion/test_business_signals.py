@@ -250,6 +250,25 @@ def test_the_same_short_sentence_about_two_subjects_is_no_conflict() -> None:
     assert detector.detect("处理者应当在多少日内答复？", versions)
 
 
+def test_a_conflict_between_traditional_and_simplified_copies_is_found() -> None:
+    """The same rule stated in a simplified policy and its traditional copy with another
+    number: the question's words were looked for in the traditional sentence as written
+    (密碼 is not 密码), so the disagreement went unflagged."""
+    from fusion.conflicts import ConflictDetector
+    from fusion.trust import TrustPolicy
+
+    def hit(cid: str, text: str) -> Hit:
+        return Hit(chunk=_chunk(cid, text, title="信息安全管理规范"), score=1.0)
+
+    detector = ConflictDetector(TrustPolicy(FusionSettings()))
+    copies = [
+        hit("a", "密码每90天必须更换一次，不得与最近5次使用过的密码相同。"),
+        hit("b", "密碼每60天必須更換一次，不得與最近5次使用過的密碼相同。"),
+    ]
+    found = detector.detect("密码更换周期是几天？", copies)
+    assert len(found) == 1 and len(found[0]["values"]) == 2, found
+
+
 def test_rare_terms_put_the_passage_naming_the_subject_first() -> None:
     # Both passages say "别名"; only one names the plant asked about. The other leads on
     # fused rank, and without corpus statistics nothing says "蓍" matters more.
