@@ -700,24 +700,34 @@ _ROWS_ASKED = re.compile(
 )
 
 
+def _key_terms(s: _Scored) -> set[str]:
+    """The question terms a row's key cell (its first) holds."""
+    key = s.cand.cells[0][1].lower() if s.cand.cells else ""
+    return {t for t in s.matched if t in key}
+
+
 def _listed_rows(
     question: str, selected: list[_Scored], scored: Sequence[_Scored]
 ) -> list[_Scored]:
     """For a question asking for several things whose best quote is a table row: the
     other rows of that table matching all the question words the best row matches (the
-    teams of the Operations division, not one of them), in the table's order after it, up
-    to MAX_LIST_ITEMS rows in all."""
+    teams of the Operations division, not one of them), or all but its key when the
+    question names theirs (a comparison of two named rows), in the table's order after
+    it, up to MAX_LIST_ITEMS rows in all."""
     best = selected[0] if selected else None
     if best is None or not best.cand.is_table_row or not _ROWS_ASKED.search(question):
         return selected
     chunk = best.cand.chunk.content_id
+    # Rows the question names by their keys ("比较研发部和市场部的执行率") match what the best
+    # row matches besides its own key.
+    shared = best.matched - _key_terms(best)
     rows = [
         s
         for s in scored
         if s is not best
         and s.cand.is_table_row
         and s.cand.chunk.content_id == chunk
-        and s.matched >= best.matched
+        and (s.matched >= best.matched or (s.matched >= shared and bool(_key_terms(s))))
     ]
     rows.sort(key=lambda s: s.cand.position)
     listed = rows[: MAX_LIST_ITEMS - 1]

@@ -645,6 +645,30 @@ def test_each_ones_value_asked_in_chinese_gets_every_row() -> None:
     assert one.quotes[0].text.startswith("部门: 财务部"), one
 
 
+def test_a_comparison_of_two_named_rows_quotes_both() -> None:
+    """ "比较研发部和市场部的执行率" quoted the 市场部 row alone: the rows the question names
+    by their keys match what the best row matches besides its key."""
+    header = ("部门", "2025年预算上半年", "实际支出", "执行率", "负责人")
+    rows = (
+        ("研发部", "1200", "2180.5", "85.5%", "王建国"),
+        ("市场部", "800", "1320", "91.0%", "李晓燕"),
+        ("人力资源部", "150", "298.4", "93.3%", "张敏"),
+        ("财务部", "90", "160.2", "86.6%", "陈立"),
+    )
+    text = "\n".join(
+        [
+            "| " + " | ".join(header) + " |",
+            "|---|---|---|---|---|",
+            *("| " + " | ".join(r) + " |" for r in rows),
+        ]
+    )
+    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    quotes = [q.text for q in extract("比较研发部和市场部的执行率", hits).quotes]
+    assert quotes == ["| 部门 | 执行率 |\n|---|---|\n| 研发部 | 85.5% |\n| 市场部 | 91.0% |"], (
+        quotes
+    )
+
+
 def test_a_table_of_contents_entry_is_never_the_answer() -> None:
     """ "2.1 Tenets of Zero Trust ........ 6" repeats a heading with its page: the body
     sentence answers (a QA pass saw such lines quoted from the NIST PDF)."""
