@@ -83,6 +83,14 @@ def _masked(sentence: str) -> str:
     return "".join(out)
 
 
+# A numbered clause opening a statement ("第六条", "Article 6", "§ 6"), and how alike two
+# versions of it must still read once their values are masked.
+_OPENING_CLAUSE = re.compile(
+    r"\s*(?:第[一二三四五六七八九十百零〇\d]+条|article\s+\d+|§\s*\d+)", re.IGNORECASE
+)
+_REWORDED = 0.45
+
+
 def _jaccard(a: AbstractSet[str], b: AbstractSet[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
@@ -175,12 +183,17 @@ class ConflictDetector:
         their values are masked, and either they are long enough to name their subject
         or their documents are about the same thing (similar titles: two versions of one
         statute). "体长可达#公分" in two articles about two fishes is no conflict."""
-        if _jaccard(char_bigrams(a.subject), char_bigrams(b.subject)) < self.similarity:
-            return False
-        if min(len(a.subject), len(b.subject)) >= _SELF_NAMING_CHARS:
-            return True
+        alike = _jaccard(char_bigrams(a.subject), char_bigrams(b.subject))
         titles = char_bigrams(a.hit.chunk.title), char_bigrams(b.hit.chunk.title)
-        return _jaccard(*titles) >= self.similarity
+        same_title = _jaccard(*titles) >= self.similarity
+        # One numbered clause of two versions of a document (第六条 of each), reworded
+        # around its number ("30天内" / "15个工作日内通过OA系统…"), is the same thing too.
+        clause = _OPENING_CLAUSE.match(a.subject)
+        if clause and same_title and b.subject.startswith(clause.group(0)):
+            return alike >= _REWORDED
+        if alike < self.similarity:
+            return False
+        return min(len(a.subject), len(b.subject)) >= _SELF_NAMING_CHARS or same_title
 
     def _prefer_key(self, chunk: Chunk) -> tuple[int, int, float]:
         standing = self.policy.standing(chunk)

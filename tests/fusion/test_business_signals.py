@@ -269,6 +269,29 @@ def test_a_conflict_between_traditional_and_simplified_copies_is_found() -> None
     assert len(found) == 1 and len(found[0]["values"]) == 2, found
 
 
+def test_one_clause_reworded_in_two_versions_is_a_conflict() -> None:
+    """第六条 of a policy and of its old backup copy give 15个工作日 and 30天; the new one
+    also names the OA system, so the masked sentences were too unlike (0.59) to be the same
+    statement. The same numbered clause of same-titled documents is compared more loosely;
+    two different clauses are still no conflict."""
+    from fusion.conflicts import ConflictDetector
+    from fusion.trust import TrustPolicy
+
+    def hit(cid: str, text: str) -> Hit:
+        return Hit(chunk=_chunk(cid, text, title="差旅费报销管理办法"), score=1.0)
+
+    detector = ConflictDetector(TrustPolicy(FusionSettings()))
+    new = (
+        "第六条 员工应在出差结束后15个工作日内通过OA系统（流程编号FIN-EXP-02）提交报销单，"
+        "逾期未提交的，财务部不予受理。"
+    )
+    old = "第六条 员工应在出差结束后30天内提交报销单，逾期未提交的，财务部不予受理。"
+    found = detector.detect("出差结束后多久内提交报销单？", [hit("a", new), hit("b", old)])
+    assert len(found) == 1, found
+    other = "第五条 员工出差结束后5天内归还借款，逾期未还的，从工资中扣除。"
+    assert detector.detect("出差结束后多久内提交报销单？", [hit("a", new), hit("c", other)]) == []
+
+
 def test_rare_terms_put_the_passage_naming_the_subject_first() -> None:
     # Both passages say "别名"; only one names the plant asked about. The other leads on
     # fused rank, and without corpus statistics nothing says "蓍" matters more.
