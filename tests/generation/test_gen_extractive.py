@@ -9,6 +9,7 @@ from gen_cases import LABEL, make_chunk, make_hits, quoted_parts, squash
 
 from core.ids import citation_label
 from core.text import content_terms, has_han
+from core.types import Hit
 from generation.extractive import extract, extractive_answer, focus_terms
 
 FAA = "ab12cd0000000000"
@@ -599,6 +600,13 @@ def test_a_column_named_with_its_value_is_a_key_and_the_value_column_stays() -> 
     assert "-9336" in ex.quotes[0].text and "8730" not in ex.quotes[0].text
 
 
+def _table_hits(header: tuple[str, ...], rows: tuple[tuple[str, ...], ...]) -> list[Hit]:
+    """Hits of one Markdown table chunk with its header and rows as metadata."""
+    lines = ["| " + " | ".join(r) + " |" for r in (header, ("---",) * len(header), *rows)]
+    text = "\n".join(lines)
+    return make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+
+
 def test_a_question_asking_for_several_rows_gets_every_row_it_picks_out() -> None:
     """ "Which teams belong to the Operations division?" is answered with its three teams
     as a table, not one of them; a question for one thing keeps one row."""
@@ -609,14 +617,7 @@ def test_a_question_asking_for_several_rows_gets_every_row_it_picks_out() -> Non
         ("Technology", "Platform", "22"),
         ("Operations", "Procurement", "9"),
     )
-    text = "\n".join(
-        [
-            "| " + " | ".join(header) + " |",
-            "|---|---|---|",
-            *("| " + " | ".join(r) + " |" for r in rows),
-        ]
-    )
-    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    hits = _table_hits(header, rows)
     listed = extract("Which teams belong to the Operations division?", hits)
     shown = " ".join(q.text for q in listed.quotes)
     assert all(t in shown for t in ("Logistics", "Facilities", "Procurement")), shown
@@ -630,14 +631,7 @@ def test_each_ones_value_asked_in_chinese_gets_every_row() -> None:
     no sign that the others were left out."""
     header = ("部门", "2025年预算上半年", "2025年预算下半年")
     rows = (("研发部", "1200", "1350"), ("市场部", "800", "650"), ("财务部", "90", "95"))
-    text = "\n".join(
-        [
-            "| " + " | ".join(header) + " |",
-            "|---|---|---|",
-            *("| " + " | ".join(r) + " |" for r in rows),
-        ]
-    )
-    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    hits = _table_hits(header, rows)
     listed = extract("各部门2025年上半年预算分别是多少？", hits)
     shown = " ".join(q.text for q in listed.quotes)
     assert all(d in shown for d in ("研发部", "市场部", "财务部")), shown
@@ -655,14 +649,7 @@ def test_a_comparison_of_two_named_rows_quotes_both() -> None:
         ("人力资源部", "150", "298.4", "93.3%", "张敏"),
         ("财务部", "90", "160.2", "86.6%", "陈立"),
     )
-    text = "\n".join(
-        [
-            "| " + " | ".join(header) + " |",
-            "|---|---|---|---|---|",
-            *("| " + " | ".join(r) + " |" for r in rows),
-        ]
-    )
-    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    hits = _table_hits(header, rows)
     quotes = [q.text for q in extract("比较研发部和市场部的执行率", hits).quotes]
     assert quotes == ["| 部门 | 执行率 |\n|---|---|\n| 研发部 | 85.5% |\n| 市场部 | 91.0% |"], (
         quotes
