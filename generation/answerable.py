@@ -1363,6 +1363,15 @@ def _other_language_unmet(
     return missing + [p for p in japanese_places(question) if p not in same_doc]
 
 
+_WHICH_HAN = re.compile(r"(?:哪[一个些所家座位种]?|(?<!为)什么|何)\s*$")  # (为什么: why)
+
+
+def _kind_asked(word: str, question: str) -> bool:
+    """Whether the question writes `word` right after a which-word (哪个城市, 什么机构)."""
+    at = question.find(word)
+    return at > 0 and _WHICH_HAN.search(question[:at]) is not None
+
+
 def _han_unmet(
     question: str, titles: Sequence[str], anchored: bool, same_doc: str, stated: Stated
 ) -> list[str]:
@@ -1375,7 +1384,8 @@ def _han_unmet(
     titles, checked as such."""
     if anchored:
         return []
-    named = han_names(question, titles)
+    # The kind a which-question asks for ("在哪个城市", 城市 tagged a place) names nothing.
+    named = [n for n in han_names(question, titles) if not _kind_asked(n, question)]
     missing = [n for n in named if not stated(n, lambda x: han_name_found(x, same_doc))]
     if missing:
         return missing

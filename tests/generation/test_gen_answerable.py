@@ -692,6 +692,20 @@ def test_a_quantity_asked_of_a_row_whose_numbers_column_is_empty_is_refused() ->
     assert not miss.covered and "'Amount (US$, Millions)'" in miss.reason, miss
 
 
+def test_the_kind_a_which_question_asks_for_names_nothing() -> None:
+    """ "天枢发布会在哪个城市举办？": jieba tags 城市 a place name, and the hotel table (城市类别)
+    holding it hid that the question's subject, 天枢发布会, is nowhere in that document. The
+    kind asked for (哪个城市) is no name; 为什么 (why) asks for no kind."""
+    hotel = make_chunk(
+        "| 城市类别 | 住宿标准 |\n|---|---|\n| 二类城市（省会城市） | 800 |\n| 其他城市 | 550 |",
+        kind="table",
+        title="差旅费报销管理办法",
+    )
+    row = next(c for c in candidates(hotel, 0) if "二类" in c.text)
+    miss = judge("天枢发布会在哪个城市举办？", "general", [row.text], [row], [hotel])
+    assert not miss.covered and "天枢发布会" in miss.reason, miss
+
+
 BUDGET = (
     "| 部门 | 2025年预算上半年 | 2025年预算下半年 |\n|---|---|---|\n| 研发部 | 1200 | 1350 |\n"
     "| 市场部 | 600 | 650 |\n| 财务部 | 90 | 95 |\n| 行政部 | 150 | 160 |"
