@@ -79,9 +79,10 @@ class RowSet:
         return "\n".join(lines)
 
 
-def params_text(params: Mapping[str, Any]) -> str:
-    """Parameters as a reader writes them: "state=Kentucky, region=West"."""
-    return ", ".join(f"{k}={v}" for k, v in params.items())
+def params_text(params: Mapping[str, Any], given_only: bool = False) -> str:
+    """Parameters as a reader writes them: "state=Kentucky, region=West" (`given_only`:
+    without those that were not given, None)."""
+    return ", ".join(f"{k}={v}" for k, v in params.items() if not given_only or v is not None)
 
 
 def _cell(value: Any) -> str:

@@ -1,5 +1,10 @@
 """Errors that carry a reason a person can act on."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
 
 class RaglineError(Exception):
     """Base of every error Ragline raises on purpose."""
@@ -66,3 +71,12 @@ class TooLarge(RaglineError):
 
 class Unavailable(RaglineError):
     """A service the request needs (the task queue) is not reachable: try again later."""
+
+
+def validation_summary(errors: Iterable[Mapping[str, Any]]) -> str:
+    """Validation errors (pydantic's error dicts) said plainly, as every door refuses a
+    request: "where: what; …", never the input values (they could echo a whole document)."""
+    return "; ".join(
+        f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg', 'invalid')}"
+        for e in errors
+    )

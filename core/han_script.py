@@ -15,6 +15,7 @@ Japanese and Korean text (kana or hangul beside the Han characters) is left alon
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -81,6 +82,14 @@ def fold_han(text: str) -> str:
     if tables.traditional.isdisjoint(text) or _japanese_or_korean(text):
         return text
     return text.translate(tables.to_simplified)
+
+
+def read_folded(terms: Sequence[str]) -> bool:
+    """Whether terms were cut from text read as simplified (a Chinese question's are; a
+    Japanese question's kanji, 開業, are not): then the text they are looked for in must be
+    read so too, and otherwise not."""
+    joined = "".join(terms)
+    return fold_han(joined) == joined
 
 
 def traditional_share(text: str) -> float:

@@ -24,7 +24,7 @@ from datetime import date
 from functools import lru_cache
 from typing import Any
 
-from core.han_script import fold_han
+from core.han_script import fold_han, read_folded
 from core.text import char_bigrams, has_han, query_terms, split_sentences
 from core.types import Answer, Chunk, Citation, Hit
 from fusion.trust import TrustPolicy
@@ -117,13 +117,6 @@ def _sentences(text: str) -> tuple[tuple[str, str, str, bool], ...]:
     return tuple(out)
 
 
-def _folded(terms: Sequence[str]) -> bool:
-    """Whether the terms were cut from text read as simplified (a Chinese question's are;
-    a Japanese question's kanji are not): then so is the text they are looked for in."""
-    joined = "".join(terms)
-    return fold_han(joined) == joined
-
-
 @lru_cache(maxsize=_PASSAGES_MEMO)
 def _field_lines(text: str) -> tuple[tuple[str, str, str], ...]:
     """(name, value, line) of each `name: value` / `name = value` line."""
@@ -139,7 +132,7 @@ def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
     if not _HAS_DIGIT.search(text):  # no sentence of it states a value
         return None
     best: tuple[int, str, tuple[str, ...]] | None = None
-    folded = _folded(terms)
+    folded = read_folded(terms)
     for sentence, lowered, simplified, digit in _sentences(text):
         # Only a sentence with a digit states a value; then the question's words first:
         # most sentences hold none, and finding values costs more than looking for words.
@@ -156,7 +149,7 @@ def _statement(hit: Hit, terms: Sequence[str]) -> _Claim | None:
 def _fields(hit: Hit, terms: Sequence[str]) -> list[_Claim]:
     out: list[_Claim] = []
     chunk = hit.chunk
-    read = fold_han if _folded(terms) else str  # (as the terms were cut)
+    read = fold_han if read_folded(terms) else str  # (as the terms were cut)
     for name, value, line in _field_lines(chunk.text):
         if _term_hits(terms, read(name)) and (values := _values(value)):
             out.append(_Claim(hit, fold_han(name.lower()), "|".join(values), line, "field"))

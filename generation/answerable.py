@@ -1007,7 +1007,8 @@ def _counted_in_column(
     asked ("How many employees …?" of a Staff column), or names one of the unit's domain
     synonyms the route applied (people = headcount, where the dictionary says so)."""
     headers = [h for h, v in row.cells if h and any(ch.isdigit() for ch in v)]
-    if any(_name_found(s, _norm(" ".join(headers))) for s in synonyms):
+    named = _norm(" ".join(headers))
+    if any(_name_found(s, named) for s in synonyms):
         return True
     return similarity is not None and bool(headers) and names_a_column(unit, headers, similarity)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from urllib.parse import unquote
 
-from core.han_script import fold_han
+from core.han_script import fold_han, read_folded
 from core.lang import stemmed_language
 from core.text import (
     STOPWORDS,
@@ -199,6 +199,13 @@ def _stem(word: str) -> str:
 
 
 @lru_cache(maxsize=8192)
+def _folded_lower(text: str) -> str:
+    # Memoised as the stems below: a sentence is matched again for every related question,
+    # and looking for traditional characters costs ~2 us a sentence.
+    return fold_han(text.lower())
+
+
+@lru_cache(maxsize=8192)
 def _token_stems(text: str) -> frozenset[str]:
     # Memoised with the tokens: the same sentences are scored for related questions.
     return frozenset(_stem(t) for t in index_tokens(text))
@@ -227,13 +234,13 @@ def _term_tests(terms: tuple[str, ...]) -> _TermTests:
         stems=tuple((t, _stem(t)) for t in terms if not has_han(t)),
         numerals=tuple((t, chinese_numeral(int(t))) for t in terms if t.isdigit() and len(t) <= 5),
         joined=tuple(t for t in terms if _JOINED.search(t) is not None),
-        folded=fold_han("".join(terms)) == "".join(terms),
+        folded=read_folded(terms),
     )
 
 
 def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     tests = _term_tests(tuple(terms))
-    lowered = fold_han(text.lower()) if tests.folded else text.lower()
+    lowered = _folded_lower(text) if tests.folded else text.lower()
     # Han terms match as substrings: jieba may segment the same words differently in
     # the question and in the passage. A number matches in digits or Chinese numerals
     # ("14" and "十四"). The text is cut into tokens only for the other terms.

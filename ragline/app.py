@@ -775,15 +775,10 @@ class Ragline:
 
     @staticmethod
     def _not_covered_reason(result: GatewayResult) -> str:
-        """Why rows or status that came back do not answer: the parameters that ran (the
-        caller's bound attributes included) matched nothing."""
-        ran = result.detail.get("params")
-        if not isinstance(ran, dict):
-            ran = result.blocks[0].locator.get("params", {}) if result.blocks else {}
-        given = {k: v for k, v in ran.items() if v is not None}
-        if result.operation == "query_rows":
-            return f"no rows match {params_text(given)}"
-        return result.message or f"nothing found for {params_text(given)}"
+        """Why rows that came back do not answer (the only uncovered result with blocks: a
+        status source that has no such record returns none, and says so itself): the
+        parameters that ran, the caller's bound attributes included, matched nothing."""
+        return f"no rows match {params_text(result.detail.get('params', {}), given_only=True)}"
 
     async def _ask_documents(
         self,

@@ -32,8 +32,6 @@ from indexing.stores.sqlite_conn import RowCount, open_sqlite
 log = logging.getLogger("ragline.keyword")
 
 PUBLIC = "__public__"  # the acl token of chunks without ACL tags
-# How text is cut into tokens (core.text.keyword_tokens), stored with the index.
-ANALYSIS_VERSION = KEYWORD_ANALYSIS_VERSION
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS kw_chunks (
@@ -141,7 +139,7 @@ class SqliteKeywordIndex:
             version = self._conn.execute(
                 "SELECT value FROM kw_meta WHERE key = 'analysis_version'"
             ).fetchone()
-        self._stale = version is None or version[0] != ANALYSIS_VERSION
+        self._stale = version is None or version[0] != KEYWORD_ANALYSIS_VERSION
         if self._stale:
             # Version 2 cut languages other than English and Chinese (core.lang); version 3
             # reads "per" as English too (tables with "price per seat" were cut as Italian);
@@ -153,7 +151,7 @@ class SqliteKeywordIndex:
                 "before, and traditional Chinese match only after "
                 "`ragline repair --rebuild keyword`",
                 version[0] if version else "1",
-                ANALYSIS_VERSION,
+                KEYWORD_ANALYSIS_VERSION,
             )
         built = row[0] == "1"
         if built != configured:
@@ -169,7 +167,10 @@ class SqliteKeywordIndex:
     def _store_analysis_locked(self, english: bool) -> None:
         self._conn.executemany(
             "INSERT OR REPLACE INTO kw_meta (key, value) VALUES (?, ?)",
-            [("english_analysis", "1" if english else "0"), ("analysis_version", ANALYSIS_VERSION)],
+            [
+                ("english_analysis", "1" if english else "0"),
+                ("analysis_version", KEYWORD_ANALYSIS_VERSION),
+            ],
         )
 
     # ---- writes ------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from core.errors import (
     TooLarge,
     Unavailable,
     UnsupportedFormat,
+    validation_summary,
 )
 
 log = logging.getLogger("ragline.api")
@@ -116,8 +117,7 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_req: Request, exc: RequestValidationError) -> JSONResponse:
         details = _validation_details(exc)
-        summary = "; ".join(f"{'.'.join(d['loc'])}: {d['msg']}" for d in details)
-        return error_response(422, f"invalid request: {summary}", details)
+        return error_response(422, f"invalid request: {validation_summary(details)}", details)
 
     @app.exception_handler(Exception)
     async def _internal(req: Request, exc: Exception) -> JSONResponse:

@@ -58,7 +58,7 @@ def with_sources(view: dict[str, Any]) -> str:
             )
         for b in gateway:
             params = b["locator"].get("params") or {}
-            given = params_text({k: v for k, v in params.items() if v is not None})
+            given = params_text(params, given_only=True)
             where = b["locator"].get("template") or b["locator"].get("path") or ""
             detail = "; ".join(x for x in (f"{where} {given}".strip(), b["freshness"]["note"]) if x)
             lines.append(

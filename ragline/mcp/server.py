@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from core.errors import validation_summary
 from core.types import Principal
 
 if TYPE_CHECKING:  # core.settings is imported where used: `ragline --help` stays light
@@ -161,9 +162,8 @@ def create_mcp_server(rag: "Ragline", principal: Principal) -> "MCPServer":
 def plain_errors(exc: "ValidationError") -> str:
     """Arguments the SDK refused, said plainly like the HTTP API's 422: each argument and
     what is wrong with it; no pydantic model name, echoed value or documentation link."""
-    return "invalid arguments: " + "; ".join(
-        f"{'.'.join(str(p) for p in e.get('loc', ())) or 'arguments'}: {e.get('msg', 'invalid')}"
-        for e in exc.errors(include_url=False, include_input=False)
+    return "invalid arguments: " + validation_summary(
+        exc.errors(include_url=False, include_input=False)
     )
 
 
