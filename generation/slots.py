@@ -194,6 +194,12 @@ def mentioned(word: str, text: str) -> bool:
     return _in_passage(word, text) if has_han(word) else word in _latin_stems(text)
 
 
+def _head_siblings(a: str, b: str) -> bool:
+    """Two Han words of one length that end in the same character and share no other:
+    kinds of one thing (婚假/丧假)."""
+    return len(a) == len(b) >= 2 and a[-1] == b[-1] and not set(a[:-1]) & set(b[:-1])
+
+
 def _same_root(a: str, b: str) -> bool:
     """Two Latin stems with the same consonants in the same order: forms of one word that
     differ in a vowel, which the stemmer leaves apart (becam/becom, wrote/write, began/
@@ -256,7 +262,7 @@ def substitution(
     # Slots worth aligning: the anchor is in the quote, the question's word beside it is
     # nowhere in the quote, its scope, a synonym the route applied, or (Latin words) the
     # quoted document; a Han word must be a noun that the quoted passages never name.
-    slots: list[tuple[str, str, int]] = []
+    slots: list[tuple[str, str, int, bool]] = []  # (..., whether a word of any kind counts)
     verb_heads: list[tuple[str, str]] = []  # (a word that is no noun, the noun after it)
     doc_stems: set[str] | None = None
     for a, b in _pairs(words(question)):
@@ -266,20 +272,25 @@ def substitution(
             if there(missing) or _explained(missing, alternatives, text):
                 continue
             if has_han(missing):
-                # (A one-character noun, 类 or 头, only when no quoted passage has it.)
-                if kind != NOUN or _in_passage(missing, passage):
+                # (A one-character noun, 类 or 头, only when no quoted passage has it. A
+                # longer word jieba tags otherwise may still be a head's sibling: 丧假.)
+                if (kind != NOUN and len(missing) < 2) or _in_passage(missing, passage):
                     continue
             else:
                 doc_stems = _latin_stems(document.lower()) if doc_stems is None else doc_stems
                 if missing in doc_stems:
                     continue
-            slots.append((anchor, missing, side))
+            slots.append((anchor, missing, side, kind == NOUN or not has_han(missing)))
             # A verb and a one-character noun written as one word (请求头, 响应体): a
             # compound noun. A longer noun after a verb is its object (处理孩子的信息).
             compound = anchor + missing
             one_word = len(missing) == 1 and has_han(compound) and compound in question
             if side == 1 and anchor_kind == WORD and one_word:
                 verb_heads.append((anchor, missing))
+    if any(not any_kind for *_, any_kind in slots):
+        # (A word tagged otherwise counts only as a sibling of one of the quote's nouns.)
+        nouns = {w for w, kind in filter(None, words(quote)) if kind == NOUN}
+        slots = [s for s in slots if s[3] or any(_head_siblings(n, s[1]) for n in nouns)]
     if slots and similarity is not None:
         slots = [s for s in slots if not _said_otherwise(s[1], quote, similarity)]
     if not slots:
@@ -290,7 +301,7 @@ def substitution(
     qwords = {w for w, _ in filter(None, words(question))} - named
     raw_words = re.findall(r"[a-z]+", question.lower())
     quote_pairs = _pairs(words(quote))
-    for anchor, missing, side in slots:
+    for anchor, missing, side, any_kind in slots:
         latin = not has_han(missing)
         for left, right in quote_pairs:
             (here, _), (other, other_kind) = (left, right) if side == 1 else (right, left)
@@ -299,9 +310,15 @@ def substitution(
             if _acronym(other, raw_words):
                 continue
             # Han words sharing a character are forms of one word (藏书量/藏书, 长度/长约),
-            # not siblings.
-            if not latin and (other_kind != NOUN or set(other) & set(missing)):
-                continue
+            # not siblings - unless they share only the head, the last character, and
+            # are of one length: kinds of one thing (婚假/丧假, 一等座/二等座), whatever
+            # jieba tags the question's word (丧假 a verb).
+            if not latin:
+                sibling = _head_siblings(other, missing)
+                if other_kind != NOUN:
+                    continue
+                if not (sibling or (any_kind and not set(other) & set(missing))):
+                    continue
             # Latin stems of one word's forms (become/became, write/wrote) start alike.
             if latin and _same_root(other, missing):
                 continue

@@ -171,3 +171,18 @@ def test_a_word_the_quote_says_in_other_words_is_no_sibling(meaning: Similarity)
     assert substitution(question, meal, passage=meal, similarity=meaning) is None
     station = "光明网文章中，天宫空间站的造价是多少？"
     assert substitution(station, STATION, passage=STATION, similarity=meaning) is not None
+
+
+def test_words_of_one_head_are_siblings_whatever_jieba_tags_them() -> None:
+    """婚假 quoted for 丧假 (jieba tags 丧假 a verb): one length, the same last character
+    and no other in common make two kinds of one thing. Words sharing another character
+    stay forms of one word (藏书量/藏书, in `test_paraphrases_are_not_siblings`)."""
+    quote = "第五条 员工婚假为3天，晚婚不再增加假期。"
+    sub = substitution("员工丧假有几天？", quote, passage=quote)
+    assert sub is not None and (sub.asked, sub.anchor, sub.instead) == ("丧假", "员工", "婚假")
+    assert substitution("员工婚假有几天？", quote, passage=quote) is None
+    # The word asked anywhere in the quoted passages: the quote may be about it.
+    passage = quote + "员工丧假为3天。"
+    assert substitution("员工丧假有几天？", quote, passage=passage) is None
+    # A word tagged otherwise that is no sibling of a noun of the quote is no slot.
+    assert substitution("员工旅行有几天？", quote, passage=quote) is None
