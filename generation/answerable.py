@@ -183,10 +183,10 @@ _IDENT = re.compile(
     re.ASCII,
 )
 # A capitalised word (or run of them) in an English question, not at its start.
-# A run of capitalised words, with a one-letter designator after it ("Plant B", "Appendix
-# C": the letter tells it from its siblings).
+# A run of capitalised words, with a one-letter or one-digit designator after it ("Plant
+# B", "Appendix C", "Tier 3": it tells the thing from its siblings).
 _CAPITALISED = re.compile(
-    r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*(?: [A-Z](?![\w\-]))?)"
+    r"(?<=[\w,;:)] )([A-Z][a-zA-Z]+(?: [A-Z][a-zA-Z]+)*(?: [A-Z](?![\w\-])| \d(?![\w.,\-/]))?)"
 )
 _QUOTED = re.compile(r"[《“「\"]([^》”」\"]{2,40})[》”」\"]")
 _LATIN_IN_HAN = re.compile(r"\d*[A-Za-z][A-Za-z0-9.+#\-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
@@ -889,6 +889,7 @@ _DESIGNATOR_TEXT = """
     peninsula valley desert gulf cape strait
 """
 _DESIGNATORS = frozenset(_DESIGNATOR_TEXT.split())
+_NUMBERED_NAME = re.compile(r"[A-Za-z] \d$")
 
 
 def _name_found(name: str, text: str) -> bool:
@@ -901,6 +902,8 @@ def _name_found(name: str, text: str) -> bool:
     if has_han(name):
         squashed = re.sub(r"[\W_]+", "", name.lower())
         return bool(squashed) and squashed in re.sub(r"[\W_]+", "", text)
+    if _NUMBERED_NAME.search(name):  # "Tier 3": its number beside it, not anywhere
+        return False
     words = [w for w in re.split(r"[\s\-/]+", name) if w]
     # The kind of place a name spells out is often left out ("Vesuvius" for Mount
     # Vesuvius, "Washington" for Washington State): its other words are enough.
@@ -1534,11 +1537,12 @@ def judge(
     def written(term: str) -> bool:
         # In what is quoted (or its declared scope), or the name of the quoted document
         # itself ("the Wikipedia Duck article", "OpenAPI 3.1.0"); an acronym may be
-        # spelled out elsewhere in the document.
+        # spelled out elsewhere in the document. An identifier with a digit ("SEV2", "Q4")
+        # picks out one of its siblings (SEV1, SEV3): the quote must say it.
         return (
             _name_found(term, evidence)
             or _name_found(term, doc_names)
-            or (term.isupper() and _name_found(term, same_doc))
+            or (term.isupper() and not any(map(str.isdigit, term)) and _name_found(term, same_doc))
         )
 
     # A word the route expanded is met by one of its synonyms in the quote itself ("RAM" by

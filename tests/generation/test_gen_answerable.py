@@ -836,3 +836,44 @@ def test_a_name_written_in_full_width_characters_is_found() -> None:
     assert _verdict("会议室A101可容纳多少人？", hits).covered
     miss = _verdict("会议室A102可容纳多少人？", hits)
     assert not miss.covered and "A102" in miss.reason
+
+
+def test_an_identifier_with_a_digit_must_be_in_the_quote_not_elsewhere() -> None:
+    """The runbook's table names SEV2, its status-page rule only SEV1: a question about
+    SEV2 is not answered by the SEV1 sentence. A bare acronym ("IC") may still be spelled
+    out elsewhere in the document."""
+    steps = make_chunk(
+        "For SEV1, the communications lead updates the public status page within 20 "
+        "minutes of the incident being declared.",
+        ordinal=1,
+    )
+    levels = make_chunk("SEV2 incidents affect more than 10% of customers.", ordinal=2)
+
+    def verdict(question: str, quoted: Chunk, other: Chunk) -> Verdict:
+        chosen = candidates(quoted, 0)
+        texts = [c.text for c in chosen]
+        return judge(question, "general", texts, chosen, [quoted, other])
+
+    miss = verdict("How soon must the status page be updated for a SEV2 incident?", steps, levels)
+    assert not miss.covered and "SEV2" in miss.reason
+    ok = verdict("How soon must the status page be updated for a SEV1 incident?", steps, levels)
+    assert ok.covered
+    roles = make_chunk("The Incident Commander (IC) is the primary on-call engineer.", ordinal=3)
+    rota = make_chunk("The Incident Commander rota changes every Monday at 09:00 UTC.", ordinal=4)
+    assert verdict("When does the IC rota change?", rota, roles).covered
+
+
+def test_a_one_digit_designator_is_part_of_the_name_asked() -> None:
+    """ "Tier 3" is not "Tier 1": the row of another tier does not answer, and the digit
+    must stand beside its word (a 3 elsewhere in the row does not make it Tier 3)."""
+    assert names("What is the maximum hotel rate per night in a Tier 3 city?") == ["Tier 3"]
+    assert names("Does Windows 10 run it?") == ["Windows"]  # two digits: a given number
+    table = make_chunk(
+        "| City tier | Maximum hotel rate per night (EUR) | Nights |\n|---|---|---|\n"
+        "| Tier 1 | 250 | 3 |\n| Tier 2 | 180 | 3 |",
+        kind="table",
+    )
+    miss = _verdict("What is the maximum hotel rate per night in a Tier 3 city?", make_hits(table))
+    assert not miss.covered and "Tier 3" in miss.reason
+    ok = _verdict("What is the maximum hotel rate per night in a Tier 2 city?", make_hits(table))
+    assert ok.covered
