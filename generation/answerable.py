@@ -1040,6 +1040,50 @@ def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -
     return f"the row quoted is about {key!r}, not {', '.join(repr(n) for n in asked)}", asked[0]
 
 
+# Row keys a table gives for one kind of thing ("Worker type": Full-time employee, Contractor)
+# that a prose quote names in place of the one asked.
+_KEY_WORD = re.compile(r"[a-z][a-z0-9]*")
+_ROW_KEY_WORDS = 4  # a key of more words is a description, not a name of a kind
+
+
+def _key_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _KEY_WORD.findall(text.lower()) if w not in STOPWORDS)
+
+
+def _kind_unquoted(question: str, evidence: str, retrieved: Sequence[Chunk]) -> str:
+    """A retrieved table's rows name kinds of one thing (its key column: "Full-time
+    employee", "Contractor"). Where the question names one of them (every word of its
+    key), the quote or its headings must name it too (a word of its key no other key has):
+    "Full-time employees called for jury service receive full pay ..." does not say what
+    contractors get, nor does a sentence naming no kind at all. Why, or ""."""
+    asked_stems = _key_stems(question)
+    quote_stems = _key_stems(evidence)
+    for chunk in retrieved:
+        keys = [k for k in dict.fromkeys(r[0].strip() for r in chunk.table_rows if r) if k]
+        stems = {
+            k: _key_stems(k)
+            for k in keys
+            if len(k.split()) <= _ROW_KEY_WORDS and not any(map(str.isdigit, k))
+        }
+        asked = [k for k, st in stems.items() if st and st <= asked_stems]
+        own = {k: _own_stems(k, stems) for k in asked}
+        if not asked or len(asked) == len(stems) or not all(own.values()):
+            continue
+        if any(own[k] & quote_stems for k in asked):
+            continue  # the quote names the kind asked
+        shared = frozenset().union(*(stems[k] for k in asked)) | asked_stems
+        other = next((k for k, st in stems.items() if (st - shared) & quote_stems), "")
+        if other:
+            return f"the quoted text is about {other!r}, not {asked[0]!r}"
+        return f"no quoted passage mentions {asked[0]!r}"
+    return ""
+
+
+def _own_stems(key: str, stems: Mapping[str, frozenset[str]]) -> frozenset[str]:
+    """The stems of a key no other key has ("contractor", not "employee")."""
+    return stems[key].difference(*(st for k, st in stems.items() if k != key))
+
+
 def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     """A Chinese question's name ("法务部") that the quoted row's key ("财务部") is a
     sibling of: the name is nowhere in the quoted document, and the key column holds
@@ -1734,6 +1778,9 @@ def judge(
                 failed="subject",
                 asked=sub.asked,
             )
+        other_kind = "" if has_han(question) else _kind_unquoted(question, evidence, retrieved)
+        if other_kind:
+            return Verdict(False, other_kind, constraints=total, met=met, failed="subject")
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:
         best = chosen[0]

@@ -877,3 +877,39 @@ def test_a_one_digit_designator_is_part_of_the_name_asked() -> None:
     assert not miss.covered and "Tier 3" in miss.reason
     ok = _verdict("What is the maximum hotel rate per night in a Tier 2 city?", make_hits(table))
     assert ok.covered
+
+
+def _leave_policy() -> list[Hit]:
+    table = make_chunk(
+        "| Worker type | Annual leave per year |\n|---|---|\n"
+        "| Full-time employee | 25 working days |\n| Contractor | 10 working days |",
+        kind="table",
+        table_header=("Worker type", "Annual leave per year"),
+        table_rows=(("Full-time employee", "25 working days"), ("Contractor", "10 working days")),
+    )
+    prose = make_chunk(
+        "Leave\nFull-time employees who have completed 26 weeks of service are entitled to "
+        "26 weeks of maternity leave.\nContractors are entitled to 5 days of unpaid sick "
+        "leave per calendar year.",
+        ordinal=1,
+    )
+    return make_hits(prose, table)
+
+
+def test_a_kind_a_table_keys_must_be_the_one_quoted() -> None:
+    """The table's rows name kinds of worker; asked about contractors, a sentence about
+    full-time employees (or about no kind) does not answer, and one about contractors
+    does. Each quote is judged as the answer judges it: on its own."""
+    from generation.answer import _judge
+
+    hits = _leave_policy()
+
+    def verdict(question: str) -> Verdict:
+        return _judge(question, "general", extract(question, hits), hits)[0]
+
+    miss = verdict("How many weeks of maternity leave do contractors get?")
+    assert not miss.covered and "'Full-time employee', not 'Contractor'" in miss.reason
+    assert verdict("How many weeks of maternity leave do full-time employees get?").covered
+    assert verdict("How many days of sick leave do contractors get?").covered
+    # No kind named in the question: nothing to check.
+    assert verdict("How many weeks of maternity leave are there?").covered
