@@ -424,7 +424,7 @@ _UNIT_FORMS = (
     ("小时", "钟头", "h", "hour"),
     ("分钟", "min", "minute"),
     ("秒", "秒钟", "s", "second"),
-    ("天", "日", "day"),
+    ("天", "日", "工作日", "自然日", "day"),
     ("周", "星期", "week"),
     ("字节", "byte", "b"),
     ("平方公里", "km2", "km²"),
@@ -1082,6 +1082,21 @@ def _kind_unquoted(question: str, evidence: str, retrieved: Sequence[Chunk]) -> 
 def _own_stems(key: str, stems: Mapping[str, frozenset[str]]) -> frozenset[str]:
     """The stems of a key no other key has ("contractor", not "employee")."""
     return stems[key].difference(*(st for k, st in stems.items() if k != key))
+
+
+def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
+    """A quoted row keyed by a name the Chinese question does not write ("西南区"), while
+    its table has a row keyed by one it does ("华南区", whose cell asked may be empty):
+    the figures are another row's. (Why, the key asked), or ("", "")."""
+    key = row.cells[0][1].strip() if row.cells else ""
+    if not has_han(key) or key in question:
+        return "", ""
+    keys = {c.cells[0][1].strip() for c in candidates(row.chunk, row.hit_rank) if c.cells}
+    asked = [k for k in keys if len(k) >= 2 and has_han(k) and k in question]
+    if not asked:
+        return "", ""
+    name = max(asked, key=len)
+    return f"the row quoted is about {key!r}, not {name!r}", name
 
 
 def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
@@ -1800,6 +1815,8 @@ def judge(
     row_asked = ""  # the row key asked, where another row is keyed by it
     if not row_miss and chosen[0].is_table_row:
         row_miss, row_asked = _row_of_another(question, chosen[0], retrieved)
+        if not row_miss and has_han(question):
+            row_miss, row_asked = _han_row_of_another(question, chosen[0])
     first_row = next((c for c in chosen if c.is_table_row), None)  # (under its caption)
     if not row_miss and first_row is not None and has_han(question):
         row_miss = _han_sibling_row(question, first_row, same_doc)

@@ -204,6 +204,9 @@ def test_a_han_unit_asked_for_is_counted_in_the_quote() -> None:
     assert _verdict(asked, make_hits(hours)).covered
     years = make_chunk("该寺院始建于唐代，至今已有一千多年的历史。")
     assert _verdict("该寺院至今已有多少年的历史？", make_hits(years)).covered
+    # Working days are days.
+    claims = make_chunk("员工应在出差结束后15个工作日内提交报销单，逾期不予报销。")
+    assert _verdict("出差回来后多少天内要交报销单？", make_hits(claims)).covered
     # An ordinal answers a question that asks for one, and only that.
     second = make_chunk("高英是高家嫁入北魏皇家的第二位皇后。")
     assert _verdict("高英是高家嫁入北魏皇家的第几位皇后？", make_hits(second)).covered
@@ -913,3 +916,24 @@ def test_a_kind_a_table_keys_must_be_the_one_quoted() -> None:
     assert verdict("How many days of sick leave do contractors get?").covered
     # No kind named in the question: nothing to check.
     assert verdict("How many weeks of maternity leave are there?").covered
+
+
+def test_a_chinese_row_key_asked_is_the_row_quoted() -> None:
+    """华南区's second-quarter cell is empty; 西南区's row, which shares 南区 and has the
+    figure, does not answer for 华南区, and the asked row says it has none."""
+    table = make_chunk(
+        "| 区域 | 第一季度 | 第二季度 | 第三季度 |\n|---|---|---|---|\n"
+        "| 华南区 | 980 |  | 1105 |\n| 西南区 | 450 | 520 | 610 |",
+        kind="table",
+        table_header=("区域", "第一季度", "第二季度", "第三季度"),
+        table_rows=(("华南区", "980", "", "1105"), ("西南区", "450", "520", "610")),
+    )
+    from generation.answer import _judge
+
+    def verdict(question: str) -> Verdict:
+        hits = make_hits(table)
+        return _judge(question, "numeric", extract(question, hits), hits)[0]
+
+    assert not verdict("华南区第二季度销售额是多少？").covered
+    assert verdict("西南区第二季度销售额是多少？").covered
+    assert verdict("华南区第三季度销售额是多少？").covered
