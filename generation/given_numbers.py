@@ -1,8 +1,9 @@
 """Numbers a question gives to pick out one thing: "NIST SP 800-53", "issue 9999",
-"第75条", "不满十六周岁", "三级公路". A quote that states another one ("SP 800-207",
-"第七十五条" for 第八十条, "十四周岁", "一级公路") answers a question about a sibling, and a
-confident answer from it is wrong; so each given number must be met by the quoted
-sentences (or their declared scope), in digits or in Chinese numerals.
+"第75条", "不满十六周岁", "三级公路", "三线城市", "第四次违规", "B级供应商". A quote that
+states another one ("SP 800-207", "第七十五条" for 第八十条, "十四周岁", "一级公路", "二线")
+answers a question about a sibling, and a confident answer from it is wrong; so each
+given number must be met by the quoted sentences (or their declared scope), in digits or
+in Chinese numerals.
 
 What is not a given number: years and dates (`answerable.periods` checks those), digits
 inside identifiers ("P12.1.2", "IPv6": `answerable.identifiers`), a number after a
@@ -21,13 +22,18 @@ from core.text import HAN_NUMERALS, chinese_numeral, han_number, han_quantity_in
 _JOINED = re.compile(r"(?<![\w.\-/])\d+(?:[-/]\d+)+(?![\w\-/])")
 # Two digits or more, standing alone (not in a word, an identifier or a decimal).
 _DIGITS = re.compile(r"(?<![\w.,\-/])\d{2,}(?:,\d{3})*(?![\w\-/]|[.,]\d)")
-# "第75条", "第八十条": a clause or chapter by its number.
-_CLAUSE = re.compile(rf"第\s*([{HAN_NUMERALS}\d]+)\s*([条章节款项编篇])")
+# "第75条", "第八十条": a clause or chapter by its number; "第四次": an occurrence.
+_CLAUSE = re.compile(rf"第\s*([{HAN_NUMERALS}\d]+)\s*([条章节款项编篇次])")
 # "三级" (公路): a grade, which its row or heading writes with its unit ("一级公路");
 # "十六周岁", "14 岁", "第 9 号": an age, or a number by which something is filed, which
 # the text may write otherwise ("十四周岁" for 14 岁, a bare "issues/9").
-_NUMBERED = re.compile(rf"(?<![{HAN_NUMERALS}\d])(第\s*)?([{HAN_NUMERALS}\d]+)\s*(周岁|岁|级|号)")
-_WITH_UNIT = frozenset({"级"})
+# "三线" (城市): a tier, like a grade.
+_NUMBERED = re.compile(
+    rf"(?<![{HAN_NUMERALS}\d])(第\s*)?([{HAN_NUMERALS}\d]+)\s*(周岁|岁|级|号|线)"
+)
+_WITH_UNIT = frozenset({"级", "线"})
+# "B级" (供应商): a grade by its letter.
+_LETTER_GRADE = re.compile(r"(?<![A-Za-z])([A-Ea-e])\s*级")
 _AGE = frozenset({"周岁", "岁"})
 _COMPARED = re.compile(
     r"(?:than|over|under|above|below|least|most|exceed\w*|beyond|up to|"
@@ -103,13 +109,16 @@ def given_numbers(question: str) -> tuple[GivenNumber, ...]:
         out.setdefault((found.value, found.unit, found.text), found)
 
     for m in _CLAUSE.finditer(question):
-        if (value := han_number(m.group(1))) is not None:
+        # (The first time is written 首次, 首播, 初次 as often: no number to meet.)
+        if (value := han_number(m.group(1))) is not None and (value, m.group(2)) != (1, "次"):
             add(GivenNumber(m.group(0), value, m.group(2), True, True), m.span())
     for m in _NUMBERED.finditer(question):
         if (value := han_number(m.group(2))) is not None:
             unit = m.group(3) if m.group(3) in _WITH_UNIT else ""
             strict = bool(unit) or m.group(3) in _AGE
             add(GivenNumber(m.group(0), value, unit, picks_out=strict), m.span())
+    for m in _LETTER_GRADE.finditer(question):
+        add(GivenNumber(f"{m.group(1).lower()}级", None, picks_out=True), m.span())
     for m in _JOINED.finditer(question):
         add(GivenNumber(m.group(0), None), m.span())
     for m in _DIGITS.finditer(question):

@@ -103,3 +103,22 @@ def test_the_clause_named_leads_over_the_same_words_in_another() -> None:
     hits = make_hits(own, other)
     assert extract(question, hits).quotes[0].text.startswith("第二十七条")
     assert _verdict(question, hits).covered
+
+
+def test_a_tier_an_occurrence_and_a_letter_grade_pick_out_one_rule() -> None:
+    """三线 is not 一线 or 二线, 第四次 is not 第三次, B级 is not C级: each must be in the
+    quote. (第一次 is written 首次 or 首播 as often: no number to meet.)"""
+    meals = make_hits(make_chunk("一线城市每人每天120元，二线城市每人每天100元。"))
+    miss = _verdict("三线城市的伙食补助是多少？", meals)
+    assert not miss.covered and "三线" in miss.reason
+    assert _verdict("二线城市的伙食补助是多少？", meals).covered
+    rules = make_hits(
+        make_chunk("首次违规的，给予警告；第二次违规的，通报批评；第三次违规的，降级。")
+    )
+    assert not _verdict("第四次违规怎么处理？", rules).covered
+    assert _verdict("第三次违规怎么处理？", rules).covered
+    assert _verdict("第一次违规怎么处理？", rules).covered
+    grades = make_hits(make_chunk("连续两年被评为C级的供应商，取消其供应商资格。"))
+    miss = _verdict("被评为B级的供应商会被如何处理？", grades)
+    assert not miss.covered and "b级" in miss.reason
+    assert _verdict("被评为C级的供应商会被如何处理？", grades).covered
