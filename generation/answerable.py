@@ -1099,6 +1099,34 @@ def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
     return f"the row quoted is about {key!r}, not {name!r}", name
 
 
+_NEGATIONS = "未不非无没"
+_YES_NO_HAN = re.compile(r"[吗么][？?]?$|是否|能否|可否|有没有|是不是|会不会|能不能")
+
+
+def _han_negated(question: str, quoted: str) -> str:
+    """A Chinese quote that writes the question's words with a negation between them
+    ("怀孕未满4个月" for 怀孕满4个月, "不属于" for 属于), or the other way round, states the
+    opposite condition. Not for yes/no questions, which a negation answers. The words
+    with the negation, or ""."""
+    if _YES_NO_HAN.search(question):
+        return ""
+    for text, other in ((quoted, question), (question, quoted)):
+        for i, ch in enumerate(text):
+            if ch not in _NEGATIONS or i == 0:
+                continue
+            left, right = text[i - 1], text[i + 1 : i + 3]
+            if len(right) < 2 or not all(has_han(c) or c.isdigit() for c in left + right):
+                continue
+            if left + right in other and text[i - 1 : i + 3] not in other:
+                end = i + 3
+                while (
+                    end < len(text) and end < i + 8 and (has_han(text[end]) or text[end].isdigit())
+                ):
+                    end += 1
+                return text[i - 1 : end] if text is quoted else left + text[i + 1 : end]
+    return ""
+
+
 def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     """A Chinese question's name ("法务部") that the quoted row's key ("财务部") is a
     sibling of: the name is nowhere in the quoted document, and the key column holds
@@ -1796,6 +1824,10 @@ def judge(
         other_kind = "" if has_han(question) else _kind_unquoted(question, evidence, retrieved)
         if other_kind:
             return Verdict(False, other_kind, constraints=total, met=met, failed="subject")
+        negated = _han_negated(question, " ".join(quoted)) if has_han(question) else ""
+        if negated:
+            why = f"the quoted text says {negated!r}, the opposite of what is asked"
+            return Verdict(False, why, constraints=total, met=met, failed="facet")
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:
         best = chosen[0]

@@ -937,3 +937,15 @@ def test_a_chinese_row_key_asked_is_the_row_quoted() -> None:
     assert not verdict("华南区第二季度销售额是多少？").covered
     assert verdict("西南区第二季度销售额是多少？").covered
     assert verdict("华南区第三季度销售额是多少？").covered
+
+
+def test_a_chinese_quote_with_the_condition_negated_states_the_opposite() -> None:
+    """怀孕未满4个月 is not 怀孕满4个月: the quote's words are the question's, a negation
+    between them. A yes/no question is answered by a negation, and a quote with the
+    question's own negation answers it."""
+    rule = make_chunk("女职工怀孕未满4个月流产的，享受15天产假。")
+    miss = _verdict("女职工怀孕满4个月流产的产假有多少天？", make_hits(rule))
+    assert not miss.covered and "未满4个月" in miss.reason
+    assert _verdict("女职工怀孕未满4个月流产的产假有多少天？", make_hits(rule)).covered
+    forced = make_chunk("全裸或者部分裸体都是受到鼓励的，但并不强制所有的参与者都必须如此。")
+    assert _verdict("会强制所有的参与者都必须裸体吗？", make_hits(forced)).covered
