@@ -1099,6 +1099,23 @@ def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
     return f"the row quoted is about {key!r}, not {name!r}", name
 
 
+_HYPHENED = re.compile(r"(?<![\w-])([a-z]+)-([a-z]+)(?![\w-])")
+
+
+def _hyphen_sibling(question: str, quoted: str, same_doc: str) -> str:
+    """A compound the question writes with a hyphen ("part-time") that the quoted document
+    never writes, where the quote has another with the same second word ("full-time"):
+    the quote is about that kind. Why, or ""."""
+    for m in _HYPHENED.finditer(question.lower()):
+        first, second = m.groups()
+        if any(f"{first}{sep}{second}" in same_doc for sep in ("-", " ", "")):
+            continue
+        for n in _HYPHENED.finditer(quoted.lower()):
+            if n.group(2) == second and n.group(1) != first:
+                return f"the quoted text is about {n.group(0)!r}, not {m.group(0)!r}"
+    return ""
+
+
 _NEGATIONS = "未不非无没"
 _YES_NO_HAN = re.compile(r"[吗么][？?]?$|是否|能否|可否|有没有|是不是|会不会|能不能")
 
@@ -1828,6 +1845,9 @@ def judge(
         if negated:
             why = f"the quoted text says {negated!r}, the opposite of what is asked"
             return Verdict(False, why, constraints=total, met=met, failed="facet")
+    hyphened = "" if has_han(question) else _hyphen_sibling(question, evidence, same_doc)
+    if hyphened:  # (a row's key too: "Worker type: Full-time employee")
+        return Verdict(False, hyphened, constraints=total, met=met, failed="subject")
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:
         best = chosen[0]

@@ -949,3 +949,18 @@ def test_a_chinese_quote_with_the_condition_negated_states_the_opposite() -> Non
     assert _verdict("女职工怀孕未满4个月流产的产假有多少天？", make_hits(rule)).covered
     forced = make_chunk("全裸或者部分裸体都是受到鼓励的，但并不强制所有的参与者都必须如此。")
     assert _verdict("会强制所有的参与者都必须裸体吗？", make_hits(forced)).covered
+
+
+def test_a_hyphenated_kind_the_document_never_writes_is_not_its_sibling() -> None:
+    """Asked about part-time employees, a policy that only ever says full-time does not
+    answer, in a sentence or a row; where the document writes part-time somewhere, the
+    quote may still be about them (other checks decide)."""
+    sick = make_chunk("Full-time employees receive 12 days of paid sick leave per year.")
+    miss = _verdict("How many days of paid sick leave do part-time employees get?", make_hits(sick))
+    assert not miss.covered and "'full-time', not 'part-time'" in miss.reason
+    both = make_chunk(
+        "Full-time employees receive 12 days of paid sick leave per year.\n"
+        "Part-time employees receive sick leave pro rata.",
+    )
+    asked = "How many days of paid sick leave do full-time employees get?"
+    assert _verdict(asked, make_hits(both)).covered
