@@ -310,11 +310,12 @@ class AnswerGenerator:
         text, citations, sentences = assemble(ex.quotes)
         evidence = _evidence(question, hits, ex, verdict, text, citations)
         # The confidence floor, for a question that pins nothing down (no name, period,
-        # identifier or quantity the rules checked in the quote): there the fitted
-        # probability alone speaks, and below the floor the quote is more likely a near
-        # miss than an answer. A partial answer is judged on its evidence too.
+        # identifier or given number the rules checked in the quote; a quantity asked is
+        # met by any number): there the fitted probability alone speaks, and below the
+        # floor the quote is more likely a near miss than an answer. A partial answer is
+        # judged on its evidence too.
         p = answer_probability(evidence)
-        if not evidence.pinned and p < self.min_confidence:
+        if not verdict.pins and p < self.min_confidence:
             why = (
                 f"the best quote answers the question only weakly "
                 f"(confidence {p:.2f}, below the floor {self.min_confidence:.2f})"

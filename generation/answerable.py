@@ -242,6 +242,9 @@ class Verdict:
     # thing asked), "time" (a date asked, none quoted); "" when covered.
     failed: str = ""
     asked: str = ""  # with "subject": the question's word the quote has another in place of
+    # Constraints that pin one thing down (a name, identifier, period or given number):
+    # `constraints` less a quantity asked, which any number in the quote meets.
+    pins: int = 0
 
 
 def key_terms(question: str) -> list[str]:
@@ -1636,7 +1639,8 @@ def judge(
     total += len(given)
     quantity = asks_quantity(question, intent)
     measure = asked_measure(question)  # "how tall", "to what angle": also a quantity asked
-    total += int(quantity or measure is not None)
+    asked_amount = int(quantity or measure is not None)
+    total += asked_amount
 
     def written(term: str) -> bool:
         # In what is quoted (or its declared scope), or the name of the quoted document
@@ -1912,6 +1916,7 @@ def judge(
                 partial=True,
                 constraints=total,
                 met=met,
+                pins=total - asked_amount,
             )
         return Verdict(
             False,
@@ -1920,7 +1925,7 @@ def judge(
             met=met,
             failed="period",
         )
-    return Verdict(True, constraints=total, met=met)
+    return Verdict(True, constraints=total, met=met, pins=total - asked_amount)
 
 
 def unanswered_reason(question: str, intent: str, evidence: str, cited_texts: Sequence[str]) -> str:

@@ -225,9 +225,12 @@ def test_a_confidence_floor_refuses_weak_evidence_and_says_why(
     assert refused.confidence == pytest.approx(1 - answered.confidence, abs=0.01)
     lenient = AnswerGenerator(max_sentences=2, min_confidence=0.01)
     assert ask(lenient, hits, route, question=free).text == answered.text
-    # A question that pins something down (a quantity, met by the quote) is left to the
-    # rules that checked it: the floor does not apply.
-    pinned = ask(strict, hits, route)
+    # A quantity asked pins nothing down (any number in the quote meets it): the floor
+    # applies. A name the quote must state does: that question is left to the rules that
+    # checked it.
+    assert not ask(strict, hits, route).covered
+    named = "How long are audit logs retained under the Security Policy?"
+    pinned = ask(strict, hits, route, question=named)
     assert pinned.covered and "90 days" in pinned.text
 
 
