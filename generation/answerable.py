@@ -1043,8 +1043,8 @@ def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -
     return f"the row quoted is about {key!r}, not {', '.join(repr(n) for n in asked)}", asked[0]
 
 
-# Row keys a table gives for one kind of thing ("Worker type": Full-time employee, Contractor)
-# that a prose quote names in place of the one asked.
+# The words of a table's row keys, which name kinds of one thing ("Worker type": Full-time
+# employee, Contractor): `_kind_unquoted`.
 _KEY_WORD = re.compile(r"[a-z][a-z0-9]*")
 _ROW_KEY_WORDS = 4  # a key of more words is a description, not a name of a kind
 
@@ -1120,6 +1120,7 @@ def _hyphen_sibling(question: str, quoted: str, same_doc: str) -> str:
 
 
 _NEGATIONS = "未不非无没"
+_HAN_OR_DIGITS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\d]{1,5}")  # what a negation governs
 _YES_NO_HAN = re.compile(r"[吗么][？?]?$|是否|能否|可否|有没有|是不是|会不会|能不能")
 
 
@@ -1138,11 +1139,8 @@ def _han_negated(question: str, quoted: str) -> str:
             if len(right) < 2 or not all(has_han(c) or c.isdigit() for c in left + right):
                 continue
             if left + right in other and text[i - 1 : i + 3] not in other:
-                end = i + 3
-                while (
-                    end < len(text) and end < i + 8 and (has_han(text[end]) or text[end].isdigit())
-                ):
-                    end += 1
+                run = _HAN_OR_DIGITS.match(text, i + 3)
+                end = run.end() if run else i + 3
                 return text[i - 1 : end] if text is quoted else left + text[i + 1 : end]
     return ""
 
@@ -1842,16 +1840,17 @@ def judge(
                 failed="subject",
                 asked=sub.asked,
             )
-        other_kind = "" if has_han(question) else _kind_unquoted(question, evidence, retrieved)
-        if other_kind:
-            return Verdict(False, other_kind, constraints=total, met=met, failed="subject")
-        negated = _han_negated(question, " ".join(quoted)) if has_han(question) else ""
-        if negated:
+        if has_han(question) and (negated := _han_negated(question, " ".join(quoted))):
             why = f"the quoted text says {negated!r}, the opposite of what is asked"
             return Verdict(False, why, constraints=total, met=met, failed="facet")
-    hyphened = "" if has_han(question) else _hyphen_sibling(question, evidence, same_doc)
-    if hyphened:  # (a row's key too: "Worker type: Full-time employee")
-        return Verdict(False, hyphened, constraints=total, met=met, failed="subject")
+    if not has_han(question):
+        # Another kind than the one asked (in prose or a row's key: "Worker type:
+        # Full-time employee"): one a table's rows name, or a hyphenated sibling.
+        kind_miss = (
+            _kind_unquoted(question, evidence, retrieved) if not chosen[0].is_table_row else ""
+        ) or _hyphen_sibling(question, evidence, same_doc)
+        if kind_miss:
+            return Verdict(False, kind_miss, constraints=total, met=met, failed="subject")
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:
         best = chosen[0]
