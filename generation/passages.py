@@ -38,6 +38,11 @@ _ANNOUNCES = re.compile(
 )
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 _DIGITS_ONLY = re.compile(r"^[\d\s,.%+\-–/:]+$")
+# A line opening with a short label and a colon is a field of its own ("记录人：张婷",
+# "Owner: Security Operations"), not the rest of the line before it.
+_LABEL_LINE = re.compile(
+    r"^(?:[\u3400-\u9fff]{1,6}|[A-Z][A-Za-z]{1,15}(?: [A-Za-z]{1,15})?)\s?[：:]"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +138,7 @@ def _joins(prev: str, nxt: str, longest: int) -> bool:
     """
     if not prev or not nxt or prev.endswith(_END_PUNCT) or _STRUCT_START.match(nxt):
         return False
-    if prev.lstrip().startswith("#") or _DIGITS_ONLY.match(nxt):
+    if prev.lstrip().startswith("#") or _DIGITS_ONLY.match(nxt) or _LABEL_LINE.match(nxt):
         return False
     if prev.endswith(_SOFT_END) or nxt[0].islower():
         return True

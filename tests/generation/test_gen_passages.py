@@ -83,3 +83,22 @@ def test_a_breadcrumb_of_mixed_headings_is_never_glued_to_the_sentence_after_it(
     first, sentence = candidates(chunk, 0)
     assert first.text == crumb
     assert sentence.text.startswith("Daily meal allowance") and sentence.first_line == 1
+
+
+def test_a_label_line_is_never_glued_to_the_long_line_before_it() -> None:
+    """Minutes list their fields one a line; the longest (the attendees) ends without a
+    full stop, yet the next field is its own sentence, cited at its own line. A wrapped
+    line that merely goes on stays joined."""
+    minutes = make_chunk(
+        "時間：2024年9月26日 14:00-16:30\n"
+        "參會人員：財務總監 陳靜、銷售副總裁 趙國強、人力資源部經理 王曉燕、信息技術部經理 劉洋\n"
+        "記錄人：張婷"
+    )
+    texts = [(c.text, c.first_line) for c in candidates(minutes, 0)]
+    assert texts[-1] == ("記錄人：張婷", 2)
+    assert texts[1][0].endswith("劉洋")
+    wrapped = make_chunk(
+        "The committee approved a budget for the test automation programme in the\n"
+        "fiscal year 2026, subject to review."
+    )
+    assert len(candidates(wrapped, 0)) == 1
