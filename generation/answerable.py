@@ -1050,13 +1050,19 @@ _ROW_KEY_WORDS = 4  # a key of more words is a description, not a name of a kind
 
 
 def _key_stems(text: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in _KEY_WORD.findall(text.lower()) if w not in STOPWORDS)
+    """The stems of a text's Latin words, and the character pairs of its Han runs (a Han
+    key is named by its pairs: 实习生 by 实习, 习生)."""
+    lowered = text.lower()
+    latin = {stem(w) for w in _KEY_WORD.findall(lowered) if w not in STOPWORDS}
+    pairs = {run[i : i + 2] for run in _HAN_CHARS.findall(lowered) for i in range(len(run) - 1)}
+    return frozenset(latin | pairs)
 
 
 def _kind_unquoted(question: str, evidence: str, retrieved: Sequence[Chunk]) -> str:
     """A retrieved table's rows name kinds of one thing (its key column: "Full-time
-    employee", "Contractor"). Where the question names one of them (every word of its
-    key), the quote or its headings must name it too (a word of its key no other key has):
+    employee", "Contractor"; 病假, 婚假). Where the question names one of them (every word
+    or Han character pair of its key), the quote or its headings must name it too (a word
+    or pair of its key no other key has):
     "Full-time employees called for jury service receive full pay ..." does not say what
     contractors get, nor does a sentence naming no kind at all. Why, or ""."""
     asked_stems = _key_stems(question)
@@ -1843,14 +1849,13 @@ def judge(
         if has_han(question) and (negated := _han_negated(question, " ".join(quoted))):
             why = f"the quoted text says {negated!r}, the opposite of what is asked"
             return Verdict(False, why, constraints=total, met=met, failed="facet")
-    if not has_han(question):
-        # Another kind than the one asked (in prose or a row's key: "Worker type:
-        # Full-time employee"): one a table's rows name, or a hyphenated sibling.
-        kind_miss = (
-            _kind_unquoted(question, evidence, retrieved) if not chosen[0].is_table_row else ""
-        ) or _hyphen_sibling(question, evidence, same_doc)
-        if kind_miss:
-            return Verdict(False, kind_miss, constraints=total, met=met, failed="subject")
+    # Another kind than the one asked (in prose or a row's key: "Worker type: Full-time
+    # employee"): one a table's rows name, or a hyphenated sibling.
+    kind_miss = _kind_unquoted(question, evidence, retrieved) if not chosen[0].is_table_row else ""
+    if not kind_miss and not has_han(question):
+        kind_miss = _hyphen_sibling(question, evidence, same_doc)
+    if kind_miss:
+        return Verdict(False, kind_miss, constraints=total, met=met, failed="subject")
     row_miss = _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:
         best = chosen[0]

@@ -964,3 +964,25 @@ def test_a_hyphenated_kind_the_document_never_writes_is_not_its_sibling() -> Non
     )
     asked = "How many days of paid sick leave do full-time employees get?"
     assert _verdict(asked, make_hits(both)).covered
+
+
+def test_a_chinese_kind_a_table_keys_must_be_the_one_quoted() -> None:
+    """The table's rows are kinds of leave; asked about 婚假's pay, the sentence on 病假's
+    pay is about another kind (a Han key is named by its character pairs)."""
+    from generation.answer import _judge
+
+    table = make_chunk(
+        "| 假别 | 天数 |\n|---|---|\n| 病假 | 每年最多10天 |\n| 婚假 | 13天 |",
+        kind="table",
+        table_header=("假别", "天数"),
+        table_rows=(("病假", "每年最多10天"), ("婚假", "13天")),
+    )
+    prose = make_chunk("工资\n正式员工病假期间的工资按本人基本工资的80%发放。", ordinal=1)
+    hits = make_hits(prose, table)
+
+    def verdict(question: str) -> Verdict:
+        return _judge(question, "general", extract(question, hits), hits)[0]
+
+    miss = verdict("婚假的工资按多少发放？")
+    assert not miss.covered and "'病假', not '婚假'" in miss.reason
+    assert verdict("病假的工资按多少发放？").covered
