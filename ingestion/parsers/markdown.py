@@ -10,7 +10,13 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, decode, document_title
+from ingestion.parsers._common import (
+    BlockBuilder,
+    clean_text,
+    decode,
+    document_title,
+    solid_chars,
+)
 from ingestion.sanitize import remove_invalid, removed_warning
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*\n", re.DOTALL)
@@ -82,7 +88,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
             if not tok.content.lstrip().startswith("<!--"):
                 b.add("paragraph", clean_text(_TAG.sub(" ", tok.content)), 1, start, end)
         elif tok.type in ("bullet_list_open", "ordered_list_open"):
-            i = _list(tokens, i, b, start, end)
+            i = _list(tokens, i, b, start, end, offset)
             continue
         elif tok.type == "table_open":
             i = _table(tokens, i, b, start, end)
@@ -98,10 +104,12 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     )
 
 
-def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:
-    """One list block for a whole (possibly nested) list; items indented by depth."""
+def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int, offset: int) -> int:
+    """One list block for a whole (possibly nested) list; items indented by depth, each
+    with its source lines (`Block.line_marks`), so that an item is cited at its own."""
     depth = 0
     items: list[str] = []
+    spans: list[tuple[int, int]] = []  # each item's first and last source line
     markers: list[str] = []
     counters: list[int] = []
     while i < len(tokens):
@@ -120,14 +128,34 @@ def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) ->
             counters[-1] += 1
             marker = "-" if markers[-1] == "-" else f"{counters[-1]}."
             items.append("  " * (depth - 1) + marker + " ")
+            spans.append((0, 0))
         elif tok.type == "inline" and items:
             body = _inline_text(tok).replace("\n", " ")
             items[-1] += body if items[-1].endswith(" ") else " " + body
+            if tok.map:
+                first, last = _lines(tok, offset)
+                spans[-1] = (spans[-1][0] or first, last)
         elif tok.type in ("fence", "code_block") and items:
             items[-1] += " " + tok.content.strip()
         i += 1
-    b.add("list", "\n".join(s.rstrip() for s in items), 1, start, end)
+    items = [item.rstrip() for item in items]
+    b.add("list", "\n".join(items), 1, start, end, line_marks=_item_marks(items, spans))
     return i + 1
+
+
+def _item_marks(items: list[str], spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Where each item starts in the joined list (non-space characters before it) and its
+    first line, and where its last character is and its last line (a wrapped item)."""
+    marks: list[tuple[int, int]] = []
+    solid = 0
+    for item, (first, last) in zip(items, spans, strict=True):
+        size = solid_chars(item)
+        if first:
+            marks.append((solid, first))
+            if last > first and size > 1:
+                marks.append((solid + size - 1, last))
+        solid += size
+    return tuple(marks) if len(marks) > 1 else ()
 
 
 def _table(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:

@@ -279,3 +279,29 @@ def test_detect_format_by_content_then_extension(tmp_path: Path) -> None:
     assert detect_format(Path("x.bin"), b"From: a@b.c\nTo: d@e.f\nSubject: hi\n\nbody") == "eml"
     assert detect_format(Path("notes.md"), b"# Title\n") == "markdown"
     assert detect_format(Path("data.csv"), b"a,b\n1,2\n") == "text"
+
+
+def test_markdown_list_items_are_cited_at_their_own_lines() -> None:
+    """Each item of a Markdown list carries its source lines, a wrapped one its first and
+    last: a quote of one item is cited there, not at the whole list and the blank line
+    after it."""
+    from core.settings import ChunkSettings
+    from ingestion.chunker import chunk_blocks
+
+    text = (
+        "# Leave\n\n## Annual leave\n\n"
+        "- Full-time staff get 25 days a year.\n"
+        "- Contractors get 10 days a year, unpaid, and must\n"
+        "  book them through the portal.\n"
+        "- Unused days expire on 31 March.\n\nMore text.\n"
+    )
+    doc = parse_bytes(text.encode(), Path("leave.md"))
+    (lst,) = [b for b in doc.blocks if b.kind == "list"]
+    assert [line for _, line in lst.line_marks] == [5, 6, 7, 8]
+    (draft,) = [d for d in chunk_blocks(doc.blocks, ChunkSettings()) if "Contractors" in d.text]
+    lines = draft.text.split("\n")
+    spans = {line: draft.line_map[k][1:] for k, line in enumerate(lines) if line.startswith("-")}
+    assert spans["- Full-time staff get 25 days a year."] == (5, 5)
+    wrapped = "- Contractors get 10 days a year, unpaid, and must book them through the portal."
+    assert spans[wrapped] == (6, 7)
+    assert spans["- Unused days expire on 31 March."] == (8, 8)
