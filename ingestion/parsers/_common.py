@@ -80,6 +80,23 @@ def join_marked(lines: Sequence[tuple[int, str]]) -> tuple[str, tuple[tuple[int,
     return out, tuple(marks)
 
 
+def item_marks(items: list[str], spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """`Block.line_marks` of a list joined one item a line (`items`, each with its first
+    and last source line, 0 where unknown): where each item starts (non-space characters
+    before it) with its first line, and its last character with its last line (a wrapped
+    item). An item is then cited at its own lines."""
+    marks: list[tuple[int, int]] = []
+    solid = 0
+    for item, (first, last) in zip(items, spans, strict=True):
+        size = solid_chars(item)
+        if first:
+            marks.append((solid, first))
+            if last > first and size > 1:
+                marks.append((solid + size - 1, last))
+        solid += size
+    return tuple(marks) if len(marks) > 1 else ()
+
+
 def solid_chars(text: str) -> int:
     """Characters that are not white space: what `Block.line_marks` counts."""
     return sum(not ch.isspace() for ch in text)

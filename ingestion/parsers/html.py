@@ -22,7 +22,7 @@ from lxml import etree
 
 from core.errors import ParseError
 from core.types import ParsedDocument
-from ingestion.parsers._common import BlockBuilder, clean_text, decode
+from ingestion.parsers._common import BlockBuilder, clean_text, decode, item_marks
 from ingestion.sanitize import removed_warning
 
 PARSER = f"lxml/{'.'.join(map(str, etree.LXML_VERSION[:3]))}"
@@ -296,7 +296,8 @@ class _Walker:
         elif tag == "p":
             self.b.add("paragraph", _inline(el), 1, line, end)
         elif tag in ("ul", "ol"):
-            self.b.add("list", _list_text(el), 1, line, end)
+            items, spans = _list_items(el)
+            self.b.add("list", "\n".join(items), 1, line, end, line_marks=item_marks(items, spans))
         elif tag == "dl":
             self.b.add("list", _definitions(el), 1, line, end)
         elif tag == "pre":
@@ -322,18 +323,21 @@ class _Walker:
         self.b.table(rows, 1, line, end, n_header)
 
 
-def _list_text(root: etree._Element) -> str:
-    """A (possibly nested) list, one item a line, indented by depth; iterative."""
+def _list_items(root: etree._Element) -> tuple[list[str], list[tuple[int, int]]]:
+    """A (possibly nested) list, one item a line, indented by depth, with each item's
+    first and last source line (its own text's, not its sublists'); iterative."""
     out: list[str] = []
-    # Entries: (list element, depth) to expand, or (None, line) to print.
-    stack: list[tuple[etree._Element | None, int | str]] = [(root, 0)]
+    spans: list[tuple[int, int]] = []
+    # Entries: (list element, depth, "", _) to expand, or (None, _, line, span) to print.
+    _Entry = tuple[etree._Element | None, int, str, tuple[int, int]]
+    stack: list[_Entry] = [(root, 0, "", (0, 0))]
     while stack:
-        el, arg = stack.pop()
+        el, depth, text, span = stack.pop()
         if el is None:
-            out.append(str(arg))
+            out.append(text)
+            spans.append(span)
             continue
-        depth = int(arg)
-        entries: list[tuple[etree._Element | None, int | str]] = []
+        entries: list[_Entry] = []
         n = 0
         for li in el:
             if li.tag != "li":
@@ -342,14 +346,25 @@ def _list_text(root: etree._Element) -> str:
             own = clean_text(_text(li, frozenset({"ul", "ol"})).replace("\n", " "))
             marker = f"{n}." if el.tag == "ol" else "-"
             if own:
-                entries.append((None, "  " * depth + f"{marker} {own}"))
+                entries.append((None, depth, "  " * depth + f"{marker} {own}", _own_lines(li)))
             entries.extend(
-                (c, depth + 1)
+                (c, depth + 1, "", (0, 0))
                 for c in li.iter("ul", "ol")
                 if c is not li and _nearest(c, "li") is li
             )
         stack.extend(reversed(entries))
-    return "\n".join(out)
+    return out, spans
+
+
+def _own_lines(li: etree._Element) -> tuple[int, int]:
+    """The first and last source line of a list item's own text (its sublists left out;
+    its leading text may wrap over lines of its own)."""
+    nested = {n for c in li.iter("ul", "ol") if c is not li for n in c.iter()}
+    lines = [n.sourceline for n in li.iter() if n.sourceline and n not in nested]
+    if not lines:
+        return (0, 0)
+    wrapped = (li.sourceline or 0) + (li.text or "").rstrip().count("\n")
+    return min(lines), max(*lines, wrapped)
 
 
 def _definitions(dl: etree._Element) -> str:

@@ -15,7 +15,7 @@ from ingestion.parsers._common import (
     clean_text,
     decode,
     document_title,
-    solid_chars,
+    item_marks,
 )
 from ingestion.sanitize import remove_invalid, removed_warning
 
@@ -139,23 +139,8 @@ def _list(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int, of
             items[-1] += " " + tok.content.strip()
         i += 1
     items = [item.rstrip() for item in items]
-    b.add("list", "\n".join(items), 1, start, end, line_marks=_item_marks(items, spans))
+    b.add("list", "\n".join(items), 1, start, end, line_marks=item_marks(items, spans))
     return i + 1
-
-
-def _item_marks(items: list[str], spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """Where each item starts in the joined list (non-space characters before it) and its
-    first line, and where its last character is and its last line (a wrapped item)."""
-    marks: list[tuple[int, int]] = []
-    solid = 0
-    for item, (first, last) in zip(items, spans, strict=True):
-        size = solid_chars(item)
-        if first:
-            marks.append((solid, first))
-            if last > first and size > 1:
-                marks.append((solid + size - 1, last))
-        solid += size
-    return tuple(marks) if len(marks) > 1 else ()
 
 
 def _table(tokens: list[Token], i: int, b: BlockBuilder, start: int, end: int) -> int:

@@ -305,3 +305,23 @@ def test_markdown_list_items_are_cited_at_their_own_lines() -> None:
     wrapped = "- Contractors get 10 days a year, unpaid, and must book them through the portal."
     assert spans[wrapped] == (6, 7)
     assert spans["- Unused days expire on 31 March."] == (8, 8)
+
+
+def test_html_list_items_are_cited_at_their_own_lines() -> None:
+    """An HTML list's items carry their own lines (a sublist's items theirs), not the
+    whole <ul>'s."""
+    html = (
+        "<html><body>\n<h1>Benefits</h1>\n<ul>\n"
+        "<li>Meals: 25 a day.</li>\n"
+        "<li>Transport: 300 a month\nfor staff.\n<ul>\n<li>Interns: 150.</li>\n</ul></li>\n"
+        "<li>Phone: 100 a month.</li>\n</ul>\n</body></html>\n"
+    )
+    doc = parse_bytes(html.encode(), Path("benefits.html"))
+    (lst,) = [b for b in doc.blocks if b.kind == "list"]
+    assert lst.text.split("\n") == [
+        "- Meals: 25 a day.",
+        "- Transport: 300 a month for staff.",
+        "  - Interns: 150.",
+        "- Phone: 100 a month.",
+    ]
+    assert [line for _, line in lst.line_marks] == [4, 5, 6, 8, 10]
