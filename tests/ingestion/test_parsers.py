@@ -281,6 +281,13 @@ def test_detect_format_by_content_then_extension(tmp_path: Path) -> None:
     assert detect_format(Path("data.csv"), b"a,b\n1,2\n") == "text"
 
 
+def _list_block(text: str, name: str) -> tuple[ParsedDocument, Block]:
+    """A document parsed from `text` as file `name`, and its one list block."""
+    doc = parse_bytes(text.encode(), Path(name))
+    (lst,) = [b for b in doc.blocks if b.kind == "list"]
+    return doc, lst
+
+
 def test_markdown_list_items_are_cited_at_their_own_lines() -> None:
     """Each item of a Markdown list carries its source lines, a wrapped one its first and
     last: a quote of one item is cited there, not at the whole list and the blank line
@@ -295,8 +302,7 @@ def test_markdown_list_items_are_cited_at_their_own_lines() -> None:
         "  book them through the portal.\n"
         "- Unused days expire on 31 March.\n\nMore text.\n"
     )
-    doc = parse_bytes(text.encode(), Path("leave.md"))
-    (lst,) = [b for b in doc.blocks if b.kind == "list"]
+    doc, lst = _list_block(text, "leave.md")
     assert [line for _, line in lst.line_marks] == [5, 6, 7, 8]
     (draft,) = [d for d in chunk_blocks(doc.blocks, ChunkSettings()) if "Contractors" in d.text]
     lines = draft.text.split("\n")
@@ -316,8 +322,7 @@ def test_html_list_items_are_cited_at_their_own_lines() -> None:
         "<li>Transport: 300 a month\nfor staff.\n<ul>\n<li>Interns: 150.</li>\n</ul></li>\n"
         "<li>Phone: 100 a month.</li>\n</ul>\n</body></html>\n"
     )
-    doc = parse_bytes(html.encode(), Path("benefits.html"))
-    (lst,) = [b for b in doc.blocks if b.kind == "list"]
+    _, lst = _list_block(html, "benefits.html")
     assert lst.text.split("\n") == [
         "- Meals: 25 a day.",
         "- Transport: 300 a month for staff.",
