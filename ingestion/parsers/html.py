@@ -13,6 +13,7 @@ document order: an element's tail text follows its whole subtree.
 from __future__ import annotations
 
 import html as html_lib
+import itertools
 import re
 from collections.abc import Iterator
 from pathlib import PurePath
@@ -319,7 +320,13 @@ class _Walker:
             return
         caption = el.find("caption")
         if caption is not None and _text(caption):
-            self.b.add("paragraph", _inline(caption), 1, line, line)
+            at = caption.sourceline or line
+            self.b.add("paragraph", _inline(caption), 1, at, at)
+        # A table written one row a line spans its rows' lines, so that each row is cited
+        # at its own (`chunker._row_lines`); otherwise the whole table's.
+        trs = [tr.sourceline or 0 for tr in el.iter("tr") if _ancestor_table(tr) is el]
+        if len(trs) == len(rows) and all(b == a + 1 for a, b in itertools.pairwise(trs)):
+            line, end = trs[0], trs[-1]
         self.b.table(rows, 1, line, end, n_header)
 
 

@@ -330,3 +330,23 @@ def test_html_list_items_are_cited_at_their_own_lines() -> None:
         "- Phone: 100 a month.",
     ]
     assert [line for _, line in lst.line_marks] == [4, 5, 6, 8, 10]
+
+
+def test_an_html_table_written_one_row_a_line_cites_each_row_at_its_line() -> None:
+    """Rows of an HTML table, one <tr> a line, are cited at their own lines (the chunk's
+    line map), and its caption at the caption's."""
+    from core.settings import ChunkSettings
+    from ingestion.chunker import chunk_blocks
+
+    html = (
+        "<html><body>\n<h1>Hotels</h1>\n<table>\n<caption>Nightly caps (EUR)</caption>\n"
+        "<tr><th>Grade</th><th>Tier 1</th></tr>\n"
+        "<tr><td>Director</td><td>900</td></tr>\n"
+        "<tr><td>Manager</td><td>650</td></tr>\n</table>\n</body></html>\n"
+    )
+    doc = parse_bytes(html.encode(), Path("hotels.html"))
+    (draft,) = [d for d in chunk_blocks(doc.blocks, ChunkSettings()) if d.kind == "table"]
+    lines = dict(zip(draft.text.split("\n"), draft.line_map, strict=True))
+    assert lines["Nightly caps (EUR)"][1:] == (4, 4)
+    assert lines["| Director | 900 |"][1:] == (6, 6)
+    assert lines["| Manager | 650 |"][1:] == (7, 7)
