@@ -41,7 +41,10 @@ _DAY = re.compile(
     rf"\b{_MONTH_NAME}\.? \d{{1,2}}(?:st|nd|rd|th)?\b|"
     rf"\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH_NAME}\b|"
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|"
-    r"\b(?:next|following|same|previous|that) day\b",
+    r"\b(?:next|following|same|previous|that) day\b|"
+    # An ordinal day ("from the fourth consecutive day"): which day of a span.
+    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|"
+    r"\d{1,3}(?:st|nd|rd|th))(?: (?:consecutive|working|business|calendar))? day\b",
     re.IGNORECASE,
 )
 # An English month's name, to a case-insensitive pattern; "May" only capitalised: "Which

@@ -986,3 +986,18 @@ def test_a_chinese_kind_a_table_keys_must_be_the_one_quoted() -> None:
     miss = verdict("婚假的工资按多少发放？")
     assert not miss.covered and "'病假', not '婚假'" in miss.reason
     assert verdict("病假的工资按多少发放？").covered
+
+
+def test_an_ordinal_day_answers_which_day() -> None:
+    """ "From which day of being ill …" asks which day of a span: "from the fourth
+    consecutive day" names it, as a date would."""
+    note = make_chunk(
+        "A doctor's certificate is required from the fourth consecutive day of absence."
+    )
+    assert _verdict(
+        "From which day of being ill do I need a doctor's note?", make_hits(note)
+    ).covered
+    vague = make_chunk("A doctor's certificate is required for longer absences.")
+    assert not _verdict(
+        "From which day of being ill do I need a doctor's note?", make_hits(vague)
+    ).covered
