@@ -1054,8 +1054,7 @@ def _key_stems(text: str) -> frozenset[str]:
     key is named by its pairs: 实习生 by 实习, 习生)."""
     lowered = text.lower()
     latin = {stem(w) for w in _KEY_WORD.findall(lowered) if w not in STOPWORDS}
-    pairs = {run[i : i + 2] for run in _HAN_CHARS.findall(lowered) for i in range(len(run) - 1)}
-    return frozenset(latin | pairs)
+    return frozenset(latin.union(_pairs(lowered)))
 
 
 def _kind_unquoted(question: str, evidence: str, retrieved: Sequence[Chunk]) -> str:
@@ -1065,9 +1064,12 @@ def _kind_unquoted(question: str, evidence: str, retrieved: Sequence[Chunk]) -> 
     or pair of its key no other key has):
     "Full-time employees called for jury service receive full pay ..." does not say what
     contractors get, nor does a sentence naming no kind at all. Why, or ""."""
+    tables = [chunk for chunk in retrieved if chunk.table_rows]
+    if not tables:
+        return ""
     asked_stems = _key_stems(question)
     quote_stems = _key_stems(evidence)
-    for chunk in retrieved:
+    for chunk in tables:
         keys = [k for k in dict.fromkeys(r[0].strip() for r in chunk.table_rows if r) if k]
         stems = {
             k: _key_stems(k)
@@ -1093,6 +1095,11 @@ def _own_stems(key: str, stems: Mapping[str, frozenset[str]]) -> frozenset[str]:
     return stems[key].difference(*(st for k, st in stems.items() if k != key))
 
 
+def _row_keys(row: Candidate) -> set[str]:
+    """The keys (first cells) of every row of a quoted row's table."""
+    return {c.cells[0][1].strip() for c in candidates(row.chunk, row.hit_rank) if c.cells}
+
+
 def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
     """A quoted row keyed by a name the Chinese question does not write ("西南区"), while
     its table has a row keyed by one it does ("华南区", whose cell asked may be empty):
@@ -1100,7 +1107,7 @@ def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
     key = row.cells[0][1].strip() if row.cells else ""
     if not has_han(key) or key in question:
         return "", ""
-    keys = {c.cells[0][1].strip() for c in candidates(row.chunk, row.hit_rank) if c.cells}
+    keys = _row_keys(row)
     asked = [k for k in keys if len(k) >= 2 and has_han(k) and k in question]
     if not asked:
         return "", ""
@@ -1160,7 +1167,7 @@ def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     if not has_han(key) or not 2 <= len(key) <= 12:
         return ""
     names = [*han_names(question), han_subject(question)]
-    keys = {c.cells[0][1].strip() for c in candidates(row.chunk, row.hit_rank) if c.cells}
+    keys = _row_keys(row)
     for name in dict.fromkeys(n for n in names if len(n) >= 2 and has_han(n)):
         if name in key or key in name or _norm(name) in same_doc:
             continue
