@@ -64,6 +64,7 @@ from generation.attribute import (
 from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, candidates, normalise_ws
+from generation.ranges import bands_written, fits, question_amounts
 from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING, cell_substitution, row_substitution, substitution
 
@@ -1648,6 +1649,12 @@ def judge(
     given = [g for g in given_numbers(question) if g.text not in wanted_ids]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     total += len(given)
+    # An amount the question gives (12年, "$300,000", 300 seats) is met by a band of the
+    # quote that holds it ("满10年不满20年", "above $50,000 and up to $500,000").
+    amounts = question_amounts(question)
+    banded = fits(amounts, evidence)
+    in_band = {a.band.lo for a in amounts if a.band.lo == a.band.hi} if banded else set()
+    total += int(banded is not None)
     quantity = asks_quantity(question, intent)
     measure = asked_measure(question)  # "how tall", "to what angle": also a quantity asked
     asked_amount = int(quantity or measure is not None)
@@ -1685,6 +1692,7 @@ def judge(
         if not g.found(evidence)
         and not g.found(doc_names)
         and (g.picks_out or not g.found(same_doc))
+        and g.value not in in_band
     ]
     missing_names = [t for t in wanted_names if not stated(t, written)]
     missing_names += [t for t in soft_names if not stated(t, lambda x: _name_found(x, same_doc))]
@@ -1826,6 +1834,16 @@ def judge(
             met=met,
             failed="kind",
         )
+    if banded is False:  # the rule of another band: 满1年不满10年, asked about 12 years
+        asked = ", ".join(repr(a.text) for a in amounts)
+        quoted_bands = ", ".join(repr(b) for b in bands_written(amounts, evidence))
+        return Verdict(
+            False,
+            f"the quoted rule is for {quoted_bands}, not {asked}",
+            constraints=total,
+            met=met - 1,
+            failed="band",
+        )
     if missing_ids or missing_names or missing_inflected:
         what = ", ".join(repr(t) for t in [*missing_ids, *missing_names, *missing_inflected])
         return Verdict(
@@ -1863,7 +1881,8 @@ def judge(
         kind_miss = _hyphen_sibling(question, evidence, same_doc)
     if kind_miss:
         return Verdict(False, kind_miss, constraints=total, met=met, failed="subject")
-    row_miss = _row_not_asked(question, chosen[0], same_doc)
+    # (A row whose band holds the amount asked is picked out by it: "250-999" seats.)
+    row_miss = "" if banded else _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:
         best = chosen[0]
         other = row_substitution(

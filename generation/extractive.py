@@ -43,6 +43,7 @@ from generation.answerable import (
 from generation.cite import Quote, Source, assemble
 from generation.given_numbers import GivenNumber, given_numbers
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
+from generation.ranges import fits, question_amounts
 from generation.similarity import Similarity
 
 TOP_HITS = 5
@@ -58,6 +59,10 @@ IDENTIFIER_WEIGHT = 1.5
 # A sentence missing a number the question gives ("第二十七条", "SP 800-53") scores this
 # share: the answer's check would refuse it as the quote.
 GIVEN_MISSED = 0.5
+# A sentence stating bands of the unit of an amount the question gives ("12年", "$300,000")
+# scores this much more when one holds it, this share when none does (`generation.ranges`).
+BAND_MET = 1.5
+BAND_MISSED = 0.1
 DOC_NAME_WEIGHT = 0.3
 TOPIC_WEIGHT = 0.4
 ASKED_COLUMN_BOOST = 1.3
@@ -481,6 +486,13 @@ def _score(
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     kind = answer_kind(question)
     given = given_numbers(question)
+    # A rule stated by band (满10年不满20年, "250-999" seats) for the amount the question
+    # gives is the rule asked about; where one is retrieved, one for another band is
+    # another rule. (Where none is, the nearest band leads, and the answer's check
+    # refuses it.)
+    amounts = question_amounts(question)
+    band_fit = [fits(amounts, f"{c.text} {c.context}".lower()) if amounts else None for c in cands]
+    held = any(band_fit)
     unit = asked_unit(question) if quantity else ""
     measure = asked_measure(question) if quantity else None
     q_lower = question.lower()
@@ -554,10 +566,15 @@ def _score(
         novel = _novel(cand, hits)
         if not novel:
             score *= 0.3  # it only repeats the question
-        if given and not _states_given(cand, given):
+        banded = band_fit[index]
+        if given and not banded and not _states_given(cand, given):
             # The answer's check refuses a quote without a number the question gives
             # ("第二十七条"): a sentence from another clause must not lead.
             score *= GIVEN_MISSED
+        if banded:
+            score *= BAND_MET
+        elif banded is not None and held:
+            score *= BAND_MISSED
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)
         if numbered:
             score *= 1.4  # the question wants a number and this sentence has a new one

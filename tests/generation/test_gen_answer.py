@@ -257,3 +257,39 @@ def test_a_row_matched_by_its_description_gives_way_to_the_row_asked(route: Rout
     answer = ask(gen, hits, route, question="What is the purpose of the servers field?")
     assert answer.covered and "alternative server array" in answer.text, answer
     assert "bearerFormat" not in answer.text
+
+
+def test_a_rule_stated_by_band_answers_for_the_amount_the_band_holds(route: Route) -> None:
+    """Asked about 12 years of service, the leave rule for 满10年不满20年 answers, not the
+    first band's; asked about 300 seats, the 250-999 row of a discount table (the
+    question's 300 is in no cell: it was refused as unmet)."""
+    leave = make_chunk(
+        "年休假\n- 员工累计工作已满 1 年不满 10 年的，年休假 5 天。\n"
+        "- 已满 10 年不满 20 年的，年休假 10 天。\n- 已满 20 年的，年休假 15 天。",
+        title="考勤管理制度",
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(gen, make_hits(leave), route, question="我累计工作了12年，年休假有几天？")
+    assert answer.covered and "不满 20 年的，年休假 10 天" in answer.text, answer
+    assert "5 天" not in answer.text
+
+    header = ("Number of seats", "Discount")
+    rows = (("1-49", "0%"), ("50-249", "8%"), ("250-999", "15%"), ("1000 or more", "Negotiated"))
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["Volume Discounts", "| Number of seats | Discount |", "|---|---|", *lines])
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    question = "What volume discount applies to an order of 300 seats?"
+    answer = ask(gen, make_hits(table), route, question=question)
+    assert answer.covered and "15%" in answer.text and "8%" not in answer.text, answer
+
+
+def test_a_rule_for_another_band_than_the_amount_asked_is_refused(route: Route) -> None:
+    """The leave rules for under 10 and for 20 or more years do not answer for 12 years."""
+    leave = make_chunk(
+        "年休假\n员工累计工作已满 1 年不满 10 年的，年休假 5 天；已满 20 年的，年休假 15 天。",
+        title="考勤管理制度",
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(gen, make_hits(leave), route, question="我累计工作了12年，年休假有几天？")
+    assert not answer.covered, answer
+    assert answer.reason == "the quoted rule is for '已满 1 年不满 10 年', '已满 20 年', not '12年'"

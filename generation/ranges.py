@@ -1,0 +1,349 @@
+"""Bands a rule states, and whether an amount a question gives falls in one.
+
+Policies give their rules by band: "已满 10 年不满 20 年的，年休假 10 天", "单笔5000元（含）
+至2万元的，由部门负责人和财务经理审批", "Contracts above $50,000 and up to $500,000 are
+approved by the Director of Procurement", a price list's "250-999" seats. Asked "我累计工作
+了12年，年休假有几天？", "Who approves a $300,000 contract?", "What discount applies to 300
+seats?", the sentence that answers states no 12, no 300,000, no 300: it states the band
+that holds it. And the sentence of another band (满 1 年不满 10 年) is the wrong rule, not
+a near answer.
+
+An amount is a number with its unit as the question writes it (12年, 15万元, 2万5千元,
+$300,000, 300 seats, five years); years (2024年) and clause numbers are not amounts. A
+band is read around numbers of the same unit: a bound before or after one (满, 不满, 以上,
+以下, （含）, 超过, 不超过, at least, over, under, up to, or more ...), or two numbers
+joined (A至B, A-B, A to B, between A and B). A band with no unit of its own ("1-49" in a
+column "Number of seats") counts where the text names the question's unit. `fits` says
+whether a text's bands of the amount's unit hold it: True, False (they all leave it out),
+or None (the text states no such band).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from core.text import han_number
+
+_HAN_DIGITS = "零〇一二两三四五六七八九十百"
+# A number: digits (1,000 / 2.5), or a Chinese count before its unit, with 万/千/亿 parts
+# ("2万5千", "15万", "1.5万").
+_NUMBER = (
+    rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
+    rf"(?:\s?[万千亿](?![米克瓦])(?:\d+|[{_HAN_DIGITS}]+)?(?:千)?)?"
+    rf"|[{_HAN_DIGITS}]+(?:[万千](?![米克瓦]))?"
+)
+# Chinese units an amount is counted in (longest first).
+# (Not 月 or 日 alone: "4月", "15日" are dates. 千米 is a kilometre, not a thousand metres.)
+_HAN_UNITS = (
+    "个工作日|工作日|个自然日|自然日|个月|周岁|小时|千米|公里|公斤|平方米|万元|千元|亿元|"
+    "年|周|天|元|人|名|台|家|次|岁|米|吨|件|辆|间|张|户|个|座|套|份|块"
+)
+_CURRENCY = r"[$€£¥]|usd|eur|gbp|cny|rmb"
+_WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten eleven twelve
+    thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
+_WORD_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS_TEXT.split())}
+_MENTION = re.compile(
+    # (Not a clock time's or a version's parts: "22:30", "3.1.2".)
+    rf"(?P<cur>{_CURRENCY})?\s?(?<![\d:.])(?P<num>{_NUMBER}|\b(?:{'|'.join(_WORD_NUMBERS)})\b)"
+    r"(?![:\d]|\.\d)"
+    rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<word>[a-z][a-z\-]+))?",
+    re.IGNORECASE,
+)
+# A year by itself ("2024年", "in 2025"), not an amount of years.
+_YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
+# English words after a number that are no unit of it.
+_NOT_UNITS_TEXT = """and or to of the a an per in on at by for from with is are was were be
+    than more less fewer"""
+_NOT_UNITS = frozenset(_NOT_UNITS_TEXT.split())
+_ABBREVIATIONS = frozenset(
+    ["kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min", "sqm"]
+)
+_MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
+
+# Bounds written before a number: (pattern, side, inclusive).
+_BEFORE = (
+    (re.compile(r"(?:不满|未满|不足|少于|低于|小于|不到)\s*$"), "hi", False),
+    (re.compile(r"(?:不超过|不高于|不多于|最多|至多)\s*$"), "hi", True),
+    (re.compile(r"(?:超过|高于|大于|多于)\s*$"), "lo", False),
+    (re.compile(r"(?:已满|年满|满)\s*$"), "lo", True),
+    (
+        re.compile(r"\b(?:under|less than|below|fewer than|lower than)\s*$", re.I),
+        "hi",
+        False,
+    ),
+    (
+        re.compile(
+            r"\b(?:up to|at most|no more than|not more than|not exceeding|maximum of|max\.?)"
+            r"\s*$",
+            re.I,
+        ),
+        "hi",
+        True,
+    ),
+    (
+        re.compile(r"\b(?:over|more than|above|greater than|exceeding|in excess of)\s*$", re.I),
+        "lo",
+        False,
+    ),
+    (re.compile(r"\b(?:at least|minimum of|min\.?|from)\s*$", re.I), "lo", True),
+)
+# Bounds written after a number (and its unit).
+_AFTER = (
+    (re.compile(r"^\s*[（(]含[)）]?\s*以上|^\s*以上"), "lo", True),
+    (re.compile(r"^\s*[（(]含[)）]?\s*以下|^\s*以[下内]"), "hi", True),
+    (re.compile(r"^\s*(?:or more|or above|and above|and over|\+)", re.I), "lo", True),
+    (re.compile(r"^\s*(?:or less|or fewer|or below|and below|and under)", re.I), "hi", True),
+)
+# Two numbers joined into one band: "A（含）至B", "A-B", "A to B", "between A and B".
+_JOIN = re.compile(r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to)\s*$", re.I)
+_BETWEEN = re.compile(r"\b(?:between|from)\s*$", re.I)
+_AND = re.compile(r"^\s*and\s*$", re.I)
+# A lower bound and an upper bound this close (characters between them) are one band:
+# "满10年不满20年", "above $50,000 and up to $500,000".
+_PAIR_GAP = 12
+
+
+@dataclass(frozen=True, slots=True)
+class Band:
+    lo: float | None
+    hi: float | None
+    lo_in: bool
+    hi_in: bool
+    unit: str  # "年", "元", "$", "seat" ... ("" when its numbers have none)
+
+    def within(self, other: Band) -> bool:
+        """Whether every value of this band is in `other`."""
+        if other.lo is not None and (
+            self.lo is None
+            or self.lo < other.lo
+            or (self.lo == other.lo and self.lo_in and not other.lo_in)
+        ):
+            return False
+        return other.hi is None or not (
+            self.hi is None
+            or self.hi > other.hi
+            or (self.hi == other.hi and self.hi_in and not other.hi_in)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Amount:
+    """What a question gives: one value (12年, "$300,000"), or a band of its own
+    ("不满十四周岁"), which a rule's band must hold whole."""
+
+    band: Band
+    text: str
+
+    @property
+    def unit(self) -> str:
+        return self.band.unit
+
+
+@dataclass(frozen=True, slots=True)
+class _Number:
+    value: float
+    unit: str
+    start: int
+    end: int
+
+
+def _value(text: str) -> float | None:
+    """ "2万5千" -> 25000, "15万" -> 150000, "1,000" -> 1000, "两" -> 2, "five" -> 5."""
+    text = text.replace(",", "").replace(" ", "").lower()
+    if text in _WORD_NUMBERS:
+        return float(_WORD_NUMBERS[text])
+    total = 0.0
+    for mult in ("亿", "万", "千"):
+        if mult in text:
+            head, text = text.split(mult, 1)
+            part = _plain(head)
+            if part is None:
+                return None
+            total += part * _MULTIPLIER[mult]
+    if text:
+        rest = _plain(text)
+        if rest is None:
+            return None
+        # "2万5" is 25000: a digit after 万 counts thousands (after 千, hundreds).
+        total += rest
+    return total
+
+
+def _plain(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        value = han_number(text)
+        return float(value) if value is not None else None
+
+
+def _unit(han: str | None, word: str | None, currency: str | None) -> str:
+    if currency:
+        return "$" if currency in "$" else currency.lower()
+    if han:
+        unit = han.lstrip("个")
+        return {
+            "万元": "元",
+            "千元": "元",
+            "亿元": "元",
+            "周岁": "岁",
+            "自然日": "天",
+            "千米": "公里",
+        }.get(unit, unit)
+    w = (word or "").lower()
+    # An English unit is a noun in the plural ("300 seats", "five years") or a measure's
+    # abbreviation; "release 5 change" is a designation and a verb.
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 3 and w not in _NOT_UNITS:
+        return w[:-1]
+    return w if w in _ABBREVIATIONS else ""
+
+
+def _numbers(text: str) -> list[_Number]:
+    out = []
+    for m in _MENTION.finditer(text):
+        raw = m.group("num")
+        value = _value(raw)
+        if value is None:
+            continue
+        han = m.group("han")
+        if han and han in ("万元", "千元", "亿元"):
+            value *= _MULTIPLIER[han[0]]
+        currency = m.group("cur")
+        word = None if currency else m.group("word")
+        unit = _unit(han, word, currency)
+        if (unit in ("", "年") and raw.isdigit() and _YEAR.match(raw)) or (
+            unit == "年" and value >= 100
+        ):
+            continue  # a year, not an amount
+        if text[max(0, m.start() - 1) : m.start()] == "第":
+            continue  # "第二张": which one, not how many
+        if not raw[0].isdigit() and (value == 1 or not unit):
+            continue  # "一年", "one year": a year's worth, per year; "one" alone: none
+        end = m.end("han") if han else m.end("word") if word and unit else m.end("num")
+        out.append(_Number(value, unit, m.start(), end))
+    return out
+
+
+_CLAUSE_NUMBER = re.compile(r"第\s*[\d一二三四五六七八九十百]+\s*[条章节款项]")
+
+
+@lru_cache(maxsize=1024)
+def question_amounts(question: str) -> tuple[Amount, ...]:
+    """The amounts the question gives, with a unit or a currency (see the module doc).
+    A number the question bounds is a band ("不满十四周岁", "under $25,000"), except a
+    lower bound alone that includes it: "工作满12年", "at least 5 years" say how long,
+    one value."""
+    text = _CLAUSE_NUMBER.sub(" ", question.lower())
+    out = []
+    banded: set[int] = set()
+    for band, start, end in _read_bands(text):
+        if not band.unit:
+            continue
+        banded.update(range(start, end))
+        if band.hi is None and band.lo_in and band.lo is not None:
+            band = Band(band.lo, band.lo, True, True, band.unit)
+        out.append(Amount(band, text[start:end].strip()))
+    for n in _numbers(text):
+        if n.unit and n.start not in banded:
+            out.append(Amount(Band(n.value, n.value, True, True, n.unit), text[n.start : n.end]))
+    return tuple(out)
+
+
+@lru_cache(maxsize=8192)
+def bands(text: str) -> tuple[Band, ...]:
+    """The bands a (lower-cased) text states."""
+    return tuple(band for band, _, _ in _read_bands(text))
+
+
+def _read_bands(text: str) -> list[tuple[Band, int, int]]:
+    """The bands of the text, each with where its numbers start and end."""
+    nums = _numbers(text)
+    out: list[tuple[Band, int, int]] = []
+    # (index, number, side, inclusive, where the bound's words start and end)
+    bounds: list[tuple[int, _Number, str, bool, int, int]] = []
+    used: set[int] = set()
+    for i, n in enumerate(nums):
+        if i in used:
+            continue
+        nxt = nums[i + 1] if i + 1 < len(nums) else None
+        if nxt is not None and i + 1 not in used:
+            between = text[n.end : nxt.start]
+            joined = _JOIN.match(between) or (
+                _AND.match(between) and _BETWEEN.search(text[: n.start])
+            )
+            if joined:
+                hi_in = not re.match(r"^\s*[（(]不含", text[nxt.end :])
+                band = Band(n.value, nxt.value, True, hi_in, n.unit or nxt.unit)
+                out.append((band, n.start, nxt.end))
+                used.update((i, i + 1))
+                continue
+        before = text[max(0, n.start - 16) : n.start]
+        after = text[n.end : n.end + 10]
+        for pattern, side, inclusive in _BEFORE:
+            if found := pattern.search(before):
+                bounds.append((i, n, side, inclusive, n.start - len(before) + found.start(), n.end))
+                break
+        else:
+            for pattern, side, inclusive in _AFTER:
+                if found := pattern.search(after):
+                    bounds.append((i, n, side, inclusive, n.start, n.end + found.end()))
+                    break
+    k = 0
+    while k < len(bounds):
+        i, n, side, inclusive, start, end = bounds[k]
+        if k + 1 < len(bounds):
+            j, m, side2, inclusive2, _, end2 = bounds[k + 1]
+            close = j == i + 1 and m.start - n.end <= _PAIR_GAP
+            alike = not n.unit or not m.unit or n.unit == m.unit
+            if close and alike and (side, side2) == ("lo", "hi"):
+                band = Band(n.value, m.value, inclusive, inclusive2, n.unit or m.unit)
+                out.append((band, start, end2))
+                k += 2
+                continue
+        if side == "lo":
+            out.append((Band(n.value, None, inclusive, False, n.unit), start, end))
+        else:
+            out.append((Band(None, n.value, False, inclusive, n.unit), start, end))
+        k += 1
+    return out
+
+
+def _same_unit(band: Band, amount: Amount, text: str) -> bool:
+    if band.unit:
+        return band.unit == amount.unit
+    # A band without its unit ("1-49" under "Number of seats") is of the English unit the
+    # text names as a word. (A Chinese band writes its unit; one character of it found
+    # elsewhere, 名 in 名车, says nothing.)
+    unit = amount.unit
+    return len(unit) > 1 and unit.isascii() and re.search(rf"\b{re.escape(unit)}", text) is not None
+
+
+def bands_written(amounts: Sequence[Amount], text: str) -> list[str]:
+    """The bands of the amounts' units as the (lower-cased) text writes them ("未满4个月")."""
+    return [
+        text[start:end].strip()
+        for band, start, end in _read_bands(text)
+        if any(_same_unit(band, a, text) for a in amounts)
+    ]
+
+
+def fits(amounts: Sequence[Amount], text: str) -> bool | None:
+    """Whether the bands the (lower-cased) text states for the amounts' units hold every
+    amount whole; None when it states no band of their units."""
+    if not amounts:
+        return None
+    found = bands(text)
+    if not found:
+        return None
+    verdict: bool | None = None
+    for amount in amounts:
+        same = [b for b in found if _same_unit(b, amount, text)]
+        if not same:
+            continue
+        if not any(amount.band.within(b) for b in same):
+            return False
+        verdict = True
+    return verdict

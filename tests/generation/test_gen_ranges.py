@@ -1,0 +1,96 @@
+"""generation.ranges: amounts a question gives, bands a rule states, and whether a band
+holds the amount."""
+
+from __future__ import annotations
+
+import pytest
+
+from generation.ranges import Band, bands, fits, question_amounts
+
+
+@pytest.mark.parametrize(
+    ("question", "value", "unit"),
+    [
+        ("我累计工作了12年，法定年休假有几天？", 12, "年"),
+        ("一笔15万元的采购需要经过谁审批？", 150_000, "元"),
+        ("报销一笔2万5千元的费用，还需要谁审批？", 25_000, "元"),
+        ("Who has to approve a vendor contract worth $300,000?", 300_000, "$"),
+        ("What volume discount applies to an order of 300 seats?", 300, "seat"),
+        ("I have worked here for five years. How much PTO do I get?", 5, "year"),
+    ],
+)
+def test_an_amount_is_a_number_with_its_unit(question: str, value: float, unit: str) -> None:
+    (amount,) = question_amounts(question)
+    assert (amount.band.lo, amount.band.hi, amount.unit) == (value, value, unit)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "2024年华东区销售额是多少？",  # a year
+        "第十二条规定了什么？",  # a clause
+        "一年能休几天年假？",  # a year's worth, not an amount of one year
+        "What did release 5 change?",  # a number without a unit
+    ],
+)
+def test_years_clauses_and_bare_numbers_are_no_amounts(question: str) -> None:
+    assert question_amounts(question) == ()
+
+
+@pytest.mark.parametrize(
+    ("text", "band"),
+    [
+        ("员工累计工作已满 1 年不满 10 年的，年休假 5 天；", Band(1, 10, True, False, "年")),
+        ("已满 20 年的，年休假 15 天。", Band(20, None, True, False, "年")),
+        (
+            "（二）单笔5000元（含）至2万元的，由部门负责人审批；",
+            Band(5000, 20000, True, True, "元"),
+        ),
+        ("单笔2万元（含）以上的，另须分管副总裁审批。", Band(20000, None, True, False, "元")),
+        ("单笔5000元以下的，由部门负责人审批；", Band(None, 5000, False, True, "元")),
+        ("contracts above $50,000 and up to $500,000", Band(50_000, 500_000, False, True, "$")),
+        ("expected annual spend under $25,000", Band(None, 25_000, False, False, "$")),
+        ("spend from $25,000 to $250,000", Band(25_000, 250_000, True, True, "$")),
+        ("number of seats: 250-999 | discount: 15%", Band(250, 999, True, True, "")),
+        ("number of seats: 1000 or more", Band(1000, None, True, False, "")),
+    ],
+)
+def test_bands_are_read_from_bounds_and_joined_numbers(text: str, band: Band) -> None:
+    assert bands(text.lower()) == (band,)
+
+
+def test_a_band_holds_an_amount_by_its_bounds_inclusive_or_not() -> None:
+    years = question_amounts("我累计工作了12年，年休假有几天？")
+    assert fits(years, "已满 10 年不满 20 年的，年休假 10 天；") is True
+    assert fits(years, "员工累计工作已满 1 年不满 10 年的，年休假 5 天；") is False
+    assert fits(years, "已满 20 年的，年休假 15 天。") is False
+    ten = question_amounts("我累计工作了10年，年休假有几天？")
+    assert fits(ten, "满1年不满10年的，年休假5天") is False  # 不满: the bound is left out
+    assert fits(ten, "满10年不满20年的，年休假10天") is True
+
+
+def test_a_band_without_a_unit_counts_where_the_text_names_the_amounts_unit() -> None:
+    seats = question_amounts("What volume discount applies to an order of 300 seats?")
+    assert fits(seats, "number of seats: 250-999 | discount: 15%") is True
+    assert fits(seats, "number of seats: 50-249 | discount: 8%") is False
+    assert fits(seats, "tier: 250-999 | discount: 15%") is None  # not of seats
+
+
+def test_a_band_the_question_states_must_lie_within_the_rules_band() -> None:
+    """ "不满十四周岁" asked: the rule for 不满十四周岁 answers, not one for 已满十四周岁不满
+    十六周岁; "不满十六周岁" asked: a rule for under-14s covers only part of it. A lower
+    bound alone ("工作满12年") is one value."""
+    under14 = question_amounts("处理不满十四周岁未成年人个人信息需要取得谁的同意？")
+    assert [a.band for a in under14] == [Band(None, 14, False, False, "岁")]
+    assert fits(under14, "处理不满十四周岁未成年人个人信息的，应当取得父母同意") is True
+    assert fits(under14, "已满十四周岁不满十六周岁的人犯故意杀人罪") is False
+    under16 = question_amounts("处理不满十六周岁未成年人个人信息需要取得谁的同意？")
+    assert fits(under16, "处理不满十四周岁未成年人个人信息的，应当取得父母同意") is False
+    (twelve,) = question_amounts("工作满12年的正式员工一年能休几天年假？")
+    assert twelve.band == Band(12, 12, True, True, "年")
+
+
+def test_a_text_without_a_band_of_the_unit_says_nothing() -> None:
+    money = question_amounts("Who approves a $300,000 contract?")
+    assert fits(money, "contracts are approved by the director of procurement.") is None
+    assert fits(money, "the review takes 5 to 10 days.") is None  # another unit
