@@ -1204,6 +1204,38 @@ def _han_column_unmet(
     return out
 
 
+# A rule a document leaves to another text or a later decision: "境外出差补助标准另行规定",
+# "International per diems will be set by Finance", "Rates for Tier 4: TBD".
+_DEFERRED = re.compile(
+    r"另行(?:规定|制定|通知|确定|公布|明确|商定|发文)|另有规定|另文规定|待定|[尚暂]未确定|"
+    r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
+    r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided)\b|"
+    r"\b(?:set|determined|agreed|defined) separately\b|\bnot yet (?:decided|determined|set)\b",
+    re.I,
+)
+
+
+def _deferred(question: str, chosen: Sequence[Candidate]) -> str:
+    """A sentence of the quoted passages that defers its rule (`_DEFERRED`) and names a
+    question word the rest of the quote does not: asked about 境外出差补助, the quote
+    gives the 国内 rate and the passage (or the quote itself) says the 境外 one is set
+    elsewhere. The sentence, or ""."""
+    terms = content_terms(question)
+    evidence = _norm(" ".join(c.text for c in chosen if not _DEFERRED.search(c.text)))
+    seen: set[str] = set()
+    for c in chosen:
+        if c.chunk.content_id in seen:
+            continue
+        seen.add(c.chunk.content_id)
+        for other in candidates(c.chunk, c.hit_rank):
+            if not _DEFERRED.search(other.text):
+                continue
+            text = _norm(other.text)
+            if any(_term_in(t, text) and not _term_in(t, evidence) for t in terms):
+                return other.text
+    return ""
+
+
 def _term_in(term: str, text: str) -> bool:
     if has_han(term):
         return term in text
@@ -1936,6 +1968,10 @@ def judge(
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")
+    deferred = _deferred(question, chosen)
+    if deferred:
+        why = f"the document leaves what is asked to another rule: {deferred!r}"
+        return Verdict(False, why, constraints=total, met=met, failed="facet")
     if missing_periods:
         met_periods = [t for t in wanted_periods if t not in missing_periods]
         if met_periods and _coordinated(question, wanted_periods):
