@@ -1236,6 +1236,46 @@ def _deferred(question: str, chosen: Sequence[Candidate]) -> str:
     return ""
 
 
+# A document names an old version only to say it is gone: "This section replaces Section 4
+# of the 2022 handbook", "原《费用报销管理办法》同时废止".
+_REPLACES = re.compile(
+    # what follows is replaced ("replaces the 2022 handbook", "取代原办法") ...
+    r"(?P<active>\b(?:replaces|replacing|supersedes|superseding|repeals)\b|(?<!被)(?:替代|取代|代替))|"
+    # ... or what comes before ("the 2022 handbook is replaced by", "原办法同时废止")
+    r"(?P<state>\b(?:replaced|superseded|repealed|withdrawn)\b|\bno longer (?:in force|applies|"
+    r"apply|valid)\b|废止|失效|停止执行|不再执行|不再适用|被\S{0,12}?(?:替代|取代|代替))"
+)
+_SENTENCE_END = re.compile(r"(?<=[.。;；!?！？])\s+|(?<=[。；！？])")
+
+
+def _only_replaced(
+    asked: Sequence[tuple[str, Callable[[str, str], bool]]], text: str
+) -> tuple[str, str]:
+    """A period, name or identifier the question asks about that the quote and its
+    document (normalised `text`) write only in sentences saying it is replaced: asked
+    for the 2022 handbook's limit, a 2025 handbook that "replaces Section 4 of the 2022
+    handbook" does not give it. (The term, the sentence), or ("", "")."""
+    if not asked or not _REPLACES.search(text):
+        return "", ""
+    sentences = _SENTENCE_END.split(text)
+    for term, found in asked:
+        holding = [s for s in sentences if found(term, s)]
+        if holding and all(_replaced_in(term.lower(), s) for s in holding):
+            return term, holding[0].strip()
+    return "", ""
+
+
+def _replaced_in(term: str, sentence: str) -> bool:
+    """Whether the sentence says the term's thing is replaced: it stands after "replaces"
+    or before "is replaced", "废止" (where it is not written as it is asked, any such
+    sentence says so)."""
+    at = sentence.find(term)
+    for m in _REPLACES.finditer(sentence):
+        if at < 0 or (at > m.end() if m.group("active") else at < m.start()):
+            return True
+    return False
+
+
 def _term_in(term: str, text: str) -> bool:
     if has_han(term):
         return term in text
@@ -1972,6 +2012,14 @@ def judge(
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")
+    gone, said = _only_replaced(
+        [(t, _period_found) for t in wanted_periods]
+        + [(t, _name_found) for t in [*wanted_ids, *wanted_names, *soft_names]],
+        f"{evidence} {same_doc}",
+    )
+    if gone:
+        why = f"the document names {gone!r} only as replaced: {said!r}"
+        return Verdict(False, why, constraints=total, met=met - 1, failed="period")
     if missing_periods:
         met_periods = [t for t in wanted_periods if t not in missing_periods]
         if met_periods and _coordinated(question, wanted_periods):

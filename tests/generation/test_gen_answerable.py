@@ -1021,3 +1021,26 @@ def test_a_rule_the_document_leaves_to_another_text_is_not_answered_by_a_sibling
     miss = _verdict("What is the per diem for international travel?", make_hits(per_diem))
     assert not miss.covered and "will be set by Finance" in miss.reason, miss
     assert _verdict("What is the per diem for domestic travel?", make_hits(per_diem)).covered
+
+
+def test_a_version_the_document_names_only_as_replaced_is_not_answered() -> None:
+    """A 2025 handbook that replaces the 2022 one does not give the 2022 limit; 原《费用报销
+    管理办法》, repealed by the new rules, is not what they state. The version that replaces
+    it is answered from the same sentences."""
+    handbook = make_chunk(
+        "Effective January 1, 2025. This section replaces Section 4 of the 2022 handbook.\n"
+        "Tuition assistance: full-time employees may be reimbursed up to $5,250 per year."
+    )
+    old = _verdict(
+        "What was the tuition assistance limit under the 2022 handbook?", make_hits(handbook)
+    )
+    assert not old.covered and "'2022' only as replaced" in old.reason, old
+    new = "What is the tuition assistance limit under the 2025 handbook?"
+    assert _verdict(new, make_hits(handbook)).covered
+    rules = make_chunk(
+        "第九条 费用须在发生之日起60日内提交报销。\n"
+        "第十四条 本规定自2025年1月1日起施行，原《费用报销管理办法》同时废止。"
+    )
+    old = _verdict("原《费用报销管理办法》规定的报销时限是多少天？", make_hits(rules))
+    assert not old.covered and "only as replaced" in old.reason, old
+    assert _verdict("费用最晚多少天内要提交报销？", make_hits(rules)).covered
