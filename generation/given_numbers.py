@@ -76,11 +76,12 @@ def _han(value: int) -> str:
 
 def _standing(numeral: str, written: str, text: str) -> bool:
     """`written` (a numeral and its unit) in `text`, its numeral not the tail of a longer
-    one ("十六周岁" is not in "二十六周岁")."""
+    one in the same script ("十六周岁" is not in "二十六周岁", "2级" not in "12级"; "二级" is
+    in "6.2二级", a clause number squashed against it)."""
+    longer = HAN_NUMERALS if numeral[0] in HAN_NUMERALS else "0123456789"
     start = text.find(written)
     while start >= 0:
-        before = text[start - 1 : start]
-        if not before or (before not in HAN_NUMERALS and not before.isdigit()):
+        if text[start - 1 : start] not in longer or start == 0:
             return True
         start = text.find(written, start + 1)
     return False

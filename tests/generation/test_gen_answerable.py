@@ -1,3 +1,4 @@
+import pytest
 from gen_cases import make_chunk, make_hits
 
 from core.types import Chunk, Hit, Route
@@ -1003,24 +1004,34 @@ def test_an_ordinal_day_answers_which_day() -> None:
     ).covered
 
 
-def test_a_rule_the_document_leaves_to_another_text_is_not_answered_by_a_sibling() -> None:
+@pytest.mark.parametrize(
+    ("passage", "missed", "said", "answered"),
+    [
+        (
+            "第七条 国内出差补助标准为每人每天100元，包含伙食补助和市内交通补助。"
+            "境外出差补助标准另行规定。",
+            "境外出差每天的补助是多少？",
+            "境外出差补助标准另行规定",
+            "国内出差每天的补助是多少？",
+        ),
+        (
+            "Domestic travel is reimbursed at a per diem of $60. "
+            "International per diem rates will be set by Finance each year.",
+            "What is the per diem for international travel?",
+            "will be set by Finance",
+            "What is the per diem for domestic travel?",
+        ),
+    ],
+)
+def test_a_rule_the_document_leaves_to_another_text_is_not_answered_by_a_sibling(
+    passage: str, missed: str, said: str, answered: str
+) -> None:
     """Asked about 境外出差 allowances, the 国内 rate is another rule when the passage says
-    the 境外 one is set elsewhere; asked about the 国内 one, the same passage answers.
-    English likewise ("will be set by Finance")."""
-    rule = make_chunk(
-        "第七条 国内出差补助标准为每人每天100元，包含伙食补助和市内交通补助。"
-        "境外出差补助标准另行规定。"
-    )
-    miss = _verdict("境外出差每天的补助是多少？", make_hits(rule))
-    assert not miss.covered and "境外出差补助标准另行规定" in miss.reason, miss
-    assert _verdict("国内出差每天的补助是多少？", make_hits(rule)).covered
-    per_diem = make_chunk(
-        "Domestic travel is reimbursed at a per diem of $60. "
-        "International per diem rates will be set by Finance each year."
-    )
-    miss = _verdict("What is the per diem for international travel?", make_hits(per_diem))
-    assert not miss.covered and "will be set by Finance" in miss.reason, miss
-    assert _verdict("What is the per diem for domestic travel?", make_hits(per_diem)).covered
+    the 境外 one is set elsewhere; asked about the 国内 one, the same passage answers."""
+    hits = make_hits(make_chunk(passage))
+    miss = _verdict(missed, hits)
+    assert not miss.covered and said in miss.reason, miss
+    assert _verdict(answered, hits).covered
 
 
 def test_a_version_the_document_names_only_as_replaced_is_not_answered() -> None:

@@ -122,3 +122,15 @@ def test_a_tier_an_occurrence_and_a_letter_grade_pick_out_one_rule() -> None:
     miss = _verdict("被评为B级的供应商会被如何处理？", grades)
     assert not miss.covered and "b级" in miss.reason
     assert _verdict("被评为C级的供应商会被如何处理？", grades).covered
+
+
+def test_a_grade_after_a_clause_number_is_met() -> None:
+    """ "6.2 二级保养…" states 二级: the clause number before it (squashed to "6.2二级" when
+    spaces are dropped) is no longer numeral of which 二 is the tail. "12级" still is
+    not "2级"."""
+    (grade,) = given_numbers("做二级保养需要提前几天提停机申请？")
+    assert grade.found("6.2 二级保养须提前 3 个工作日提交停机申请")
+    (two,) = given_numbers("2级设备多久检修一次？")
+    assert not two.found("12级设备每年检修一次")
+    rule = make_chunk("6.2 二级保养须提前 3 个工作日提交停机申请，经生产部确认停机时间。")
+    assert _verdict("做二级保养需要提前几天提停机申请？", make_hits(rule)).covered
