@@ -1242,6 +1242,46 @@ def _deferred(question: str, chosen: Sequence[Candidate]) -> str:
     return ""
 
 
+# A document that puts a group or a thing outside its rules: "This SLA does not apply to
+# beta features", "销售额…不含加盟店", "Interns … are outside the scope of this policy",
+# "叉车按《厂内机动车辆管理规定》执行".
+_EXCLUDES = re.compile(
+    # what follows is left out ("does not apply to beta features", "不适用于加盟门店") ...
+    r"(?P<after>\b(?:does not|do not|doesn't|don't) apply to\b|\bexclud(?:es|ing)\b|"
+    r"\bexcept(?: for)?\b|\bother than\b|不适用于|不含|不包括|不包含)|"
+    # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
+    r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the )?scope\b|\bout of scope\b|"
+    r"\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
+    r"\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
+    r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行)"
+)
+_EXCLUDES_HINT = re.compile(
+    r"apply|exclu|except|other than|scope|eligible|separate|"
+    r"不适用|不含|不包|除外|不属于|另行管理|执行"
+)
+
+
+def _only_excluded(question: str, evidence: str, same_doc: str) -> str:
+    """A question word the quote does not name and its document (normalised `same_doc`)
+    names only to put it outside its rules: asked about interns' annual leave, the
+    full-time employees' rule is quoted while the policy mentions interns only to say
+    they are outside its scope. The sentence that says so, or ""."""
+    sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
+    if not sentences:
+        return ""
+    for t in content_terms(question):
+        if _term_in(t, evidence) or _term_in(t, rest):
+            continue
+        word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}s?\b")
+        for sentence in sentences:
+            found = word.search(sentence)
+            at = found.start() if found else -1
+            for m in _EXCLUDES.finditer(sentence):
+                if at >= 0 and (at >= m.end() if m.group("after") else at < m.start()):
+                    return sentence.strip()
+    return ""
+
+
 # A document names an old version only to say it is gone: "This section replaces Section 4
 # of the 2022 handbook", "原《费用报销管理办法》同时废止".
 _REPLACES = re.compile(
@@ -1267,7 +1307,8 @@ def _only_replaced(
     does not give it. (The term, the sentence), or ("", "")."""
     if not asked:
         return "", ""
-    quoted, doc = _replacing(evidence), _replacing(same_doc)
+    quoted = _sentences_with(evidence, _REPLACES_HINT, _REPLACES)
+    doc = _sentences_with(same_doc, _REPLACES_HINT, _REPLACES)
     sentences = [*quoted[0], *doc[0]]
     if not sentences:
         return "", ""
@@ -1283,12 +1324,15 @@ def _only_replaced(
     return "", ""
 
 
-@lru_cache(maxsize=256)
-def _replacing(text: str) -> tuple[tuple[str, ...], str]:
-    """The sentences of the text that say something is replaced, and the rest of it.
-    Memoised: a document's retrieved text is judged again for every quote."""
-    near = {_sentence_at(text, m.start()) for m in _REPLACES_HINT.finditer(text)}
-    spans = sorted(span for span in near if _REPLACES.search(text, *span))
+@lru_cache(maxsize=512)
+def _sentences_with(
+    text: str, hint: re.Pattern[str], pattern: re.Pattern[str]
+) -> tuple[tuple[str, ...], str]:
+    """The sentences of the text that `pattern` matches, and the rest of it (`hint`: a
+    cheap pattern every match holds, which picks the sentences read). Memoised: a
+    document's retrieved text is judged again for every quote."""
+    near = {_sentence_at(text, m.start()) for m in hint.finditer(text)}
+    spans = sorted(span for span in near if pattern.search(text, *span))
     cuts = [0, *(i for span in spans for i in span), len(text)]
     rest = " ".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
     return tuple(text[a:b] for a, b in spans), rest
@@ -1307,7 +1351,7 @@ def _replaced_in(term: str, sentence: str) -> bool:
     sentence says so)."""
     at = sentence.find(term)
     for m in _REPLACES.finditer(sentence):
-        if at < 0 or (at > m.end() if m.group("active") else at < m.start()):
+        if at < 0 or (at >= m.end() if m.group("active") else at < m.start()):
             return True
     return False
 
@@ -1315,8 +1359,12 @@ def _replaced_in(term: str, sentence: str) -> bool:
 def _term_in(term: str, text: str) -> bool:
     if has_han(term):
         return term in text
-    stem = term[:-1] if len(term) > 3 and term.endswith("s") else term
-    return re.search(rf"(?<![a-z0-9]){re.escape(stem)}", text) is not None
+    return re.search(rf"(?<![a-z0-9]){re.escape(_bare(term))}", text) is not None
+
+
+def _bare(term: str) -> str:
+    """A Latin term without a plural "s", as `_term_in` looks for it."""
+    return term[:-1] if len(term) > 3 and term.endswith("s") else term
 
 
 def _coordinated(question: str, wanted: Sequence[str]) -> bool:
@@ -2048,6 +2096,10 @@ def judge(
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")
+    left_out = _only_excluded(question, evidence, same_doc)
+    if left_out:
+        why = f"the document puts what is asked outside its rules: {left_out!r}"
+        return Verdict(False, why, constraints=total, met=met, failed="subject")
     gone, said = _only_replaced(
         [(t, _period_found) for t in wanted_periods]
         + [(t, _name_found) for t in [*wanted_ids, *wanted_names, *soft_names]],

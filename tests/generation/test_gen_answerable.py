@@ -1055,3 +1055,49 @@ def test_a_version_the_document_names_only_as_replaced_is_not_answered() -> None
     old = _verdict("原《费用报销管理办法》规定的报销时限是多少天？", make_hits(rules))
     assert not old.covered and "only as replaced" in old.reason, old
     assert _verdict("费用最晚多少天内要提交报销？", make_hits(rules)).covered
+
+
+@pytest.mark.parametrize(
+    ("passages", "missed", "said", "answered"),
+    [
+        (
+            (
+                "1. Scope\nThis policy applies to employees on a permanent contract. Interns "
+                "are covered by a separate internship agreement and are outside the scope "
+                "of this policy.",
+                "2. Annual leave\nFull-time employees receive 25 days of annual leave a year.",
+            ),
+            "How many days of annual leave do interns get?",
+            "outside the scope",
+            "How many days of annual leave do full-time employees get?",
+        ),
+        (
+            (
+                "说明：销售额为含税销售额，包括线上订单，不含加盟店。",
+                "华东分公司2024年销售额为12680万元。",
+            ),
+            "北辰集团加盟店2024年的销售额是多少？",
+            "不含加盟店",
+            "华东分公司2024年的销售额是多少？",
+        ),
+    ],
+)
+def test_a_group_the_document_puts_outside_its_rules_is_not_answered_by_the_rule(
+    passages: tuple[str, str], missed: str, said: str, answered: str
+) -> None:
+    """The policy's rule for full-time employees does not answer for interns when the
+    policy says interns are outside its scope; sales that exclude 加盟店 are not theirs.
+    Where the excluding sentence is itself quoted, it answers ("实习生不适用弹性工作制，须按
+    9:00—18:00 出勤")."""
+    from generation.answer import _judge
+
+    def verdict(question: str, hits: list[Hit]) -> Verdict:
+        return _judge(question, "general", extract(question, hits), hits)[0]
+
+    chunks = (make_chunk(p, ordinal=i, title="北辰集团员工手册") for i, p in enumerate(passages))
+    hits = make_hits(*chunks)
+    miss = verdict(missed, hits)
+    assert not miss.covered and said in miss.reason, miss
+    assert verdict(answered, hits).covered
+    rule = make_chunk("3. 实习生不适用弹性工作制，须按 9:00—18:00 出勤。")
+    assert verdict("实习生可以弹性上班吗？", make_hits(rule)).covered
