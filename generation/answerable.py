@@ -63,8 +63,9 @@ from generation.attribute import (
 )
 from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
-from generation.passages import Candidate, candidates, normalise_ws
+from generation.passages import Candidate, candidates, normalise
 from generation.ranges import bands_written, fits, question_amounts
+from generation.scope import left_to_another_rule, only_excluded, only_replaced, term_in
 from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING, cell_substitution, row_substitution, substitution
 
@@ -781,33 +782,13 @@ def han_subject_found(subject: str, text: str) -> bool:
     return _pieces_in(subject, text, 0.5)
 
 
-# Full-width forms of ASCII ("Ａ１０１", common in Chinese and Japanese documents) and the
-# ideographic space, as their ASCII: a question asking about A101 finds it written so.
-_FULL_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
-
-
-def _norm(text: str) -> str:
-    """`normalise_ws` in lower case, full-width ASCII as ASCII, keeping one space where
-    the text starts or ends with white space, as the regular expression it replaced did
-    (the same white space, str.isspace; cut in C, ~3x faster on the documents' joined
-    texts)."""
-    if not text.isascii():
-        text = text.translate(_FULL_WIDTH)
-    folded = normalise_ws(text)
-    if not folded:
-        return " " if text else ""
-    lead = " " if text[0].isspace() else ""
-    trail = " " if text[-1].isspace() else ""
-    return f"{lead}{folded}{trail}".lower()
-
-
 # The end of a number the question gives, standing alone: not inside a word, nor the
 # start of a longer dotted number ("3.1" in "3.1.0").
 _GIVEN_END = re.compile(rf"{LATIN_WORD_END}(?!\.\d)")
 
 
 def _found(term: str, text: str) -> bool:
-    t = _norm(term)
+    t = normalise(term)
     if has_han(t) or not re.match(r"\w", t):
         return t in text
     # A word starts where a Latin letter or digit does not precede it ("2015" is not
@@ -999,11 +980,11 @@ def _row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
     terms = [
         t for t in query_terms(question) if len(t) > 1 and not t.isdigit() and t not in SCAFFOLDING
     ]
-    values = _norm(" ".join(v for _, v in best.cells))
-    if any(_term_in(t, values) for t in terms):
+    values = normalise(" ".join(v for _, v in best.cells))
+    if any(term_in(t, values) for t in terms):
         return ""
-    table = _norm(f"{best.chunk.title} {_file_name(best.chunk.source)} {best.chunk.text}")
-    absent = [t for t in terms if not _term_in(t, table) and not _term_in(t, same_doc)]
+    table = normalise(f"{best.chunk.title} {_file_name(best.chunk.source)} {best.chunk.text}")
+    absent = [t for t in terms if not term_in(t, table) and not term_in(t, same_doc)]
     return f"the table has no row for {', '.join(repr(t) for t in absent)}" if absent else ""
 
 
@@ -1014,7 +995,7 @@ def _counted_in_column(
     asked ("How many employees …?" of a Staff column), or names one of the unit's domain
     synonyms the route applied (people = headcount, where the dictionary says so)."""
     headers = [h for h, v in row.cells if h and any(ch.isdigit() for ch in v)]
-    named = _norm(" ".join(headers))
+    named = normalise(" ".join(headers))
     if any(_name_found(s, named) for s in synonyms):
         return True
     return similarity is not None and bool(headers) and names_a_column(unit, headers, similarity)
@@ -1029,13 +1010,13 @@ def _row_of_another(question: str, row: Candidate, retrieved: Sequence[Chunk]) -
     of a retrieved table has them (a "type" asked is the Type column). (Why, the name
     asked), or ("", "")."""
     key = row.cells[0][1] if row.cells else ""
-    if not re.search(r"[A-Za-z]", key) or _name_found(key, _norm(question)):
+    if not re.search(r"[A-Za-z]", key) or _name_found(key, normalise(question)):
         return "", ""
     keys = {r[0].strip().lower() for c in retrieved for r in c.table_rows if r}
     headers = {w for c in retrieved for h in c.table_header for w in re.findall(r"\w+", h.lower())}
     words = [t for t in content_terms(question) if t in keys and t not in headers]
     named = list(dict.fromkeys([*key_terms(question), *words]))
-    cells = _norm(" ".join(v for _, v in row.cells))
+    cells = normalise(" ".join(v for _, v in row.cells))
     if any(_name_found(n, cells) for n in named):
         return "", ""
     asked = [n for n in named if n.lower() in keys]
@@ -1170,7 +1151,7 @@ def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     names = [*han_names(question), han_subject(question)]
     keys = _row_keys(row)
     for name in dict.fromkeys(n for n in names if len(n) >= 2 and has_han(n)):
-        if name in key or key in name or _norm(name) in same_doc:
+        if name in key or key in name or normalise(name) in same_doc:
             continue
         kind = [k for k in keys if k[-1:] == name[-1] and len(k) >= 2]
         if key[-1:] == name[-1] and len(kind) >= 2:
@@ -1196,175 +1177,12 @@ def _han_column_unmet(
     for word, flag in tagged_words(question):
         if flag not in _ROW_WORD_TAGS or len(word) < 2 or not has_han(word):
             continue
-        if _norm(word) in same_doc:
+        if normalise(word) in same_doc:
             continue
         if similarity is not None and headers and names_a_column(word, headers, similarity):
             continue
         out.append(word)
     return out
-
-
-# A rule a document leaves to another text or a later decision: "境外出差补助标准另行规定",
-# "International per diems will be set by Finance", "Rates for Tier 4: TBD".
-_DEFERRED = re.compile(
-    r"另行(?:规定|制定|通知|确定|公布|明确|商定|发文)|另有规定|另文规定|待定|[尚暂]未确定|"
-    r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
-    r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided)\b|"
-    r"\b(?:set|determined|agreed|defined) separately\b|\bnot yet (?:decided|determined|set)\b",
-    re.I,
-)
-
-
-# Words every `_DEFERRED` sentence holds: a passage without any is not read further (the
-# whole pattern costs ~5 ms over a document's 40 KB; these, ~0.04 ms).
-_DEFERRED_HINT = re.compile(
-    r"另行|另有规定|另文规定|待定|未确定|to be |tb[cd]|will be |separately|not yet", re.I
-)
-
-
-def _deferred(question: str, chosen: Sequence[Candidate]) -> str:
-    """A sentence of the quoted passages that defers its rule (`_DEFERRED`) and names a
-    question word the rest of the quote does not: asked about 境外出差补助, the quote
-    gives the 国内 rate and the passage (or the quote itself) says the 境外 one is set
-    elsewhere. The sentence, or ""."""
-    passages = {c.chunk.content_id: c for c in chosen if _DEFERRED_HINT.search(c.chunk.text)}
-    if not passages:
-        return ""
-    terms = content_terms(question)
-    evidence = _norm(" ".join(c.text for c in chosen if not _DEFERRED.search(c.text)))
-    for c in passages.values():
-        for other in candidates(c.chunk, c.hit_rank):
-            if not _DEFERRED.search(other.text):
-                continue
-            text = _norm(other.text)
-            if any(_term_in(t, text) and not _term_in(t, evidence) for t in terms):
-                return other.text
-    return ""
-
-
-# A document that puts a group or a thing outside its rules: "This SLA does not apply to
-# beta features", "销售额…不含加盟店", "Interns … are outside the scope of this policy",
-# "叉车按《厂内机动车辆管理规定》执行".
-_EXCLUDES = re.compile(
-    # what follows is left out ("does not apply to beta features", "不适用于加盟门店") ...
-    r"(?P<after>\b(?:does not|do not|doesn't|don't) apply to\b|\bexclud(?:es|ing)\b|"
-    r"\bexcept(?: for)?\b|\bother than\b|不适用于|不含|不包括|不包含)|"
-    # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
-    r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the )?scope\b|\bout of scope\b|"
-    r"\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
-    r"\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
-    r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行)"
-)
-_EXCLUDES_HINT = re.compile(
-    r"apply|exclu|except|other than|scope|eligible|separate|"
-    r"不适用|不含|不包|除外|不属于|另行管理|执行"
-)
-
-
-def _only_excluded(question: str, evidence: str, same_doc: str) -> str:
-    """A question word the quote does not name and its document (normalised `same_doc`)
-    names only to put it outside its rules: asked about interns' annual leave, the
-    full-time employees' rule is quoted while the policy mentions interns only to say
-    they are outside its scope. The sentence that says so, or ""."""
-    sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
-    if not sentences:
-        return ""
-    for t in content_terms(question):
-        if _term_in(t, evidence) or _term_in(t, rest):
-            continue
-        word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}s?\b")
-        for sentence in sentences:
-            found = word.search(sentence)
-            at = found.start() if found else -1
-            for m in _EXCLUDES.finditer(sentence):
-                if at >= 0 and (at >= m.end() if m.group("after") else at < m.start()):
-                    return sentence.strip()
-    return ""
-
-
-# A document names an old version only to say it is gone: "This section replaces Section 4
-# of the 2022 handbook", "原《费用报销管理办法》同时废止".
-_REPLACES = re.compile(
-    # what follows is replaced ("replaces the 2022 handbook", "取代原办法") ...
-    r"(?P<active>\b(?:replaces|replacing|supersedes|superseding|repeals)\b|(?<!被)(?:替代|取代|代替))|"
-    # ... or what comes before ("the 2022 handbook is replaced by", "原办法同时废止")
-    r"(?P<state>\b(?:replaced|superseded|repealed|withdrawn)\b|\bno longer (?:in force|applies|"
-    r"apply|valid)\b|废止|失效|停止执行|不再执行|不再适用|被\S{0,12}?(?:替代|取代|代替))"
-)
-# Words every `_REPLACES` sentence holds (as `_DEFERRED_HINT` for `_DEFERRED`).
-_REPLACES_HINT = re.compile(
-    r"replac|supersed|repeal|withdrawn|no longer|废止|替代|取代|代替|失效|停止执行|不再"
-)
-_SENTENCE_MARKS = ".。;；!?！？"
-
-
-def _only_replaced(
-    asked: Sequence[tuple[str, Callable[[str, str], bool]]], evidence: str, same_doc: str
-) -> tuple[str, str]:
-    """A period, name or identifier the question asks about that the quote and its
-    document (normalised) write only in sentences saying it is replaced: asked for the
-    2022 handbook's limit, a 2025 handbook that "replaces Section 4 of the 2022 handbook"
-    does not give it. (The term, the sentence), or ("", "")."""
-    if not asked:
-        return "", ""
-    quoted = _sentences_with(evidence, _REPLACES_HINT, _REPLACES)
-    doc = _sentences_with(same_doc, _REPLACES_HINT, _REPLACES)
-    sentences = [*quoted[0], *doc[0]]
-    if not sentences:
-        return "", ""
-    for term, found in asked:
-        holding = [s for s in sentences if found(term, s)]
-        if (
-            holding
-            and all(_replaced_in(term.lower(), s) for s in holding)
-            and not found(term, quoted[1])
-            and not found(term, doc[1])
-        ):
-            return term, holding[0].strip()
-    return "", ""
-
-
-@lru_cache(maxsize=512)
-def _sentences_with(
-    text: str, hint: re.Pattern[str], pattern: re.Pattern[str]
-) -> tuple[tuple[str, ...], str]:
-    """The sentences of the text that `pattern` matches, and the rest of it (`hint`: a
-    cheap pattern every match holds, which picks the sentences read). Memoised: a
-    document's retrieved text is judged again for every quote."""
-    near = {_sentence_at(text, m.start()) for m in hint.finditer(text)}
-    spans = sorted(span for span in near if pattern.search(text, *span))
-    cuts = [0, *(i for span in spans for i in span), len(text)]
-    rest = " ".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
-    return tuple(text[a:b] for a, b in spans), rest
-
-
-def _sentence_at(text: str, at: int) -> tuple[int, int]:
-    """The bounds of the sentence of `text` holding position `at`."""
-    start = max(text.rfind(ch, 0, at) for ch in _SENTENCE_MARKS) + 1
-    ends = [e for ch in _SENTENCE_MARKS if (e := text.find(ch, at)) >= 0]
-    return start, min(ends) + 1 if ends else len(text)
-
-
-def _replaced_in(term: str, sentence: str) -> bool:
-    """Whether the sentence says the term's thing is replaced: it stands after "replaces"
-    or before "is replaced", "废止" (where it is not written as it is asked, any such
-    sentence says so)."""
-    at = sentence.find(term)
-    for m in _REPLACES.finditer(sentence):
-        if at < 0 or (at >= m.end() if m.group("active") else at < m.start()):
-            return True
-    return False
-
-
-def _term_in(term: str, text: str) -> bool:
-    if has_han(term):
-        return term in text
-    return re.search(rf"(?<![a-z0-9]){re.escape(_bare(term))}", text) is not None
-
-
-def _bare(term: str) -> str:
-    """A Latin term without a plural "s", as `_term_in` looks for it."""
-    return term[:-1] if len(term) > 3 and term.endswith("s") else term
 
 
 def _coordinated(question: str, wanted: Sequence[str]) -> bool:
@@ -1610,8 +1428,8 @@ def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str,
     for ch in [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]:
         seen.setdefault(ch.content_id, ch.text)
         names_of_docs.setdefault(ch.doc_id, f"{ch.title} {_file_name(ch.source)}")
-    same_doc = _norm(" ".join([*seen.values(), *names_of_docs.values()]))
-    return same_doc, _norm(" ".join(names_of_docs.values()))
+    same_doc = normalise(" ".join([*seen.values(), *names_of_docs.values()]))
+    return same_doc, normalise(" ".join(names_of_docs.values()))
 
 
 def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
@@ -1730,7 +1548,7 @@ def _facet_miss(
     asked = [*written, *(n for n, _ in inflected_names(question))]
     topic = asked
     if len(asked) > 1:
-        texts = [_norm(c.text) for c in retrieved]
+        texts = [normalise(c.text) for c in retrieved]
         counts = {n: sum(_name_found(n, t) for t in texts) for n in asked}
         top = max(counts.values())
         topic = [n for n, c in counts.items() if c == top]
@@ -1798,7 +1616,7 @@ def judge(
     what was asked in other words from one about something else."""
     if not quoted or not chosen:
         return Verdict(False, "no retrieved text to quote")
-    evidence = _norm(" ".join([*quoted, *(_scope(c) for c in chosen)]))
+    evidence = normalise(" ".join([*quoted, *(_scope(c) for c in chosen)]))
     same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
     wanted_periods = periods(question)
     wanted_ids, wanted_names, soft_names = _asked_names(question)
@@ -1832,7 +1650,7 @@ def judge(
     # synonym elsewhere in the document, or in a column the quote leaves out, is not what
     # the quote is about.
     expanded = {k.lower(): v for k, v in (synonyms or {}).items()}
-    shown = _norm(" ".join(quoted))
+    shown = normalise(" ".join(quoted))
 
     def stated(term: str, found: Callable[[str], bool]) -> bool:
         alternatives = expanded.get(term.lower(), ())
@@ -2092,15 +1910,15 @@ def judge(
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")
-    deferred = _deferred(question, chosen)
+    deferred = left_to_another_rule(question, chosen)
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")
-    left_out = _only_excluded(question, evidence, same_doc)
+    left_out = only_excluded(question, evidence, same_doc)
     if left_out:
         why = f"the document puts what is asked outside its rules: {left_out!r}"
         return Verdict(False, why, constraints=total, met=met, failed="subject")
-    gone, said = _only_replaced(
+    gone, said = only_replaced(
         [(t, _period_found) for t in wanted_periods]
         + [(t, _name_found) for t in [*wanted_ids, *wanted_names, *soft_names]],
         evidence,

@@ -302,6 +302,27 @@ def _table_candidates(
     return out
 
 
+# Full-width forms of ASCII ("Ａ１０１", common in Chinese and Japanese documents) and the
+# ideographic space, as their ASCII: a question asking about A101 finds it written so.
+_FULL_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+
+def normalise(text: str) -> str:
+    """`normalise_ws` in lower case, full-width ASCII as ASCII (how the answer's checks
+    compare texts), keeping one space where
+    the text starts or ends with white space, as the regular expression it replaced did
+    (the same white space, str.isspace; cut in C, ~3x faster on the documents' joined
+    texts)."""
+    if not text.isascii():
+        text = text.translate(_FULL_WIDTH)
+    folded = normalise_ws(text)
+    if not folded:
+        return " " if text else ""
+    lead = " " if text[0].isspace() else ""
+    trail = " " if text[-1].isspace() else ""
+    return f"{lead}{folded}{trail}".lower()
+
+
 # A line of its own longer than this is a sentence without its full stop, not a heading.
 _HEADING_CHARS = 100
 

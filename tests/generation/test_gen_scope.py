@@ -1,0 +1,112 @@
+"""generation.scope, through the answer's check: a quote is refused where its document
+says what is asked lies outside the rule quoted (left to another rule, put outside its
+scope, replaced)."""
+
+from __future__ import annotations
+
+import pytest
+from gen_cases import make_chunk, make_hits
+
+from core.types import Hit
+from generation.answer import _judge
+from generation.answerable import Verdict
+from generation.extractive import extract
+
+
+def _verdict(question: str, hits: list[Hit]) -> Verdict:
+    """The verdict on the answer's quotes, judged one by one as the answer step does."""
+    return _judge(question, "general", extract(question, hits), hits)[0]
+
+
+@pytest.mark.parametrize(
+    ("passage", "missed", "said", "answered"),
+    [
+        (
+            "第七条 国内出差补助标准为每人每天100元，包含伙食补助和市内交通补助。"
+            "境外出差补助标准另行规定。",
+            "境外出差每天的补助是多少？",
+            "境外出差补助标准另行规定",
+            "国内出差每天的补助是多少？",
+        ),
+        (
+            "Domestic travel is reimbursed at a per diem of $60. "
+            "International per diem rates will be set by Finance each year.",
+            "What is the per diem for international travel?",
+            "will be set by Finance",
+            "What is the per diem for domestic travel?",
+        ),
+    ],
+)
+def test_a_rule_the_document_leaves_to_another_text_is_not_answered_by_a_sibling(
+    passage: str, missed: str, said: str, answered: str
+) -> None:
+    """Asked about 境外出差 allowances, the 国内 rate is another rule when the passage says
+    the 境外 one is set elsewhere; asked about the 国内 one, the same passage answers."""
+    hits = make_hits(make_chunk(passage))
+    miss = _verdict(missed, hits)
+    assert not miss.covered and said in miss.reason, miss
+    assert _verdict(answered, hits).covered
+
+
+def test_a_version_the_document_names_only_as_replaced_is_not_answered() -> None:
+    """A 2025 handbook that replaces the 2022 one does not give the 2022 limit; 原《费用报销
+    管理办法》, repealed by the new rules, is not what they state. The version that replaces
+    it is answered from the same sentences."""
+    handbook = make_chunk(
+        "Effective January 1, 2025. This section replaces Section 4 of the 2022 handbook.\n"
+        "Tuition assistance: full-time employees may be reimbursed up to $5,250 per year."
+    )
+    old = _verdict(
+        "What was the tuition assistance limit under the 2022 handbook?", make_hits(handbook)
+    )
+    assert not old.covered and "'2022' only as replaced" in old.reason, old
+    new = "What is the tuition assistance limit under the 2025 handbook?"
+    assert _verdict(new, make_hits(handbook)).covered
+    rules = make_chunk(
+        "第九条 费用须在发生之日起60日内提交报销。\n"
+        "第十四条 本规定自2025年1月1日起施行，原《费用报销管理办法》同时废止。"
+    )
+    old = _verdict("原《费用报销管理办法》规定的报销时限是多少天？", make_hits(rules))
+    assert not old.covered and "only as replaced" in old.reason, old
+    assert _verdict("费用最晚多少天内要提交报销？", make_hits(rules)).covered
+
+
+@pytest.mark.parametrize(
+    ("passages", "missed", "said", "answered"),
+    [
+        (
+            (
+                "1. Scope\nThis policy applies to employees on a permanent contract. Interns "
+                "are covered by a separate internship agreement and are outside the scope "
+                "of this policy.",
+                "2. Annual leave\nFull-time employees receive 25 days of annual leave a year.",
+            ),
+            "How many days of annual leave do interns get?",
+            "outside the scope",
+            "How many days of annual leave do full-time employees get?",
+        ),
+        (
+            (
+                "说明：销售额为含税销售额，包括线上订单，不含加盟店。",
+                "华东分公司2024年销售额为12680万元。",
+            ),
+            "北辰集团加盟店2024年的销售额是多少？",
+            "不含加盟店",
+            "华东分公司2024年的销售额是多少？",
+        ),
+    ],
+)
+def test_a_group_the_document_puts_outside_its_rules_is_not_answered_by_the_rule(
+    passages: tuple[str, str], missed: str, said: str, answered: str
+) -> None:
+    """The policy's rule for full-time employees does not answer for interns when the
+    policy says interns are outside its scope; sales that exclude 加盟店 are not theirs.
+    Where the excluding sentence is itself quoted, it answers ("实习生不适用弹性工作制，须按
+    9:00—18:00 出勤")."""
+    chunks = (make_chunk(p, ordinal=i, title="北辰集团员工手册") for i, p in enumerate(passages))
+    hits = make_hits(*chunks)
+    miss = _verdict(missed, hits)
+    assert not miss.covered and said in miss.reason, miss
+    assert _verdict(answered, hits).covered
+    rule = make_chunk("3. 实习生不适用弹性工作制，须按 9:00—18:00 出勤。")
+    assert _verdict("实习生可以弹性上班吗？", make_hits(rule)).covered
