@@ -105,6 +105,15 @@ def _cells(line: str) -> list[str] | None:
 _NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
 
 
+# A cell that holds only a sign for "no value" ("—", "-", "N/A", "TBD", "待定", "待确认",
+# "暂无") is empty: asked for it, the table gives nothing, not the dash.
+_PLACEHOLDER = re.compile(r"[-–—−/\s]+|n/?a|tb[cd]|待定|待确认|暂无", re.I)
+
+
+def _blank(value: str) -> bool:
+    return not value or _PLACEHOLDER.fullmatch(value) is not None
+
+
 def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]:
     pairs: list[tuple[str, str]] = []
     for i, value in enumerate(row):
@@ -115,7 +124,7 @@ def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]
         # ("Valves: 1 | Pumps: 1"), and a merged header leaves its other columns empty.
         before = header[i - 1] if 0 < i <= len(header) else ""
         own_count = bool(_NUMBER_CELL.fullmatch(value) and name and before and name != before)
-        if not value or (pairs and pairs[-1][1] == value and not own_count):
+        if _blank(value) or (pairs and pairs[-1][1] == value and not own_count):
             continue
         pairs.append(("" if name == value else name, value))
     return tuple(pairs)
@@ -292,7 +301,7 @@ def _table_candidates(
                     pages[line],
                     cells=pairs,
                     empty=tuple(
-                        h for i, h in enumerate(header) if h and not (row[i : i + 1] or [""])[0]
+                        h for i, h in enumerate(header) if h and _blank((row[i : i + 1] or [""])[0])
                     ),
                     context=context,
                     first_line=line,

@@ -69,12 +69,12 @@ _EXCLUDES = re.compile(
     r"\bexcept(?: for)?\b|\bother than\b|不适用于|不含|不包括|不包含)|"
     # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
     r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the )?scope\b|\bout of scope\b|"
-    r"\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
+    r"\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|\b(?:is|are) not covered by\b|"
     r"\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
     r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行)"
 )
 _EXCLUDES_HINT = re.compile(
-    r"apply|exclu|except|other than|scope|eligible|separate|"
+    r"apply|exclu|except|other than|scope|eligible|separate|not covered|"
     r"不适用|不含|不包|除外|不属于|另行管理|执行"
 )
 

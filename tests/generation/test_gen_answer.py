@@ -15,6 +15,7 @@ from core.types import Answer, Chunk, Hit, Route
 from generation.answer import AnswerGenerator
 from generation.language import DEFAULT_NOT_COVERED
 from generation.llm import OpenAICompatibleClient
+from generation.passages import candidates
 
 QUESTION = "How long are audit logs retained?"
 ZH_QUESTION = "审计日志保留多久？"
@@ -293,3 +294,20 @@ def test_a_rule_for_another_band_than_the_amount_asked_is_refused(route: Route) 
     answer = ask(gen, make_hits(leave), route, question="我累计工作了12年，年休假有几天？")
     assert not answer.covered, answer
     assert answer.reason == "the quoted rule is for '已满 1 年不满 10 年', '已满 20 年', not '12年'"
+
+
+def test_a_cell_holding_only_a_dash_or_tbd_gives_no_value(route: Route) -> None:
+    """Asked for a row's value whose cell is "—" or "待确认", the table gives none: the
+    answer says so instead of quoting the dash."""
+    header = ("设备", "润滑油", "加油周期")
+    rows = (("注塑机", "46号抗磨液压油", "每月"), ("行车", "—", "待确认"))
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| 设备 | 润滑油 | 加油周期 |", "|---|---|---|", *lines])
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    (_, crane) = candidates(table, 0)
+    assert crane.cells == (("设备", "行车"),) and crane.empty == ("润滑油", "加油周期")
+    blank = ask(gen, make_hits(table), route, question="行车应该用哪种润滑油？")
+    assert not blank.covered, blank
+    filled = ask(gen, make_hits(table), route, question="注塑机应该用哪种润滑油？")
+    assert filled.covered and "46号抗磨液压油" in filled.text, filled
