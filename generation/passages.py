@@ -106,8 +106,9 @@ _NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
 
 
 # A cell that holds only a sign for "no value" ("—", "-", "N/A", "TBD", "待定", "待确认",
-# "暂无") is empty: asked for it, the table gives nothing, not the dash.
-_PLACEHOLDER = re.compile(r"[-–—−/\s]+|n/?a|tb[cd]|待定|待确认|暂无", re.I)
+# "暂无") is empty: asked for it, the table gives nothing, not the dash. ("NA" without its
+# slash is a value: North America.)
+_PLACEHOLDER = re.compile(r"[-–—−/\s]+|n/a|tb[cd]|待定|待确认|暂无", re.I)
 
 
 def _blank(value: str) -> bool:

@@ -102,3 +102,14 @@ def test_a_label_line_is_never_glued_to_the_long_line_before_it() -> None:
         "fiscal year 2026, subject to review."
     )
     assert len(candidates(wrapped, 0)) == 1
+
+
+def test_a_placeholder_cell_is_empty_but_a_region_called_na_is_not() -> None:
+    header = ("Region", "Lead", "Target")
+    rows = (("NA", "Dana Ruiz", "N/A"), ("EMEA", "—", "TBD"))
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| Region | Lead | Target |", "|---|---|---|", *lines])
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    na, emea = candidates(table, 0)
+    assert na.cells == (("Region", "NA"), ("Lead", "Dana Ruiz")) and na.empty == ("Target",)
+    assert emea.cells == (("Region", "EMEA"),) and emea.empty == ("Lead", "Target")
