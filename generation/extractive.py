@@ -491,7 +491,11 @@ def _score(
     # another rule. (Where none is, the nearest band leads, and the answer's check
     # refuses it.)
     amounts = question_amounts(question)
-    band_fit = [fits(amounts, f"{c.text} {c.context}".lower()) if amounts else None for c in cands]
+    band_fit: list[bool | None] = (
+        [fits(amounts, f"{c.text} {c.context}".lower()) for c in cands]
+        if amounts
+        else [None] * len(cands)
+    )
     held = any(band_fit)
     unit = asked_unit(question) if quantity else ""
     measure = asked_measure(question) if quantity else None

@@ -319,10 +319,9 @@ _FULL_WIDTH = {cp: cp - 0xFEE0 for cp in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
 
 def normalise(text: str) -> str:
     """`normalise_ws` in lower case, full-width ASCII as ASCII (how the answer's checks
-    compare texts), keeping one space where
-    the text starts or ends with white space, as the regular expression it replaced did
-    (the same white space, str.isspace; cut in C, ~3x faster on the documents' joined
-    texts)."""
+    compare texts), keeping one space where the text starts or ends with white space, as
+    the regular expression it replaced did (the same white space, str.isspace; cut in C,
+    ~3x faster on the documents' joined texts)."""
     if not text.isascii():
         text = text.translate(_FULL_WIDTH)
     folded = normalise_ws(text)

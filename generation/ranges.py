@@ -180,7 +180,7 @@ def _plain(text: str) -> float | None:
 
 def _unit(han: str | None, word: str | None, currency: str | None) -> str:
     if currency:
-        return "$" if currency in "$" else currency.lower()
+        return currency.lower()
     if han:
         unit = han.lstrip("个")
         return {
@@ -221,15 +221,12 @@ def _numbers(text: str, words: bool = False) -> list[_Number]:
         ):
             continue  # a year, not an amount
         if text[max(0, m.start() - 1) : m.start()] == "第":
-            continue  # "第二张": which one, not how many
+            continue  # "第二张", "第十二条": which one, not how many
         if not raw[0].isdigit() and (value == 1 or not unit):
             continue  # "一年", "one year": a year's worth, per year; "one" alone: none
         end = m.end("han") if han else m.end("word") if word and unit else m.end("num")
         out.append(_Number(value, unit, sign.start() if sign else m.start(), end))
     return out
-
-
-_CLAUSE_NUMBER = re.compile(r"第\s*[\d一二三四五六七八九十百]+\s*[条章节款项]")
 
 
 @lru_cache(maxsize=1024)
@@ -238,7 +235,7 @@ def question_amounts(question: str) -> tuple[Amount, ...]:
     A number the question bounds is a band ("不满十四周岁", "under $25,000"), except a
     lower bound alone that includes it: "工作满12年", "at least 5 years" say how long,
     one value."""
-    text = _CLAUSE_NUMBER.sub(" ", question.lower())
+    text = question.lower()
     out = []
     banded: set[int] = set()
     for band, start, end in _read_bands(text):
