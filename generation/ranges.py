@@ -153,20 +153,21 @@ def _value(text: str) -> float | None:
     text = text.replace(",", "").replace(" ", "").lower()
     if text in _WORD_NUMBERS:
         return float(_WORD_NUMBERS[text])
-    total = 0.0
+    total, last = 0.0, 0
     for mult in ("亿", "万", "千"):
         if mult in text:
             head, text = text.split(mult, 1)
             part = _plain(head)
             if part is None:
                 return None
-            total += part * _MULTIPLIER[mult]
+            last = _MULTIPLIER[mult]
+            total += part * last
     if text:
         rest = _plain(text)
         if rest is None:
             return None
-        # "2万5" is 25000: a digit after 万 counts thousands (after 千, hundreds).
-        total += rest
+        # "2万5" is 25000: one digit after 万 counts thousands (after 千, hundreds).
+        total += rest * (last // 10) if last and len(text) == 1 else rest
     return total
 
 

@@ -14,6 +14,8 @@ from generation.ranges import Band, bands, fits, question_amounts
         ("我累计工作了12年，法定年休假有几天？", 12, "年"),
         ("一笔15万元的采购需要经过谁审批？", 150_000, "元"),
         ("报销一笔2万5千元的费用，还需要谁审批？", 25_000, "元"),
+        ("一笔2万5元的报销谁审批？", 25_000, "元"),
+        ("采购1千5元的办公用品需要谁审批？", 1_500, "元"),
         ("Who has to approve a vendor contract worth $300,000?", 300_000, "$"),
         ("What volume discount applies to an order of 300 seats?", 300, "seat"),
         ("I have worked here for five years. How much PTO do I get?", 5, "year"),
