@@ -173,7 +173,7 @@ _NUMERIC = re.compile(r"^[\s(（]*[-+−–]?[$¥€£]?\s*\d[\d,.\s]*%?[)）]?\
 MAX_HEADER_ROWS = 4
 
 
-def _numeric(cell: str) -> bool:
+def numeric_cell(cell: str) -> bool:
     return bool(_NUMERIC.match(cell))
 
 
@@ -234,7 +234,7 @@ def header_rows(rows: Sequence[Sequence[str]]) -> int:
             if j not in under
         )
         filled = [c for c in row if c]
-        numeric = sum(1 for c in filled if _numeric(c))
+        numeric = sum(1 for c in filled if numeric_cell(c))
         if not split or not merged_down or not filled or numeric * 2 > len(filled):
             break
         n += 1
