@@ -58,10 +58,19 @@ _NON_HAN_WORD_CHAR = re.compile(r"[^\W\u3400-\u9fff\uf900-\ufaff]")
 # A full stop after an abbreviation ("between 9 a.m. and 5 p.m.", "e.g. a token") ends a
 # sentence only before a capital ("at 5 p.m. The office …").
 _ABBREVIATED = r"(?<!a\.m\.)(?<!p\.m\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)"
+# A day or an ordinal before a month or a class is no sentence end: "der 1. Januar",
+# "31. März", "1. Klasse", "le 1. janvier".
+_ORDINAL_AFTER = (
+    r"\s+(?i:januar|februar|m[äa]rz|april|mai|juni|juli|august|september|oktober|november|"
+    r"dezember|jan|feb|m[äa]r|apr|jun|jul|aug|sep|sept|okt|nov|dez|klasse|quartal|halbjahr|"
+    r"stock|etage|obergeschoss|stufe)\b"
+)
+_ORDINAL = rf"(?!(?<=\b\d\.){_ORDINAL_AFTER})(?!(?<=\b\d\d\.){_ORDINAL_AFTER})"
 # Sentence ends of other scripts too: the Devanagari danda (।, ॥), the Arabic question
 # mark and full stop (؟, ۔), the Armenian full stop (։).
 _SENTENCE_END = re.compile(
-    rf"(?<=[。！？!?；;।॥؟۔։])|(?<=\.){_ABBREVIATED}\s+|(?<=(?:\.m|tc|vs)\.)\s+(?=[A-Z])|\n+"
+    rf"(?<=[。！？!?；;।॥؟۔։])|(?<=\.){_ABBREVIATED}{_ORDINAL}\s+"
+    r"|(?<=(?:\.m|tc|vs)\.)\s+(?=[A-Z])|\n+"
 )
 
 # Function words that carry no topic. Kept small on purpose: BM25's idf handles the rest,

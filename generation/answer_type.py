@@ -22,11 +22,11 @@ _PLACE_Q = re.compile(
     re.IGNORECASE,
 )
 # A calendar date or year asked for by name: the part of a time question that wants a date.
-_CALENDAR_Q = r"what (year|date|day|month)|哪一?年|哪一?天|几月|哪个月|何年|日期"
-_TIME_Q = re.compile(rf"\bwhen\b|which (year|date)|何时|什么时候|{_CALENDAR_Q}", re.IGNORECASE)
+_CALENDAR_Q = r"what (year|date|day|month)s?\b|哪一?年|哪一?天|几月|哪个月|何年|日期"
+_TIME_Q = re.compile(rf"\bwhen\b|which (year|date)s?\b|何时|什么时候|{_CALENDAR_Q}", re.IGNORECASE)
 # Only a date asked for by name (not "when"/"何时": those are often answered by an event,
 # "after the war", "高二的时候").
-_DATE_Q = re.compile(rf"which (year|date|day|month)|{_CALENDAR_Q}", re.IGNORECASE)
+_DATE_Q = re.compile(rf"which (year|date|day|month)s?\b|{_CALENDAR_Q}", re.IGNORECASE)
 # A day asked for by name ("哪一天", "几月几日", "what day", "on what date"): a year or a
 # month alone does not answer it.
 _DAY_Q = re.compile(r"哪一?天|几月几[日号]|几号(?!线)|\b(?:what|which) (?:day|date)\b", re.I)

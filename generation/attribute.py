@@ -29,6 +29,7 @@ from functools import lru_cache
 from core.lang import function_word, needs_segmenting, prefix_stem, stemmed_language, stopwords
 from core.text import KEYWORD_STOPWORDS, content_terms, has_han, starts_latin_word, stem
 from generation.similarity import Similarity
+from generation.yes_no import asks_yes_no
 
 _WORD = re.compile(r"[^\W\d_]+")
 # Words that say what form the answer takes, not what it is about.
@@ -189,12 +190,6 @@ _IRREGULAR = dict(pair.split("=") for pair in _IRREGULAR_TEXT.split())
 # Opposites only before a noun ("the last king"): at the end of a question "last" is the
 # verb ("How long did the siege last?"), whose answer may well say "first".
 _BEFORE_A_NOUN = frozenset({"last"})
-# A question opening with one of these asks yes or no.
-_YES_NO_TEXT = """
-    is are was were am do does did can could will would shall should has have had may might
-    must
-"""
-_YES_NO_OPENERS = frozenset(_YES_NO_TEXT.split())
 # A span between two values ("9 am to 5 pm", "1939-1945", "from 9 until 17") gives both
 # ends at once, whichever of the two words it is written with.
 _SPAN = re.compile(
@@ -238,7 +233,7 @@ def opposite_stated(
     if stemmed_language(question):
         return None
     words = _WORD.findall(question.lower())
-    if not words or words[0] in _YES_NO_OPENERS:
+    if not words or asks_yes_no(question):
         return None
     asked = {_word_stem(t): t for t in asked_facet(question, topic, names)}
     wanted = {

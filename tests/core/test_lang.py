@@ -185,3 +185,19 @@ def test_per_is_english_too() -> None:
     assert stemmed_language(row) == ""
     assert stemmed_language("Il prezzo per posto della edizione è di 52 euro per anno.") == "it"
     assert stemmed_language("Quanto costa per persona?") == "it"
+
+
+def test_a_day_or_ordinal_before_a_month_or_class_ends_no_sentence() -> None:
+    """ "der 1. Januar des Urlaubsjahres" was quoted as "… ist jeweils der 1." (held-out QA
+    pass, session 46); a number ending an English sentence still ends it."""
+    from core.text import split_sentences
+
+    assert split_sentences("Stichtag ist der 1. Januar des Urlaubsjahres. Weiter.") == [
+        "Stichtag ist der 1. Januar des Urlaubsjahres.",
+        "Weiter.",
+    ]
+    assert len(split_sentences("Ab 4 Stunden gilt die 1. Klasse. Sonst 2. Klasse.")) == 2
+    assert split_sentences("The limit is 10. Claims over it are refused.") == [
+        "The limit is 10.",
+        "Claims over it are refused.",
+    ]
