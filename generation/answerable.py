@@ -1875,6 +1875,8 @@ def judge(
     row_asked = ""  # the row key asked, where another row is keyed by it
     if not row_miss and chosen[0].is_table_row:
         row_miss, row_asked = _row_of_another(question, chosen[0], retrieved)
+        if banded and row_asked.replace(",", "").replace(".", "").isdigit():
+            row_miss = row_asked = ""  # the amount asked, which the row's band holds
         if not row_miss and has_han(question):
             row_miss, row_asked = _han_row_of_another(question, chosen[0])
     first_row = next((c for c in chosen if c.is_table_row), None)  # (under its caption)

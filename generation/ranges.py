@@ -44,7 +44,7 @@ _HAN_UNITS = (
 _WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten eleven twelve
     thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
 _WORD_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS_TEXT.split())}
-_UNIT_AFTER = rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<word>[a-z][a-z\-]+))?"
+_UNIT_AFTER = rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2".)
 _MENTION = re.compile(rf"(?<![\d:.a-z])(?P<num>{_NUMBER})(?![:\d]|\.\d){_UNIT_AFTER}")
 # Numbers in words, read in questions only ("for five years"): rules write digits.
@@ -55,6 +55,15 @@ _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 # English words after a number that are no unit of it.
 _NOT_UNITS_TEXT = """and or to of the a an per in on at by for from with is are was were be
     than more less fewer"""
+# Units of time in German, Spanish and French, as the English unit they count in.
+_UNIT_WORDS_TEXT = """jahr=year jahre=year jahren=year monat=month monate=month monaten=month
+    woche=week wochen=week tag=day tage=day tagen=day arbeitstag=day arbeitstage=day
+    arbeitstagen=day stunde=hour stunden=hour minute=minute minuten=minute
+    año=year años=year mes=month meses=month semana=week semanas=week día=day días=day
+    hora=hour horas=hour minuto=minute minutos=minute
+    an=year ans=year année=year années=year mois=month semaine=week semaines=week
+    jour=day jours=day heure=hour heures=hour"""
+_UNIT_WORDS = dict(pair.split("=") for pair in _UNIT_WORDS_TEXT.split())
 _NOT_UNITS = frozenset(_NOT_UNITS_TEXT.split())
 _ABBREVIATIONS = frozenset(
     ["kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min", "sqm"]
@@ -87,6 +96,31 @@ _BEFORE = (
         False,
     ),
     (re.compile(r"\b(?:at least|minimum of|min\.?|from)\s*$", re.I), "lo", True),
+    # German, Spanish, French
+    (
+        re.compile(r"\b(?:unter|weniger als|menos de|inferior a|moins de|inf[ée]rieur [àa])\s*$"),
+        "hi",
+        False,
+    ),
+    (
+        re.compile(
+            r"\b(?:bis(?: zu)?|h[öo]chstens|maximal|hasta|como m[áa]ximo|jusqu.[àa]|au plus)\s*$"
+        ),
+        "hi",
+        True,
+    ),
+    (
+        re.compile(r"\b(?:[üu]ber|mehr als|m[áa]s de|superior a|plus de|sup[ée]rieur [àa])\s*$"),
+        "lo",
+        False,
+    ),
+    (
+        re.compile(
+            r"\b(?:ab|mindestens|desde|a partir de|al menos|[àa] partir de|au moins|d[èe]s)\s*$"
+        ),
+        "lo",
+        True,
+    ),
 )
 # Bounds written after a number (and its unit).
 _AFTER = (
@@ -94,11 +128,16 @@ _AFTER = (
     (re.compile(r"^\s*[（(]含[)）]?\s*以下|^\s*以[下内]"), "hi", True),
     (re.compile(r"^\s*(?:or more|or above|and above|and over|\+)", re.I), "lo", True),
     (re.compile(r"^\s*(?:or less|or fewer|or below|and below|and under)", re.I), "hi", True),
+    (re.compile(r"^\s*(?:und mehr|oder mehr|und länger|o más|ou plus|et plus)"), "lo", True),
+    (re.compile(r"^\s*(?:oder weniger|o menos|ou moins)"), "hi", True),
 )
 # Two numbers joined into one band: "A（含）至B", "A-B", "A to B", "between A and B".
-_JOIN = re.compile(r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to)\s*$", re.I)
-_BETWEEN = re.compile(r"\b(?:between|from)\s*$", re.I)
-_AND = re.compile(r"^\s*and\s*$", re.I)
+# ("bis unter 10", "to under 10": the upper bound is left out.)
+_JOIN = re.compile(
+    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|bis|a|à)\s*(?P<under>unter|under)?\s*$", re.I
+)
+_BETWEEN = re.compile(r"\b(?:between|from|zwischen|entre)\s*$", re.I)
+_AND = re.compile(r"^\s*(?:and|und|y|et)\s*$", re.I)
 # A lower bound and an upper bound this close (characters between them) are one band:
 # "满10年不满20年", "above $50,000 and up to $500,000".
 _PAIR_GAP = 12
@@ -193,6 +232,8 @@ def _unit(han: str | None, word: str | None, currency: str | None) -> str:
             "千米": "公里",
         }.get(unit, unit)
     w = (word or "").lower()
+    if w in _UNIT_WORDS:
+        return _UNIT_WORDS[w]
     # An English unit is a noun in the plural ("300 seats", "five years") or a measure's
     # abbreviation; "release 5 change" is a designation and a verb.
     if w.endswith("s") and not w.endswith("ss") and len(w) > 3 and w not in _NOT_UNITS:
@@ -257,7 +298,10 @@ def question_amounts(question: str) -> tuple[Amount, ...]:
 _BAND_HINT = re.compile(
     r"满|不足|少于|低于|小于|不到|超过|高于|大于|多于|最多|至多|以[上下内]|至|到|~|～|-|–|—|\+|"
     r"under|less|below|fewer|lower|up to|at most|more|max|min|over|above|greater|exceed|"
-    r"at least|from|between|\d\s?to\b"
+    r"at least|from|between|\d\s?to\b|"
+    r"unter|weniger|bis|h[öo]chstens|maximal|hasta|m[áa]ximo|jusqu|au plus|[üu]ber|mehr|m[áa]s|"
+    r"superior|plus|\bab\b|mindestens|desde|partir|al menos|au moins|d[èe]s|zwischen|entre|"
+    r"menos|moins|inf[ée]rieur|\d\s?[aà]\b"
 )
 
 
@@ -286,7 +330,9 @@ def _read_bands(text: str) -> list[tuple[Band, int, int]]:
                 _AND.match(between) and _BETWEEN.search(text[: n.start])
             )
             if joined:
-                hi_in = not re.match(r"^\s*[（(]不含", text[nxt.end :])
+                hi_in = not re.match(r"^\s*[（(]不含", text[nxt.end :]) and not (
+                    joined.re is _JOIN and joined.group("under")
+                )
                 band = Band(n.value, nxt.value, True, hi_in, n.unit or nxt.unit)
                 out.append((band, n.start, nxt.end))
                 used.update((i, i + 1))

@@ -96,3 +96,28 @@ def test_a_text_without_a_band_of_the_unit_says_nothing() -> None:
     money = question_amounts("Who approves a $300,000 contract?")
     assert fits(money, "contracts are approved by the director of procurement.") is None
     assert fits(money, "the review takes 5 to 10 days.") is None  # another unit
+
+
+@pytest.mark.parametrize(
+    ("text", "band"),
+    [
+        ("unter 3 jahre", Band(None, 3, False, False, "year")),
+        ("3 bis unter 10 jahre", Band(3, 10, True, False, "year")),
+        ("ab 10 jahre", Band(10, None, True, False, "year")),
+        ("mehr als 8 stunden", Band(8, None, False, False, "hour")),
+        ("de 5 a 10 años", Band(5, 10, True, True, "year")),
+        ("más de 3 días", Band(3, None, False, False, "day")),
+        ("plus de 2 heures", Band(2, None, False, False, "hour")),
+    ],
+)
+def test_bands_in_german_spanish_and_french(text: str, band: Band) -> None:
+    """(Held-out QA pass, session 46: "seit 12 Jahren" was not read against the row
+    "10 bis unter 20 Jahre".) Units of time count as their English unit."""
+    assert bands(text) == (band,)
+
+
+def test_an_amount_in_german_falls_in_its_band() -> None:
+    (amount,) = question_amounts("Ich bin seit 12 Jahren im Unternehmen. Wie viele Urlaubstage?")
+    assert amount.band == Band(12, 12, True, True, "year")
+    assert fits([amount], "betriebszugehörigkeit: 10 bis unter 20 jahre | urlaubstage: 29")
+    assert fits([amount], "betriebszugehörigkeit: 3 bis unter 10 jahre | urlaubstage: 28") is False
