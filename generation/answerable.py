@@ -65,9 +65,18 @@ from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, candidates, normalise
 from generation.ranges import bands_written, fits, question_amounts
-from generation.scope import left_to_another_rule, only_excluded, only_replaced, term_in
+from generation.scope import (
+    asked_versions,
+    left_to_another_rule,
+    only_excluded,
+    only_replaced,
+    other_version,
+    term_in,
+    version_found,
+)
 from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING, cell_substitution, row_substitution, substitution
+from generation.yes_no import YES_NO_HAN
 
 # ASCII digits, or Chinese numerals used as a quantity (followed by a unit or measure word);
 # 第N条/第N章 are references to a clause, not quantities.
@@ -1116,7 +1125,6 @@ def _hyphen_sibling(question: str, quoted: str, same_doc: str) -> str:
 
 _NEGATIONS = "未不非无没"
 _HAN_OR_DIGITS = re.compile(r"[\u3400-\u9fff\uf900-\ufaff\d]{1,5}")  # what a negation governs
-_YES_NO_HAN = re.compile(r"[吗么][？?]?$|是否|能否|可否|有没有|是不是|会不会|能不能")
 
 
 def _han_negated(question: str, quoted: str) -> str:
@@ -1124,7 +1132,7 @@ def _han_negated(question: str, quoted: str) -> str:
     ("怀孕未满4个月" for 怀孕满4个月, "不属于" for 属于), or the other way round, states the
     opposite condition. Not for yes/no questions, which a negation answers. The words
     with the negation, or ""."""
-    if _YES_NO_HAN.search(question):
+    if YES_NO_HAN.search(question):
         return ""
     for text, other in ((quoted, question), (question, quoted)):
         for i, ch in enumerate(text):
@@ -1920,14 +1928,20 @@ def judge(
     if left_out:
         why = f"the document puts what is asked outside its rules: {left_out!r}"
         return Verdict(False, why, constraints=total, met=met, failed="subject")
+    versions = asked_versions(question)
     gone, said = only_replaced(
-        [(t, _period_found) for t in wanted_periods]
+        [(v, version_found) for v in versions]
+        + [(t, _period_found) for t in wanted_periods]
         + [(t, _name_found) for t in [*wanted_ids, *wanted_names, *soft_names]],
         evidence,
         same_doc,
     )
     if gone:
         why = f"the document names {gone!r} only as replaced: {said!r}"
+        return Verdict(False, why, constraints=total, met=met - 1, failed="period")
+    asked_version, own = other_version(versions, f"{evidence} {same_doc}")
+    if asked_version:
+        why = f"the document is another version ({own!r}) and does not name {asked_version!r}"
         return Verdict(False, why, constraints=total, met=met - 1, failed="period")
     if missing_periods:
         met_periods = [t for t in wanted_periods if t not in missing_periods]

@@ -106,9 +106,14 @@ _NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
 
 
 # A cell that holds only a sign for "no value" ("—", "-", "N/A", "TBD", "待定", "待确认",
-# "暂无") is empty: asked for it, the table gives nothing, not the dash. ("NA" without its
-# slash is a value: North America.)
-_PLACEHOLDER = re.compile(r"[-–—−/\s]+|n/a|tb[cd]|待定|待确认|暂无", re.I)
+# "暂无"; "noch offen", "k. A.", "pendiente", "por definir", "à définir") is empty: asked
+# for it, the table gives nothing, not the dash. ("NA" without its slash is a value:
+# North America; "offen" alone is a status.)
+_PLACEHOLDER = re.compile(
+    r"[-–—−/\s]+|n/a|tb[acd]|待定|待确认|暂无|noch offen|k\. ?a\.|pendiente|"
+    r"por (?:definir|determinar|confirmar)|[àa] (?:d[ée]finir|d[ée]terminer|confirmer)",
+    re.I,
+)
 
 
 def _blank(value: str) -> bool:

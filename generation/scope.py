@@ -19,16 +19,28 @@ import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
-from core.text import content_terms, has_han
+from core.lang import stemmed_language
+from core.text import content_terms, has_han, stem
 from generation.passages import Candidate, candidates, normalise
+from generation.yes_no import asks_yes_no
 
 # A rule a document leaves to another text or a later decision: "境外出差补助标准另行规定",
 # "International per diems will be set by Finance", "Rates for Tier 4: TBD".
 _DEFERRED = re.compile(
-    r"另行(?:规定|制定|通知|确定|公布|明确|商定|发文)|另有规定|另文规定|待定|[尚暂]未确定|"
+    r"另行[\u4e00-\u9fff]{1,2}|另有规定|另文规定|待定|[尚暂]未确定|"
     r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
     r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided)\b|"
-    r"\b(?:set|determined|agreed|defined) separately\b|\bnot yet (?:decided|determined|set)\b",
+    r"\b(?:set|determined|agreed|defined) separately\b|"
+    r"\bnot yet (?:been )?(?:decided|determined|set|announced|published|agreed|fixed)\b|"
+    # German, Spanish, French: "noch offen", "wird gesondert festgelegt", "por determinar",
+    # "se fijará", "à définir", "sera fixé"
+    r"\bnoch (?:offen|nicht (?:festgelegt|bekannt|entschieden))\b|"
+    r"\b(?:wird|werden) (?:noch |gesondert |separat |später )*(?:festgelegt|geregelt|"
+    r"bekannt ?gegeben|mitgeteilt)\b|\bgesondert geregelt\b|"
+    r"\bpor (?:determinar|definir|confirmar)\b|\bpendiente de\b|"
+    r"\bse (?:determinar|establecer|fijar|definir|comunicar)[aá]n?\b|"
+    r"\b[àa] (?:d[ée]terminer|d[ée]finir|confirmer)\b|\bser(?:a|ont) (?:fix|d[ée]termin|"
+    r"communiqu|d[ée]fini)[ée]e?s?\b",
     re.I,
 )
 
@@ -36,7 +48,10 @@ _DEFERRED = re.compile(
 # Words every `_DEFERRED` sentence holds: a passage without any is not read further (the
 # whole pattern costs ~5 ms over a document's 40 KB; these, ~0.04 ms).
 _DEFERRED_HINT = re.compile(
-    r"另行|另有规定|另文规定|待定|未确定|to be |tb[cd]|will be |separately|not yet", re.I
+    r"另行|另有规定|另文规定|待定|未确定|to be |tb[cd]|will be |separately|not yet|noch |"
+    r"festgelegt|geregelt|gegeben|mitgeteilt|d[ée]termin|d[ée]fini|confirm|pendiente|"
+    r"establecer|fijar|comunicar|fix|communiqu",
+    re.I,
 )
 
 
@@ -48,16 +63,31 @@ def left_to_another_rule(question: str, chosen: Sequence[Candidate]) -> str:
     passages = {c.chunk.content_id: c for c in chosen if _DEFERRED_HINT.search(c.chunk.text)}
     if not passages:
         return ""
-    terms = content_terms(question)
+    # (One Han character, 人 in 人力资源部, names nothing a rule is about.)
+    terms = [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
     evidence = normalise(" ".join(c.text for c in chosen if not _DEFERRED.search(c.text)))
     for c in passages.values():
         for other in candidates(c.chunk, c.hit_rank):
             if not _DEFERRED.search(other.text):
                 continue
-            text = normalise(other.text)
+            text = _deferring_clauses(normalise(other.text))
             if any(term_in(t, text) and not term_in(t, evidence) for t in terms):
                 return other.text
     return ""
+
+
+def _deferring_clauses(sentence: str) -> str:
+    """The clauses of a sentence that defer (with the one before, where a clause is the
+    deferral alone: "境外出差补助标准，另行规定"): "住宿标准按客户接待标准执行，须事先另行审批"
+    leaves the approval to another step, not the standard it states."""
+    clauses = re.split(r"[，,；;]", sentence)
+    out = []
+    for i, clause in enumerate(clauses):
+        if not _DEFERRED.search(clause):
+            continue
+        rest = _DEFERRED.sub("", clause).strip(" 。.:：-")
+        out.append(f"{clauses[i - 1]} {clause}" if i and len(rest) < 2 else clause)
+    return " ".join(out)
 
 
 # A document that puts a group or a thing outside its rules: "This SLA does not apply to
@@ -66,16 +96,39 @@ def left_to_another_rule(question: str, chosen: Sequence[Candidate]) -> str:
 _EXCLUDES = re.compile(
     # what follows is left out ("does not apply to beta features", "不适用于加盟门店") ...
     r"(?P<after>\b(?:does not|do not|doesn't|don't) apply to\b|\bexclud(?:es|ing)\b|"
-    r"\bexcept(?: for)?\b|\bother than\b|不适用于|不含|不包括|不包含)|"
+    r"\bexcept(?: for)?\b|\bother than\b|不适用于|不含|不包括|不包含|"
+    # (German, Spanish, French: "gilt nicht für", "no se aplica a", "ne s'applique pas")
+    r"\b(?:gilt|gelten) nicht f[üu]r\b|\bausgenommen\b|\bmit ausnahme\b|"
+    r"\bno (?:se )?aplica a\b|\bexcepto\b|\bsalvo\b|\bne s.applique pas\b|"
+    r"\b[àa] l.exception\b|\bsauf\b)|"
     # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
-    r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the )?scope\b|\bout of scope\b|"
-    r"\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|\b(?:is|are) not covered by\b|"
-    r"\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
-    r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行)"
+    r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the |this )?(?:scope|policy)\b|"
+    r"\bout of scope\b|\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
+    r"\b(?:is|are) not covered by\b|\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
+    r"\bnot by (?:this|these)\b|"
+    r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行|"
+    r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
+    r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)",
+    re.I,
 )
 _EXCLUDES_HINT = re.compile(
-    r"apply|exclu|except|other than|scope|eligible|separate|not covered|"
-    r"不适用|不含|不包|除外|不属于|另行管理|执行"
+    r"apply|exclu|except|other than|scope|policy|eligible|separate|not covered|not by|"
+    r"不适用|不含|不包|除外|不属于|另行管理|执行|nicht f|ausgenommen|ausnahme|eigene|aplica|"
+    r"excepto|salvo|applique|exception|sauf",
+    re.I,
+)
+
+# A question about the rules' reach, which a sentence putting something outside it answers.
+_ASKS_SCOPE = re.compile(
+    r"\b(?:apply|applies|applicable|cover(?:s|ed)?|eligible|scope|exclu\w*|exempt\w*|"
+    r"gilt|gelten|aplica|s.applique)\b|适用|范围",
+    re.I,
+)
+
+# A condition an exclusion is made on, which the excluding sentence then states.
+_CONDITION = re.compile(
+    r"\b(?:if|provided that|unless|as long as|wenn|falls|sofern|si|siempre que|salvo que)\b|"
+    r"如果|若|只要|除非"
 )
 
 
@@ -83,14 +136,24 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> str:
     """A question word the quote does not name and its document (normalised `same_doc`)
     names only to put it outside its rules: asked about interns' annual leave, the
     full-time employees' rule is quoted while the policy mentions interns only to say
-    they are outside its scope. The sentence that says so, or ""."""
+    they are outside its scope. A quote that is itself such a sentence does not name it,
+    unless the question asks whether the rules apply or asks yes or no ("Does the SLA cover
+    beta features?", "实习生可以弹性上班吗？"), or the sentence sets a condition ("Scheduled
+    maintenance is excluded … if it is announced at least 72 hours in advance"), which
+    answers for it.
+    The sentence that says so, or ""."""
     sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
     if not sentences:
         return ""
+    if not (_ASKS_SCOPE.search(question) or asks_yes_no(question)):
+        quoted, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
+        evidence = " ".join([unexcluded, *(q for q in quoted if _CONDITION.search(q))])
+    # (a stem of an inflected language takes its endings: "werkstudent" in "werkstudenten")
+    ending = r"\w{0,4}" if stemmed_language(question) else "s?"
     for t in content_terms(question):
         if term_in(t, evidence) or term_in(t, rest):
             continue
-        word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}s?\b")
+        word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}{ending}\b")
         for sentence in sentences:
             found = word.search(sentence)
             at = found.start() if found else -1
@@ -104,16 +167,25 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> str:
 # of the 2022 handbook", "原《费用报销管理办法》同时废止".
 _REPLACES = re.compile(
     # what follows is replaced ("replaces the 2022 handbook", "取代原办法") ...
-    r"(?P<active>\b(?:replaces|replacing|supersedes|superseding|repeals)\b|(?<!被)(?:替代|取代|代替))|"
+    r"(?P<active>\b(?:replaces|replacing|supersedes|superseding|repeals)\b|(?<!被)(?:替代|取代|代替)|"
+    # (German, Spanish, French: "ersetzt die Fassung", "sustituye a", "remplace")
+    r"\bersetzt (?:die|den|das)\b|\b(?:sustituye|reemplaza|deroga)\b|\b(?:remplace|abroge)\b)|"
     # ... or what comes before ("the 2022 handbook is replaced by", "原办法同时废止")
     r"(?P<state>\b(?:replaced|superseded|repealed|withdrawn)\b|\bno longer (?:in force|applies|"
-    r"apply|valid)\b|废止|失效|停止执行|不再执行|不再适用|被\S{0,12}?(?:替代|取代|代替))"
+    r"apply|valid)\b|废止|失效|停止执行|不再执行|不再适用|被\S{0,12}?(?:替代|取代|代替)|"
+    r"\b(?:ersetzt durch|au(?:ß|ss)er kraft)\b|\b(?:sustituid|reemplazad|derogad)[oa]s?\b|"
+    r"\b(?:remplac|abrog)[ée]e?s?\b)",
+    re.I,
 )
 # Words every `_REPLACES` sentence holds (as `_DEFERRED_HINT` for `_DEFERRED`).
 _REPLACES_HINT = re.compile(
-    r"replac|supersed|repeal|withdrawn|no longer|废止|替代|取代|代替|失效|停止执行|不再"
+    r"replac|supersed|repeal|withdrawn|no longer|废止|替代|取代|代替|失效|停止执行|不再|ersetzt|"
+    r"kraft|sustitu|reemplaz|derog|remplac|abrog",
+    re.I,
 )
-_SENTENCE_MARKS = ".。;；!?！？"
+# A sentence ends at these marks ("." only before a space or the end: not in "3.1", "V2.5").
+_MARKS = "。;；!?！？"
+_SENTENCE_END = re.compile(rf"[{_MARKS}]|\.(?=\s|$)")
 
 
 def only_replaced(
@@ -158,9 +230,14 @@ def _sentences_with(
 
 def _sentence_at(text: str, at: int) -> tuple[int, int]:
     """The bounds of the sentence of `text` holding position `at`."""
-    start = max(text.rfind(ch, 0, at) for ch in _SENTENCE_MARKS) + 1
-    ends = [e for ch in _SENTENCE_MARKS if (e := text.find(ch, at)) >= 0]
-    return start, min(ends) + 1 if ends else len(text)
+    start = max(text.rfind(ch, 0, at) for ch in _MARKS) + 1
+    dot = at
+    while (dot := text.rfind(".", start, dot)) >= 0:
+        if dot + 1 == len(text) or text[dot + 1].isspace():
+            start = dot + 1
+            break
+    end = _SENTENCE_END.search(text, at)
+    return start, end.end() if end else len(text)
 
 
 def _replaced_in(term: str, sentence: str) -> bool:
@@ -174,12 +251,64 @@ def _replaced_in(term: str, sentence: str) -> bool:
     return False
 
 
+# A version named by its number: "version 3.1", "Rev. 4", "versión 1.4", "Fassung 2",
+# "版本：C/2", "V2.5", "B/3版", "第3版".
+_VERSION_WORD = (
+    r"(?:\b(?:version|ver\.|rev\.?|revision|edition|release|versi[óo]n|vers[ãa]o|fassung|"
+    r"r[ée]vision)|版本号?)\s*[:：]?\s*"
+)
+_VERSION_ID = r"[a-z]?/?\d+(?:[./]\d+)*"
+_VERSION = re.compile(
+    rf"{_VERSION_WORD}(?P<named>{_VERSION_ID})(?![a-z0-9/]|\.\d)|"
+    r"(?<![a-z0-9./])(?P<v>v\d+(?:\.\d+)+)(?![a-z0-9]|\.\d)|"
+    r"(?<![a-z0-9./])(?P<han>[a-z]/\d+|\d+(?:\.\d+)*)\s*版(?!本)|第\s*(?P<nth>\d+)\s*版",
+    re.I,
+)
+
+
+def _version_of(m: re.Match[str]) -> str:
+    return next(g for g in m.groups() if g is not None)
+
+
+def asked_versions(question: str) -> list[str]:
+    """The versions a question names by number ("Under version 3.1 …", "B/3版中…")."""
+    return list(dict.fromkeys(_version_of(m) for m in _VERSION.finditer(question)))
+
+
+def version_found(version: str, text: str) -> bool:
+    """Whether a text names this version as a version (not "3.1" as a clause number)."""
+    return any(_version_of(m).lower() == version.lower() for m in _VERSION.finditer(text))
+
+
+def other_version(versions: Sequence[str], same_doc: str) -> tuple[str, str]:
+    """The one version a question asks about, where the quoted document names its own
+    version(s) and never this one: asked what version 3.1 said, a policy that is version
+    4.2 and does not mention 3.1 does not say. (The version, the sentence naming the
+    document's), or ("", "")."""
+    if len(versions) != 1 or version_found(versions[0], same_doc):
+        return "", ""
+    own = _VERSION.search(same_doc)
+    if own is None:
+        return "", ""
+    start, end = _sentence_at(same_doc, own.start())
+    return versions[0], same_doc[start:end].strip()
+
+
 def term_in(term: str, text: str) -> bool:
-    """A question term in a normalised text: a Han term as written, a Latin one (plural
-    "s" dropped) at the start of a word."""
+    """A question term in a normalised text: a Han term as written, a Latin one by its
+    stem ("recharged" in "recharge rates") at the start of a word."""
     if has_han(term):
         return term in text
-    return re.search(rf"(?<![a-z0-9]){re.escape(_bare(term))}", text) is not None
+    return re.search(rf"(?<![a-z0-9]){re.escape(_stem(term))}", text) is not None
+
+
+def _stem(term: str) -> str:
+    """What a Latin term's forms start with: its stem as far as the stem spells it
+    ("recharg", "kentuck" of kentucki), or the term without a plural "s" where that would
+    be too short to tell words apart."""
+    cut = stem(term)
+    cut = next((cut[:i] for i, (a, b) in enumerate(zip(cut, term, strict=False)) if a != b), cut)
+    return cut if len(cut) >= 4 else _bare(term)
 
 
 def _bare(term: str) -> str:

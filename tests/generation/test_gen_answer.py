@@ -284,6 +284,24 @@ def test_a_rule_stated_by_band_answers_for_the_amount_the_band_holds(route: Rout
     assert answer.covered and "15%" in answer.text and "8%" not in answer.text, answer
 
 
+def test_a_german_row_whose_band_holds_the_amount_answers(route: Route) -> None:
+    """(Held-out pass, session 46.) "seit 12 Jahren" is in the row "10 bis unter 20 Jahre"."""
+    header = ("Betriebszugehörigkeit", "Urlaubstage pro Jahr")
+    rows = (
+        ("unter 3 Jahre", "27"),
+        ("3 bis unter 10 Jahre", "28"),
+        ("10 bis unter 20 Jahre", "29"),
+        ("ab 20 Jahre", "30"),
+    )
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| Betriebszugehörigkeit | Urlaubstage pro Jahr |", "|---|---|", *lines])
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    question = "Ich bin seit 12 Jahren im Unternehmen. Wie viele Urlaubstage stehen mir zu?"
+    answer = ask(gen, make_hits(table), route, question=question)
+    assert answer.covered and "29" in answer.text and "28" not in answer.text, answer
+
+
 def test_a_rule_for_another_band_than_the_amount_asked_is_refused(route: Route) -> None:
     """The leave rules for under 10 and for 20 or more years do not answer for 12 years."""
     leave = make_chunk(

@@ -113,3 +113,15 @@ def test_a_placeholder_cell_is_empty_but_a_region_called_na_is_not() -> None:
     na, emea = candidates(table, 0)
     assert na.cells == (("Region", "NA"), ("Lead", "Dana Ruiz")) and na.empty == ("Target",)
     assert emea.cells == (("Region", "EMEA"),) and emea.empty == ("Lead", "Target")
+
+
+def test_placeholders_in_other_languages_are_empty_but_a_status_is_not() -> None:
+    header = ("Modalidad", "Antigüedad mínima", "Status", "Termin")
+    rows = (("Teletrabajo total", "Pendiente", "offen", "noch offen"),)
+    text = "| Modalidad | Antigüedad mínima | Status | Termin |\n|---|---|---|---|\n| " + (
+        " | ".join(rows[0]) + " |"
+    )
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    (row,) = candidates(table, 0)
+    assert row.cells == (("Modalidad", "Teletrabajo total"), ("Status", "offen"))
+    assert row.empty == ("Antigüedad mínima", "Termin")
