@@ -136,7 +136,8 @@ def test_a_group_the_document_puts_outside_its_rules_is_not_answered_by_the_rule
             "'1.4' only as replaced",
         ),
         (
-            "文件编号：QP-12 版本：C/2 生效日期：2024年6月15日。\nC级问题的8D报告须在20个工作日内提交。",
+            "文件编号：QP-12 版本：C/2 生效日期：2024年6月15日。\n"
+            "C级问题的8D报告须在20个工作日内提交。",
             "B/3版中C级问题的8D报告提交时限是多少？",
             "does not name 'B/3'",
         ),
