@@ -252,7 +252,9 @@ class Verdict:
     # does not mention), "row", "period", "subject" (the quote is about a sibling of the
     # thing asked), "time" (a date asked, none quoted); "" when covered.
     failed: str = ""
-    asked: str = ""  # with "subject": the question's word the quote has another in place of
+    # with "subject": the question's word the quote has another in place of, or which the
+    # document puts outside its rules (another document that answers must name it)
+    asked: str = ""
     # Constraints that pin one thing down (a name, identifier, period or given number):
     # `constraints` less a quantity asked, which any number in the quote meets.
     pins: int = 0
@@ -1440,6 +1442,14 @@ def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str,
     return same_doc, normalise(" ".join(names_of_docs.values()))
 
 
+def _number_of(term: str) -> float | None:
+    """The value of a term that is a number ("98.5", "1,000"), else None."""
+    try:
+        return float(term.replace(",", ""))
+    except ValueError:
+        return None
+
+
 def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
     """The question's identifiers, its written names, and (in a Chinese question) its
     Latin words. Short all-capital acronyms name agencies, publishers, leagues and kinds
@@ -1664,7 +1674,8 @@ def judge(
         alternatives = expanded.get(term.lower(), ())
         return found(term) or any(_name_found(alt, shown) for alt in alternatives)
 
-    missing_ids = [t for t in wanted_ids if not stated(t, written)]
+    # (A number the question gives as an amount, 98.5%, is met by the band that holds it.)
+    missing_ids = [t for t in wanted_ids if not stated(t, written) and _number_of(t) not in in_band]
     # A number the question gives ("SP 800-53", "第八十条", "十六周岁"): in the quote or its
     # scope, or the quoted document (its name; a clause or grade only in the quote); a
     # sibling's number does not meet it.
@@ -1924,10 +1935,11 @@ def judge(
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")
-    left_out = only_excluded(question, evidence, same_doc)
+    excluded, left_out = only_excluded(question, evidence, same_doc)
     if left_out:
+        # (Another document may answer for it, if it names it: `asked`.)
         why = f"the document puts what is asked outside its rules: {left_out!r}"
-        return Verdict(False, why, constraints=total, met=met, failed="subject")
+        return Verdict(False, why, constraints=total, met=met, failed="subject", asked=excluded)
     versions = asked_versions(question)
     gone, said = only_replaced(
         [(v, version_found) for v in versions]

@@ -39,12 +39,12 @@ _NUMBER = (
 # (Not 月 or 日 alone: "4月", "15日" are dates. 千米 is a kilometre, not a thousand metres.)
 _HAN_UNITS = (
     "个工作日|工作日|个自然日|自然日|个月|周岁|小时|千米|公里|公斤|平方米|万元|千元|亿元|"
-    "年|周|天|元|人|名|台|家|次|岁|米|吨|件|辆|间|张|户|个|座|套|份|块"
+    "年|周|天|元|个人|人|名|台|家|次|岁|米|吨|件|辆|间|张|户|个|座|套|份|块"
 )
 _WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten eleven twelve
     thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
 _WORD_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS_TEXT.split())}
-_UNIT_AFTER = rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
+_UNIT_AFTER = rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2".)
 _MENTION = re.compile(rf"(?<![\d:.a-z])(?P<num>{_NUMBER})(?![:\d]|\.\d){_UNIT_AFTER}")
 # Numbers in words, read in questions only ("for five years"): rules write digits.
@@ -124,8 +124,8 @@ _BEFORE = (
 )
 # Bounds written after a number (and its unit).
 _AFTER = (
-    (re.compile(r"^\s*[（(]含[)）]?\s*以上|^\s*以上"), "lo", True),
-    (re.compile(r"^\s*[（(]含[)）]?\s*以下|^\s*以[下内]"), "hi", True),
+    (re.compile(r"^\s*[（(]含[)）]?\s*以上|^\s*[及或]?以上"), "lo", True),
+    (re.compile(r"^\s*[（(]含[)）]?\s*以下|^\s*[及或]?以[下内]"), "hi", True),
     (re.compile(r"^\s*(?:or more|or above|and above|and over|\+)", re.I), "lo", True),
     (re.compile(r"^\s*(?:or less|or fewer|or below|and below|and under)", re.I), "hi", True),
     (re.compile(r"^\s*(?:und mehr|oder mehr|und länger|o más|ou plus|et plus)"), "lo", True),
@@ -134,7 +134,8 @@ _AFTER = (
 # Two numbers joined into one band: "A（含）至B", "A-B", "A to B", "between A and B".
 # ("bis unter 10", "to under 10": the upper bound is left out.)
 _JOIN = re.compile(
-    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|bis|a|à)\s*(?P<under>unter|under)?\s*$", re.I
+    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|bis|a|à)\s*(?P<under>unter|under|below)?\s*$",
+    re.I,
 )
 _BETWEEN = re.compile(r"\b(?:between|from|zwischen|entre)\s*$", re.I)
 _AND = re.compile(r"^\s*(?:and|und|y|et)\s*$", re.I)
@@ -218,9 +219,11 @@ def _plain(text: str) -> float | None:
         return float(value) if value is not None else None
 
 
-def _unit(han: str | None, word: str | None, currency: str | None) -> str:
+def _unit(han: str | None, word: str | None, currency: str | None, pct: str | None) -> str:
     if currency:
         return currency.lower()
+    if pct:
+        return "%"
     if han:
         unit = han.lstrip("个")
         return {
@@ -257,7 +260,8 @@ def _numbers(text: str, words: bool = False) -> list[_Number]:
         sign = _CURRENCY_BEFORE.search(text, max(0, m.start() - 5), m.start())
         currency = sign.group(0).strip() if sign else None
         word = None if currency else m.group("word")
-        unit = _unit(han, word, currency)
+        pct = m.group("pct")
+        unit = _unit(han, word, currency, pct)
         if (unit in ("", "年") and raw.isdigit() and _YEAR.match(raw)) or (
             unit == "年" and value >= 100
         ):
@@ -266,7 +270,15 @@ def _numbers(text: str, words: bool = False) -> list[_Number]:
             continue  # "第二张", "第十二条": which one, not how many
         if not raw[0].isdigit() and (value == 1 or not unit):
             continue  # "一年", "one year": a year's worth, per year; "one" alone: none
-        end = m.end("han") if han else m.end("word") if word and unit else m.end("num")
+        end = (
+            m.end("han")
+            if han
+            else m.end("pct")
+            if pct
+            else m.end("word")
+            if word and unit
+            else m.end("num")
+        )
         out.append(_Number(value, unit, sign.start() if sign else m.start(), end))
     return out
 

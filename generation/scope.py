@@ -132,7 +132,7 @@ _CONDITION = re.compile(
 )
 
 
-def only_excluded(question: str, evidence: str, same_doc: str) -> str:
+def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str]:
     """A question word the quote does not name and its document (normalised `same_doc`)
     names only to put it outside its rules: asked about interns' annual leave, the
     full-time employees' rule is quoted while the policy mentions interns only to say
@@ -140,11 +140,10 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> str:
     unless the question asks whether the rules apply or asks yes or no ("Does the SLA cover
     beta features?", "实习生可以弹性上班吗？"), or the sentence sets a condition ("Scheduled
     maintenance is excluded … if it is announced at least 72 hours in advance"), which
-    answers for it.
-    The sentence that says so, or ""."""
+    answers for it. (The word, the sentence that says so), or ("", "")."""
     sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
     if not sentences:
-        return ""
+        return "", ""
     if not (_ASKS_SCOPE.search(question) or asks_yes_no(question)):
         quoted, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
         evidence = " ".join([unexcluded, *(q for q in quoted if _CONDITION.search(q))])
@@ -159,8 +158,20 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> str:
             at = found.start() if found else -1
             for m in _EXCLUDES.finditer(sentence):
                 if at >= 0 and (at >= m.end() if m.group("after") else at < m.start()):
-                    return sentence.strip()
-    return ""
+                    return t, _clip(sentence, min(at, m.start()), max(at, m.end()))
+    return "", ""
+
+
+_CLIP = 160  # characters of a long "sentence" (a table's rows, run together) to show
+
+
+def _clip(sentence: str, start: int, end: int) -> str:
+    """The sentence, or where it is long (a table read as one), the part around `start`
+    and `end` (what the refusal's reason must show)."""
+    if len(sentence) <= 2 * _CLIP:
+        return sentence.strip()
+    a, b = max(0, start - _CLIP // 2), min(len(sentence), end + _CLIP // 2)
+    return f"{'…' if a else ''}{sentence[a:b].strip()}{'…' if b < len(sentence) else ''}"
 
 
 # A document names an old version only to say it is gone: "This section replaces Section 4

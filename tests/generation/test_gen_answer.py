@@ -284,6 +284,38 @@ def test_a_rule_stated_by_band_answers_for_the_amount_the_band_holds(route: Rout
     assert answer.covered and "15%" in answer.text and "8%" not in answer.text, answer
 
 
+def test_what_a_document_puts_outside_its_rules_is_not_answered_from_an_unrelated_one(
+    route: Route,
+) -> None:
+    """(Held-out pass, session 46.) The retention schedule says e-mail retention is set by
+    another standard; asked how long e-mails are kept, an overtime procedure's "more than
+    2 hours" was quoted from the next document. Another document answers only if it names
+    what was put outside the rules."""
+    schedule = make_chunk(
+        "Records retention schedule. Call recordings are kept for 2 years. E-mail retention "
+        "is set in the separate Email Management Standard (IS-07) and is not covered by "
+        "this schedule.",
+        doc_id="aa00000000000001",
+        title="Records Retention Schedule",
+    )
+    overtime = make_chunk(
+        "Meal allowance: AUD 18.50 when an employee works more than 2 hours of overtime.",
+        doc_id="aa00000000000002",
+        title="Overtime Procedure",
+    )
+    email = make_chunk(
+        "Employee e-mails are kept for 3 years and then deleted.",
+        doc_id="aa00000000000003",
+        title="Email Management Standard",
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    question = "How long are employee e-mails kept before deletion?"
+    answer = ask(gen, make_hits(schedule, overtime), route, question=question)
+    assert not answer.covered and "outside its rules" in answer.reason, answer
+    answer = ask(gen, make_hits(schedule, email), route, question=question)
+    assert answer.covered and "3 years" in answer.text, answer
+
+
 def test_a_german_row_whose_band_holds_the_amount_answers(route: Route) -> None:
     """(Held-out pass, session 46.) "seit 12 Jahren" is in the row "10 bis unter 20 Jahre"."""
     header = ("Betriebszugehörigkeit", "Urlaubstage pro Jahr")
@@ -300,6 +332,24 @@ def test_a_german_row_whose_band_holds_the_amount_answers(route: Route) -> None:
     question = "Ich bin seit 12 Jahren im Unternehmen. Wie viele Urlaubstage stehen mir zu?"
     answer = ask(gen, make_hits(table), route, question=question)
     assert answer.covered and "29" in answer.text and "28" not in answer.text, answer
+
+
+def test_a_percentage_asked_falls_in_its_band(route: Route) -> None:
+    """(Held-out pass, session 46.) 98.5% availability is in "98.0% to below 99.0%"; the
+    question's 98.5 need not be written in the row that holds it."""
+    header = ("Monthly availability", "Service credit")
+    rows = (
+        ("Below commitment but at least 99.0%", "5% of the monthly fee"),
+        ("98.0% to below 99.0%", "10% of the monthly fee"),
+        ("Below 95.0%", "50% of the monthly fee"),
+    )
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| Monthly availability | Service credit |", "|---|---|", *lines])
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    question = "Availability was only 98.5% last month. How much service credit do we get?"
+    answer = ask(gen, make_hits(table), route, question=question)
+    assert answer.covered and "10% of the monthly fee" in answer.text, answer
 
 
 def test_a_rule_for_another_band_than_the_amount_asked_is_refused(route: Route) -> None:

@@ -19,6 +19,8 @@ from generation.ranges import Band, bands, fits, question_amounts
         ("Who has to approve a vendor contract worth $300,000?", 300_000, "$"),
         ("What volume discount applies to an order of 300 seats?", 300, "seat"),
         ("I have worked here for five years. How much PTO do I get?", 5, "year"),
+        ("有12个人的客户团队要来园区参观，需要提前几天申请？", 12, "人"),
+        ("Availability was only 98.5% last month. What credit do we get?", 98.5, "%"),
     ],
 )
 def test_an_amount_is_a_number_with_its_unit(question: str, value: float, unit: str) -> None:
@@ -55,6 +57,8 @@ def test_years_clauses_and_bare_numbers_are_no_amounts(question: str) -> None:
         ("spend from $25,000 to $250,000", Band(25_000, 250_000, True, True, "$")),
         ("number of seats: 250-999 | discount: 15%", Band(250, 999, True, True, "")),
         ("number of seats: 1000 or more", Band(1000, None, True, False, "")),
+        ("10人及以上团体须提前5个工作日申请", Band(10, None, True, False, "人")),
+        ("2 万元及以下的，由设备部经理审批", Band(None, 20_000, False, True, "元")),
     ],
 )
 def test_bands_are_read_from_bounds_and_joined_numbers(text: str, band: Band) -> None:
@@ -108,6 +112,7 @@ def test_a_text_without_a_band_of_the_unit_says_nothing() -> None:
         ("de 5 a 10 años", Band(5, 10, True, True, "year")),
         ("más de 3 días", Band(3, None, False, False, "day")),
         ("plus de 2 heures", Band(2, None, False, False, "hour")),
+        ("98.0% to below 99.0%", Band(98, 99, True, False, "%")),
     ],
 )
 def test_bands_in_german_spanish_and_french(text: str, band: Band) -> None:
