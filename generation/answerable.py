@@ -1169,6 +1169,56 @@ def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     return ""
 
 
+_KEY_CELL = 20  # characters of a cell that names its row ("茶歇标准"), not describes it
+
+
+def _han_keyed_elsewhere(
+    question: str, row: Candidate, retrieved: Sequence[Chunk]
+) -> tuple[str, str]:
+    """A word of a Chinese question (two characters or more) that the quoted row does not
+    hold while another row of its table names it in a key column (the first, or one of
+    short values that are nearly all different: 项目 "茶歇标准"): asked for the 茶歇 rate,
+    the meeting-room row is another row's answer. The table's rows are those of the
+    retrieved parts of it. (Why, the row's key), or ("", "")."""
+    table = row.chunk.table_id
+    parts = [row.chunk] + [
+        c
+        for c in retrieved
+        if table
+        and (c.doc_id, c.table_id) == (row.chunk.doc_id, table)
+        and c.content_id != row.chunk.content_id
+    ]
+    rows = [c.cells for part in parts for c in candidates(part, row.hit_rank) if c.cells]
+    if len(rows) < 3:
+        return "", ""
+    text = normalise(row.text)
+    headers = list(dict.fromkeys(h for cells in rows for h, _ in cells))
+    keyed = [h for h in headers if _key_column(h, rows, first=h == headers[0])]
+    terms = content_terms(question)
+    # (Two single characters jieba left apart are one word where the question joins them:
+    # 茶 歇 of 茶歇.)
+    joined = [a + b for a, b in itertools.pairwise(terms) if len(a) == len(b) == 1]
+    words = [
+        w
+        for w in [*terms, *(j for j in joined if j in question)]
+        if len(w) >= 2 and has_han(w) and w not in text
+    ]
+    for cells in rows:
+        for h, v in cells:
+            if h in keyed and len(v) <= _KEY_CELL and normalise(v) != text:
+                word = next((w for w in words if w in v), "")
+                if word:
+                    return f"the table's row for {word!r} is {v!r}, not the row quoted", v
+    return "", ""
+
+
+def _key_column(header: str, rows: Sequence[Sequence[tuple[str, str]]], first: bool) -> bool:
+    values = [v for cells in rows for h, v in cells if h == header]
+    if first:
+        return True
+    return all(len(v) <= _KEY_CELL for v in values) and len(set(values)) >= 0.8 * len(rows)
+
+
 # jieba's tags of words that say which figure a Chinese question asks of a row:
 # abbreviations (人均, 同比) and ordinal periods (第三季度). (Nouns are too often the
 # question's way of naming the document or the table: 示例, 申请表, 标准表.)
@@ -1901,6 +1951,8 @@ def judge(
     first_row = next((c for c in chosen if c.is_table_row), None)  # (under its caption)
     if not row_miss and first_row is not None and has_han(question):
         row_miss = _han_sibling_row(question, first_row, same_doc)
+        if not row_miss:
+            row_miss, row_asked = _han_keyed_elsewhere(question, first_row, retrieved)
         unmet = [] if row_miss else _han_column_unmet(question, first_row, same_doc, similarity)
         if unmet:
             what = ", ".join(repr(w) for w in unmet)

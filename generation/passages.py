@@ -136,6 +136,19 @@ def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]
     return tuple(pairs)
 
 
+# A first column that only numbers the rows ("序号", "No.", "#" over 1, 2, 3 …) says nothing
+# of a row: its key is the next column (a row keyed "12" was quoted for "12个人").
+_INDEX_HEADER = re.compile(r"序号|序|编号|no\.?|#|nr\.?|n[º°]|s/?n|s\. ?no\.?|lfd\. ?nr\.?", re.I)
+
+
+def _index_column(header: list[str], body: list[tuple[int, list[str]]]) -> bool:
+    return (
+        len(header) > 2
+        and _INDEX_HEADER.fullmatch(header[0].strip()) is not None
+        and all(row[:1] and row[0].strip().isdigit() for _, row in body)
+    )
+
+
 def render_row(cells: tuple[tuple[str, str], ...]) -> str:
     return " | ".join(f"{h}: {v}" if h else v for h, v in cells)
 
@@ -294,6 +307,8 @@ def _table_candidates(
     if structured is not None:
         header = structured[0]
         body = [(line, cells) for (line, _), cells in zip(body, structured[1], strict=True)]
+    if _index_column(header, body):
+        header, body = header[1:], [(line, row[1:]) for line, row in body]
     context = " ".join(line.strip() for line in lines[max(0, i - 2) : i])
     for line, row in body:
         pairs = _row_pairs(header, row)

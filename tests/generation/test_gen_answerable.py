@@ -1001,3 +1001,37 @@ def test_an_ordinal_day_answers_which_day() -> None:
     assert not _verdict(
         "From which day of being ill do I need a doctor's note?", make_hits(vague)
     ).covered
+
+
+def _rules_table() -> Chunk:
+    header = ("序号", "类别", "项目", "标准/要求", "责任部门")
+    rows = (
+        ("1", "会议室", "A栋1楼大会议室（101）", "容纳60人；配投影仪、视频会议系统", "行政部"),
+        ("2", "会议室", "预约未签到", "会议开始后15分钟未签到的预约自动释放", "行政部"),
+        ("3", "会议室", "茶歇标准", "10–30人的会议每人每次不超过25元", "行政部"),
+        ("4", "访客", "团体参观", "10人及以上团体须提前5个工作日申请", "行政部"),
+    )
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| " + " | ".join(header) + " |", "|---|---|---|---|---|", *lines])
+    return make_chunk(text, kind="table", table_header=header, table_rows=rows)
+
+
+def test_a_column_numbering_the_rows_is_no_key() -> None:
+    """(Held-out pass, session 46.) A 序号 column said nothing of its row, and its "12"
+    matched the 12 of "12个人的客户团队"; the row is keyed by the next column."""
+    first = candidates(_rules_table(), 0)[0]
+    assert first.cells[0] == ("类别", "会议室")
+    assert "序号" not in first.text
+
+
+def test_a_row_the_table_keys_by_another_question_word_does_not_answer() -> None:
+    """Asked for the 茶歇 rate of a meeting, the meeting-room row was quoted: the table's
+    茶歇标准 row is the one asked about (jieba cuts 茶歇 into two characters)."""
+    hits = make_hits(_rules_table())
+    room = "A栋1楼大会议室（101）"
+    miss = _judged_alone("有外部客户参加的80人大会，茶歇每人标准是多少？", hits, room)
+    assert not miss.covered and "茶歇标准" in miss.reason, miss
+    right = _judged_alone(
+        "订了会议室但人没到，会议开始后多久不签到预约会被取消？", hits, "预约未签到"
+    )
+    assert right.covered, right
