@@ -1178,17 +1178,8 @@ def _han_keyed_elsewhere(
     """A word of a Chinese question (two characters or more) that the quoted row does not
     hold while another row of its table names it in a key column (the first, or one of
     short values that are nearly all different: 项目 "茶歇标准"): asked for the 茶歇 rate,
-    the meeting-room row is another row's answer. The table's rows are those of the
-    retrieved parts of it. (Why, the row's key), or ("", "")."""
-    table = row.chunk.table_id
-    parts = [row.chunk] + [
-        c
-        for c in retrieved
-        if table
-        and (c.doc_id, c.table_id) == (row.chunk.doc_id, table)
-        and c.content_id != row.chunk.content_id
-    ]
-    rows = [c.cells for part in parts for c in candidates(part, row.hit_rank) if c.cells]
+    the meeting-room row is another row's answer. (Why, the row's key), or ("", "")."""
+    rows = _table_rows(row, retrieved)
     if len(rows) < 3:
         return "", ""
     text = normalise(row.text)
@@ -1210,6 +1201,46 @@ def _han_keyed_elsewhere(
                 if word:
                     return f"the table's row for {word!r} is {v!r}, not the row quoted", v
     return "", ""
+
+
+def _table_rows(row: Candidate, retrieved: Sequence[Chunk]) -> list[tuple[tuple[str, str], ...]]:
+    """The (column, value) cells of every row of a quoted row's table that was retrieved
+    (its chunk and the other retrieved parts of the same table)."""
+    table = row.chunk.table_id
+    parts = [row.chunk] + [
+        c
+        for c in retrieved
+        if table
+        and (c.doc_id, c.table_id) == (row.chunk.doc_id, table)
+        and c.content_id != row.chunk.content_id
+    ]
+    return [c.cells for part in parts for c in candidates(part, row.hit_rank) if c.cells]
+
+
+def _value_of_another_row(question: str, row: Candidate, retrieved: Sequence[Chunk]) -> str:
+    """A value the question names ("APAC") that other rows of the quoted row's table hold
+    in a column where the quoted row holds another one the question does not name
+    ("North America"): the figures are another row's. (Asked for the NPS of Gas Analyzers
+    in APAC, the North America row was quoted, its Region left out of the answer.) Names
+    only: numbers and one-character values say too little. Why, or ""."""
+    asked = normalise(question)
+    own = dict(row.cells)
+    by_column: dict[str, set[str]] = {}
+    for cells in _table_rows(row, retrieved):
+        for h, v in cells:
+            if h in own and v != own[h]:
+                by_column.setdefault(h, set()).add(v)
+    for h, value in own.items():
+        if not h or _name_found(value, asked) or not re.search(r"[^\W\d_]", value):
+            continue
+        for other in sorted(by_column.get(h, ())):
+            if (
+                len(other) > 1
+                and re.search(r"[^\W\d_]", other)
+                and _name_found(normalise(other), asked)
+            ):
+                return f"the row quoted has {h}: {value!r}, not {other!r}"
+    return ""
 
 
 def _key_column(header: str, rows: Sequence[Sequence[tuple[str, str]]], first: bool) -> bool:
@@ -1959,6 +1990,8 @@ def judge(
             return Verdict(
                 False, f"the table gives no {what}", constraints=total, met=met, failed="facet"
             )
+    if not row_miss and chosen[0].is_table_row:
+        row_miss = _value_of_another_row(question, chosen[0], retrieved)
     if not row_miss and chosen[0].is_table_row:
         row_miss = _empty_column_asked(question, chosen[0])
     if row_miss:

@@ -106,13 +106,16 @@ _EXCLUDES = re.compile(
     r"\bout of scope\b|\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
     r"\b(?:is|are) not covered by\b|\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
     r"\bnot by (?:this|these)\b|"
+    # ("Their devices are governed by the Contractor Device Standard": another text's rule)
+    r"\b(?:is|are) governed by (?:the |a )?[\w\s\-]{0,40}?(?:standard|policy|procedure|"
+    r"manual|agreement|terms|rules|regulations?)\b|"
     r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行|"
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
     r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)",
     re.I,
 )
 _EXCLUDES_HINT = re.compile(
-    r"apply|exclu|except|other than|scope|policy|eligible|separate|not covered|not by|"
+    r"apply|exclu|except|other than|scope|policy|eligible|separate|not covered|not by|govern|"
     r"不适用|不含|不包|除外|不属于|另行管理|执行|nicht f|ausgenommen|ausnahme|eigene|aplica|"
     r"excepto|salvo|applique|exception|sauf",
     re.I,
@@ -125,6 +128,12 @@ _ASKS_SCOPE = re.compile(
     re.I,
 )
 
+# The name of the other text an exclusion sends its subject to.
+_OTHER_TEXT = re.compile(
+    r"\b(?:governed|covered) by (?:the |a )?(?!this\b|these\b)"
+    r"(?P<name>[\w\s\-]{0,40}?(?:standard|policy|procedure|manual|agreement|terms|rules|"
+    r"regulations?))\b|(?P<name2>《[^》]{1,40}》)"
+)
 # A condition an exclusion is made on, which the excluding sentence then states.
 _CONDITION = re.compile(
     r"\b(?:if|provided that|unless|as long as|wenn|falls|sofern|si|siempre que|salvo que)\b|"
@@ -144,6 +153,11 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
     if not sentences:
         return "", ""
+    # The other texts they send it to are no mention of it ("- Contractor Device Standard
+    # (ITP-09)" in the references).
+    for sentence in sentences:
+        for m in _OTHER_TEXT.finditer(sentence):
+            rest = rest.replace(m.group("name") or m.group("name2"), " ")
     if not (_ASKS_SCOPE.search(question) or asks_yes_no(question)):
         quoted, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
         evidence = " ".join([unexcluded, *(q for q in quoted if _CONDITION.search(q))])
@@ -178,7 +192,7 @@ def _clip(sentence: str, start: int, end: int) -> str:
 # of the 2022 handbook", "原《费用报销管理办法》同时废止".
 _REPLACES = re.compile(
     # what follows is replaced ("replaces the 2022 handbook", "取代原办法") ...
-    r"(?P<active>\b(?:replaces|replacing|supersedes|superseding|repeals)\b|(?<!被)(?:替代|取代|代替)|"
+    r"(?P<active>\b(?:replaces?|replacing|supersedes?|superseding|repeals?)\b|(?<!被)(?:替代|取代|代替)|"
     # (German, Spanish, French: "ersetzt die Fassung", "sustituye a", "remplace")
     r"\bersetzt (?:die|den|das)\b|\b(?:sustituye|reemplaza|deroga)\b|\b(?:remplace|abroge)\b)|"
     # ... or what comes before ("the 2022 handbook is replaced by", "原办法同时废止")

@@ -1035,3 +1035,25 @@ def test_a_row_the_table_keys_by_another_question_word_does_not_answer() -> None
         "订了会议室但人没到，会议开始后多久不签到预约会被取消？", hits, "预约未签到"
     )
     assert right.covered, right
+
+
+def test_a_row_holding_another_value_the_question_names_does_not_answer() -> None:
+    """(Held-out pass, session 45's set.) Asked for the NPS of Gas Analyzers in APAC, the
+    North America row was quoted (its Region left out of the answer). A row whose column
+    holds another value than the one the question names, which other rows hold, is
+    another row's; a question naming both values is answered by either."""
+    header = ("Quarter", "Product line", "Region", "NPS")
+    rows = (
+        ("Q3 2024", "Gas Analyzers", "North America", "56"),
+        ("Q3 2024", "Gas Analyzers", "EMEA", "35"),
+        ("Q3 2024", "Gas Analyzers", "APAC", ""),
+        ("Q3 2024", "Gas Analyzers", "All regions", "47"),
+    )
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| Quarter | Product line | Region | NPS |", "|---|---|---|---|", *lines])
+    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    miss = _judged_alone("What was the NPS for Gas Analyzers in APAC in Q3 2024?", hits, "North")
+    assert not miss.covered and "'North America', not 'APAC'" in miss.reason, miss
+    both = "What was the NPS for Gas Analyzers in North America and APAC in Q3 2024?"
+    assert _judged_alone(both, hits, "North").covered
+    assert _judged_alone("What was the NPS for Gas Analyzers in Q3 2024?", hits, "All").covered

@@ -229,3 +229,28 @@ def test_an_excluded_group_in_other_languages_and_a_quoted_exclusion(
 def test_a_rule_left_open_in_other_words(passage: str, missed: str, said: str) -> None:
     miss = _verdict(missed, make_hits(make_chunk(passage)))
     assert not miss.covered and said in miss.reason, miss
+
+
+def test_plural_replace_and_a_group_sent_to_another_standard() -> None:
+    """(Session 45's held-out set.) "These terms replace the terms dated 1 June 2023" names
+    the June 2023 terms only as replaced. Contractors "not covered by this policy", whose
+    devices "are governed by the Contractor Device Standard", are not answered by the
+    policy, although that standard's title names them again in the references."""
+    terms = make_chunk(
+        "Effective date: 1 April 2025. These terms replace the terms dated 1 June 2023.\n"
+        "Store customers may return an item within 14 days from purchase."
+    )
+    old = _verdict(
+        "Under the June 2023 terms, how long did store customers have to return an item?",
+        make_hits(terms),
+    )
+    assert not old.covered and "'June 2023' only as replaced" in old.reason, old
+    policy = make_chunk(
+        "2.2 Contractors, agency workers and consultants are not covered by this policy. "
+        "Their devices are governed by the Contractor Device Standard (ITP-09).\n"
+        "Standard laptops are refreshed every 48 months.\n"
+        "References: Contractor Device Standard (ITP-09)."
+    )
+    miss = _verdict("What's the laptop refresh cycle for contractors?", make_hits(policy))
+    assert not miss.covered, miss
+    assert _verdict("What's the refresh cycle for standard laptops?", make_hits(policy)).covered
