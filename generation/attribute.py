@@ -40,9 +40,10 @@ _FORM_TEXT = """
     nom noms année années jour jours datum jahr jahre tag tage namen art año años fecha día
     nombre tipo ano anos dia nome anno anni giorno год года году дата день название имя тип
 """
-# Light verbs of other languages (English ones are stop words already): "¿Qué extensión
-# tiene …?", "se encuentra", "wie heißt": they say nothing of the facet.
+# Light verbs (most English ones are stop words already): "What NPS did it get?", "¿Qué
+# extensión tiene …?", "se encuentra", "wie heißt": they say nothing of the facet.
 _LIGHT_VERB_TEXT = """
+    get gets got gotten getting
     tiene tienen tenía tuvo está están estaba encuentra encuentran llama llaman llamaba
     conoce conocen conocido conocida hay hace hizo
     trouve trouvent appelle appellent appelait connu connue situé située fait

@@ -839,13 +839,30 @@ def _row_columns(cand: Candidate, terms: Sequence[str]) -> list[int]:
         if h and i not in named and _matched_terms(terms, h)
     ]
     if any(i > 0 for i in asked):
-        return sorted({0, *named, *asked})
+        return sorted({*_key_prefix(cand), *named, *asked})
     if len(cand.cells) <= MAX_ROW_CELLS:
         return list(range(len(cand.cells)))
     # The first cell names the row ("Kentucky"); then the cells the question mentions.
     matching = [i for i, (h, v) in enumerate(cand.cells) if _matched_terms(terms, f"{h} {v}")]
     priority = dict.fromkeys([0, *matching, *range(len(cand.cells))])
     return sorted(list(priority)[:MAX_ROW_CELLS])
+
+
+_KEY_PREFIX = 3  # leading label cells that may name a row together (quarter, line, region)
+_KEY_VALUE = 24  # characters of a label cell
+
+
+def _key_prefix(cand: Candidate) -> list[int]:
+    """The row's leading label cells: its first, and those after it up to the first number
+    or long text ("Q3 2024 | Gas Analyzers | North America" of a KPI row): shown with the
+    figure asked, they say which row it is (without "North America" the NPS of the
+    region's row read as the product line's)."""
+    out = [0]
+    for i, (_, v) in enumerate(cand.cells[1:_KEY_PREFIX], start=1):
+        if len(v) > _KEY_VALUE or not re.search(r"[^\W\d_]", v):
+            break
+        out.append(i)
+    return out
 
 
 def _row_text(cand: Candidate, terms: Sequence[str]) -> str:

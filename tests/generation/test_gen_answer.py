@@ -352,6 +352,27 @@ def test_a_percentage_asked_falls_in_its_band(route: Route) -> None:
     assert answer.covered and "10% of the monthly fee" in answer.text, answer
 
 
+def test_a_row_quoted_for_one_figure_shows_the_cells_that_name_it(route: Route) -> None:
+    """(Session 46.) The NPS of a KPI row was quoted with its quarter and product line but
+    not its region: read alone, the region's figure passed for the product line's."""
+    header = ("Quarter", "Product line", "Region", "Revenue", "NPS")
+    rows = (
+        ("Q3 2024", "Gas Analyzers", "North America", "3135", "56"),
+        ("Q3 2024", "Gas Analyzers", "EMEA", "2416", "35"),
+        ("Q3 2024", "Flow Meters", "EMEA", "4473", "36"),
+    )
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| " + " | ".join(header) + " |", "|---|---|---|---|---|", *lines])
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(
+        gen, make_hits(table), route, question="What NPS did Gas Analyzers get in Q3 2024?"
+    )
+    assert answer.covered, answer
+    assert "North America" in answer.text and "56" in answer.text, answer
+    assert "Region" in answer.text and "Revenue" not in answer.text
+
+
 def test_a_rule_for_another_band_than_the_amount_asked_is_refused(route: Route) -> None:
     """The leave rules for under 10 and for 20 or more years do not answer for 12 years."""
     leave = make_chunk(
