@@ -1169,38 +1169,51 @@ def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     return ""
 
 
-_KEY_CELL = 20  # characters of a cell that names its row ("茶歇标准"), not describes it
-
-
 def _han_keyed_elsewhere(
     question: str, row: Candidate, retrieved: Sequence[Chunk]
 ) -> tuple[str, str]:
-    """A word of a Chinese question (two characters or more) that the quoted row does not
-    hold while another row of its table names it in a key column (the first, or one of
-    short values that are nearly all different: 项目 "茶歇标准"): asked for the 茶歇 rate,
-    the meeting-room row is another row's answer. (Why, the row's key), or ("", "")."""
+    """Another row of the quoted row's table whose key the Chinese question names better
+    than the quoted row's key: more of the question's character pairs are in it (two at
+    least). Asked for the 茶歇 rate of an 80-person meeting, the row keyed 茶歇标准 (茶歇,
+    标准) is the one asked about, not the meeting-room row (大会 of 大会议室); asked for the
+    分选费, the row 分选费 stays (分选, 选费) against 客户管理费 (客户). Key columns: the
+    first, and the next where the first repeats its values (类别 → 项目). (Why, the other
+    row's key), or ("", "")."""
     rows = _table_rows(row, retrieved)
-    if len(rows) < 3:
+    if len(rows) < 3 or not row.cells:
         return "", ""
-    text = normalise(row.text)
-    headers = list(dict.fromkeys(h for cells in rows for h, _ in cells))
-    keyed = [h for h in headers if _key_column(h, rows, first=h == headers[0])]
-    terms = content_terms(question)
-    # (Two single characters jieba left apart are one word where the question joins them:
-    # 茶 歇 of 茶歇.)
-    joined = [a + b for a, b in itertools.pairwise(terms) if len(a) == len(b) == 1]
-    words = [
-        w
-        for w in [*terms, *(j for j in joined if j in question)]
-        if len(w) >= 2 and has_han(w) and w not in text
-    ]
-    for cells in rows:
-        for h, v in cells:
-            if h in keyed and len(v) <= _KEY_CELL and normalise(v) != text:
-                word = next((w for w in words if w in v), "")
-                if word:
-                    return f"the table's row for {word!r} is {v!r}, not the row quoted", v
+    keyed = _key_columns(rows)
+    pairs = {question[i : i + 2] for i in range(len(question) - 1)}
+    pairs = {p for p in pairs if has_han(p[0]) and has_han(p[1])}
+
+    def key_of(cells: Sequence[tuple[str, str]]) -> str:
+        return " ".join(v for h, v in cells if h in keyed)
+
+    def named(key: str) -> int:
+        return sum(p in key for p in pairs)
+
+    own_key = key_of(row.cells)
+    own = named(own_key)
+    best = max((key_of(cells) for cells in rows), key=named, default="")
+    if best != own_key and named(best) >= max(2, own + 1):
+        return f"the table's row for what is asked is {best!r}, not the row quoted", best
     return "", ""
+
+
+def _key_columns(rows: Sequence[Sequence[tuple[str, str]]]) -> list[str]:
+    """A table's key columns: its first, and the next where the first repeats its values
+    (a category, then the item: 类别 → 项目)."""
+    headers = list(dict.fromkeys(h for cells in rows for h, _ in cells))
+    if not headers:
+        return []
+
+    def distinct(header: str) -> bool:
+        values = [v for cells in rows for h, v in cells if h == header]
+        return len(set(values)) >= 0.8 * len(values)
+
+    if distinct(headers[0]) or len(headers) < 2:
+        return headers[:1]
+    return headers[:2]
 
 
 def _table_rows(row: Candidate, retrieved: Sequence[Chunk]) -> list[tuple[tuple[str, str], ...]]:
@@ -1224,6 +1237,7 @@ def _value_of_another_row(question: str, row: Candidate, retrieved: Sequence[Chu
     in APAC, the North America row was quoted, its Region left out of the answer.) Names
     only: numbers and one-character values say too little. Why, or ""."""
     asked = normalise(question)
+    quoted = normalise(row.text)
     own = dict(row.cells)
     by_column: dict[str, set[str]] = {}
     for cells in _table_rows(row, retrieved):
@@ -1234,20 +1248,17 @@ def _value_of_another_row(question: str, row: Candidate, retrieved: Sequence[Chu
         if not h or _name_found(value, asked) or not re.search(r"[^\W\d_]", value):
             continue
         for other in sorted(by_column.get(h, ())):
+            name = normalise(other)
+            # (Not where the quoted row says it too: "Permanent night" of "Night", a
+            # description naming another field.)
             if (
                 len(other) > 1
                 and re.search(r"[^\W\d_]", other)
-                and _name_found(normalise(other), asked)
+                and _name_found(name, asked)
+                and not _name_found(name, quoted)
             ):
                 return f"the row quoted has {h}: {value!r}, not {other!r}"
     return ""
-
-
-def _key_column(header: str, rows: Sequence[Sequence[tuple[str, str]]], first: bool) -> bool:
-    values = [v for cells in rows for h, v in cells if h == header]
-    if first:
-        return True
-    return all(len(v) <= _KEY_CELL for v in values) and len(set(values)) >= 0.8 * len(rows)
 
 
 # jieba's tags of words that say which figure a Chinese question asks of a row:

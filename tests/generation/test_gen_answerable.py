@@ -1057,3 +1057,26 @@ def test_a_row_holding_another_value_the_question_names_does_not_answer() -> Non
     both = "What was the NPS for Gas Analyzers in North America and APAC in Q3 2024?"
     assert _judged_alone(both, hits, "North").covered
     assert _judged_alone("What was the NPS for Gas Analyzers in Q3 2024?", hits, "All").covered
+
+
+def test_a_row_that_itself_names_the_other_value_may_answer() -> None:
+    """The answer may stand in a row's description that names another row's key (the
+    'default' field: "If the enum is defined, the value MUST exist in the enum's values"),
+    or a row's key may hold the value asked inside a longer one ("Permanent night")."""
+    header = ("Field Name", "Type", "Description")
+    rows = (
+        ("enum", "[string]", "An enumeration of string values to be used."),
+        (
+            "default",
+            "string",
+            "REQUIRED. The default value. If the enum is defined, the value MUST exist in "
+            "the enum's values.",
+        ),
+        ("description", "string", "An optional description for the server variable."),
+    )
+    lines = ["| " + " | ".join(r) + " |" for r in rows]
+    text = "\n".join(["| Field Name | Type | Description |", "|---|---|---|", *lines])
+    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    question = "When enum is defined for a server variable, where must the value exist?"
+    verdict = _judged_alone(question, hits, "REQUIRED")
+    assert "not 'enum'" not in verdict.reason, verdict
