@@ -46,6 +46,17 @@ def make_chunk(
     )
 
 
+def make_table(
+    header: tuple[str, ...], rows: tuple[tuple[str, ...], ...], *, caption: str = ""
+) -> Chunk:
+    """A table chunk as the chunker writes one: a Markdown table (under its caption, if
+    any), with its header and rows."""
+    lines = ["| " + " | ".join(r) + " |" for r in (header, *rows)]
+    lines.insert(1, "|" + "---|" * len(header))
+    text = "\n".join([caption, *lines] if caption else lines)
+    return make_chunk(text, kind="table", table_header=header, table_rows=rows)
+
+
 def make_hits(*chunks: Chunk) -> list[Hit]:
     """Hits in the given order, scores falling with rank."""
     return [Hit(chunk=c, score=1.0 / (i + 1)) for i, c in enumerate(chunks)]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 from fake_llm_server import FakeLLMServer, Reply
-from gen_cases import make_chunk, make_hits
+from gen_cases import make_chunk, make_hits, make_table
 
 from core.settings import LLMSettings
 from core.types import Answer, Chunk, Hit, Route
@@ -276,9 +276,7 @@ def test_a_rule_stated_by_band_answers_for_the_amount_the_band_holds(route: Rout
 
     header = ("Number of seats", "Discount")
     rows = (("1-49", "0%"), ("50-249", "8%"), ("250-999", "15%"), ("1000 or more", "Negotiated"))
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["Volume Discounts", "| Number of seats | Discount |", "|---|---|", *lines])
-    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    table = make_table(header, rows, caption="Volume Discounts")
     question = "What volume discount applies to an order of 300 seats?"
     answer = ask(gen, make_hits(table), route, question=question)
     assert answer.covered and "15%" in answer.text and "8%" not in answer.text, answer
@@ -325,9 +323,7 @@ def test_a_german_row_whose_band_holds_the_amount_answers(route: Route) -> None:
         ("10 bis unter 20 Jahre", "29"),
         ("ab 20 Jahre", "30"),
     )
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["| Betriebszugehörigkeit | Urlaubstage pro Jahr |", "|---|---|", *lines])
-    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    table = make_table(header, rows)
     gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
     question = "Ich bin seit 12 Jahren im Unternehmen. Wie viele Urlaubstage stehen mir zu?"
     answer = ask(gen, make_hits(table), route, question=question)
@@ -343,9 +339,7 @@ def test_a_percentage_asked_falls_in_its_band(route: Route) -> None:
         ("98.0% to below 99.0%", "10% of the monthly fee"),
         ("Below 95.0%", "50% of the monthly fee"),
     )
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["| Monthly availability | Service credit |", "|---|---|", *lines])
-    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    table = make_table(header, rows)
     gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
     question = "Availability was only 98.5% last month. How much service credit do we get?"
     answer = ask(gen, make_hits(table), route, question=question)
@@ -361,9 +355,7 @@ def test_a_row_quoted_for_one_figure_shows_the_cells_that_name_it(route: Route) 
         ("Q3 2024", "Gas Analyzers", "EMEA", "2416", "35"),
         ("Q3 2024", "Flow Meters", "EMEA", "4473", "36"),
     )
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["| " + " | ".join(header) + " |", "|---|---|---|---|---|", *lines])
-    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    table = make_table(header, rows)
     gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
     answer = ask(
         gen, make_hits(table), route, question="What NPS did Gas Analyzers get in Q3 2024?"
@@ -390,9 +382,7 @@ def test_a_cell_holding_only_a_dash_or_tbd_gives_no_value(route: Route) -> None:
     answer says so instead of quoting the dash."""
     header = ("设备", "润滑油", "加油周期")
     rows = (("注塑机", "46号抗磨液压油", "每月"), ("行车", "—", "待确认"))
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["| 设备 | 润滑油 | 加油周期 |", "|---|---|---|", *lines])
-    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    table = make_table(header, rows)
     gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
     (_, crane) = candidates(table, 0)
     assert crane.cells == (("设备", "行车"),) and crane.empty == ("润滑油", "加油周期")

@@ -1,4 +1,4 @@
-from gen_cases import make_chunk, make_hits
+from gen_cases import make_chunk, make_hits, make_table
 
 from core.types import Chunk, Hit, Route
 from generation.answer import AnswerGenerator
@@ -1011,9 +1011,7 @@ def _rules_table() -> Chunk:
         ("3", "会议室", "茶歇标准", "10–30人的会议每人每次不超过25元", "行政部"),
         ("4", "访客", "团体参观", "10人及以上团体须提前5个工作日申请", "行政部"),
     )
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["| " + " | ".join(header) + " |", "|---|---|---|---|---|", *lines])
-    return make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    return make_table(header, rows)
 
 
 def test_a_column_numbering_the_rows_is_no_key() -> None:
@@ -1049,9 +1047,7 @@ def test_a_row_holding_another_value_the_question_names_does_not_answer() -> Non
         ("Q3 2024", "Gas Analyzers", "APAC", ""),
         ("Q3 2024", "Gas Analyzers", "All regions", "47"),
     )
-    lines = ["| " + " | ".join(r) + " |" for r in rows]
-    text = "\n".join(["| Quarter | Product line | Region | NPS |", "|---|---|---|---|", *lines])
-    hits = make_hits(make_chunk(text, kind="table", table_header=header, table_rows=rows))
+    hits = make_hits(make_table(header, rows))
     miss = _judged_alone("What was the NPS for Gas Analyzers in APAC in Q3 2024?", hits, "North")
     assert not miss.covered and "'North America', not 'APAC'" in miss.reason, miss
     both = "What was the NPS for Gas Analyzers in North America and APAC in Q3 2024?"
