@@ -1111,18 +1111,55 @@ def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
 _HYPHENED = re.compile(r"(?<![\w-])([a-z]+)-([a-z]+)(?![\w-])")
 
 
-def _hyphen_sibling(question: str, quoted: str, same_doc: str) -> str:
+def _hyphen_sibling(question: str, quoted: str, same_doc: str) -> tuple[str, str]:
     """A compound the question writes with a hyphen ("part-time") that the quoted document
     never writes, where the quote has another with the same second word ("full-time"):
-    the quote is about that kind. Why, or ""."""
+    the quote is about that kind. (Why, the compound asked), or ("", "")."""
     for m in _HYPHENED.finditer(question.lower()):
         first, second = m.groups()
         if any(f"{first}{sep}{second}" in same_doc for sep in ("-", " ", "")):
             continue
         for n in _HYPHENED.finditer(quoted.lower()):
             if n.group(2) == second and n.group(1) != first:
-                return f"the quoted text is about {n.group(0)!r}, not {m.group(0)!r}"
-    return ""
+                return f"the quoted text is about {n.group(0)!r}, not {m.group(0)!r}", m.group(0)
+    return "", ""
+
+
+# jieba's tags of a word that picks out one kind of a thing (中型 货架, 上海 分公司): a
+# distinguishing word (区别词) or a place. (Nouns too were tried: 补贴 of 补助标准 and 儿童
+# of 未成年人个人信息 name the same thing as the text's other word.)
+_MODIFIER_TAGS = frozenset({"b", "ns"})
+_THING_TAGS = frozenset({"n", "nz", "nt", "ns"})  # the thing itself: a noun
+_FUNCTION_CHARS = frozenset("的了是在和与及或为以于之其这那对把被从到每各该本此")
+
+
+def _han_modifier_sibling(question: str, quoted: str, same_doc: str) -> tuple[str, str]:
+    """A Chinese question's kind of a thing (中型货架, 上海分公司) whose distinguishing word
+    (中型, 上海) its document never writes, while the quote writes the thing with another
+    word of the same length in its place (重型货架, 轻型货架; 华南分公司): the quote is about
+    its siblings. (Why, the kind asked), or ("", "")."""
+    words = [(w, f) for w, f in tagged_words(question) if has_han(w)]
+    for (mod, flag), (head, head_flag) in itertools.pairwise(words):
+        if flag not in _MODIFIER_TAGS or head_flag not in _THING_TAGS or len(head) < 2:
+            continue
+        at = question.find(mod + head)
+        if at < 0 or _WHICH_HAN.search(question[:at]) or question[:at].endswith("几"):
+            continue  # (什么时候闭馆: 时候 is part of the question word)
+        if normalise(mod) in same_doc or head not in quoted:
+            continue
+        siblings = []
+        for m in re.finditer(re.escape(head), quoted):
+            before = quoted[max(0, m.start() - len(mod)) : m.start()]
+            if (
+                len(before) == len(mod)
+                and all(has_han(ch) and ch not in _FUNCTION_CHARS for ch in before)
+                and before != mod
+            ):
+                siblings.append(before + head)
+        if siblings:
+            named = ", ".join(repr(x) for x in dict.fromkeys(siblings))
+            return f"the quoted text is about {named}, not {mod + head!r}", mod + head
+    return "", ""
 
 
 _NEGATIONS = "未不非无没"
@@ -1962,10 +1999,15 @@ def judge(
     # Another kind than the one asked (in prose or a row's key: "Worker type: Full-time
     # employee"): one a table's rows name, or a hyphenated sibling.
     kind_miss = _kind_unquoted(question, evidence, retrieved) if not chosen[0].is_table_row else ""
+    kind_asked = ""  # (another document that answers must name it)
     if not kind_miss and not has_han(question):
-        kind_miss = _hyphen_sibling(question, evidence, same_doc)
+        kind_miss, kind_asked = _hyphen_sibling(question, evidence, same_doc)
+    elif not kind_miss and not chosen[0].is_table_row:  # (rows: the row checks below)
+        kind_miss, kind_asked = _han_modifier_sibling(question, evidence, same_doc)
     if kind_miss:
-        return Verdict(False, kind_miss, constraints=total, met=met, failed="subject")
+        return Verdict(
+            False, kind_miss, constraints=total, met=met, failed="subject", asked=kind_asked
+        )
     # (A row whose band holds the amount asked is picked out by it: "250-999" seats.)
     row_miss = "" if banded else _row_not_asked(question, chosen[0], same_doc)
     if not row_miss and chosen[0].is_table_row:

@@ -314,6 +314,26 @@ def test_what_a_document_puts_outside_its_rules_is_not_answered_from_an_unrelate
     assert answer.covered and "3 years" in answer.text, answer
 
 
+def test_a_sibling_refused_is_not_answered_from_a_document_that_never_names_it(
+    route: Route,
+) -> None:
+    """(Held-out pass, session 46.) Asked for late-payment interest, the supplier terms' row
+    on the early-payment discount was rightly refused, and then an on-call policy's "within
+    60 minutes" was quoted for "after the 60 days"."""
+    terms = make_chunk(
+        "Raw materials: 60 days end of month. Early-payment discount: 1.5% if paid within 10 days.",
+        doc_id="aa00000000000001",
+    )
+    oncall = make_chunk(
+        "Pages received within 60 minutes of the end of a call-out count as the same call-out.",
+        doc_id="aa00000000000002",
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    question = "What late-payment interest do we owe a raw materials supplier after the 60 days?"
+    answer = ask(gen, make_hits(terms, oncall), route, question=question)
+    assert not answer.covered and "late-payment" in answer.reason, answer
+
+
 def test_a_german_row_whose_band_holds_the_amount_answers(route: Route) -> None:
     """(Held-out pass, session 46.) "seit 12 Jahren" is in the row "10 bis unter 20 Jahre"."""
     header = ("Betriebszugehörigkeit", "Urlaubstage pro Jahr")
