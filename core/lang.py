@@ -83,12 +83,16 @@ _VOTERS = {lang: _set(words) for lang, words in _FUNCTION_WORDS.items()}
 # determiners, quantifiers, adverbs of degree and prepositions ("sin", "todo", "muy").
 _MORE_STOPWORDS = {
     "de": """die war an am um so man also sehr schon alle alles allem allen aller jeder jede
-        jedes ohne dann dort hier wenn weil aber sondern denn ob mehr""",
+        jedes ohne dann dort hier wenn weil aber sondern denn ob mehr
+        ich du wir ihr mich mir dich dir uns euch mein meine meinen meinem meiner dein
+        deine unser unsere""",
     "fr": """de a à l d en y très déjà aussi tout toute tous toutes sans contre pendant
-        chaque autre autres ni non plus ou mais donc car cet après avant sous vers chez""",
+        chaque autre autres ni non plus ou mais donc car cet après avant sous vers chez
+        je j me m moi tu te nous vous mon ma mes notre nos votre vos""",
     "es": """la de a o e un sin muy ya también este esta estos estas ese esa esos esas eso
         esto aquel aquella otro otra otros otras todo toda todos todas ni contra durante
-        ante mucho mucha muchos muchas cada aunque según tras mediante""",
+        ante mucho mucha muchos muchas cada aunque según tras mediante
+        yo me mi mis tú te nosotros nos nuestro nuestra nuestros nuestras usted""",
     "it": """la di da e a i le un in anche molto già questo questa questi queste quello
         quella quelli quelle altro altra altri altre tutto tutta tutti tutte senza contro
         durante ogni ne non più sotto sopra dopo""",

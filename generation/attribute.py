@@ -47,7 +47,9 @@ _LIGHT_VERB_TEXT = """
     tiene tienen tenía tuvo está están estaba encuentra encuentran llama llaman llamaba
     conoce conocen conocido conocida hay hace hizo
     trouve trouvent appelle appellent appelait connu connue situé située fait
-    liegt liegen lag heißt hieß genannt bekannt befindet gibt gab
+    liegt liegen lag heißt hieß genannt bekannt befindet gibt gab bekomme bekommt bekommen
+    habe hast habt erhalte erhält erhalten recibo recibe recibimos tengo tenemos reçois
+    reçoit recevons ai avons
     trova trovano chiama chiamato chiamata noto nota hanno
     tem têm fica ficam chama chamado chamada conhecido conhecida há
     находится находятся называется назывался называли имеет есть

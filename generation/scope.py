@@ -171,9 +171,24 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
             found = word.search(sentence)
             at = found.start() if found else -1
             for m in _EXCLUDES.finditer(sentence):
-                if at >= 0 and (at >= m.end() if m.group("after") else at < m.start()):
+                if at >= 0 and _governs(sentence, m, at):
                     return t, _clip(sentence, min(at, m.start()), max(at, m.end()))
     return "", ""
+
+
+_REACH = 80  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
+_CELL_OR_CLAUSE = re.compile(r"[|。；;]")
+
+
+def _governs(sentence: str, m: re.Match[str], at: int) -> bool:
+    """Whether the exclusion phrase `m` puts the word at `at` outside the rules: the word
+    stands on its excluded side, near it, with no table cell or clause break between
+    (the 不含 of a column "预算金额（不含税）" excludes tax, not the amounts under it)."""
+    if m.group("after"):
+        between = sentence[m.end() : at] if at >= m.end() else None
+    else:
+        between = sentence[at : m.start()] if at < m.start() else None
+    return between is not None and len(between) <= _REACH and not _CELL_OR_CLAUSE.search(between)
 
 
 _CLIP = 160  # characters of a long "sentence" (a table's rows, run together) to show

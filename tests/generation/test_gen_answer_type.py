@@ -27,7 +27,11 @@ def test_a_date_is_asked_by_its_word_not_by_a_longer_one(question: str, date: bo
     ("question", "yes_no"),
     [
         ("Does the SLA cover beta features?", True),
+        ("The turnaround is quoted in working days. Do bank holidays count toward it?", True),
+        ("The rule is clear. How many days may I take?", False),
         ("实习生可以弹性上班吗？", True),
+        ("计算加班费的时候，绩效奖金算不算在基数里？", True),
+        ("报销包不包括市内交通？", True),
         ("Kann ich Resturlaub übertragen?", True),
         ("¿Puedo teletrabajar desde otro país?", True),
         ("Puis-je travailler à distance le lundi ?", True),

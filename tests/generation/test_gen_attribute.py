@@ -173,3 +173,10 @@ def test_a_row_answers_only_a_column_it_has(meaning: Similarity) -> None:
     employees = "How many employees does the Oslo office have?"
     assert facet_unmet(employees, staff, [], [], "", meaning, office) == []
     assert facet_unmet("What is the monthly rent in Oslo?", staff, [], [], "", meaning, office)
+
+
+def test_pronouns_and_light_verbs_of_german_are_no_facet() -> None:
+    """(Held-out pass, session 46.) 'Welche Pauschale bekomme ich, wenn ich samstags
+    Rufbereitschaft habe?' was refused: the quote said nothing of 'bekomm', 'ich', 'hab'."""
+    question = "Welche Pauschale bekomme ich, wenn ich samstags Rufbereitschaft habe?"
+    assert asked_facet(question, [], "") == ["samstag", "rufbereitschaft"]

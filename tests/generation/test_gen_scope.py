@@ -5,7 +5,7 @@ scope, replaced)."""
 from __future__ import annotations
 
 import pytest
-from gen_cases import make_chunk, make_hits
+from gen_cases import make_chunk, make_hits, make_table
 
 from core.types import Hit
 from generation.answer import _judge
@@ -254,3 +254,14 @@ def test_plural_replace_and_a_group_sent_to_another_standard() -> None:
     miss = _verdict("What's the laptop refresh cycle for contractors?", make_hits(policy))
     assert not miss.covered, miss
     assert _verdict("What's the refresh cycle for standard laptops?", make_hits(policy)).covered
+
+
+def test_an_exclusion_reaches_no_further_than_its_cell_or_clause() -> None:
+    """(Held-out pass, session 46.) The 不含 of the column "预算金额（不含税）" excludes tax,
+    not the amounts under it: the row answered for a 10万元 purchase was refused."""
+    header = ("预算金额（不含税）", "采购方式", "最少邀请供应商数量")
+    rows = (("5万元以下", "直接采购", "1家"), ("5万元（含）至30万元", "询价比价", "3家"))
+    verdict = _verdict(
+        "预算10万元的采购，至少要邀请几家供应商？", make_hits(make_table(header, rows))
+    )
+    assert verdict.covered, verdict
