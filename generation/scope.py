@@ -107,7 +107,8 @@ _EXCLUDES = re.compile(
     r"\b(?:is|are) not covered by\b|\b(?:is|are) (?:covered|governed) by (?:a |the )?separate\b|"
     r"\bnot by (?:this|these)\b|"
     # ("Their devices are governed by the Contractor Device Standard": another text's rule)
-    r"\b(?:is|are) governed by (?:the |a )?[\w\s\-]{0,40}?(?:standard|policy|procedure|"
+    r"\b(?:is|are) (?:governed|covered) by (?:the |a )?(?!this\b|these\b)"
+    r"[\w\s\-]{0,40}?(?:standard|policy|procedure|"
     r"manual|agreement|terms|rules|regulations?)\b|"
     r"除外|不适用|不属于本|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行|"
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
@@ -176,19 +177,24 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     return "", ""
 
 
-_REACH = 80  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
-_CELL_OR_CLAUSE = re.compile(r"[|。；;]")
+_REACH = 100  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
+_CLAUSE_BREAK = re.compile(r"[。；;]")
+_CELL_BREAK = re.compile(r"[|。；;]")
 
 
 def _governs(sentence: str, m: re.Match[str], at: int) -> bool:
     """Whether the exclusion phrase `m` puts the word at `at` outside the rules: the word
-    stands on its excluded side, near it, with no table cell or clause break between
-    (the 不含 of a column "预算金额（不含税）" excludes tax, not the amounts under it)."""
+    stands on its excluded side, near it, in the same clause. What follows an exclusion
+    (不含, excluding) stays in its own table cell: the 不含 of a column "预算金额（不含税）"
+    excludes tax, not the amounts under it; what precedes one (按《…》执行 in a row's note)
+    may be its row's key, cells before it."""
     if m.group("after"):
         between = sentence[m.end() : at] if at >= m.end() else None
+        breaks = _CELL_BREAK
     else:
         between = sentence[at : m.start()] if at < m.start() else None
-    return between is not None and len(between) <= _REACH and not _CELL_OR_CLAUSE.search(between)
+        breaks = _CLAUSE_BREAK
+    return between is not None and len(between) <= _REACH and not breaks.search(between)
 
 
 _CLIP = 160  # characters of a long "sentence" (a table's rows, run together) to show

@@ -265,3 +265,21 @@ def test_an_exclusion_reaches_no_further_than_its_cell_or_clause() -> None:
         "预算10万元的采购，至少要邀请几家供应商？", make_hits(make_table(header, rows))
     )
     assert verdict.covered, verdict
+    # A row's note sending it to another rule still governs the row's key, cells before it.
+    header = ("资产类别", "认定起点", "折旧年限", "备注")
+    rows = (
+        ("电子设备", "3000元", "3年", "—"),
+        ("机器设备", "5000元", "10年", "—"),
+        ("软件（无形资产）", "10000元", "—", "按《无形资产管理办法》执行"),
+    )
+    verdict = _verdict("外购软件按几年摊销？", make_hits(make_table(header, rows)))
+    assert not verdict.covered, verdict
+    # Travel time "covered by the Travel Policy …, not by this procedure" is outside it.
+    note = make_chunk(
+        "Overtime is paid at 150% of the hourly base rate.\n³ Travel time between the "
+        "Ballarat and Geelong plants is covered by the Travel Policy HR-P-020, not by this "
+        "procedure."
+    )
+    question = "How is travel time between the Ballarat and Geelong plants paid?"
+    verdict = _verdict(question, make_hits(note))
+    assert not verdict.covered and "not by this procedure" in verdict.reason, verdict
