@@ -283,3 +283,43 @@ def test_an_exclusion_reaches_no_further_than_its_cell_or_clause() -> None:
     question = "How is travel time between the Ballarat and Geelong plants paid?"
     verdict = _verdict(question, make_hits(note))
     assert not verdict.covered and "not by this procedure" in verdict.reason, verdict
+
+
+@pytest.mark.parametrize(
+    ("passage", "missed"),
+    [
+        (
+            "Applies to: Engineering and SRE employees.\nNot covered: Contractors paid "
+            "through staffing agencies, and interns.\nPrimary on-call is paid 60 per "
+            "weeknight.",
+            "What on-call stipend do interns on the SRE team receive?",
+        ),
+        (
+            "Standard access requests are fulfilled within 3 working days. Access for the "
+            "Rotterdam branch office is managed under the Kestrel Netherlands IT Policy.\n"
+            "² The Kestrel Netherlands IT Policy is owned by the Rotterdam Office Manager.",
+            "How quickly are standard access requests fulfilled for the Rotterdam branch?",
+        ),
+        (
+            "本办法适用于杭州总部的全体正式员工。深圳分公司执行《深圳分公司考勤细则》。\n"
+            "每月加班时间不超过36小时。",
+            "深圳分公司每月加班上限是多少小时？",
+        ),
+        (
+            "适用范围：苏州总部及昆山工厂；以经营租赁方式租入的资产不纳入本标准。\n"
+            "机器设备每年盘点1次。",
+            "以经营租赁方式租入的设备多久盘点一次？",
+        ),
+        (
+            "Diese Regelung gilt für alle Beschäftigten und nicht für Leiharbeitnehmer.\n"
+            "Die Pauschale beträgt 35,00 EUR je Tag.",
+            "Welche Pauschale erhalten Leiharbeitnehmer?",
+        ),
+    ],
+)
+def test_more_ways_a_document_sends_a_group_elsewhere(passage: str, missed: str) -> None:
+    """(Held-out pass, session 46's second set.) A "Not covered:" label, "is managed under
+    the … Policy" (the other policy's footnote naming Rotterdam is about that policy),
+    执行《…》, 不纳入本标准, and "und nicht für"."""
+    miss = _verdict(missed, make_hits(make_chunk(passage)))
+    assert not miss.covered and "outside its rules" in miss.reason, miss
