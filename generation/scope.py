@@ -155,18 +155,9 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     beta features?", "实习生可以弹性上班吗？"), or the sentence sets a condition ("Scheduled
     maintenance is excluded … if it is announced at least 72 hours in advance"), which
     answers for it. (The word, the sentence that says so), or ("", "")."""
-    sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
+    sentences, rest = _excluding(same_doc)
     if not sentences:
         return "", ""
-    # The other texts they send it to are no mention of it ("- Contractor Device Standard
-    # (ITP-09)" in the references).
-    for sentence in sentences:
-        for m in _OTHER_TEXT.finditer(sentence):
-            name = m.group("name") or m.group("name2")
-            # (and a sentence about that text: "The Netherlands IT Policy is owned by the
-            # Rotterdam Office Manager")
-            rest = _SENTENCE_END.sub("\n", rest)
-            rest = "\n".join(line for line in rest.split("\n") if name not in line)
     if not (_ASKS_SCOPE.search(question) or asks_yes_no(question)):
         quoted, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
         evidence = " ".join([unexcluded, *(q for q in quoted if _CONDITION.search(q))])
@@ -215,6 +206,23 @@ def _clip(sentence: str, start: int, end: int) -> str:
         return sentence.strip()
     a, b = max(0, start - _CLIP // 2), min(len(sentence), end + _CLIP // 2)
     return f"{'…' if a else ''}{sentence[a:b].strip()}{'…' if b < len(sentence) else ''}"
+
+
+@lru_cache(maxsize=64)
+def _excluding(same_doc: str) -> tuple[tuple[str, ...], str]:
+    """The document's sentences that put something outside its rules, and the rest of it
+    less the other texts they send it to, which are no mention of it ("- Contractor Device
+    Standard (ITP-09)" in the references), and the sentences about those texts ("The
+    Netherlands IT Policy is owned by the Rotterdam Office Manager"). Memoised: every
+    quote of a question is judged against the same document text."""
+    sentences, rest = _sentences_with(same_doc, _EXCLUDES_HINT, _EXCLUDES)
+    names = {
+        m.group("name") or m.group("name2") for s in sentences for m in _OTHER_TEXT.finditer(s)
+    }
+    if names:
+        lines = _SENTENCE_END.sub("\n", rest).split("\n")
+        rest = "\n".join(line for line in lines if not any(n in line for n in names))
+    return sentences, rest
 
 
 # A document names an old version only to say it is gone: "This section replaces Section 4
