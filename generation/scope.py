@@ -116,8 +116,7 @@ _EXCLUDES = re.compile(
     r"manual|agreement|terms|rules|regulations?)\b|"
     r"除外|不适用|不属于本|不纳入|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行|执行《[^》]{1,40}》|"
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
-    r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)",
-    re.I,
+    r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)"
 )
 _EXCLUDES_HINT = re.compile(
     r"apply|exclu|except|other than|scope|outside|eligible|separate|not covered|not by|govern|"
@@ -236,10 +235,10 @@ _REPLACES = re.compile(
     r"(?P<state>\b(?:replaced|superseded|repealed|withdrawn)\b|\bno longer (?:in force|applies|"
     r"apply|valid)\b|废止|失效|停止执行|不再执行|不再适用|被\S{0,12}?(?:替代|取代|代替)|"
     r"\b(?:ersetzt durch|au(?:ß|ss)er kraft)\b|\b(?:sustituid|reemplazad|derogad)[oa]s?\b|"
-    r"\b(?:remplac|abrog)[ée]e?s?\b)",
-    re.I,
+    r"\b(?:remplac|abrog)[ée]e?s?\b)"
 )
-# Words every `_REPLACES` sentence holds (as `_DEFERRED_HINT` for `_DEFERRED`).
+# Words every `_REPLACES` sentence holds (as `_DEFERRED_HINT` for `_DEFERRED`). (Both
+# patterns read lower-cased text, and are not case-blind: that would slow them tenfold.)
 _REPLACES_HINT = re.compile(
     r"replac|supersed|repeal|withdrawn|no longer|废止|替代|取代|代替|失效|停止执行|不再|ersetzt|"
     r"kraft|sustitu|reemplaz|derog|remplac|abrog"
@@ -282,11 +281,21 @@ def _sentences_with(
     """The sentences of the text that `pattern` matches, and the rest of it (`hint`: a
     cheap pattern every match holds, which picks the sentences read). Memoised: a
     document's retrieved text is judged again for every quote."""
-    near = {_sentence_at(text, m.start()) for m in hint.finditer(text)}
-    spans = sorted(span for span in near if pattern.search(text, *span))
+    found: set[tuple[int, int]] = set()
+    for m in hint.finditer(text):
+        a, b = _sentence_at(text, m.start())
+        # (A match holds its hint: it is looked for near it, not over a long sentence.)
+        if (a, b) not in found and pattern.search(
+            text, max(a, m.start() - _AROUND), min(b, m.end() + _AROUND)
+        ):
+            found.add((a, b))
+    spans = sorted(found)
     cuts = [0, *(i for span in spans for i in span), len(text)]
     rest = " ".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
     return tuple(text[a:b] for a, b in spans), rest
+
+
+_AROUND = 80  # characters a pattern's match reaches from its hint
 
 
 def _sentence_at(text: str, at: int) -> tuple[int, int]:
