@@ -47,12 +47,13 @@ _DEFERRED = re.compile(
 
 
 # Words every `_DEFERRED` sentence holds: a passage without any is not read further (the
-# whole pattern costs ~5 ms over a document's 40 KB; these, ~0.04 ms). Lower case, for
-# lower-cased text: case-blind, such a pattern scans ten times slower.
+# whole pattern costs ~5 ms over a document's 40 KB; these, ~0.04 ms). It reads a passage
+# as written (a sentence's first word capitalised, TBD); the other hints read lower-cased
+# text. None is case-blind: such a pattern scans ten times slower.
 _DEFERRED_HINT = re.compile(
-    r"另行|另有规定|另文规定|待定|未确定|to be |tb[cd]|will be |separately|not yet|noch |"
-    r"festgelegt|geregelt|gegeben|mitgeteilt|d[ée]termin|d[ée]fini|confirm|pendiente|"
-    r"establecer|fijar|comunicar|fix|communiqu"
+    r"另行|另有规定|另文规定|待定|未确定|[Tt]o be |tb[cd]|TB[CD]|[Ww]ill be |separately|"
+    r"[Nn]ot yet|[Nn]och |festgelegt|geregelt|gegeben|mitgeteilt|d[ée]termin|d[ée]fini|"
+    r"confirm|[Pp]endiente|establecer|fijar|comunicar|fix|communiqu"
 )
 
 
@@ -61,9 +62,7 @@ def left_to_another_rule(question: str, chosen: Sequence[Candidate]) -> str:
     question word the rest of the quote does not: asked about 境外出差补助, the quote
     gives the 国内 rate and the passage (or the quote itself) says the 境外 one is set
     elsewhere. The sentence, or ""."""
-    passages = {
-        c.chunk.content_id: c for c in chosen if _DEFERRED_HINT.search(c.chunk.text.lower())
-    }
+    passages = {c.chunk.content_id: c for c in chosen if _DEFERRED_HINT.search(c.chunk.text)}
     if not passages:
         return ""
     # (One Han character, 人 in 人力资源部, names nothing a rule is about.)
