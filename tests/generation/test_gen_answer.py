@@ -334,36 +334,48 @@ def test_a_sibling_refused_is_not_answered_from_a_document_that_never_names_it(
     assert not answer.covered and "late-payment" in answer.reason, answer
 
 
-def test_a_german_row_whose_band_holds_the_amount_answers(route: Route) -> None:
-    """(Held-out pass, session 46.) "seit 12 Jahren" is in the row "10 bis unter 20 Jahre"."""
-    header = ("Betriebszugehörigkeit", "Urlaubstage pro Jahr")
-    rows = (
-        ("unter 3 Jahre", "27"),
-        ("3 bis unter 10 Jahre", "28"),
-        ("10 bis unter 20 Jahre", "29"),
-        ("ab 20 Jahre", "30"),
-    )
-    table = make_table(header, rows)
+@pytest.mark.parametrize(
+    ("header", "rows", "question", "said", "not_said"),
+    [
+        (
+            ("Betriebszugehörigkeit", "Urlaubstage pro Jahr"),
+            (
+                ("unter 3 Jahre", "27"),
+                ("3 bis unter 10 Jahre", "28"),
+                ("10 bis unter 20 Jahre", "29"),
+                ("ab 20 Jahre", "30"),
+            ),
+            "Ich bin seit 12 Jahren im Unternehmen. Wie viele Urlaubstage stehen mir zu?",
+            "29",
+            "28",
+        ),
+        (
+            ("Monthly availability", "Service credit"),
+            (
+                ("Below commitment but at least 99.0%", "5% of the monthly fee"),
+                ("98.0% to below 99.0%", "10% of the monthly fee"),
+                ("Below 95.0%", "50% of the monthly fee"),
+            ),
+            "Availability was only 98.5% last month. How much service credit do we get?",
+            "10% of the monthly fee",
+            "50%",
+        ),
+    ],
+)
+def test_a_row_whose_band_holds_the_amount_answers_in_other_words(
+    route: Route,
+    header: tuple[str, ...],
+    rows: tuple[tuple[str, ...], ...],
+    question: str,
+    said: str,
+    not_said: str,
+) -> None:
+    """(Held-out pass, session 46.) "seit 12 Jahren" is in the row "10 bis unter 20 Jahre";
+    98.5% availability is in "98.0% to below 99.0%" (the question's 98.5 need not be
+    written in the row that holds it)."""
     gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
-    question = "Ich bin seit 12 Jahren im Unternehmen. Wie viele Urlaubstage stehen mir zu?"
-    answer = ask(gen, make_hits(table), route, question=question)
-    assert answer.covered and "29" in answer.text and "28" not in answer.text, answer
-
-
-def test_a_percentage_asked_falls_in_its_band(route: Route) -> None:
-    """(Held-out pass, session 46.) 98.5% availability is in "98.0% to below 99.0%"; the
-    question's 98.5 need not be written in the row that holds it."""
-    header = ("Monthly availability", "Service credit")
-    rows = (
-        ("Below commitment but at least 99.0%", "5% of the monthly fee"),
-        ("98.0% to below 99.0%", "10% of the monthly fee"),
-        ("Below 95.0%", "50% of the monthly fee"),
-    )
-    table = make_table(header, rows)
-    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
-    question = "Availability was only 98.5% last month. How much service credit do we get?"
-    answer = ask(gen, make_hits(table), route, question=question)
-    assert answer.covered and "10% of the monthly fee" in answer.text, answer
+    answer = ask(gen, make_hits(make_table(header, rows)), route, question=question)
+    assert answer.covered and said in answer.text and not_said not in answer.text, answer
 
 
 def test_a_row_quoted_for_one_figure_shows_the_cells_that_name_it(route: Route) -> None:
