@@ -370,7 +370,12 @@ def term_in(term: str, text: str) -> bool:
     stem ("recharged" in "recharge rates") at the start of a word."""
     if has_han(term):
         return term in text
-    return re.search(rf"(?<![a-z0-9]){re.escape(_stem(term))}", text) is not None
+    # (str.find, not a pattern: a look-behind before the stem scans ~40x slower)
+    start = _stem(term)
+    at = text.find(start)
+    while at > 0 and ("0" <= text[at - 1] <= "9" or "a" <= text[at - 1] <= "z"):
+        at = text.find(start, at + 1)
+    return at >= 0
 
 
 def _stem(term: str) -> str:
