@@ -20,6 +20,7 @@ import io
 import re
 import unicodedata
 from bisect import bisect_right
+from collections.abc import Iterator
 from pathlib import PurePath
 
 from core.types import Block, ParsedDocument
@@ -135,9 +136,19 @@ def _rule_runs(line: str) -> list[str]:
     return runs if len(runs) == 1 or all(len(r) >= 3 for r in runs) else [line]
 
 
+def _at_columns(raw: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
+    """Each match of `pattern` in a fixed-width line with the display column it starts at
+    (the widths summed once along the line, not again from its start for every match)."""
+    column = done = 0
+    for m in pattern.finditer(raw):
+        column += _width(raw[done : m.start()])
+        done = m.start()
+        yield column, m
+
+
 def _rule_starts(raw: str) -> list[int]:
     """Display columns where a column rule's runs start."""
-    return [_width(raw[: m.start()]) for m in _RULE_RUN.finditer(raw.rstrip())]
+    return [column for column, _ in _at_columns(raw.rstrip(), _RULE_RUN)]
 
 
 def _ruled_table(lines: list[str], i: int, head: str) -> tuple[list[list[str]], int]:
@@ -146,22 +157,20 @@ def _ruled_table(lines: list[str], i: int, head: str) -> tuple[list[list[str]], 
     line or a rule, which is taken with them."""
     starts = _rule_starts(lines[i - 1])
     rows = [_cells(head, starts)]
-    while i < len(lines) and lines[i].strip() and not _rule_runs(lines[i].strip()):
+    while i < len(lines) and lines[i].strip():
+        if _rule_runs(lines[i].strip()):
+            return rows, i + 1  # the rule closing the table is taken with it
         rows.append(_cells(lines[i], starts))
-        i += 1
-    if i < len(lines) and _rule_runs(lines[i].strip()):
         i += 1
     return rows, i
 
 
 def _fields(raw: str) -> list[tuple[int, int, str]]:
     """(first column, end column, text) of each run of text in a fixed-width line."""
-    raw = raw.expandtabs(8)
-    out = []
-    for m in _FIELD.finditer(raw):
-        start = _width(raw[: m.start()])
-        out.append((start, start + _width(m.group()), m.group()))
-    return out
+    return [
+        (start, start + _width(m.group()), m.group())
+        for start, m in _at_columns(raw.expandtabs(8), _FIELD)
+    ]
 
 
 def _cells(raw: str, starts: list[int]) -> list[str]:
