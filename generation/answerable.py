@@ -2089,7 +2089,10 @@ def judge(
     if gone:
         why = f"the document names {gone!r} only as replaced: {said!r}"
         return Verdict(False, why, constraints=total, met=met - 1, failed="period")
-    asked_version, own = other_version(versions, f"{evidence} {same_doc}")
+    # (Only a question asking one version: the texts are not joined for every answer.)
+    asked_version, own = (
+        other_version(versions, f"{evidence} {same_doc}") if len(versions) == 1 else ("", "")
+    )
     if asked_version:
         why = f"the document is another version ({own!r}) and does not name {asked_version!r}"
         return Verdict(False, why, constraints=total, met=met - 1, failed="period")
