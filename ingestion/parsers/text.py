@@ -86,8 +86,11 @@ def parse(data: bytes, name: str) -> ParsedDocument:
                 para.clear()
             flush()
             continue
+        next_raw = lines[i] if i < len(lines) else ""
         level = numbered_level(line)
-        if level is not None and _heading_line(line, raw, lines[i] if i < len(lines) else ""):
+        if level is None and not para and not next_raw.strip() and _capitalised_item(line):
+            level = 1  # "2. ON-CALL STIPENDS (USD, gross)" alone between blank lines
+        if level is not None and _heading_line(line, raw, next_raw):
             flush()
             b.heading(line, level, 1, number)
             continue
@@ -269,6 +272,21 @@ def _underlined(line: str, rule: str) -> bool:
     return plausible_heading(text, 60) and _width(rule.strip()) >= 0.8 * _width(text)
 
 
+# A line numbered as an item ("2. ", "3) "): `numbered_level` leaves it to lists.
+_ITEM_NUMBER = re.compile(r"^\d{1,2}[.)]\s+(?=\S)")
+
+
+def _capitalised_item(line: str) -> bool:
+    """A line numbered as a list item whose words are capitalised as a heading's ("1.
+    SEVERITY LEVELS", "3. Rest and Workload Limits"): standing alone, it heads a section
+    (an item of a list is a sentence: "1. Install the package")."""
+    m = _ITEM_NUMBER.match(line)
+    if m is None:
+        return False
+    words = [w for w in line[m.end() :].split() if w[:1].isalpha()]
+    return len(words) >= 1 and sum(w[0].isupper() for w in words) >= 0.6 * len(words)
+
+
 def _heading_line(line: str, raw: str, next_raw: str) -> bool:
     """A numbered line is a heading when it is short, holds no clause inside and does not
     run on into the next line (wrapped text indented under it)."""
@@ -324,5 +342,27 @@ def _parse_csv(text: str, stem: str, encoding: str) -> ParsedDocument:
         dialect = csv.excel
     rows = list(csv.reader(io.StringIO(text), dialect))
     b = BlockBuilder()
-    b.table(rows, 1, 1, max(1, len(rows)))
-    return ParsedDocument(tuple(b.blocks), 1, stem, f"{PARSER} ({encoding})")
+    for first, part in _csv_parts(rows):
+        if all(sum(bool(c.strip()) for c in row) <= 1 for row in part):
+            # A title, a version line, a note: a line of text set in a single cell.
+            for k, row in enumerate(part):
+                b.add("paragraph", " ".join(c.strip() for c in row if c.strip()), 1, first + k)
+        else:
+            b.table(part, 1, first, first + len(part) - 1)
+    title = _title(b.blocks) if b.blocks and b.blocks[0].kind == "paragraph" else ""
+    return ParsedDocument(tuple(b.blocks), 1, title or stem, f"{PARSER} ({encoding})")
+
+
+def _csv_parts(rows: list[list[str]]) -> Iterator[tuple[int, list[list[str]]]]:
+    """The runs of rows between empty ones (a spreadsheet saved as CSV keeps its title,
+    its tables and its notes apart so), each with its first row's number (1-based)."""
+    part: list[list[str]] = []
+    for number, row in enumerate(rows, start=1):
+        if any(c.strip() for c in row):
+            part.append(row)
+            continue
+        if part:
+            yield number - len(part), part
+        part = []
+    if part:
+        yield len(rows) + 1 - len(part), part

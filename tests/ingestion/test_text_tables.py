@@ -153,3 +153,37 @@ def test_an_underlined_title_and_short_rules() -> None:
     assert (blocks[0].kind, blocks[0].text, blocks[0].level) == ("heading", "Travel Policy", 1)
     # A rule shorter than the line above it does not underline it.
     assert (blocks[1].kind, blocks[1].text) == ("paragraph", "Thanks")
+
+
+def test_a_numbered_line_in_capitals_standing_alone_heads_a_section() -> None:
+    """(Session 47.) "2. ON-CALL STIPENDS (USD, gross)" between blank lines is the heading
+    its table stands under (its currency too); "1. Install the package" is an item."""
+    text = (
+        "1. SEVERITY LEVELS\n\nSEV1 pages are acknowledged in 5 minutes.\n\n"
+        "2. ON-CALL STIPENDS (USD, gross)\n\nSecondary on-call is paid 90 per weekend day.\n\n"
+        "1. Install the package\n\nRun the installer.\n"
+    )
+    doc = parse_bytes(text.encode(), Path("policy.txt"))
+    headings = [b.text for b in doc.blocks if b.kind == "heading"]
+    assert headings == ["1. SEVERITY LEVELS", "2. ON-CALL STIPENDS (USD, gross)"]
+
+
+def test_a_csv_keeps_its_title_tables_and_notes_apart() -> None:
+    """(Session 47.) A spreadsheet saved as CSV: a title line, two tables, a note, parted
+    by empty rows. Read as one table, the second table's rows fell under the first one's
+    header, and the title and note were rows of it."""
+    text = (
+        "固定资产分类与管理标准（第4版）\n版本说明：自2025年2月1日起执行\n\n"
+        "资产类别,认定起点（单价）注1,折旧年限\n电子设备,3000元,3年\n运输工具,5000元,4年\n\n"
+        "管理环节,规定\n验收入账,5个工作日内完成验收\n\n"
+        "注1：认定起点以不含税价格计算\n"
+    )
+    doc = parse_bytes(text.encode(), Path("assets.csv"))
+    kinds = [b.kind for b in doc.blocks]
+    assert kinds == ["paragraph", "paragraph", "table", "table", "paragraph"]
+    assert doc.title == "固定资产分类与管理标准（第4版）"
+    first, second = (b for b in doc.blocks if b.kind == "table")
+    assert first.rows[0] == ("资产类别", "认定起点（单价）注1", "折旧年限") and len(first.rows) == 3
+    assert second.rows[0] == ("管理环节", "规定")
+    assert doc.blocks[-1].text == "注1：认定起点以不含税价格计算"
+    assert (first.line_start, first.line_end) == (4, 6)
