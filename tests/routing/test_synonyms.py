@@ -131,3 +131,15 @@ def test_a_latin_term_occurs_as_the_whole_word_pattern_finds_it() -> None:
     for term, text in itertools.product(terms, texts):
         assert _occurs(term, text) is old(term, text), (term, text)
     assert _occurs("pep", "the peps") and not _occurs("pep", "non-pep")
+
+
+def test_the_shipped_dictionary_reads_a_weekend_day_as_the_weekend() -> None:
+    """(Session 47.) Rules are written for "休息日" / "the weekend"; questions name the day
+    ("周六来公司加了一天班", "covering a Saturday"). A weekend day adds the weekend, not the
+    other day of it."""
+    syn = SynonymDictionary()
+    assert "休息日" in syn.expand("周六来公司加了一天班，加班费怎么算？").query
+    saturday = syn.expand("How much is paid for covering a Saturday?").applied
+    assert saturday == {"Saturday": ["weekend", "rest day"]}
+    assert "Sunday" not in syn.expand("Is the weekend paid?").applied.get("weekend", [])
+    assert "Wi-Fi" in syn.expand("访客连无线网络应该选哪个网络名？").query
