@@ -351,6 +351,11 @@ _SOURCE_WORD_TEXT = """
 SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
 
 
+# A number written with thousands separators ("1,200", "12.500"): its digit groups are cut
+# as words of their own, and "200" of "GBP 1,200" would match "GBP 200".
+_GROUPED_NUMBER = re.compile(r"\d{1,3}(?:[,.]\d{3})+(?:[.,]\d+)?")
+
+
 def content_terms(question: str) -> list[str]:
     """`query_terms` of a question without the words of its form ("how many", "多长时间")
     or of where to look ("according to this article", "据这篇文章"), nor stray letters
@@ -361,10 +366,14 @@ def content_terms(question: str) -> list[str]:
     verb = _CONTENT_VERB.match(question)
     if verb:
         form.update(_index_tokens(verb.group(1)))
+    grouped = _GROUPED_NUMBER.sub(" ", question) if _GROUPED_NUMBER.search(question) else ""
     terms = [
         t
         for t in query_terms(question)
-        if t not in form and t not in SOURCE_WORDS and not (len(t) == 1 and t.isascii())
+        if t not in form
+        and t not in SOURCE_WORDS
+        and not (len(t) == 1 and t.isascii())
+        and not (grouped and t.isdigit() and t not in grouped)
     ]
     # A numbered part asked in one form is written in the other too (第6条 / 第六条).
     for other in numbered_part_forms(question):

@@ -45,8 +45,9 @@ _WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten el
     thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
 _WORD_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS_TEXT.split())}
 _UNIT_AFTER = rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
-# In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2".)
-_MENTION = re.compile(rf"(?<![\d:.a-z])(?P<num>{_NUMBER})(?![:\d]|\.\d){_UNIT_AFTER}")
+# In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2"; a
+# label's colon after a number is no clock: "gbp 2,000: team leader".)
+_MENTION = re.compile(rf"(?<![\d:.a-z])(?P<num>{_NUMBER})(?!:\d|\d|\.\d){_UNIT_AFTER}")
 # Numbers in words, read in questions only ("for five years"): rules write digits.
 _WORD_MENTION = re.compile(rf"\b(?P<num>{'|'.join(_WORD_NUMBERS)})\b{_UNIT_AFTER}")
 _CURRENCY_BEFORE = re.compile(r"(?:[$€£¥]|\b(?:usd|eur|gbp|cny|rmb))\s?$")

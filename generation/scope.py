@@ -162,8 +162,8 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     # (a stem of an inflected language takes its endings: "werkstudent" in "werkstudenten")
     ending = r"\w{0,4}" if stemmed_language(question) else "s?"
     for t in content_terms(question):
-        if term_in(t, evidence) or term_in(t, rest):
-            continue
+        if (len(t) < 2 and has_han(t)) or term_in(t, evidence) or term_in(t, rest):
+            continue  # (a Han character alone, "算", is a verb or a piece of other words)
         word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}{ending}\b")
         for sentence in sentences:
             found = word.search(sentence)

@@ -131,3 +131,16 @@ def test_a_numbered_part_is_matched_in_either_form() -> None:
     assert numbered_part_forms("第一百零五条") == ["第105条"]
     assert numbered_part_forms("没有编号") == []
     assert "第六条" in content_terms("差旅费报销管理办法第6条规定了什么？")
+
+
+def test_the_digit_groups_of_a_number_are_no_terms_of_their_own() -> None:
+    """(Session 47.) "200" of "GBP 1,200" matched "GBP 200" in another rule."""
+    assert content_terms("Who can sign off a refund of GBP 1,200?") == [
+        "can",
+        "sign",
+        "off",
+        "refund",
+        "gbp",
+    ]
+    assert "200" in content_terms("Is 200 the cap for refunds of GBP 1,200?")
+    assert "3.1" in content_terms("版本3.1有哪些变化？")

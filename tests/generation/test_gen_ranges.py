@@ -126,3 +126,12 @@ def test_an_amount_in_german_falls_in_its_band() -> None:
     assert amount.band == Band(12, 12, True, True, "year")
     assert fits([amount], "betriebszugehörigkeit: 10 bis unter 20 jahre | urlaubstage: 29")
     assert fits([amount], "betriebszugehörigkeit: 3 bis unter 10 jahre | urlaubstage: 28") is False
+
+
+def test_a_label_colon_after_a_number_is_no_clock_time() -> None:
+    """(Held-out pass, session 47.) "GBP 2,000: Returns Team Leader" was read as GBP 2
+    (the colon after the number taken for a clock time's), so no band held GBP 1,200."""
+    amounts = question_amounts("Who can sign off a refund of GBP 1,200?")
+    assert fits(amounts, "gbp 250.01 to gbp 2,000: returns team leader") is True
+    assert fits(amounts, "up to gbp 250: returns desk agent") is False
+    assert bands("22:30 to 23:00") == ()

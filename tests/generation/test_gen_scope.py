@@ -323,3 +323,20 @@ def test_more_ways_a_document_sends_a_group_elsewhere(passage: str, missed: str)
     执行《…》, 不纳入本标准, and "und nicht für"."""
     miss = _verdict(missed, make_hits(make_chunk(passage)))
     assert not miss.covered and "outside its rules" in miss.reason, miss
+
+
+def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
+    """(Held-out pass, session 47.) "算" (to count as) of the question was found in "核算
+    细则" of a row whose note leaves its rules to another text, and the answer for another
+    row was refused as "outside its rules"."""
+    from generation.scope import only_excluded
+
+    doc = (
+        "| 电子设备 | 3000元 | 3年 | | 模具及工装 | 待定 | 核算细则由财务部另行发布 | "
+        "| 软件 | 10000元 | 按《无形资产管理办法》执行 |"
+    )
+    question = "新买的笔记本电脑单价4000元，电子设备从多少钱开始算固定资产？"
+    assert only_excluded(question, "资产类别: 电子设备 | 认定起点: 3000元", doc) == ("", "")
+    # a word of two characters or more still is: 软件 is left to another text
+    word, _ = only_excluded("软件单价多少以上算固定资产？", "资产类别: 电子设备", doc)
+    assert word == "软件"
