@@ -54,7 +54,35 @@ _LIGHT_VERB_TEXT = """
     tem têm fica ficam chama chamado chamada conhecido conhecida há
     находится находятся называется назывался называли имеет есть
 """
-_FORM_WORDS = frozenset(_FORM_TEXT.split()) | frozenset(_LIGHT_VERB_TEXT.split())
+# Modal verbs ("¿Cuál es el máximo que puedo gastar …?", "Wie viel darf ich …?"): what may
+# or must be done is the rest of the question.
+_MODAL_TEXT = """
+    can could may might must should shall
+    puedo puedes puede podemos pueden podría podrían debo debes debe debemos deben debería
+    peux peut pouvons pouvez peuvent puis pourrais pourrait dois doit devons devez doivent
+    devrais devrait
+    kann kannst können könnt könnte darf darfst dürfen dürft muss musst müssen müsst soll
+    sollst sollen sollte
+    posso puoi può possiamo possono potrei potrebbe devo devi deve dobbiamo devono dovrei
+    dovrebbe pode podem poderia devemos devem deveria
+"""
+_FORM_WORDS = frozenset((_FORM_TEXT + _LIGHT_VERB_TEXT + _MODAL_TEXT).split())
+# An English question asking for a thing its subject does ("What payment terms do we
+# give …?", "Which fee do they charge?"): the thing asked names the facet, the verb after
+# "do we" is only what is done with it.
+# A question asking for the most allowed ("maximum", "máximo", "höchstens") is asked of
+# a text that states an upper bound in any words ("up to", "hasta", "bis zu", "不超过").
+_MOST = ("maxim", "máxim", "massim", "höchst")
+_UPPER_BOUND = re.compile(
+    r"\b(?:up to|at most|no more than|not (?:to )?exceed|max(?:imum|imal\w*)?|bis zu|"
+    r"h[öo]chstens|hasta|como m[áa]ximo|jusqu.?[àa]|au plus|plafon\w*|fino a|al massimo|"
+    r"até|no m[áa]ximo)\b|最多|至多|不超过|以内|上限|最高"
+)
+_DONE_WITH = re.compile(
+    r"\b(?:what|which)\s+(?:[a-z-]+\s+){1,3}?(?:do|does|did)\s+"
+    r"(?:we|i|you|they|he|she|it|the\s+[a-z]+|our\s+[a-z]+)\s+([a-z]+)",
+    re.IGNORECASE,
+)
 # A facet of one word is most often a verb ("Quand Claude Monet est-il mort ?", "When was
 # it declared a landmark?"), which the text writes in another form or word (meurt,
 # designated): only a facet of two words or more is checked in sentences. A table row is
@@ -117,7 +145,8 @@ def _terms(question: str, lang: str) -> list[str]:
     words = _WORD.findall(question.lower())
     kinds = _kinds(words)
     if not lang:
-        return [t for t in content_terms(question) if t not in kinds]
+        done = {m.group(1).lower() for m in _DONE_WITH.finditer(question)}
+        return [t for t in content_terms(question) if t not in kinds and t not in done]
     skip = stopwords(lang)
     kept = [w for w in words if w not in skip and w not in kinds and len(w) > 1]
     return list(dict.fromkeys(prefix_stem(w, lang) for w in kept if not _no_facet(w, lang)))
@@ -297,6 +326,8 @@ def facet_unmet(
     expanded = synonyms or {}
 
     def says(term: str, lowered: str) -> bool:
+        if term.startswith(_MOST) and _UPPER_BOUND.search(lowered):
+            return True  # "the maximum" of a text saying "up to 140 €"
         alternatives = synonyms_of(term, expanded)
         return any(_says(t.lower(), lowered, lang) for t in (term, *alternatives))
 

@@ -180,3 +180,26 @@ def test_pronouns_and_light_verbs_of_german_are_no_facet() -> None:
     Rufbereitschaft habe?' was refused: the quote said nothing of 'bekomm', 'ich', 'hab'."""
     question = "Welche Pauschale bekomme ich, wenn ich samstags Rufbereitschaft habe?"
     assert asked_facet(question, [], "") == ["samstag", "rufbereitschaft"]
+
+
+def test_modal_verbs_and_the_verb_of_a_thing_done_are_no_facet() -> None:
+    """(Held-out pass, session 47.) "puedo" (may), and "give" in "What payment terms do
+    we give …?" (the terms are asked; giving them is what is done with them): a quote had
+    to say them, and right rows were refused."""
+    spend = "¿Cuál es el máximo que puedo gastar por noche de hotel en Madrid?"
+    assert "pued" not in asked_facet(spend, [], "")
+    assert "darf" not in asked_facet("Wie viel darf ich für ein Hotel in Hamburg ausgeben?", [], "")
+    terms = "What payment terms do we give our electronic components suppliers?"
+    assert "give" not in asked_facet(terms, [], "")
+    assert asked_facet("What do we give to new starters?", [], "")[:1] == ["give"]
+    assert "keep" in asked_facet("How long do we keep their mailbox?", [], "")
+
+
+def test_the_maximum_asked_is_said_by_an_upper_bound() -> None:
+    """ "The maximum" is stated by a text giving an upper bound in any words: "hasta",
+    "up to", "bis zu", "不超过"."""
+    asked = "¿Cuál es el importe máximo por noche de hotel en Madrid?"
+    bound = ["En Madrid se reembolsan hasta 140 € por alojamiento."]
+    assert facet_unmet(asked, bound, [], ["Madrid"], "") == []
+    flat = ["En Madrid se reembolsan 140 € por alojamiento."]
+    assert facet_unmet(asked, flat, [], ["Madrid"], "") == ["import", "máximo", "hotel"]
