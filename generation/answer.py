@@ -17,6 +17,7 @@ from urllib.parse import unquote
 from core.han_script import in_script_of
 from core.text import query_terms
 from core.types import Answer, AnswerSentence, Citation, Hit, Route
+from generation.answer_type import has_answer_type
 from generation.answerable import Verdict, judge, unmet_in_documents
 from generation.citations import check_citations
 from generation.cite import assemble
@@ -97,6 +98,22 @@ def _best_doc(ex: Extract) -> str:
     return ex.quotes[0].sources[0].chunk.doc_id if ex.quotes and ex.quotes[0].sources else ""
 
 
+# Verdicts failed for want of the kind of thing asked: a time, a count of a unit, a number.
+_TYPE_FAILED = ("time", "unit", "quantity")
+_DIGIT = re.compile(r"\d")
+# ... among the sentences matching the question's words at least this share as well as the
+# best one does (a sentence about something else holds a number too).
+_STATING_SHARE = 0.4
+
+
+def _states_asked(text: str, verdict: Verdict, question: str) -> bool:
+    """Whether a sentence could state what the failed verdict missed: a time, else a
+    number (the judge decides whether it does)."""
+    if verdict.failed == "time":
+        return has_answer_type(text, "time", question)
+    return _DIGIT.search(text) is not None
+
+
 def _keys_row(rows: Sequence[Sequence[str]], key: str) -> bool:
     """Whether a table has a row keyed (first cell) by `key`, in any case."""
     key = key.lower()
@@ -122,7 +139,8 @@ def _judge(
     best_doc = _best_doc(ex)
     groups = ex.groups if len(ex.groups) == len(ex.quotes) else [ex.chosen] * len(ex.quotes)
     first: Verdict | None = None
-    for k, (quote, group) in enumerate(zip(ex.quotes, groups, strict=True)):
+    answering = len(ex.quotes) - ex.notes  # (the notes after them only explain them)
+    for k, (quote, group) in enumerate(zip(ex.quotes[:answering], groups[:answering], strict=True)):
         if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
             continue
         verdict = judge(question, intent, [quote.text], group, retrieved, synonyms, similarity)
@@ -267,6 +285,28 @@ class AnswerGenerator:
                 synonyms=synonyms,
                 by_words=ex.by_words,
             )
+        if verdict.failed in _TYPE_FAILED and ex.by_words:
+            # The best sentences that state what was asked (a date, a number): a table row
+            # naming the question's words may outrank the sentence giving the answer
+            # ("Trigger: End of financial year" over "The financial year ends on 31 December").
+            best = max(s.relevance for s in ex.by_words)
+            stating = [
+                s
+                for s in ex.by_words
+                if s.relevance >= _STATING_SHARE * best
+                and _states_asked(s.cand.text, verdict, question)
+            ]
+            if stating and len(stating) < len(ex.by_words):
+                yield extract(
+                    question,
+                    hits,
+                    self.max_sentences,
+                    similarity,
+                    self.semantic_candidates,
+                    self.semantic_window,
+                    synonyms,
+                    by_words=stating,
+                )
         if verdict.failed in ("name", "subject"):
             for doc in _other_docs(hits, ex):
                 same_doc = [h for h in hits if h.chunk.doc_id == doc]

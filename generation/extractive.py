@@ -17,7 +17,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from core.han_script import fold_han, read_folded
-from core.lang import stemmed_language
+from core.lang import prefix_stem, stemmed_language
 from core.text import (
     STOPWORDS,
     char_bigrams,
@@ -29,6 +29,7 @@ from core.text import (
     index_tokens,
     iter_index_tokens,
     jieba_pieces,
+    latin_words_at,
 )
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import Kind, answer_kind, has_answer_type
@@ -41,6 +42,7 @@ from generation.answerable import (
     states_measure,
 )
 from generation.cite import Quote, Source, assemble
+from generation.footnotes import marks, note_mark
 from generation.given_numbers import GivenNumber, given_numbers
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 from generation.ranges import fits, question_amounts
@@ -243,7 +245,11 @@ def _term_tests(terms: tuple[str, ...]) -> _TermTests:
     )
 
 
-def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
+def _matched_terms(terms: Sequence[str], text: str, lang: str = "") -> set[str]:
+    """The terms the text holds. `lang`: the stemmed language the terms were cut in (the
+    question's, `stemmed_language`), for a text told as another: a column header
+    ("Indemnité mensuelle(2)") is too short to be told as French, so its words are not
+    cut to the French question's stems ("indemn")."""
     tests = _term_tests(tuple(terms))
     lowered = _folded_lower(text) if tests.folded else text.lower()
     # Han terms match as substrings: jieba may segment the same words differently in
@@ -254,13 +260,28 @@ def _matched_terms(terms: Sequence[str], text: str) -> set[str]:
     # of its tokens: the text is cut only when some stem is written in it.
     if written := [(t, stem) for t, stem in tests.stems if stem in lowered]:
         if _plain_english(text, lowered) and all(_RUN.fullmatch(s) for _, s in written):
-            out.update(t for t, stem in written if _run_stem_in(stem, lowered))
+            found = {t for t, stem in written if _run_stem_in(stem, lowered)}
         else:
             tokens = _token_stems(text)
-            out.update(t for t, stem in written if stem in tokens)
+            found = {t for t, stem in written if stem in tokens}
+        if lang and len(found) < len(written) and stemmed_language(text) != lang:
+            found.update(t for t, s in written if t not in found and _cut_to(s, lowered, lang))
+        out |= found
     out.update(t for t, n in tests.numerals if t not in out and han_quantity_in(n, lowered))
     out.update(t for t in tests.joined if t not in out and _whole_in(t, lowered))
     return out
+
+
+def _cut_to(stem: str, lowered: str, lang: str) -> bool:
+    """Whether a word of the text starting with `stem` is cut to it by `lang`'s stemmer."""
+    for i in latin_words_at(lowered, stem):
+        word = _LETTERS.match(lowered, i)
+        if word is not None and (word[0] == stem or prefix_stem(word[0], lang) == stem):
+            return True
+    return False
+
+
+_LETTERS = re.compile(r"[^\W\d_]+")
 
 
 # In a plain English text every token is a run of ASCII word characters (`_RUN_CHARS`:
@@ -343,6 +364,8 @@ def _heading_like(cand: Candidate) -> bool:
     crumb = " > ".join(chunk.section_path)
     if text.startswith("#") or stripped in {chunk.title, crumb, *chunk.section_path}:
         return True
+    if len(stripped) > 3 and (crumb.startswith(stripped) or crumb.endswith(stripped)):
+        return True  # a piece of the breadcrumb, cut at its numbering ("… > 3." "Límites")
     if _BREADCRUMB.search(text) and not text.endswith(("。", ".", "!", "?", "！", "？")):
         return True
     if not cand.own_line:
@@ -418,7 +441,8 @@ def _score(
     """Each candidate's score; `ranked`: how many of the best must be in the order every
     signal gives (the answer re-reads that many by meaning)."""
     terms = content_terms(question)
-    matched = [_matched_terms(terms, f"{c.text} {c.context}") for c in cands]
+    lang = stemmed_language(question)
+    matched = [_matched_terms(terms, f"{c.text} {c.context}", lang) for c in cands]
     # A word the route expanded is met by its synonym too: retrieval found the passage by
     # it ("RAM" by the 内存 column of a row).
     alternatives = _alternatives(terms, synonyms)
@@ -427,7 +451,7 @@ def _score(
     if alternatives:
         for c, m in zip(cands, matched, strict=True):
             for t, alts in alternatives.items():
-                if t not in m and _matched_terms(alts, f"{c.text} {c.context}"):
+                if t not in m and _matched_terms(alts, f"{c.text} {c.context}", lang):
                     m.add(t)
     # Rarity across the candidates: a term in every sentence tells sentences apart less
     # than a term found in one. The same across the retrieved chunks: words found in most
@@ -594,7 +618,7 @@ def _score(
         # answer: damp it, gently. A table row is as long as its longest cell (wide rows
         # are cut for display anyway).
         if cand.is_table_row and any(
-            h and _matched_terms(column_terms, h) for h, _ in cand.cells[1:]
+            h and _matched_terms(column_terms, h, lang) for h, _ in cand.cells[1:]
         ):
             score *= ASKED_COLUMN_BOOST  # its table has a column for the attribute asked
         if cand.is_table_row and _key_in(cand.cells[0][1], q_lower):
@@ -765,6 +789,20 @@ def _listed_rows(
     return [best, *listed, *(s for s in selected[1:] if id(s.cand) not in taken)]
 
 
+def _heading_last_of_ties(ranked: list[_Scored]) -> None:
+    """Of the best candidates tied on score, a heading ("Límites de gasto") does not lead
+    when a sentence or row does: the first of those moves ahead of it."""
+    top = ranked[0].score
+    if len(ranked) < 2 or ranked[1].score != top or not _heading_like(ranked[0].cand):
+        return
+    for k, s in enumerate(ranked[1:], start=1):
+        if s.score != top:
+            return
+        if not _heading_like(s.cand):
+            ranked.insert(0, ranked.pop(k))
+            return
+
+
 def _select(
     scored: list[_Scored],
     max_sentences: int,
@@ -772,6 +810,7 @@ def _select(
     asked: set[str] | None = None,
 ) -> list[_Scored]:
     ranked = sorted(scored, key=lambda s: (-s.score, s.cand.hit_rank, s.cand.position))
+    _heading_last_of_ties(ranked)
     if holds_answer is not None and not holds_answer(ranked[0].cand.text):
         # The answer type decides between close candidates: a number for how-many, a date
         # for when. The best sentence holding one, when it scores at least half, becomes
@@ -826,24 +865,24 @@ def _select(
     return chosen
 
 
-def _row_columns(cand: Candidate, terms: Sequence[str]) -> list[int]:
+def _row_columns(cand: Candidate, terms: Sequence[str], lang: str = "") -> list[int]:
     """The cells of a table row worth quoting: the row key (its first cell) and the
     columns the question asks about; the whole row (cut) when it names no column."""
     # Cells whose value the question names identify the row ("Kentucky", "Development
     # Credits - Disbursements", "2011"): they are its key, even where the question names
     # their column too ("in fiscal year 2010"); the columns it names otherwise are asked.
-    named = [i for i, (_, v) in enumerate(cand.cells) if _matched_terms(terms, v)]
+    named = [i for i, (_, v) in enumerate(cand.cells) if _matched_terms(terms, v, lang)]
     asked = [
         i
         for i, (h, _) in enumerate(cand.cells)
-        if h and i not in named and _matched_terms(terms, h)
+        if h and i not in named and _matched_terms(terms, h, lang)
     ]
     if any(i > 0 for i in asked):
         return sorted({*_key_prefix(cand), *named, *asked})
     if len(cand.cells) <= MAX_ROW_CELLS:
         return list(range(len(cand.cells)))
     # The first cell names the row ("Kentucky"); then the cells the question mentions.
-    matching = [i for i, (h, v) in enumerate(cand.cells) if _matched_terms(terms, f"{h} {v}")]
+    matching = [i for i, (h, v) in enumerate(cand.cells) if _matched_terms(terms, f"{h} {v}", lang)]
     priority = dict.fromkeys([0, *matching, *range(len(cand.cells))])
     return sorted(list(priority)[:MAX_ROW_CELLS])
 
@@ -865,17 +904,17 @@ def _key_prefix(cand: Candidate) -> list[int]:
     return out
 
 
-def _row_text(cand: Candidate, terms: Sequence[str]) -> str:
+def _row_text(cand: Candidate, terms: Sequence[str], lang: str) -> str:
     """A table row as `column: value` pairs for the columns that matter."""
-    keep = _row_columns(cand, terms)
+    keep = _row_columns(cand, terms, lang)
     return render_row(tuple(c for i, c in enumerate(cand.cells) if i in keep))
 
 
-def _markdown_table(rows: Sequence[Candidate], terms: Sequence[str]) -> str:
+def _markdown_table(rows: Sequence[Candidate], terms: Sequence[str], lang: str) -> str:
     """Several rows of one table as a small Markdown table over the columns that matter."""
     columns: list[str] = []
     for cand in rows:
-        for i in _row_columns(cand, terms):
+        for i in _row_columns(cand, terms, lang):
             header = cand.cells[i][0]
             if header not in columns:
                 columns.append(header)
@@ -1003,12 +1042,16 @@ def _completion(
     return out
 
 
-def _quote_for(group: list[Candidate], terms: Sequence[str]) -> Quote:
+def _quote_for(group: list[Candidate], terms: Sequence[str], lang: str) -> Quote:
     chunk = group[0].chunk
     first = min(c.first_line for c in group)
     last = max(c.last_line for c in group)
     if group[0].is_table_row:
-        text = _row_text(group[0], terms) if len(group) == 1 else _markdown_table(group, terms)
+        text = (
+            _row_text(group[0], terms, lang)
+            if len(group) == 1
+            else _markdown_table(group, terms, lang)
+        )
     else:
         text = _joined([normalise_ws(c.text) for c in group], normalise_ws(chunk.text))
     return Quote(text, (Source(chunk, first, last, group[0].page),))
@@ -1038,6 +1081,9 @@ class Extract:
     # Every candidate's score by the words alone (before the re-read by meaning): an
     # extract of the same hits by words alone starts from it (`by_words`).
     by_words: list[_Scored] = field(default_factory=list, repr=False, compare=False)
+    # How many of the last quotes are notes of marks the others show: they explain a quote,
+    # they never answer alone.
+    notes: int = 0
 
 
 def _pins(question: str) -> set[str]:
@@ -1198,7 +1244,11 @@ def extract(
             g.sort(key=lambda c: c.position)
     # A column named by a synonym the route applied is one the question asks about.
     named = [*terms, *(a for alts in _alternatives(terms, synonyms).values() for a in alts)]
-    quotes = [_quote_for(g, named) for g in groups]
+    quotes = [_quote_for(g, named, stemmed_language(question)) for g in groups]
+    notes = _notes(quotes, groups, hits, used)
+    for note in notes:
+        groups.append([note])
+        quotes.append(_note_quote(note))
     chosen = [c for g in groups for c in g]
     top = heapq.nlargest(2, (s.score for s in scored))  # no full sort for two
     margin = (top[0] - top[1]) / top[0] if len(top) == 2 and top[0] > 0 else 1.0
@@ -1209,6 +1259,48 @@ def extract(
         groups,
         margin=margin,
         by_words=words,
+        notes=len(notes),
+    )
+
+
+# Notes quoted after the quotes whose marks they explain, at most.
+MAX_NOTES = 2
+
+
+def _notes(
+    quotes: Sequence[Quote], groups: Sequence[list[Candidate]], hits: Sequence[Hit], used: set[int]
+) -> list[Candidate]:
+    """The notes (`generation.footnotes`) of the marks the quotes show ("60 days end of
+    month*"), each a line of the quote's document that opens with the mark, found among
+    the retrieved passages; a note quoted already is not repeated."""
+    out: list[Candidate] = []
+    for quote, group in zip(quotes, groups, strict=True):
+        wanted = marks(quote.text)
+        if not wanted:
+            continue
+        doc = group[0].chunk.doc_id
+        for rank, hit in enumerate(hits):
+            if hit.chunk.doc_id != doc:
+                continue
+            for cand in candidates(hit.chunk, rank):
+                mark = note_mark(_note_text(cand))
+                if mark in wanted and id(cand) not in used and cand not in out:
+                    wanted.remove(mark)
+                    out.append(cand)
+                    if len(out) == MAX_NOTES:
+                        return out
+    return out
+
+
+def _note_text(cand: Candidate) -> str:
+    """A note as written: a table's note row is its one cell, not "Header: * ..."."""
+    return cand.cells[0][1] if len(cand.cells) == 1 else cand.text
+
+
+def _note_quote(cand: Candidate) -> Quote:
+    return Quote(
+        normalise_ws(_note_text(cand)),
+        (Source(cand.chunk, cand.first_line, cand.last_line, cand.page),),
     )
 
 

@@ -149,6 +149,22 @@ def _index_column(header: list[str], body: list[tuple[int, list[str]]]) -> bool:
     )
 
 
+# A table's only filled cell that reads as a note: this long, or a sentence ending so.
+_NOTE_CHARS = 60
+_NOTE_END = re.compile(r"[.。!?！？]$")
+
+
+def _note_row(header: list[str], row: list[str]) -> str:
+    """The text of a row that is a note, not a record: its first cell alone is filled (in
+    a table of three columns or more), with prose ("* End of month means the 60 days are
+    counted from ...", "Intercompany invoices are settled through ... ."); else ""."""
+    if len(header) < 3 or not row or any(not _blank(c) for c in row[1:]):
+        return ""
+    first = row[0].strip()
+    words = len(first.split())
+    return first if words >= 5 and (len(first) >= _NOTE_CHARS or _NOTE_END.search(first)) else ""
+
+
 def render_row(cells: tuple[tuple[str, str], ...]) -> str:
     return " | ".join(f"{h}: {v}" if h else v for h, v in cells)
 
@@ -311,6 +327,23 @@ def _table_candidates(
         header, body = header[1:], [(line, row[1:]) for line, row in body]
     context = " ".join(line.strip() for line in lines[max(0, i - 2) : i])
     for line, row in body:
+        note = _note_row(header, row)
+        if note:
+            # A line of prose set across a table's width (a note under its rows, as a
+            # spreadsheet holds it in its first cell): a sentence, under no column.
+            out.append(
+                Candidate(
+                    note,
+                    chunk,
+                    rank,
+                    start + len(out),
+                    pages[line],
+                    context=context,
+                    first_line=line,
+                    last_line=line,
+                )
+            )
+            continue
         pairs = _row_pairs(header, row)
         if pairs:
             out.append(

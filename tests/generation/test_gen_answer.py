@@ -422,3 +422,51 @@ def test_a_cell_holding_only_a_dash_or_tbd_gives_no_value(route: Route) -> None:
     assert not blank.covered, blank
     filled = ask(gen, make_hits(table), route, question="注塑机应该用哪种润滑油？")
     assert filled.covered and "46号抗磨液压油" in filled.text, filled
+
+
+def test_a_short_header_matches_the_stems_of_the_question_s_language(route: Route) -> None:
+    """(Held-out pass, session 47.) A French question's words are cut to French stems
+    ("indemn", "mensuel"); a column header is too short to be told as French, so its
+    words were not, and the row was quoted without the column asked."""
+    header = ("Ancienneté", "Jours de télétravail par semaine", "Indemnité mensuelle", "Validation")
+    rows = (
+        ("Moins de 1 an", "1 jour", "20 €", "Manager"),
+        ("De 3 à 5 ans", "2 jours", "40 €", "Manager"),
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(
+        gen,
+        make_hits(make_table(header, rows)),
+        route,
+        question="J'ai 4 ans d'ancienneté : quelle indemnité mensuelle vais-je toucher ?",
+    )
+    assert answer.covered and "Indemnité mensuelle: 40 €" in answer.text, answer
+
+
+def test_a_sentence_giving_the_date_asked_answers_when_a_row_naming_it_leads(
+    route: Route,
+) -> None:
+    """(Held-out pass, session 47.) The row "Trigger: End of financial year" holds every
+    word of the question but no date; the sentence that gives it is tried next."""
+    table = make_table(
+        ("Record class", "Retention period", "Trigger"),
+        (
+            ("Invoices and purchase ledger", "7 years", "End of financial year"),
+            ("Payroll records", "6 years", "End of financial year"),
+        ),
+    )
+    note = make_chunk(
+        "Where the trigger is the end of the financial year, note that the Brightmoor "
+        "financial year ends on 31 December.",
+        doc_id=table.doc_id,
+        ordinal=1,
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(
+        gen,
+        make_hits(table, note),
+        route,
+        question="Invoices are kept from the end of the financial year. On what date does "
+        "Brightmoor's financial year end?",
+    )
+    assert answer.covered and "31 December" in answer.text, answer

@@ -11,6 +11,7 @@ from core.ids import citation_label
 from core.text import content_terms, has_han
 from core.types import Hit
 from generation.extractive import extract, extractive_answer, focus_terms
+from generation.passages import candidates
 
 FAA = "ab12cd0000000000"
 TEX = "dd22330000000000"
@@ -683,3 +684,20 @@ def test_a_captions_label_alone_is_never_the_answer() -> None:
     )
     ex = extract("What does Table 1 show?", hits)
     assert ex.quotes and all(q.text != "Table 1." for q in ex.quotes), ex.quotes
+
+
+def test_a_piece_of_the_breadcrumb_is_a_heading_and_does_not_lead() -> None:
+    """(Session 47.) The chunk's breadcrumb "Política > 3. Límites de gasto" was cut at
+    its numbering into two sentences; "Límites de gasto" was then no heading, and led an
+    answer tied with the table's rows."""
+    chunk = make_chunk(
+        "Política de viajes > 3. Límites de gasto\nEl hotel se reembolsa hasta 110 € por noche.",
+        section_path=("Política de viajes", "3. Límites de gasto"),
+    )
+    import generation.extractive as extractive
+
+    pieces = candidates(chunk, 0)
+    assert [c.text for c in pieces][:2] == ["Política de viajes > 3.", "Límites de gasto"]
+    assert extractive._heading_like(pieces[1])
+    ex = extract("¿Cuál es el límite de gasto de hotel?", make_hits(chunk), 1)
+    assert ex.quotes[0].text.startswith("El hotel"), ex.quotes

@@ -125,3 +125,17 @@ def test_placeholders_in_other_languages_are_empty_but_a_status_is_not() -> None
     (row,) = candidates(table, 0)
     assert row.cells == (("Modalidad", "Teletrabajo total"), ("Status", "offen"))
     assert row.empty == ("Antigüedad mínima", "Termin")
+
+
+def test_a_note_set_across_a_table_is_a_sentence_not_a_row() -> None:
+    """(Session 47.) A spreadsheet holds its notes in a table's first cell: "* End of
+    month means ..." is no supplier category."""
+    header = ("Supplier category", "Standard terms", "Payment run")
+    note = "* End of month means the 60 days are counted from the last day of the month."
+    rows = (("Raw materials", "60 days end of month*", "Weekly"), (note, "", ""))
+    lines = ["| " + " | ".join(r) + " |" for r in (header, *rows)]
+    lines.insert(1, "|---|---|---|")
+    chunk = make_chunk("\n".join(lines), kind="table", table_header=header, table_rows=rows)
+    row, sentence = candidates(chunk, 0)
+    assert row.cells[0] == ("Supplier category", "Raw materials")
+    assert sentence.text == note and not sentence.is_table_row
