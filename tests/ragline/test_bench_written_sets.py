@@ -10,7 +10,9 @@ pass (session 45), written before that session's fixes and run only to measure t
 (versions, bands, amounts left to another rule, excluded scopes, empty cells ...);
 unseen_policies3 by a fifth (session 46), in English, Chinese, German and Spanish, measured
 before its answers were read; unseen_policies4 by a sixth, later in that session, in
-English, Chinese, French, German and Spanish, to measure that session's fixes."""
+English, Chinese, French, German and Spanish, to measure that session's fixes;
+unseen_policies5 by a seventh (session 47), in English, Chinese (simplified and
+traditional), Italian, Portuguese and Japanese, measured before its answers were read."""
 
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies2", 40, 60),
         ("unseen_policies3", 40, 60),
         ("unseen_policies4", 40, 60),
+        ("unseen_policies5", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
