@@ -48,15 +48,18 @@ _FUNCTION_WORDS = {
         laquelle""",
     "es": """el los las del y es son fue fueron era en que qué quién quiénes cuál cuáles
         cuándo dónde cómo cuánto cuántos cuánta cuántas por para con una unos unas se su
-        sus al lo le les como más pero desde entre hasta sobre""",
+        sus al lo le les como más pero desde entre hasta sobre está están""",
     "it": """il lo gli della delle dei degli del è sono era fu nel nella nei negli che chi
         quale quali quando dove come quanto quanti quanta quante perché per con una uno
-        si suo sua suoi sue al alla alle ai agli tra fra""",
+        si suo sua suoi sue al alla alle ai agli tra fra di sul sulla sui sugli dal dalla
+        dai dagli ha hanno devo deve devono posso può possono vanno""",
     "pt": """os das dos da do ao aos é são foi eram em no na nos nas que quem qual quais
         quando onde como quanto quantos quanta quantas porque para com um uma se seu sua
-        seus suas pelo pela pelos pelas entre desde até""",
+        seus suas pelo pela pelos pelas entre desde até o tem têm faz pode posso deve devo
+        está estão meu minha você num numa""",
     "nl": """het een en zijn werd werden wordt worden van dat wat waar wanneer hoeveel welke
-        waarom met voor aan bij uit naar ook niet zich heeft hebben""",
+        waarom met voor aan bij uit naar ook niet zich heeft hebben ik heb hoe moet mijn
+        geen nodig om""",
 }
 _ENGLISH = _set(
     """the of and are was were on to what which who whom when where why how for with by
@@ -76,7 +79,7 @@ _QUESTION_WORDS = frozenset(
     )
 )
 # Letters that only one of these languages writes.
-_LETTER_HINTS = {"de": "ßäöü", "fr": "çœêèëîïôûù", "es": "ñ¿¡", "pt": "ãõ", "it": "ì"}
+_LETTER_HINTS = {"de": "ßäöü", "fr": "çœêèëîïôûù", "es": "ñ¿¡", "pt": "ãõ", "it": "ìò"}
 _VOTERS = {lang: _set(words) for lang, words in _FUNCTION_WORDS.items()}
 # Stop words of a query already known to be in the language, never votes: function words
 # that are also English words (or too short to vote), and the language's other
@@ -93,10 +96,10 @@ _MORE_STOPWORDS = {
         esto aquel aquella otro otra otros otras todo toda todos todas ni contra durante
         ante mucho mucha muchos muchas cada aunque según tras mediante
         yo me mi mis tú te nosotros nos nuestro nuestra nuestros nuestras usted""",
-    "it": """la di da e a i le un in anche molto già questo questa questi queste quello
+    "it": """la da e a i le un in mi ci ho anche molto già questo questa questi queste quello
         quella quelli quelle altro altra altri altre tutto tutta tutti tutte senza contro
         durante ogni ne non più sotto sopra dopo""",
-    "pt": """a o as de e um muito muita muitos muitas já também este esta estes estas esse
+    "pt": """a as de e um muito muita muitos muitas já também este esta estes estas esse
         essa esses essas isso isto aquele aquela outro outra outros outras todo toda todos
         todas sem contra durante cada não nem mais sobre sob após""",
     "nl": "de die wie in op te is er",
