@@ -356,6 +356,11 @@ SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
 _GROUPED_NUMBER = re.compile(r"\d{1,3}(?:[,.]\d{3})+(?:[.,]\d+)?")
 
 
+# A capital letter after a word names one of its kind ("classe B", "band B", "Type C"):
+# a key, not a stray letter ("document's" -> "s"). ("I" is the pronoun.)
+_LETTER_KEY = re.compile(r"(?<=[^\W\d_] )([A-HJ-Z])(?![\w'’])")
+
+
 def content_terms(question: str) -> list[str]:
     """`query_terms` of a question without the words of its form ("how many", "多长时间")
     or of where to look ("according to this article", "据这篇文章"), nor stray letters
@@ -367,12 +372,13 @@ def content_terms(question: str) -> list[str]:
     if verb:
         form.update(_index_tokens(verb.group(1)))
     grouped = _GROUPED_NUMBER.sub(" ", question) if _GROUPED_NUMBER.search(question) else ""
+    keys = {m.lower() for m in _LETTER_KEY.findall(question)}
     terms = [
         t
         for t in query_terms(question)
         if t not in form
         and t not in SOURCE_WORDS
-        and not (len(t) == 1 and t.isascii())
+        and not (len(t) == 1 and t.isascii() and t not in keys)
         and not (grouped and t.isdigit() and t not in grouped)
     ]
     # A numbered part asked in one form is written in the other too (第6条 / 第六条).

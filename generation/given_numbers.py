@@ -124,6 +124,8 @@ def given_numbers(question: str) -> tuple[GivenNumber, ...]:
         add(GivenNumber(m.group(0), None), m.span())
     for m in _DIGITS.finditer(question):
         digits = m.group(0).replace(",", "")
-        if not _YEAR.match(digits):
+        if digits.startswith("0") and len(digits) > 1:
+            add(GivenNumber(m.group(0), None), m.span())  # a code ("tipo 00", "0800"): as written
+        elif not _YEAR.match(digits):
             add(GivenNumber(m.group(0), int(digits)), m.span())
     return tuple(out.values())

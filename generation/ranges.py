@@ -25,13 +25,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from core.lang import function_word, stemmed_language
 from core.text import han_number
 
 _HAN_DIGITS = "零〇一二两三四五六七八九十百"
+# Thousands grouped by dots, as German, Italian, Spanish and Portuguese write them ("1.200
+# sacchi", "3.201 a 10.000"): groups of three digits, no decimals after them. (An English
+# text writes 1.5, not 1.500, for one and a half.)
+_DOT_GROUPED = r"[1-9]\d{0,2}(?:\.\d{3})+(?![\d.]|,\d)"
+_DOT_GROUPED_WHOLE = re.compile(_DOT_GROUPED)
 # A number: digits (1,000 / 2.5), or a Chinese count before its unit, with 万/千/亿 parts
 # ("2万5千", "15万", "1.5万").
 _NUMBER = (
-    rf"(?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
+    rf"(?:{_DOT_GROUPED}|\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
     rf"(?:\s?[万千亿](?![米克瓦])(?:\d+|[{_HAN_DIGITS}]+)?(?:千)?)?"
     rf"|[{_HAN_DIGITS}]+(?:[万千](?![米克瓦]))?"
 )
@@ -63,13 +69,19 @@ _UNIT_WORDS_TEXT = """jahr=year jahre=year jahren=year monat=month monate=month 
     año=year años=year mes=month meses=month semana=week semanas=week día=day días=day
     hora=hour horas=hour minuto=minute minutos=minute
     an=year ans=year année=year années=year mois=month semaine=week semaines=week
-    jour=day jours=day heure=hour heures=hour"""
+    jour=day jours=day heure=hour heures=hour
+    anno=year anni=year mese=month mesi=month settimana=week settimane=week giorno=day
+    giorni=day ora=hour ore=hour minuti=minute
+    ano=year anos=year mês=month dia=day dias=day
+    jaar=year jaren=year maand=month maanden=month weken=week dag=day dagen=day uur=hour
+    minuut=minute"""
 _UNIT_WORDS = dict(pair.split("=") for pair in _UNIT_WORDS_TEXT.split())
 _NOT_UNITS = frozenset(_NOT_UNITS_TEXT.split())
 _ABBREVIATIONS = frozenset(
     ["kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min", "sqm"]
 )
 _MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
+_COUNTED_KEY = 4  # letters a counted noun of another language is known by
 
 # Bounds written before a number: (pattern, side, inclusive).
 _BEFORE = (
@@ -191,6 +203,8 @@ class _Number:
 
 def _value(text: str) -> float | None:
     """ "2万5千" -> 25000, "15万" -> 150000, "1,000" -> 1000, "两" -> 2, "five" -> 5."""
+    if _DOT_GROUPED_WHOLE.fullmatch(text):
+        return float(text.replace(".", ""))
     text = text.replace(",", "").replace(" ", "").lower()
     if text in _WORD_NUMBERS:
         return float(_WORD_NUMBERS[text])
@@ -212,6 +226,17 @@ def _value(text: str) -> float | None:
     return total
 
 
+def number_value(text: str) -> float | None:
+    """The value of digits as a rule or question writes them ("98.5", "1,000", "1.200"
+    grouped by dots), else None."""
+    if _DOT_GROUPED_WHOLE.fullmatch(text):
+        return float(text.replace(".", ""))
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
 def _plain(text: str) -> float | None:
     try:
         return float(text)
@@ -220,7 +245,9 @@ def _plain(text: str) -> float | None:
         return float(value) if value is not None else None
 
 
-def _unit(han: str | None, word: str | None, currency: str | None, pct: str | None) -> str:
+def _unit(
+    han: str | None, word: str | None, currency: str | None, pct: str | None, counted: bool
+) -> str:
     if currency:
         return currency.lower()
     if pct:
@@ -242,10 +269,18 @@ def _unit(han: str | None, word: str | None, currency: str | None, pct: str | No
     # abbreviation; "release 5 change" is a designation and a verb.
     if w.endswith("s") and not w.endswith("ss") and len(w) > 3 and w not in _NOT_UNITS:
         return w[:-1]
-    return w if w in _ABBREVIATIONS else ""
+    if w in _ABBREVIATIONS:
+        return w
+    # With `counted` (a question in another language than English), a noun counting the
+    # number ("1.200 sacchi", "50 Säcke"), known by its first letters, which its singular
+    # and plural share (sacco / sacchi); a band of a rule finds it written after its
+    # numbers (`_same_unit`).
+    if counted and len(w) > _COUNTED_KEY and not function_word(w):
+        return w[:_COUNTED_KEY]
+    return ""
 
 
-def _numbers(text: str, words: bool = False) -> list[_Number]:
+def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Number]:
     """The numbers of a lower-cased text with their units (and, with `words`, those
     written in English words)."""
     found = [*_MENTION.finditer(text), *(_WORD_MENTION.finditer(text) if words else ())]
@@ -262,7 +297,7 @@ def _numbers(text: str, words: bool = False) -> list[_Number]:
         currency = sign.group(0).strip() if sign else None
         word = None if currency else m.group("word")
         pct = m.group("pct")
-        unit = _unit(han, word, currency, pct)
+        unit = _unit(han, word, currency, pct, counted)
         if (unit in ("", "年") and raw.isdigit() and _YEAR.match(raw)) or (
             unit == "年" and value >= 100
         ):
@@ -291,16 +326,17 @@ def question_amounts(question: str) -> tuple[Amount, ...]:
     lower bound alone that includes it: "工作满12年", "at least 5 years" say how long,
     one value."""
     text = question.lower()
+    counted = bool(stemmed_language(question))
     out = []
     banded: set[int] = set()
-    for band, start, end in _read_bands(text):
+    for band, start, end in _read_bands(text, counted):
         if not band.unit:
             continue
         banded.update(range(start, end))
         if band.hi is None and band.lo_in and band.lo is not None:
             band = Band(band.lo, band.lo, True, True, band.unit)
         out.append(Amount(band, text[start:end].strip()))
-    for n in _numbers(text, words=True):
+    for n in _numbers(text, words=True, counted=counted):
         if n.unit and n.start not in banded:
             out.append(Amount(Band(n.value, n.value, True, True, n.unit), text[n.start : n.end]))
     return tuple(out)
@@ -326,9 +362,10 @@ def bands(text: str) -> tuple[Band, ...]:
     return tuple(band for band, _, _ in _read_bands(text))
 
 
-def _read_bands(text: str) -> list[tuple[Band, int, int]]:
-    """The bands of the text, each with where its numbers start and end."""
-    nums = _numbers(text)
+def _read_bands(text: str, counted: bool = False) -> list[tuple[Band, int, int]]:
+    """The bands of the text, each with where its numbers start and end (`counted`: see
+    `_unit`)."""
+    nums = _numbers(text, counted=counted)
     out: list[tuple[Band, int, int]] = []
     # (index, number, side, inclusive, where the bound's words start and end)
     bounds: list[tuple[int, _Number, str, bool, int, int]] = []
@@ -398,6 +435,13 @@ def bands_written(amounts: Sequence[Amount], text: str) -> list[str]:
         for band, start, end in _read_bands(text)
         if any(_same_unit(band, a, text) for a in amounts)
     ]
+
+
+def counts_in(amounts: Sequence[Amount], text: str) -> bool:
+    """Whether the (lower-cased) text states a number in the unit of one of the amounts
+    ("99.95%" for an amount of 97.2%), whatever its value."""
+    units = {a.unit for a in amounts}
+    return any(n.unit in units for n in _numbers(text))
 
 
 def fits(amounts: Sequence[Amount], text: str) -> bool | None:

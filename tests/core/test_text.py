@@ -144,3 +144,12 @@ def test_the_digit_groups_of_a_number_are_no_terms_of_their_own() -> None:
     ]
     assert "200" in content_terms("Is 200 the cap for refunds of GBP 1,200?")
     assert "3.1" in content_terms("版本3.1有哪些变化？")
+
+
+def test_a_capital_letter_after_a_word_is_a_key() -> None:
+    """(Held-out pass, session 47.) "classe B" lost its B (a stray letter, like the "s"
+    of "document's"), and the row of class A was quoted."""
+    assert content_terms("Com que frequência são contados os artigos da classe B?")[-1] == "b"
+    assert "c" in content_terms("Is Type C covered?")
+    assert content_terms("What does I mean?") == ["mean"]
+    assert "s" not in content_terms("What is the document's title?")

@@ -134,3 +134,11 @@ def test_a_grade_after_a_clause_number_is_met() -> None:
     assert not two.found("12级设备每年检修一次")
     rule = make_chunk("6.2 二级保养须提前 3 个工作日提交停机申请，经生产部确认停机时间。")
     assert _verdict("做二级保养需要提前几天提停机申请？", make_hits(rule)).covered
+
+
+def test_a_number_written_with_a_leading_zero_is_a_code() -> None:
+    """(Session 47.) "farina tipo 00" names a kind of flour: it is met as written, not as
+    the value zero."""
+    (code,) = given_numbers("Quanti campioni per la farina tipo 00?")
+    assert code.value is None and code.found("farina di grano tenero tipo 00 | mp-010")
+    assert not code.found("farina di grano tenero tipo 0 | mp-010")

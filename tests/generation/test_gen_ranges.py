@@ -135,3 +135,18 @@ def test_a_label_colon_after_a_number_is_no_clock_time() -> None:
     assert fits(amounts, "gbp 250.01 to gbp 2,000: returns team leader") is True
     assert fits(amounts, "up to gbp 250: returns desk agent") is False
     assert bands("22:30 to 23:00") == ()
+
+
+def test_thousands_grouped_by_dots_and_nouns_counted_in_other_languages() -> None:
+    """(Held-out pass, session 47.) "1.200 sacchi" was read as 1.2, with no unit (an
+    Italian plural is no English one), so no band of the sampling plan held it."""
+    from generation.ranges import number_value
+
+    amounts = question_amounts("È arrivato un lotto di 1.200 sacchi: quanti campioni prelevo?")
+    assert [(a.band.lo, a.unit) for a in amounts] == [(1200.0, "sacc")]
+    assert fits(amounts, "da 501 a 3.200 sacchi") is True
+    assert fits(amounts, "da 3.201 a 10.000 sacchi") is False
+    assert number_value("1.200") == 1200 and number_value("98.5") == 98.5
+    assert number_value("1,000") == 1000 and number_value("0.500") == 0.5
+    # An English question's word after a number is no unit unless it is a plural noun.
+    assert question_amounts("What did release 5 change?") == ()
