@@ -59,14 +59,16 @@ from generation.attribute import (
     facet_unmet,
     names_a_column,
     opposite_stated,
+    other_rate_period,
     synonyms_of,
 )
 from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, candidates, normalise
-from generation.ranges import bands_written, fits, question_amounts
+from generation.ranges import bands_written, fits, number_value, question_amounts
 from generation.scope import (
     asked_versions,
+    excluded_item,
     left_to_another_rule,
     only_excluded,
     only_replaced,
@@ -100,7 +102,12 @@ _WHEN_EN = (
 )
 # "When" in German, French, Spanish, Italian/Portuguese, Dutch, Russian, Japanese, Korean.
 _WHEN_OTHER = (
-    r"\bwann\b|\bquand\b|\bcuándo\b|\bquando\b|\bwanneer\b|\bкогда\b|いつ(?!も)|언제|"
+    # (French, Italian, Portuguese, Dutch and Russian write "when" as a conjunction too: "Qual
+    # o valor do reembolso por km quando uso meu carro?" asks an amount. They ask a time at
+    # the start of a sentence or clause, after a preposition if any: "Entro quando …?")
+    r"(?:^|[.:;!?¿,]\s*)(?:(?:a partir de|até|desde|entro|da|fino a|depuis|jusqu.[àa]|"
+    r"[àa] partir de|dès|tot|vanaf|с|до)\s+)?(?:quand|quando|wanneer|когда)\b|"
+    r"\bwann\b|\bcuándo\b|いつ(?!も)|언제|"
     r"\bkiedy\b|\bkdy\b|\bnär\b|\bnår\b|\bne zaman\b|\bkhi nào\b|\bkapan\b|\bمتى\b|कब|"
     r"\bколи\b"
 )
@@ -1400,7 +1407,11 @@ _TIME_STATED = re.compile(
     r"segunda-feira|terça-feira|quarta-feira|quinta-feira|sexta-feira|понедельник|вторник|"
     r"сред[аыу]\b|четверг|пятниц|суббот|воскресень)|[月火水木金土日]曜|[월화수목금토일]요일|"
     r"星期[一二三四五六日天]|周[一二三四五六日]|礼拜[一二三四五六日天]|قرن|सदी|शताब्दी|"
-    r"\d+\s*(?:days?|weeks?|months?|years?|hours?|minutes?|seconds?|tagen?|wochen?|"
+    # (With a word between: "10 working days", "3 calendar months"; or one word with it:
+    # "10 Arbeitstage", "5 Werktagen".)
+    r"\d+\s*(?:(?:working|business|calendar|consecutive|full|clear|banking|trading)\s+)?"
+    r"(?:days?|nights?|weeks?|months?|years?|hours?|minutes?|seconds?|tagen?|wochen?|"
+    r"(?:arbeits|werk|kalender)tag(?:e|en)?|"
     r"monaten?|jahren?|stunden?|jours?|semaines?|mois|ans|années?|heures?|días?|semanas?|"
     r"meses|años?|horas?|giorni|settimane|mesi|anni|ore|dias|anos|dagen|weken|maanden|"
     r"jaren|uren|дн|недел|месяц|год|лет|час|минут)|"
@@ -1572,11 +1583,9 @@ def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str,
 
 
 def _number_of(term: str) -> float | None:
-    """The value of a term that is a number ("98.5", "1,000"), else None."""
-    try:
-        return float(term.replace(",", ""))
-    except ValueError:
-        return None
+    """The value of a term that is a number ("98.5", "1,000", "1.200" grouped by dots as
+    German or Italian write it), else None."""
+    return number_value(term)
 
 
 def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
@@ -1705,6 +1714,9 @@ def _facet_miss(
     opposite = opposite_stated(question, quoted, scope, topic, doc_names)
     if opposite:
         return f"the quoted evidence says {opposite[1]!r}, the opposite of {opposite[0]!r}"
+    period = other_rate_period(question, " ".join([*quoted, *scope]))
+    if period:
+        return f"the question asks a figure per {period[0]}; the quoted evidence is per {period[1]}"
     return ""
 
 
@@ -2069,10 +2081,14 @@ def judge(
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")
-    deferred = left_to_another_rule(question, chosen)
+    deferred = left_to_another_rule(question, chosen, retrieved)
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")
+    item = excluded_item(question, chosen[0])
+    if item:
+        why = f"the document puts what is asked outside its rules: {item!r}"
+        return Verdict(False, why, constraints=total, met=met, failed="subject")
     excluded, left_out = only_excluded(question, evidence, same_doc)
     if left_out:
         # (Another document may answer for it, if it names it: `asked`.)

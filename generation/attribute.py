@@ -379,3 +379,36 @@ def synonyms_of(word: str, synonyms: Mapping[str, Sequence[str]]) -> Sequence[st
 def names_a_column(word: str, headers: Sequence[str], similarity: Similarity) -> bool:
     """Whether one of a table's `headers` means `word` in other words (COLUMN_FLOOR)."""
     return max(similarity(word, headers), default=0.0) >= COLUMN_FLOOR
+
+
+# How often a rate or limit counts, as questions and rules write it: "daily" and "per
+# month" are two limits, and one is no answer for the other ("What is the daily ATM
+# limit?" of a row giving "ATM cash withdrawal (per month): £400").
+_PER = {
+    "day": r"\bdaily\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bt[äa]glich|\bpro tag\b|"
+    r"\bdiari[oa]\b|\bal d[íi]a\b|\bpor d[íi]a\b|\bquotidien|\bpar jour\b|\bgiornalier|"
+    r"\bal giorno\b|\bdi[áa]ri[oa]\b|\bao dia\b|每日|每天|日额|日額|1日(?:あたり|につき)",
+    "week": r"\bweekly\b|\bper week\b|\ba week\b|/week\b|\bw[öo]chentlich|\bpro woche\b|"
+    r"\bsemanal|\bpor semana\b|\bhebdomadaire|\bpar semaine\b|\bsettimanal|"
+    r"\ba settimana\b|每周|每週",
+    "month": r"\bmonthly\b|\bper month\b|\ba month\b|/month\b|\bmonatlich|\bpro monat\b|"
+    r"\bmensual|\bal mes\b|\bpor mes\b|\bmensuel|\bpar mois\b|\bmensil|\bal mese\b|"
+    r"\bmensal|\bpor m[êe]s\b|每月|月额|月額",
+    "year": r"\byearly\b|\bannual(?:ly)?\b|\bper (?:year|annum)\b|\ba year\b|/year\b|"
+    r"\bj[äa]hrlich|\bpro jahr\b|\banual\b|\bal a[ñn]o\b|\bpor a[ñn]o\b|\bannuel|\bpar an\b|"
+    r"\bannual[ei]\b|\ball.anno\b|\bpor ano\b|每年|年度|年额|年額",
+}
+_PERIODS = {name: re.compile(rx, re.IGNORECASE) for name, rx in _PER.items()}
+
+
+def other_rate_period(question: str, stated: str) -> tuple[str, str] | None:
+    """(The period the question's rate is counted in, another the quoted evidence gives)
+    when the question names one ("daily") and the evidence states others ("per month")
+    but not it; None otherwise, and for a question naming two (asking which applies)."""
+    asked = [name for name, rx in _PERIODS.items() if rx.search(question)]
+    if len(asked) != 1:
+        return None
+    given = [name for name, rx in _PERIODS.items() if rx.search(stated)]
+    if not given or asked[0] in given:
+        return None
+    return asked[0], given[0]

@@ -20,15 +20,22 @@ from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
+from core.han_script import fold_han
 from core.lang import stemmed_language
 from core.text import content_terms, has_han, stem
+from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise
 from generation.yes_no import asks_yes_no
 
 # A rule a document leaves to another text or a later decision: "境外出差补助标准另行规定",
 # "International per diems will be set by Finance", "Rates for Tier 4: TBD".
+# The kinds of text a rule is sent to.
+_OTHER_TEXT_KIND = (
+    r"(?:guide|standard|policy|procedure|manual|handbook|rules|regulations?|instructions?|"
+    r"terms|agreement|guidelines?|code)"
+)
 _DEFERRED = re.compile(
-    r"另行[\u4e00-\u9fff]{1,2}|另有规定|另文规定|待定|[尚暂]未确定|"
+    r"另行[\u4e00-\u9fff]{1,2}|另有[规規]定|另文[规規]定|待定|[尚暂暫]未[确確]定|"
     r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
     r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided)\b|"
     r"\b(?:set|determined|agreed|defined) separately\b|"
@@ -41,7 +48,24 @@ _DEFERRED = re.compile(
     r"\bpor (?:determinar|definir|confirmar)\b|\bpendiente de\b|"
     r"\bse (?:determinar|establecer|fijar|definir|comunicar)[aá]n?\b|"
     r"\b[àa] (?:d[ée]terminer|d[ée]finir|confirmer)\b|\bser(?:a|ont) (?:fix|d[ée]termin|"
-    r"communiqu|d[ée]fini)[ée]e?s?\b",
+    r"communiqu|d[ée]fini)[ée]e?s?\b|"
+    # ... or sends it to another text: "is defined in the Global Mobility Tax Guide",
+    # "consta do Manual de Contabilidade … e não é repetido nesta norma", "è disciplinato
+    # dal Regolamento …", "「クリーンルーム入室手順」に定める", "is geregeld in …"
+    rf"\b(?:is|are) (?:defined|set out|set|specified|described|laid down|regulated|governed|"
+    rf"determined|handled) (?:exclusively |separately |only )?(?:in|by|under) "
+    rf"(?:the |a |each |its |their )?(?:(?!this\b|these\b)[\w&'’\- ]){{0,50}}?"
+    rf"\b{_OTHER_TEXT_KIND}\b|\bnot repeated (?:here|in this)\b|"
+    r"\bconstam? d[oa]s? (?:(?!nest)[\w\- ]){0,40}?\b(?:manual|norma|procedimento|guia|"
+    r"pol[ií]tica|regulamento)\b|\bn[ãa]o (?:[ée]|s[ãa]o) repetid[oa]s?\b|"
+    r"\b(?:[ée]|s[ãa]o) (?:regid|regulad|definid|tratad)[oa]s? (?:pel[oa]|n[oa])\b|"
+    r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
+    r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
+    r"\bda definire\b|\bsar[àa] (?:definit|stabilit|comunicat)[oaie]\b|"
+    r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う)|別途定める|未定|"
+    r"에 따른다|에서 정한다|별도로 정한다|미정|"
+    r"\b(?:is|zijn) (?:geregeld|vastgelegd|beschreven) in\b|\bnader te bepalen\b|"
+    r"\bрегулиру(?:ется|ются)\b|\bуточняется\b|\bбудет (?:определ|установл)\w*",
     re.I,
 )
 
@@ -51,38 +75,99 @@ _DEFERRED = re.compile(
 # as written (a sentence's first word capitalised, TBD); the other hints read lower-cased
 # text. None is case-blind: such a pattern scans ten times slower.
 _DEFERRED_HINT = re.compile(
-    r"另行|另有规定|另文规定|待定|未确定|[Tt]o be |tb[cd]|TB[CD]|[Ww]ill be |separately|"
+    r"另行|另有|另文|待定|未[确確]定|[Tt]o be |tb[cd]|TB[CD]|[Ww]ill be |separately|"
     r"[Nn]ot yet|[Nn]och |festgelegt|geregelt|gegeben|mitgeteilt|d[ée]termin|d[ée]fini|"
-    r"confirm|[Pp]endiente|establecer|fijar|comunicar|fix|communiqu"
+    r"confirm|[Pp]endiente|establecer|fijar|comunicar|fix|communiqu|"
+    r"defined|set out|specified|described|laid down|regulated|governed|handled|repeated|"
+    r"consta|repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|"
+    r"seguono|sar[àa]|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|미정|geregeld|"
+    r"vastgelegd|beschreven|nader te|регулир|уточня|будет"
 )
 
 
-def left_to_another_rule(question: str, chosen: Sequence[Candidate]) -> str:
-    """A sentence of the quoted passages that defers its rule (`_DEFERRED`) and names a
-    question word the rest of the quote does not: asked about 境外出差补助, the quote
-    gives the 国内 rate and the passage (or the quote itself) says the 境外 one is set
-    elsewhere. The sentence, or ""."""
-    passages = {c.chunk.content_id: c for c in chosen if _DEFERRED_HINT.search(c.chunk.text)}
+def left_to_another_rule(
+    question: str, chosen: Sequence[Candidate], retrieved: Sequence[Chunk] = ()
+) -> str:
+    """A sentence that defers its rule (`_DEFERRED`) and names a question word the rest of
+    the quote does not: a sentence of the quoted passages (asked about 境外出差补助, the
+    quote gives the 国内 rate and the passage says the 境外 one is set elsewhere), or of
+    another passage retrieved from their document holding as many of the question's words
+    as the quote and one the quoted passages never write (asked what may be spent per
+    guest on alcohol, a sentence on events above £20,000 is quoted; the document says the
+    amount per guest "is set by the Gifts & Hospitality Standard"). The sentence, or ""."""
+    docs = {c.chunk.doc_id for c in chosen}
+    quoted_ids = {c.chunk.content_id for c in chosen}
+    ranked = [
+        *((c.chunk, c.hit_rank) for c in chosen),
+        *((ch, rank) for rank, ch in enumerate(retrieved) if ch.doc_id in docs),
+    ]
+    passages = {
+        chunk.content_id: (chunk, rank)
+        for chunk, rank in ranked
+        if _DEFERRED_HINT.search(chunk.text)
+    }
     if not passages:
         return ""
     # (One Han character, 人 in 人力资源部, names nothing a rule is about.)
     terms = [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
-    evidence = normalise(" ".join(c.text for c in chosen if not _DEFERRED.search(c.text)))
-    for c in passages.values():
-        for other in candidates(c.chunk, c.hit_rank):
-            if not _DEFERRED.search(other.text):
+    # (A quote's clauses that defer are no evidence; its others are: "住宿标准按客户接待
+    # 标准执行，须事先另行审批" states the standard.)
+    evidence = fold_han(normalise(" ".join(_undeferred_clauses(c.text) for c in chosen)))
+    # A row the question names by its key ("classe B") is the one asked: another row of its
+    # table leaving its own cells to a later rule ("Artigos controlados | … | a definir")
+    # is about that row.
+    named = {c.chunk.content_id for c in chosen if c.is_table_row and _named_key(c, terms)}
+    quoted = {c.text for c in chosen}
+    held = sum(term_in(t, evidence) for t in terms)  # by the quote
+    around = ""  # the quoted passages' text, read when needed
+    for chunk, rank in passages.values():
+        for other in candidates(chunk, rank):
+            if not _DEFERRED.search(other.text) or (
+                other.is_table_row and other.chunk.content_id in named and other.text not in quoted
+            ):
                 continue
-            text = _deferring_clauses(normalise(other.text))
-            if any(term_in(t, text) and not term_in(t, evidence) for t in terms):
+            text = fold_han(_deferring_clauses(normalise(other.text)))
+            unsaid = [t for t in terms if term_in(t, text) and not term_in(t, evidence)]
+            if not unsaid:
+                continue
+            if chunk.content_id in quoted_ids:
                 return other.text
+            # Another passage's deferral: about what is asked when it holds as many of the
+            # question's words as the quote, one of them written nowhere in the quote's own
+            # passages ("guest"; not "出差", "住宿", which the quoted table's caption names).
+            if sum(term_in(t, text) for t in terms) >= held:
+                around = around or fold_han(normalise(" ".join(_passage_text(c) for c in chosen)))
+                if any(not term_in(t, around) for t in unsaid):
+                    return other.text
     return ""
+
+
+def _passage_text(c: Candidate) -> str:
+    chunk = c.chunk
+    return f"{chunk.title} {' '.join(chunk.section_path)} {chunk.text}"
+
+
+def _named_key(row: Candidate, terms: Sequence[str]) -> bool:
+    """Whether the question's terms name the row's key cell (its first) whole."""
+    key = normalise(row.cells[0][1]).lower()
+    return any(t == key or (len(t) > 1 and term_in(t, key)) for t in terms)
+
+
+def _undeferred_clauses(sentence: str) -> str:
+    """The clauses of a sentence that defer nothing."""
+    if not _DEFERRED.search(sentence):
+        return sentence
+    return " ".join(c for c in _CLAUSES.split(sentence) if not _DEFERRED.search(c))
+
+
+_CLAUSES = re.compile(r"[，,；;]")
 
 
 def _deferring_clauses(sentence: str) -> str:
     """The clauses of a sentence that defer (with the one before, where a clause is the
     deferral alone: "境外出差补助标准，另行规定"): "住宿标准按客户接待标准执行，须事先另行审批"
     leaves the approval to another step, not the standard it states."""
-    clauses = re.split(r"[，,；;]", sentence)
+    clauses = _CLAUSES.split(sentence)
     out = []
     for i, clause in enumerate(clauses):
         if not _DEFERRED.search(clause):
@@ -98,12 +183,18 @@ def _deferring_clauses(sentence: str) -> str:
 _EXCLUDES = re.compile(
     # what follows is left out ("does not apply to beta features", "不适用于加盟门店") ...
     r"(?P<after>\b(?:does not|do not|doesn't|don't) apply to\b|\bexclud(?:es|ing)\b|"
-    r"\bexcept(?: for)?\b|\bother than\b|不适用于|不含|不包括|不包含|"
+    r"\bexcept(?: for)?\b|\bother than\b|不[适適]用于|不[适適]用於|不含|不包括|不包含|"
     # (German, Spanish, French: "gilt nicht für", "no se aplica a", "ne s'applique pas")
     r"\bnot covered\s*[:：]|\bexclusions?\s*[:：]|"
     r"\b(?:gilt|gelten|und|aber) nicht f[üu]r\b|\bausgenommen\b|\bmit ausnahme\b|"
     r"\bno (?:se )?aplica a\b|\bexcepto\b|\bsalvo\b|\bne s.applique pas\b|"
-    r"\b[àa] l.exception\b|\bsauf\b)|"
+    r"\b[àa] l.exception\b|\bsauf\b|"
+    # (Italian, Portuguese, Dutch, Russian: "non si applica a", "não se aplica a", "niet van
+    # toepassing op", "не распространяется на")
+    r"\bnon si applica (?:a|al|alla|ai|alle|agli)\b|\bad eccezione d|\btranne\b|"
+    r"\bn[ãa]o se aplica (?:a|ao|à|aos|às)\b|\bexceto\b|\bcom exce[çc][ãa]o d|"
+    r"\bniet van toepassing op\b|\bmet uitzondering van\b|\bbehalve\b|"
+    r"не распространяется на|за исключением|\bкроме\b)|"
     # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
     r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the |this )?(?:scope|policy)\b|"
     r"\bout of scope\b|\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
@@ -113,15 +204,22 @@ _EXCLUDES = re.compile(
     r"\b(?:is|are) (?:governed|covered|managed|handled|regulated) (?:by|under) (?:the |a )?"
     r"(?!this\b|these\b)[\w\s\-']{0,40}?(?:standard|policy|procedure|"
     r"manual|agreement|terms|rules|regulations?)\b|"
-    r"除外|不适用|不属于本|不纳入|另行管理|[按依参]照?《[^》]{1,40}》(?:的?规定)?执行|执行《[^》]{1,40}》|"
+    r"除外|不[适適]用|不[属屬][于於]本|不[纳納]入|另行管理|"
+    r"[按依参參]照?《[^》]{1,40}》(?:的?[规規]定)?[执執]行|[执執]行《[^》]{1,40}》|"
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
+    r"\b(?:[èe]|sono) esclus[oaie]\b|\b(?:[ée]|s[ãa]o|est[ãa]o|ficam?) exclu[íi]d[oa]s?\b|"
+    r"\bvalt buiten\b|\b(?:is|zijn) uitgesloten\b|対象外|適用しない|적용하지 않는다|제외한다|"
+    r"\bисключен[аоы]?\b|"
     r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)"
 )
 _EXCLUDES_HINT = re.compile(
     r"apply|exclu|except|other than|scope|outside|eligible|separate|not covered|not by|govern|"
     r"covered|managed|handled|regulated|"
-    r"不适用|不含|不包|除外|不属于|不纳入|另行管理|执行|nicht f|ausgenommen|ausnahme|eigene|aplica|"
-    r"excepto|salvo|applique|exception|sauf"
+    r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|nicht f|ausgenommen|"
+    r"ausnahme|eigene|aplica|"
+    r"excepto|salvo|applique|exception|sauf|applica|eccezion|tranne|esclus|exceto|exce[çc]|"
+    r"toepassing|uitzondering|behalve|buiten|uitgesloten|対象外|適用しない|적용하지|제외|"
+    r"распростран|исключ|кроме"
 )
 
 # A question about the rules' reach, which a sentence putting something outside it answers.
@@ -161,17 +259,39 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
         evidence = " ".join([unexcluded, *(q for q in quoted if _CONDITION.search(q))])
     # (a stem of an inflected language takes its endings: "werkstudent" in "werkstudenten")
     ending = r"\w{0,4}" if stemmed_language(question) else "s?"
+    # A Chinese question's terms are cut as simplified (core.han_script): a traditional
+    # document is read so too (character for character: the positions stay).
+    evidence, rest = fold_han(evidence), fold_han(rest)
     for t in content_terms(question):
         if (len(t) < 2 and has_han(t)) or term_in(t, evidence) or term_in(t, rest):
             continue  # (a Han character alone, "算", is a verb or a piece of other words)
         word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}{ending}\b")
         for sentence in sentences:
-            found = word.search(sentence)
+            found = word.search(fold_han(sentence))
             at = found.start() if found else -1
             for m in _EXCLUDES.finditer(sentence):
                 if at >= 0 and _governs(sentence, m, at):
                     return t, _clip(sentence, min(at, m.start()), max(at, m.end()))
     return "", ""
+
+
+def excluded_item(question: str, quoted: Candidate) -> str:
+    """The quote when it is an item of a list its intro puts outside the rules ("It does
+    not apply to:", "以下情形不适用本办法："): asked the uptime of Marketplace add-ons,
+    "- third-party add-ons bought through the Brightwater Marketplace …" names them only
+    as excluded. Not for a question asking whether the rules apply, or yes or no (the
+    exclusion answers it). The intro and the item, or ""."""
+    if not quoted.list_item or _ASKS_SCOPE.search(question) or asks_yes_no(question):
+        return ""
+    before = [c for c in candidates(quoted.chunk, quoted.hit_rank) if c.position < quoted.position]
+    for c in reversed(before):
+        if c.list_item:
+            continue
+        intro = normalise(c.text)
+        if c.intro and _EXCLUDES_HINT.search(intro) and _EXCLUDES.search(intro):
+            return f"{c.text} {quoted.text}"
+        return ""
+    return ""
 
 
 _REACH = 100  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
@@ -232,15 +352,15 @@ _REPLACES = re.compile(
     r"\bersetzt (?:die|den|das)\b|\b(?:sustituye|reemplaza|deroga)\b|\b(?:remplace|abroge)\b)|"
     # ... or what comes before ("the 2022 handbook is replaced by", "原办法同时废止")
     r"(?P<state>\b(?:replaced|superseded|repealed|withdrawn)\b|\bno longer (?:in force|applies|"
-    r"apply|valid)\b|废止|失效|停止执行|不再执行|不再适用|被\S{0,12}?(?:替代|取代|代替)|"
+    r"apply|valid)\b|[废廢]止|失效|停止[执執]行|不再[执執]行|不再[适適]用|被\S{0,12}?(?:替代|取代|代替)|"
     r"\b(?:ersetzt durch|au(?:ß|ss)er kraft)\b|\b(?:sustituid|reemplazad|derogad)[oa]s?\b|"
     r"\b(?:remplac|abrog)[ée]e?s?\b)"
 )
 # Words every `_REPLACES` sentence holds (as `_DEFERRED_HINT` for `_DEFERRED`). (Both
 # patterns read lower-cased text, and are not case-blind: that would slow them tenfold.)
 _REPLACES_HINT = re.compile(
-    r"replac|supersed|repeal|withdrawn|no longer|废止|替代|取代|代替|失效|停止执行|不再|ersetzt|"
-    r"kraft|sustitu|reemplaz|derog|remplac|abrog"
+    r"replac|supersed|repeal|withdrawn|no longer|[废廢]止|替代|取代|代替|失效|停止[执執]行|不再|"
+    r"ersetzt|kraft|sustitu|reemplaz|derog|remplac|abrog"
 )
 # A sentence ends at these marks ("." only before a space or the end: not in "3.1", "V2.5").
 _MARKS = "。;；!?！？"

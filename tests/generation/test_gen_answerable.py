@@ -1,3 +1,4 @@
+import pytest
 from gen_cases import make_chunk, make_hits, make_table
 
 from core.types import Chunk, Hit, Route
@@ -1090,3 +1091,22 @@ def test_a_chinese_kind_the_document_never_names_is_not_answered_by_its_siblings
     assert not miss.covered and "'中型会议室'" in miss.reason, miss
     library = make_hits(make_chunk("图书馆周一闭馆。"))
     assert _judged_alone("图书馆什么时候闭馆？", library, "周一").covered
+
+
+@pytest.mark.parametrize(
+    ("question", "when"),
+    [
+        ("Il burro è arrivato alle 8: entro quando va fatto il campionamento?", True),
+        ("Quando è stata fondata la società?", True),
+        ("Quand le musée a-t-il ouvert ?", True),
+        ("Когда открылся музей?", True),
+        # (Held-out pass, session 47: "quando" as a conjunction; a revision row's date was
+        # quoted for the km rate asked.)
+        ("Qual o valor do reembolso por km quando uso meu carro particular a serviço?", False),
+        ("Que se passe-t-il quand je pars en congé ?", False),
+    ],
+)
+def test_when_is_asked_where_it_opens_a_question_or_clause(question: str, when: bool) -> None:
+    from generation.answerable import asks_when
+
+    assert asks_when(question) is when

@@ -203,3 +203,21 @@ def test_the_maximum_asked_is_said_by_an_upper_bound() -> None:
     assert facet_unmet(asked, bound, [], ["Madrid"], "") == []
     flat = ["En Madrid se reembolsan 140 € por alojamiento."]
     assert facet_unmet(asked, flat, [], ["Madrid"], "") == ["import", "máximo", "hotel"]
+
+
+def test_a_rate_of_another_period_does_not_answer() -> None:
+    """(Held-out pass, session 47.) Asked the daily ATM limit, the row's "ATM cash
+    withdrawal (per month): £400" was quoted."""
+    from generation.attribute import other_rate_period
+
+    daily = "What is the daily ATM withdrawal limit for a G6 manager?"
+    monthly_row = "Grade: G6 | ATM cash withdrawal (per month): £400"
+    assert other_rate_period(daily, monthly_row) == ("day", "month")
+    assert other_rate_period(daily, "ATM cash per day: £200 | per month: £400") is None
+    assert other_rate_period("Is the ATM limit daily or monthly?", monthly_row) is None
+    assert other_rate_period("Wie hoch ist das monatliche Limit?", "bis 400 € pro Tag") == (
+        "month",
+        "day",
+    )
+    # a question naming no period asks whatever the quote gives
+    assert other_rate_period("What is the ATM limit for G6?", monthly_row) is None

@@ -340,3 +340,94 @@ def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
     # a word of two characters or more still is: 软件 is left to another text
     word, _ = only_excluded("软件单价多少以上算固定资产？", "资产类别: 电子设备", doc)
     assert word == "软件"
+
+
+@pytest.mark.parametrize(
+    "deferral",
+    [
+        "Whether a tax gross-up is granted, and how it is calculated, is defined in the "
+        "Global Mobility Tax Guide.",
+        "O tratamento contabilístico dos ajustes consta do Manual de Contabilidade, "
+        "capítulo 9, e não é repetido nesta norma.",
+        "入室時の服装および手順は「クリーンルーム入室手順」（QA-CR-02）に定める。",
+        "La soglia per i pasti è disciplinata dal Regolamento Spese.",
+    ],
+)
+def test_a_rule_sent_to_another_text_is_a_deferral(deferral: str) -> None:
+    """(Held-out pass, session 47.) "is defined in the … Guide", "consta do Manual …",
+    "「…」に定める": the document sends the rule to another text, in any of these languages."""
+    from generation.scope import _DEFERRED, _DEFERRED_HINT
+
+    assert _DEFERRED_HINT.search(deferral) and _DEFERRED.search(deferral)
+
+
+def test_a_rule_this_document_sets_is_no_deferral() -> None:
+    from generation.scope import _DEFERRED
+
+    assert not _DEFERRED.search("The allowance is defined in section 4 of this policy.")
+    assert not _DEFERRED.search("The amount is set out in the table below.")
+
+
+def test_a_deferral_in_another_retrieved_passage_of_the_document_refuses() -> None:
+    """(Held-out pass, session 47.) Asked what may be spent per guest on alcohol, a sentence
+    of another passage ("above £20,000 … purchase order") was quoted, while the document
+    says the amount per guest "is set by the Gifts & Hospitality Standard"."""
+    from generation.scope import left_to_another_rule
+
+    events = make_chunk(
+        "Any single event with expected spend above £20,000 must be paid through a "
+        "purchase order, not the card.",
+        ordinal=1,
+    )
+    alcohol = make_chunk(
+        "Alcohol may be purchased only as part of client entertainment. The amount that may "
+        "be spent per guest is set by the Gifts & Hospitality Standard and is not repeated "
+        "here.",
+        ordinal=2,
+    )
+    question = "How much may I spend per guest on alcohol when I take a client to dinner?"
+    quoted = extract(question, make_hits(events), 1).chosen
+    assert "is set by" in left_to_another_rule(question, quoted, [events, alcohol])
+    assert left_to_another_rule(question, quoted, [events]) == ""
+
+
+def test_another_row_leaving_its_cells_to_a_later_rule_is_about_that_row() -> None:
+    """(Held-out pass, session 47.) Asked the count frequency of "classe B", the B row was
+    refused because the controlled items' row leaves its approver "a definir"."""
+    from generation.scope import left_to_another_rule
+
+    table = make_table(
+        ("Classe", "Critério", "Frequência da contagem cíclica", "Aprovação do ajuste"),
+        (
+            ("A", "Artigos de 80% do valor", "Mensal", "Diretor de Operações"),
+            ("B", "15% seguintes do valor", "Trimestral", "Responsável de Armazém"),
+            ("Artigos controlados", "Independente do valor", "Semanal", "a definir pela DAF"),
+        ),
+    )
+    question = "Com que frequência são feitas as contagens cíclicas dos artigos da classe B?"
+    ex = extract(question, make_hits(table), 1)
+    assert ex.quotes[0].text.startswith("Classe: B"), ex.quotes
+    assert left_to_another_rule(question, ex.chosen) == ""
+    # The deferring row itself, quoted, is still refused for what it leaves open.
+    asked = "Quem aprova o ajuste dos artigos controlados?"
+    ex = extract(asked, make_hits(table), 1)
+    assert ex.quotes[0].text.startswith("Classe: Artigos controlados"), ex.quotes
+    assert "a definir" in left_to_another_rule(asked, ex.chosen)
+
+
+def test_an_item_of_a_list_of_exclusions_is_not_answered_from() -> None:
+    """(Held-out pass, session 47.) "It does not apply to: - third-party add-ons bought
+    through the Marketplace …": the item names the add-ons only to exclude them."""
+    from generation.scope import excluded_item
+
+    chunk = make_chunk(
+        "This schedule applies to paid subscriptions. It does not apply to:\n"
+        "- free trial and sandbox accounts;\n"
+        "- third-party add-ons bought through the Brightwater Marketplace.\n"
+    )
+    question = "What uptime does Brightwater guarantee for add-ons bought through the Marketplace?"
+    item = extract(question, make_hits(chunk), 1).chosen[0]
+    assert item.list_item and "Marketplace" in item.text
+    assert excluded_item(question, item).startswith("It does not apply to:")
+    # asked whether the schedule covers them, the exclusion is the answer
+    assert excluded_item("Does the schedule apply to Marketplace add-ons?", item) == ""
