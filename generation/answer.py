@@ -213,8 +213,11 @@ class AnswerGenerator:
         confidence: float = 0.0,
         mode: str = "extractive",
     ) -> _Draft:
+        lang = language_of(question)
+        # (A traditional Chinese question is told so in traditional characters.)
+        said = self.not_covered[lang]
         return _Draft(
-            self.not_covered[language_of(question)],
+            in_script_of(said, question) if lang == "zh" else said,
             False,
             mode,
             warnings=warnings,

@@ -45,7 +45,7 @@ from generation.cite import Quote, Source, assemble
 from generation.footnotes import marks, note_mark
 from generation.given_numbers import GivenNumber, given_numbers
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
-from generation.ranges import fits, question_amounts
+from generation.ranges import counts_in, fits, question_amounts
 from generation.similarity import Similarity
 
 TOP_HITS = 5
@@ -601,7 +601,11 @@ def _score(
             score *= GIVEN_MISSED
         if banded:
             score *= BAND_MET
-        elif banded is not None and held:
+        elif held and (
+            banded is not None or counts_in(amounts, f"{cand.text} {cand.context}".lower())
+        ):
+            # Another band, or amounts of the unit but none holding it ("99.95%" of a
+            # tier's commitment, asked about 97.2% uptime that a band row holds).
             score *= BAND_MISSED
         numbered = quantity and not heading and _new_number(cand.text, q_numbers)
         if numbered:

@@ -110,14 +110,21 @@ _NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
 # for it, the table gives nothing, not the dash. ("NA" without its slash is a value:
 # North America; "offen" alone is a status.)
 _PLACEHOLDER = re.compile(
-    r"[-–—−/\s]+|n/a|tb[acd]|待定|待确认|暂无|noch offen|k\. ?a\.|pendiente|"
-    r"por (?:definir|determinar|confirmar)|[àa] (?:d[ée]finir|d[ée]terminer|confirmer)",
+    r"[-–—−/\s]+|n/a|tb[acd]|待定|待確認|待确认|暂无|暫無|未定|미정|noch offen|k\. ?a\.|pendiente|"
+    r"por (?:definir|determinar|confirmar)|[àa] (?:d[ée]finir|d[ée]terminer|confirmer)|"
+    r"da (?:definire|stabilire|confermare)|a (?:definir|confirmar)|nader te bepalen|"
+    r"уточняется",
     re.I,
 )
+# A footnote's mark after a value ("TBD²", "da definire (2)", "待定*"): the value is what
+# stands before it.
+_TRAILING_MARK = re.compile(r"\s*(?:[¹²³⁴⁵⁶⁷⁸⁹]+|\*{1,3}|†|‡|\(\d{1,2}\)|\[\d{1,2}\]|[①-⑳])$")
 
 
 def _blank(value: str) -> bool:
-    return not value or _PLACEHOLDER.fullmatch(value) is not None
+    if not value:
+        return True
+    return _PLACEHOLDER.fullmatch(_TRAILING_MARK.sub("", value) or value) is not None
 
 
 def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]:

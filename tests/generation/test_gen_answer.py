@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 from fake_llm_server import FakeLLMServer, Reply
@@ -470,3 +471,60 @@ def test_a_sentence_giving_the_date_asked_answers_when_a_row_naming_it_leads(
         "Brightmoor's financial year end?",
     )
     assert answer.covered and "31 December" in answer.text, answer
+
+
+def test_a_span_of_working_days_answers_how_long(route: Route) -> None:
+    """(Held-out pass, session 47.) "within 10 working days" is a span of time: "how long"
+    was refused as giving none (a word between the number and its unit)."""
+    policy = make_chunk(
+        "Card statements\nThe statement period closes on the 25th of each month. Cardholders "
+        "must reconcile all transactions in the expense system within 10 working days after "
+        "the statement closes."
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(
+        gen,
+        make_hits(policy),
+        route,
+        question="How long do I have to get my card transactions reconciled in the expense system?",
+    )
+    assert answer.covered and "10 working days" in answer.text, answer
+
+
+def test_the_row_whose_band_holds_the_amount_leads_a_row_of_other_amounts(route: Route) -> None:
+    """(Held-out pass, session 47.) Asked the credit for 97.2% uptime, the tier row (99.95%
+    committed, 50% at most) matched more of the question's words than the band row that
+    holds 97.2% ("At least 95.0% but below 99.0%")."""
+    tiers = make_table(
+        ("Tier", "Monthly uptime commitment", "Maximum credit per month (% of monthly fee)"),
+        (("Professional", "99.9%", "25%"), ("Enterprise", "99.95%", "50%")),
+    )
+    bands = make_table(
+        ("Monthly uptime achieved", "Professional credit", "Enterprise credit"),
+        (
+            ("Below commitment, but at least 99.0%", "10%", "15%"),
+            ("At least 95.0% but below 99.0%", "25%", "30%"),
+        ),
+    )
+    bands = replace(bands, content_id="f" * 32, ordinal=1)
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(
+        gen,
+        make_hits(tiers, bands),
+        route,
+        question="We're on the Enterprise plan and our uptime came out at 97.2%. What "
+        "percentage of the monthly fee do we get back as a credit?",
+    )
+    assert answer.covered and "Enterprise credit: 30%" in answer.text, answer
+
+
+def test_a_traditional_chinese_question_is_refused_in_traditional_characters(
+    hits: list[Hit], route: Route
+) -> None:
+    """(Session 47.) A question written in traditional characters was told "not covered"
+    in simplified ones."""
+    gen = AnswerGenerator(max_sentences=1)
+    traditional = ask(gen, hits, route, covered=False, question="外部顧問參加研討會可以補助多少？")
+    assert traditional.text == "資料中沒有找到能回答這個問題的內容。"
+    simplified = ask(gen, hits, route, covered=False, question="外部顾问参加研讨会可以补助多少？")
+    assert simplified.text == DEFAULT_NOT_COVERED["zh"]
