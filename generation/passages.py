@@ -121,10 +121,15 @@ _PLACEHOLDER = re.compile(
 _TRAILING_MARK = re.compile(r"\s*(?:[¹²³⁴⁵⁶⁷⁸⁹]+|\*{1,3}|†|‡|\(\d{1,2}\)|\[\d{1,2}\]|[①-⑳])$")
 
 
+_MARK_ENDS = frozenset("¹²³⁴⁵⁶⁷⁸⁹*†‡)]") | {chr(0x2460 + i) for i in range(20)}
+
+
 def _blank(value: str) -> bool:
     if not value:
         return True
-    return _PLACEHOLDER.fullmatch(_TRAILING_MARK.sub("", value) or value) is not None
+    if value[-1] in _MARK_ENDS:
+        value = _TRAILING_MARK.sub("", value) or value
+    return _PLACEHOLDER.fullmatch(value) is not None
 
 
 def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from core.han_script import fold_han
@@ -59,6 +60,8 @@ _DEFERRED = re.compile(
     r"\bconstam? d[oa]s? (?:(?!nest)[\w\- ]){0,40}?\b(?:manual|norma|procedimento|guia|"
     r"pol[ií]tica|regulamento)\b|\bn[ãa]o (?:[ée]|s[ãa]o) repetid[oa]s?\b|"
     r"\b(?:[ée]|s[ãa]o) (?:regid|regulad|definid|tratad)[oa]s? (?:pel[oa]|n[oa])\b|"
+    r"\bser(?:á|ão) (?:definid|estabelecid|fixad|comunicad|publicad|determinad)[oa]s?\b|"
+    r"\bainda em elabora[çc][ãa]o\b|"
     r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
     r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
     r"\bda definire\b|\bsar[àa] (?:definit|stabilit|comunicat)[oaie]\b|"
@@ -70,18 +73,43 @@ _DEFERRED = re.compile(
 )
 
 
+@dataclass(frozen=True, slots=True)
+class _Hint:
+    """A cheap pattern that every match of a costly one holds, in two: the words of
+    Latin-script languages, and those of other scripts, read only in a text that is not all
+    ASCII (most passages are; one pattern of both kinds scanned them 2-3x slower)."""
+
+    latin: re.Pattern[str]
+    other: re.Pattern[str]
+
+    def search(self, text: str) -> bool:
+        return self.latin.search(text) is not None or (
+            not text.isascii() and self.other.search(text) is not None
+        )
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        yield from self.latin.finditer(text)
+        if not text.isascii():
+            yield from self.other.finditer(text)
+
+
 # Words every `_DEFERRED` sentence holds: a passage without any is not read further (the
 # whole pattern costs ~5 ms over a document's 40 KB; these, ~0.04 ms). It reads a passage
 # as written (a sentence's first word capitalised, TBD); the other hints read lower-cased
 # text. None is case-blind: such a pattern scans ten times slower.
-_DEFERRED_HINT = re.compile(
-    r"另行|另有|另文|待定|未[确確]定|[Tt]o be |tb[cd]|TB[CD]|[Ww]ill be |separately|"
-    r"[Nn]ot yet|[Nn]och |festgelegt|geregelt|gegeben|mitgeteilt|d[ée]termin|d[ée]fini|"
-    r"confirm|[Pp]endiente|establecer|fijar|comunicar|fix|communiqu|"
-    r"defined|set out|specified|described|laid down|regulated|governed|handled|repeated|"
-    r"consta|repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|"
-    r"seguono|sar[àa]|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|미정|geregeld|"
-    r"vastgelegd|beschreven|nader te|регулир|уточня|будет"
+_DEFERRED_HINT = _Hint(
+    re.compile(
+        r"[Tt]o be |tb[cd]|TB[CD]|[Ww]ill be |separately|[Nn]ot yet|[Nn]och |festgelegt|"
+        r"geregelt|gegeben|mitgeteilt|d[ée]termin|d[ée]fini|confirm|[Pp]endiente|establecer|"
+        r"fijar|comunicar|fix|communiqu|defined (?:in|by)|set out in|set by|specified in|"
+        r"described in|laid down|regulated by|governed by|handled by|not repeated|consta d|"
+        r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
+        r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te"
+    ),
+    re.compile(
+        r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
+        r"미정|регулир|уточня|будет"
+    ),
 )
 
 
@@ -98,14 +126,10 @@ def left_to_another_rule(
     docs = {c.chunk.doc_id for c in chosen}
     quoted_ids = {c.chunk.content_id for c in chosen}
     ranked = [
-        *((c.chunk, c.hit_rank) for c in chosen),
-        *((ch, rank) for rank, ch in enumerate(retrieved) if ch.doc_id in docs),
+        *(c.chunk for c in chosen),
+        *(ch for ch in retrieved[:_DOC_PASSAGES] if ch.doc_id in docs),
     ]
-    passages = {
-        chunk.content_id: (chunk, rank)
-        for chunk, rank in ranked
-        if _DEFERRED_HINT.search(chunk.text)
-    }
+    passages = {chunk.content_id: deferring for chunk in ranked if (deferring := _deferrals(chunk))}
     if not passages:
         return ""
     # (One Han character, 人 in 人力资源部, names nothing a rule is about.)
@@ -120,17 +144,15 @@ def left_to_another_rule(
     quoted = {c.text for c in chosen}
     held = sum(term_in(t, evidence) for t in terms)  # by the quote
     around = ""  # the quoted passages' text, read when needed
-    for chunk, rank in passages.values():
-        for other in candidates(chunk, rank):
-            if not _DEFERRED.search(other.text) or (
-                other.is_table_row and other.chunk.content_id in named and other.text not in quoted
-            ):
+    for content_id, deferring in passages.items():
+        for other, clauses in deferring:
+            if other.is_table_row and content_id in named and other.text not in quoted:
                 continue
-            text = fold_han(_deferring_clauses(normalise(other.text)))
+            text = fold_han(clauses)
             unsaid = [t for t in terms if term_in(t, text) and not term_in(t, evidence)]
             if not unsaid:
                 continue
-            if chunk.content_id in quoted_ids:
+            if content_id in quoted_ids:
                 return other.text
             # Another passage's deferral: about what is asked when it holds as many of the
             # question's words as the quote, one of them written nowhere in the quote's own
@@ -140,6 +162,26 @@ def left_to_another_rule(
                 if any(not term_in(t, around) for t in unsaid):
                     return other.text
     return ""
+
+
+# Retrieved passages of the quote's document read for a deferral: the best ranked.
+_DOC_PASSAGES = 10
+
+
+@lru_cache(maxsize=4096)
+def _deferrals(chunk: Chunk) -> tuple[tuple[Candidate, str], ...]:
+    """The passage's sentences that defer (`_DEFERRED`), each with its deferring clauses
+    (normalised). Memoised: the passages of a document come back question after question,
+    and every judged quote reads those of its document's retrieved passages."""
+    if not _DEFERRED_HINT.search(chunk.text) or not _any_with(
+        chunk.text, _DEFERRED_HINT, _DEFERRED
+    ):
+        return ()  # (most passages: not cut into sentences at all)
+    return tuple(
+        (c, _deferring_clauses(normalise(c.text)))
+        for c in candidates(chunk, 0)
+        if _DEFERRED_HINT.search(c.text) and _DEFERRED.search(c.text)
+    )
 
 
 def _passage_text(c: Candidate) -> str:
@@ -212,14 +254,17 @@ _EXCLUDES = re.compile(
     r"\bисключен[аоы]?\b|"
     r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)"
 )
-_EXCLUDES_HINT = re.compile(
-    r"apply|exclu|except|other than|scope|outside|eligible|separate|not covered|not by|govern|"
-    r"covered|managed|handled|regulated|"
-    r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|nicht f|ausgenommen|"
-    r"ausnahme|eigene|aplica|"
-    r"excepto|salvo|applique|exception|sauf|applica|eccezion|tranne|esclus|exceto|exce[çc]|"
-    r"toepassing|uitzondering|behalve|buiten|uitgesloten|対象外|適用しない|적용하지|제외|"
-    r"распростран|исключ|кроме"
+_EXCLUDES_HINT = _Hint(
+    re.compile(
+        r"apply|exclu|except|other than|scope|outside|eligible|separate|not covered|not by|"
+        r"govern|covered|managed|handled|regulated|nicht f|ausgenommen|ausnahme|eigene|aplica|"
+        r"excepto|salvo|applique|exception|sauf|si applica|eccezion|tranne|esclus|exceto|exce[çc]|"
+        r"toepassing|uitzondering|behalve|buiten|uitgesloten"
+    ),
+    re.compile(
+        r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|"
+        r"적용하지|제외|распростран|исключ|кроме"
+    ),
 )
 
 # A question about the rules' reach, which a sentence putting something outside it answers.
@@ -358,9 +403,12 @@ _REPLACES = re.compile(
 )
 # Words every `_REPLACES` sentence holds (as `_DEFERRED_HINT` for `_DEFERRED`). (Both
 # patterns read lower-cased text, and are not case-blind: that would slow them tenfold.)
-_REPLACES_HINT = re.compile(
-    r"replac|supersed|repeal|withdrawn|no longer|[废廢]止|替代|取代|代替|失效|停止[执執]行|不再|"
-    r"ersetzt|kraft|sustitu|reemplaz|derog|remplac|abrog"
+_REPLACES_HINT = _Hint(
+    re.compile(
+        r"replac|supersed|repeal|withdrawn|no longer|ersetzt|kraft|sustitu|reemplaz|derog|"
+        r"remplac|abrog"
+    ),
+    re.compile(r"[废廢]止|替代|取代|代替|失效|停止[执執]行|不再"),
 )
 # A sentence ends at these marks ("." only before a space or the end: not in "3.1", "V2.5").
 _MARKS = "。;；!?！？"
@@ -393,9 +441,17 @@ def only_replaced(
     return "", ""
 
 
+def _any_with(text: str, hint: _Hint, pattern: re.Pattern[str]) -> bool:
+    """Whether `pattern` matches near any of `hint`'s matches in `text`."""
+    return any(
+        pattern.search(text, max(0, m.start() - _AROUND), m.end() + _AROUND)
+        for m in hint.finditer(text)
+    )
+
+
 @lru_cache(maxsize=512)
 def _sentences_with(
-    text: str, hint: re.Pattern[str], pattern: re.Pattern[str]
+    text: str, hint: _Hint, pattern: re.Pattern[str]
 ) -> tuple[tuple[str, ...], str]:
     """The sentences of the text that `pattern` matches, and the rest of it (`hint`: a
     cheap pattern every match holds, which picks the sentences read). Memoised: a
