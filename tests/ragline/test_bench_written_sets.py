@@ -12,7 +12,9 @@ unseen_policies3 by a fifth (session 46), in English, Chinese, German and Spanis
 before its answers were read; unseen_policies4 by a sixth, later in that session, in
 English, Chinese, French, German and Spanish, to measure that session's fixes;
 unseen_policies5 by a seventh (session 47), in English, Chinese (simplified and
-traditional), Italian, Portuguese and Japanese, measured before its answers were read."""
+traditional), Italian, Portuguese and Japanese, measured before its answers were read;
+unseen_policies6 by an eighth, later in that session (English, Chinese, German, Spanish,
+Dutch, Korean, Russian), to measure the fixes read from the seventh."""
 
 from __future__ import annotations
 
@@ -37,6 +39,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies3", 40, 60),
         ("unseen_policies4", 40, 60),
         ("unseen_policies5", 40, 60),
+        ("unseen_policies6", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
