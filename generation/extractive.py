@@ -45,7 +45,7 @@ from generation.cite import Quote, Source, assemble
 from generation.footnotes import marks, note_mark
 from generation.given_numbers import GivenNumber, given_numbers
 from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
-from generation.ranges import counts_in, fits, question_amounts
+from generation.ranges import Amount, counts_in, fits, question_amounts
 from generation.similarity import Similarity
 
 TOP_HITS = 5
@@ -334,6 +334,15 @@ def _whole_in(term: str, text: str) -> bool:
     return any(text[i + n : i + n + 1] not in _ALNUM for i in _starts(term, text, _ALNUM))
 
 
+def _band_fit(amounts: Sequence[Amount], cand: Candidate) -> bool | None:
+    """`fits` for the candidate: a table row by its own cells (a band in the lines over
+    the table fits every row alike: "менее чем за 48 часов" of the row under it gave the
+    planned swap's row a fit too), a sentence with the lines before it."""
+    if cand.is_table_row:
+        return fits(amounts, cand.text.lower())
+    return fits(amounts, f"{cand.text} {cand.context}".lower())
+
+
 def _states_given(cand: Candidate, given: Sequence[GivenNumber]) -> bool:
     """Whether the candidate, with the headings and caption it stands under, states every
     number the question gives."""
@@ -516,9 +525,7 @@ def _score(
     # refuses it.)
     amounts = question_amounts(question)
     band_fit: list[bool | None] = (
-        [fits(amounts, f"{c.text} {c.context}".lower()) for c in cands]
-        if amounts
-        else [None] * len(cands)
+        [_band_fit(amounts, c) for c in cands] if amounts else [None] * len(cands)
     )
     held = any(band_fit)
     unit = asked_unit(question) if quantity else ""

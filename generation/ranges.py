@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from core.lang import function_word, stemmed_language
-from core.text import han_number
+from core.text import han_number, has_han
 
 _HAN_DIGITS = "零〇一二两三四五六七八九十百"
 # Thousands grouped by dots, as German, Italian, Spanish and Portuguese write them ("1.200
@@ -34,10 +34,14 @@ _HAN_DIGITS = "零〇一二两三四五六七八九十百"
 # text writes 1.5, not 1.500, for one and a half.)
 _DOT_GROUPED = r"[1-9]\d{0,2}(?:\.\d{3})+(?![\d.]|,\d)"
 _DOT_GROUPED_WHOLE = re.compile(_DOT_GROUPED)
+# A decimal comma ("99,9 %", "3,5 t"): one or two digits after it (three are a thousands
+# group: "1,000").
+_COMMA_DECIMAL = r"\d+,\d{1,2}(?![\d,]|\.\d)"
+_COMMA_DECIMAL_WHOLE = re.compile(_COMMA_DECIMAL)
 # A number: digits (1,000 / 2.5), or a Chinese count before its unit, with 万/千/亿 parts
 # ("2万5千", "15万", "1.5万").
 _NUMBER = (
-    rf"(?:{_DOT_GROUPED}|\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
+    rf"(?:{_DOT_GROUPED}|{_COMMA_DECIMAL}|\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
     rf"(?:\s?[万千亿](?![米克瓦])(?:\d+|[{_HAN_DIGITS}]+)?(?:千)?)?"
     rf"|[{_HAN_DIGITS}]+(?:[万千](?![米克瓦]))?"
 )
@@ -50,13 +54,38 @@ _HAN_UNITS = (
 _WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten eleven twelve
     thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
 _WORD_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS_TEXT.split())}
-_UNIT_AFTER = rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
+_CURRENCY_CODES = (
+    r"usd|eur|gbp|cny|rmb|aud|cad|chf|jpy|sek|nok|dkk|nzd|hkd|sgd|inr|brl|mxn|zar|krw|twd|ntd|"
+    r"pln|czk|huf|rub"
+)
+_UNIT_AFTER = (
+    rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<cur>[$€£¥₩₽₹]|(?:{_CURRENCY_CODES})\b)|"
+    rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
+)
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2"; a
 # label's colon after a number is no clock: "gbp 2,000: team leader".)
 _MENTION = re.compile(rf"(?<![\d:.a-z])(?P<num>{_NUMBER})(?!:\d|\d|\.\d){_UNIT_AFTER}")
 # Numbers in words, read in questions only ("for five years"): rules write digits.
 _WORD_MENTION = re.compile(rf"\b(?P<num>{'|'.join(_WORD_NUMBERS)})\b{_UNIT_AFTER}")
-_CURRENCY_BEFORE = re.compile(r"(?:[$€£¥]|\b(?:usd|eur|gbp|cny|rmb))\s?$")
+_CURRENCY_BEFORE = re.compile(rf"(?:nt\$|r\$|[$€£¥₩₽₹]|\b(?:{_CURRENCY_CODES}))\s?$")
+# The same money however written: a sign, its code, its name.
+_CURRENCY_OF = {
+    "€": "eur",
+    "euro": "eur",
+    "euros": "eur",
+    "£": "gbp",
+    "pound": "gbp",
+    "pounds": "gbp",
+    "dollar": "$",
+    "dollars": "$",
+    "rmb": "cny",
+    "₩": "krw",
+    "₽": "rub",
+    "₹": "inr",
+    "nt$": "twd",
+    "ntd": "twd",
+    "r$": "brl",
+}
 # A year by itself ("2024年", "in 2025"), not an amount of years.
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 # English words after a number that are no unit of it.
@@ -78,7 +107,10 @@ _UNIT_WORDS_TEXT = """jahr=year jahre=year jahren=year monat=month monate=month 
 _UNIT_WORDS = dict(pair.split("=") for pair in _UNIT_WORDS_TEXT.split())
 _NOT_UNITS = frozenset(_NOT_UNITS_TEXT.split())
 _ABBREVIATIONS = frozenset(
-    ["kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min", "sqm"]
+    [
+        *("kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min"),
+        *("sqm", "nm", "kw", "kwh", "bar", "psi", "ml", "mg", "kn", "ton", "tons"),
+    ]
 )
 _MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
 _COUNTED_KEY = 4  # letters a counted noun of another language is known by
@@ -134,6 +166,39 @@ _BEFORE = (
         "lo",
         True,
     ),
+    # Italian, Portuguese, Dutch, Russian; signs ("≥ 120 %", "< 48 h")
+    (
+        re.compile(
+            r"(?:\b(?:inferior(?:e)? al?|menor que|abaixo de|meno di|sotto|minder dan|onder)|"
+            r"(?:менее|меньше|ниже)(?: чем)?(?: за)?|<)\s*$"
+        ),
+        "hi",
+        False,
+    ),
+    (
+        re.compile(
+            r"(?:\b(?:até|no m[áa]ximo|fino al?|non oltre|al massimo|t/m|tot en met|maximaal|"
+            r"hoogstens|niet meer dan)|(?:не более|не свыше|до)|≤|<=)\s*$"
+        ),
+        "hi",
+        True,
+    ),
+    (
+        re.compile(
+            r"(?:\b(?:superior al?|mayor que|maior que|acima de|oltre|più di|superiore a|"
+            r"meer dan|boven|hoger dan)|(?:более|больше|свыше|выше)(?: чем)?(?: за)?|>)\s*$"
+        ),
+        "lo",
+        False,
+    ),
+    (
+        re.compile(
+            r"(?:\b(?:no m[íi]nimo|pelo menos|como m[íi]nimo|almeno|a partire da|vanaf|"
+            r"minimaal|ten minste|minstens)|(?:не менее|от)|≥|>=)\s*$"
+        ),
+        "lo",
+        True,
+    ),
 )
 # Bounds written after a number (and its unit).
 _AFTER = (
@@ -143,15 +208,20 @@ _AFTER = (
     (re.compile(r"^\s*(?:or less|or fewer|or below|and below|and under)", re.I), "hi", True),
     (re.compile(r"^\s*(?:und mehr|oder mehr|und länger|o más|ou plus|et plus)"), "lo", True),
     (re.compile(r"^\s*(?:oder weniger|o menos|ou moins)"), "hi", True),
+    (re.compile(r"^\s*(?:ou mais|o più|of meer|и более|и выше|이상)"), "lo", True),
+    (re.compile(r"^\s*(?:ou menos|o meno|of minder|и менее|и ниже|이하)"), "hi", True),
+    (re.compile(r"^\s*(?:未満|미만)"), "hi", False),
+    (re.compile(r"^\s*(?:超|초과)"), "lo", False),
 )
 # Two numbers joined into one band: "A（含）至B", "A-B", "A to B", "between A and B".
 # ("bis unter 10", "to under 10": the upper bound is left out.)
 _JOIN = re.compile(
-    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|bis|a|à)\s*(?P<under>unter|under|below)?\s*$",
+    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|up to|bis|a|à|al|até|ao|tot|t/m|до)\s*"
+    r"(?P<under>unter|under|below)?\s*$",
     re.I,
 )
-_BETWEEN = re.compile(r"\b(?:between|from|zwischen|entre)\s*$", re.I)
-_AND = re.compile(r"^\s*(?:and|und|y|et)\s*$", re.I)
+_BETWEEN = re.compile(r"(?:\b(?:between|from|zwischen|entre|tra|fra|tussen)|от)\s*$", re.I)
+_AND = re.compile(r"^\s*(?:and|und|y|et|e|en|и)\s*$", re.I)
 # A lower bound and an upper bound this close (characters between them) are one band:
 # "满10年不满20年", "above $50,000 and up to $500,000".
 _PAIR_GAP = 12
@@ -205,6 +275,8 @@ def _value(text: str) -> float | None:
     """ "2万5千" -> 25000, "15万" -> 150000, "1,000" -> 1000, "两" -> 2, "five" -> 5."""
     if _DOT_GROUPED_WHOLE.fullmatch(text):
         return float(text.replace(".", ""))
+    if _COMMA_DECIMAL_WHOLE.fullmatch(text):
+        return float(text.replace(",", "."))
     text = text.replace(",", "").replace(" ", "").lower()
     if text in _WORD_NUMBERS:
         return float(_WORD_NUMBERS[text])
@@ -231,6 +303,8 @@ def number_value(text: str) -> float | None:
     grouped by dots), else None."""
     if _DOT_GROUPED_WHOLE.fullmatch(text):
         return float(text.replace(".", ""))
+    if _COMMA_DECIMAL_WHOLE.fullmatch(text):
+        return float(text.replace(",", "."))
     try:
         return float(text.replace(",", ""))
     except ValueError:
@@ -249,7 +323,7 @@ def _unit(
     han: str | None, word: str | None, currency: str | None, pct: str | None, counted: bool
 ) -> str:
     if currency:
-        return currency.lower()
+        return _CURRENCY_OF.get(currency.lower(), currency.lower())
     if pct:
         return "%"
     if han:
@@ -263,6 +337,8 @@ def _unit(
             "千米": "公里",
         }.get(unit, unit)
     w = (word or "").lower()
+    if w in _CURRENCY_OF:  # "350 dollars", "120 euros"
+        return _CURRENCY_OF[w]
     if w in _UNIT_WORDS:
         return _UNIT_WORDS[w]
     # An English unit is a noun in the plural ("300 seats", "five years") or a measure's
@@ -294,7 +370,7 @@ def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Num
         if han and han in ("万元", "千元", "亿元"):
             value *= _MULTIPLIER[han[0]]
         sign = _CURRENCY_BEFORE.search(text, max(0, m.start() - 5), m.start())
-        currency = sign.group(0).strip() if sign else None
+        currency = sign.group(0).strip() if sign else m.group("cur")
         word = None if currency else m.group("word")
         pct = m.group("pct")
         unit = _unit(han, word, currency, pct, counted)
@@ -311,6 +387,8 @@ def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Num
             if han
             else m.end("pct")
             if pct
+            else m.end("cur")
+            if m.group("cur") and not sign
             else m.end("word")
             if word and unit
             else m.end("num")
@@ -350,7 +428,10 @@ _BAND_HINT = re.compile(
     r"at least|from|between|\d\s?to\b|"
     r"unter|weniger|bis|h[öo]chstens|maximal|hasta|m[áa]ximo|jusqu|au plus|[üu]ber|mehr|m[áa]s|"
     r"superior|plus|\bab\b|mindestens|desde|partir|al menos|au moins|d[èe]s|zwischen|entre|"
-    r"menos|moins|inf[ée]rieur|\d\s?[aà]\b"
+    r"menos|moins|inf[ée]rieur|\d\s?[aà]\b|\bal\b|até|acima|abaixo|m[íi]nimo|m[áa]ximo|"
+    r"fino|oltre|più|meno|sotto|almeno|tra\b|fra\b|t/m|\btot\b|vanaf|boven|onder|meer|minder|"
+    r"minimaal|maximaal|tussen|менее|меньше|ниже|более|больше|свыше|выше|\bот\b|\bдо\b|"
+    r"[≥≤<>]|이상|이하|미만|초과|未満|超"
 )
 
 
@@ -425,7 +506,9 @@ def _same_unit(band: Band, amount: Amount, text: str) -> bool:
     # text names as a word. (A Chinese band writes its unit; one character of it found
     # elsewhere, 名 in 名车, says nothing.)
     unit = amount.unit
-    return len(unit) > 1 and unit.isascii() and re.search(rf"\b{re.escape(unit)}", text) is not None
+    return (
+        len(unit) > 1 and not has_han(unit) and re.search(rf"\b{re.escape(unit)}", text) is not None
+    )
 
 
 def bands_written(amounts: Sequence[Amount], text: str) -> list[str]:
@@ -441,7 +524,7 @@ def counts_in(amounts: Sequence[Amount], text: str) -> bool:
     """Whether the (lower-cased) text states a number in the unit of one of the amounts
     ("99.95%" for an amount of 97.2%), whatever its value."""
     units = {a.unit for a in amounts}
-    return any(n.unit in units for n in _numbers(text))
+    return any(n.unit in units for n in _numbers(text, counted=True))
 
 
 def fits(amounts: Sequence[Amount], text: str) -> bool | None:

@@ -528,3 +528,24 @@ def test_a_traditional_chinese_question_is_refused_in_traditional_characters(
     assert traditional.text == "資料中沒有找到能回答這個問題的內容。"
     simplified = ask(gen, hits, route, covered=False, question="外部顾问参加研讨会可以补助多少？")
     assert simplified.text == DEFAULT_NOT_COVERED["zh"]
+
+
+def test_a_row_is_fitted_by_its_own_band_not_the_lines_over_its_table(route: Route) -> None:
+    """(Held-out pass, session 47.) A band in the lines over a table ("up to 72 hours")
+    fitted every row alike, and the planned swap's row was quoted for 36 hours."""
+    table = make_table(
+        ("Swap type", "Request deadline", "Approved by"),
+        (
+            ("Planned swap", "no later than 48 hours before the shift", "Shift supervisor"),
+            ("Urgent swap", "less than 48 hours before the shift", "Workshop head"),
+        ),
+        caption="Requests: up to 72 hours ahead",
+    )
+    gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
+    answer = ask(
+        gen,
+        make_hits(table),
+        route,
+        question="My shift starts in 36 hours and I want to swap it. Who approves the swap?",
+    )
+    assert answer.covered and "Workshop head" in answer.text, answer

@@ -150,3 +150,32 @@ def test_thousands_grouped_by_dots_and_nouns_counted_in_other_languages() -> Non
     assert number_value("1,000") == 1000 and number_value("0.500") == 0.5
     # An English question's word after a number is no unit unless it is a plural noun.
     assert question_amounts("What did release 5 change?") == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "rule", "held"),
+    [
+        # (Held-out pass, session 47.) Money written after its number or with its code,
+        # decimal commas, bounds in Spanish, Russian, Dutch, signs.
+        ("I need to pay AUD 350 in cash.", "payments from aud 200.01 up to aud 500", True),
+        ("Our box was AUD 35 short.", "discrepancies above aud 20 must be reported", True),
+        ("Our box was AUD 35 short.", "discrepancies of up to aud 20 are written off", False),
+        ("Me han cobrado 300 € de más.", "hasta 250 € sin autorización", False),
+        ("He llegado al 95 % de mi objetivo.", "nivel 2 | del 90 % al 99,9 % | 300 €", True),
+        ("Aplico un descuento del 20 %.", "descuento superior al 15 % en una línea", True),
+        ("До смены осталось 36 часов.", "обмен менее чем за 48 часов до начала смены", True),
+        ("До смены осталось 36 часов.", "от 48 до 72 часов", False),
+        ("Ik heb 250 euro uitgegeven.", "vanaf 200 euro: goedkeuring manager", True),
+        ("He llegado al 125 % del objetivo.", "nivel 4: ≥ 120 %", True),
+    ],
+)
+def test_bands_in_more_languages_and_signs(question: str, rule: str, held: bool) -> None:
+    assert fits(question_amounts(question), rule) is held
+
+
+def test_the_same_money_however_written() -> None:
+    (euros,) = question_amounts("Ho speso 120 EUR per la cena.")
+    (signs,) = question_amounts("Ho speso 120 € per la cena.")
+    (dollars,) = question_amounts("I spent 50 dollars.")
+    assert euros.unit == signs.unit == "eur" and dollars.unit == "$"
+    assert question_amounts("What did release 5 change?") == ()
