@@ -144,6 +144,9 @@ def _judge(
         if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
             continue
         verdict = judge(question, intent, [quote.text], group, retrieved, synonyms, similarity)
+        if verdict.final:
+            first = first or verdict
+            break
         if verdict.covered:
             if k == 0:
                 return verdict, ex
@@ -271,7 +274,8 @@ class AnswerGenerator:
           that lacks what the question pins down (the number, the unit asked).
         - From another retrieved document, when the quote's document does not mention a
           name or identifier the question gives (the quote is about another product), or
-          the quote is about a sibling of what was asked (国际空间站 for 天宫空间站).
+          the quote is about a sibling of what was asked (国际空间站 for 天宫空间站);
+          only these when the quote's document excludes what is asked (`Verdict.final`).
         """
         if verdict.covered:
             return
@@ -279,7 +283,7 @@ class AnswerGenerator:
             keyed = [h for h in hits if _keys_row(h.chunk.table_rows, verdict.asked)]
             if keyed:
                 yield self._extract(question, keyed, synonyms, similarity)
-        if similarity is not None and self.semantic_candidates > 0:
+        if similarity is not None and self.semantic_candidates > 0 and not verdict.final:
             yield extract(
                 question,
                 hits,

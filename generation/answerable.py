@@ -265,6 +265,9 @@ class Verdict:
     # Constraints that pin one thing down (a name, identifier, period or given number):
     # `constraints` less a quantity asked, which any number in the quote meets.
     pins: int = 0
+    # No other quote of the document can answer either: the best one names what is asked
+    # as an item its rules exclude.
+    final: bool = False
 
 
 def key_terms(question: str) -> list[str]:
@@ -2088,7 +2091,7 @@ def judge(
     item = excluded_item(question, chosen[0])
     if item:
         why = f"the document puts what is asked outside its rules: {item!r}"
-        return Verdict(False, why, constraints=total, met=met, failed="subject")
+        return Verdict(False, why, constraints=total, met=met, failed="subject", final=True)
     excluded, left_out = only_excluded(question, evidence, same_doc)
     if left_out:
         # (Another document may answer for it, if it names it: `asked`.)

@@ -33,7 +33,8 @@ from generation.yes_no import asks_yes_no
 # The kinds of text a rule is sent to.
 _OTHER_TEXT_KIND = (
     r"(?:guide|standard|policy|procedure|manual|handbook|rules|regulations?|instructions?|"
-    r"terms|agreement|guidelines?|code)"
+    r"terms|agreement|guidelines?|code|supplement|annex|appendix|schedule|circular|"
+    r"[a-z]{2,}-[a-z0-9-]*\d\w*\)?)"
 )
 _DEFERRED = re.compile(
     r"另行[\u4e00-\u9fff]{1,2}|另有[规規]定|另文[规規]定|待定|[尚暂暫]未[确確]定|"
@@ -62,6 +63,15 @@ _DEFERRED = re.compile(
     r"\b(?:[ée]|s[ãa]o) (?:regid|regulad|definid|tratad)[oa]s? (?:pel[oa]|n[oa])\b|"
     r"\bser(?:á|ão) (?:definid|estabelecid|fixad|comunicad|publicad|determinad)[oa]s?\b|"
     r"\bainda em elabora[çc][ãa]o\b|"
+    # ("se rigen por el documento COM-07", "regelt die Verfahrensanweisung VA-QS-14", "volgt
+    # incidentprocedure VGM-03", "以《终端安全基线》为准，本办法不再重复", "총무팀 공지를
+    # 참조한다", "определяется Положением об оплате труда")
+    r"\bse rigen? por\b|\bno figuran? en (?:esta|este)\b|"
+    r"\bregelt (?:die|der|das) \w*(?:anweisung|richtlinie|vereinbarung|ordnung|vorschrift)\b|"
+    r"\bvolgt (?:de |het )?\w*(?:procedure|regeling|reglement)\b|"
+    r"以[^，,。；《]{0,12}《[^》]{1,40}》[为為]准|不再重复|不再重複|详见《|詳見《|참조한다|참고한다|"
+    r"(?:기준|규정|지침|절차)[을를]? 따른다|\bопределя(?:ется|ются) \w*(?:положени|регламент|"
+    r"приказ|инструкци)|"
     r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
     r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
     r"\bda definire\b|\bsar[àa] (?:definit|stabilit|comunicat)[oaie]\b|"
@@ -104,11 +114,12 @@ _DEFERRED_HINT = _Hint(
         r"fijar|comunicar|fix|communiqu|defined (?:in|by)|set out in|set by|specified in|"
         r"described in|laid down|regulated by|governed by|handled by|not repeated|consta d|"
         r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
-        r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te"
+        r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te|rigen? por|"
+        r"no figura|regelt|volgt|handled under|described in"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
-        r"미정|регулир|уточня|будет"
+        r"미정|참조|참고|따른다|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя"
     ),
 )
 
@@ -196,10 +207,10 @@ def _named_key(row: Candidate, terms: Sequence[str]) -> bool:
 
 
 def _undeferred_clauses(sentence: str) -> str:
-    """The clauses of a sentence that defer nothing."""
+    """The clauses of a sentence that `_deferring_clauses` does not hold."""
     if not _DEFERRED.search(sentence):
         return sentence
-    return " ".join(c for c in _CLAUSES.split(sentence) if not _DEFERRED.search(c))
+    return " ".join(c for c, deferring in _clauses(sentence) if not deferring)
 
 
 _CLAUSES = re.compile(r"[，,；;]")
@@ -207,16 +218,21 @@ _CLAUSES = re.compile(r"[，,；;]")
 
 def _deferring_clauses(sentence: str) -> str:
     """The clauses of a sentence that defer (with the one before, where a clause is the
-    deferral alone: "境外出差补助标准，另行规定"): "住宿标准按客户接待标准执行，须事先另行审批"
-    leaves the approval to another step, not the standard it states."""
+    deferral alone: "境外出差补助标准，另行规定"; "终端管理软件等安全要求，以《终端安全基线》为准"):
+    "住宿标准按客户接待标准执行，须事先另行审批" leaves the approval to another step, not the
+    standard it states."""
+    return " ".join(c for c, deferring in _clauses(sentence) if deferring)
+
+
+def _clauses(sentence: str) -> list[tuple[str, bool]]:
+    """The sentence's clauses, each with whether it defers (or names what the next one,
+    a deferral alone, defers)."""
     clauses = _CLAUSES.split(sentence)
-    out = []
-    for i, clause in enumerate(clauses):
-        if not _DEFERRED.search(clause):
-            continue
-        rest = _DEFERRED.sub("", clause).strip(" 。.:：-")
-        out.append(f"{clauses[i - 1]} {clause}" if i and len(rest) < 2 else clause)
-    return " ".join(out)
+    out = [(c, _DEFERRED.search(c) is not None) for c in clauses]
+    for i, (clause, deferring) in enumerate(out):
+        if i and deferring and len(_DEFERRED.sub("", clause).strip(" 。.:：-")) < 2:
+            out[i - 1] = (out[i - 1][0], True)
+    return out
 
 
 # A document that puts a group or a thing outside its rules: "This SLA does not apply to
@@ -224,7 +240,8 @@ def _deferring_clauses(sentence: str) -> str:
 # "叉车按《厂内机动车辆管理规定》执行".
 _EXCLUDES = re.compile(
     # what follows is left out ("does not apply to beta features", "不适用于加盟门店") ...
-    r"(?P<after>\b(?:does not|do not|doesn't|don't) apply to\b|\bexclud(?:es|ing)\b|"
+    r"(?P<after>\b(?:does not|do not|doesn't|don't) (?:apply to|cover)\b|\bexclud(?:es|ing)\b|"
+    r"\bexcluid[oa]s\s*:|\besclus[ie]\s*:|\bexclu[íi]d[oa]s\s*:|\bausgenommen\s*:|"
     r"\bexcept(?: for)?\b|\bother than\b|不[适適]用于|不[适適]用於|不含|不包括|不包含|"
     # (German, Spanish, French: "gilt nicht für", "no se aplica a", "ne s'applique pas")
     r"\bnot covered\s*[:：]|\bexclusions?\s*[:：]|"
@@ -257,6 +274,7 @@ _EXCLUDES = re.compile(
 _EXCLUDES_HINT = _Hint(
     re.compile(
         r"apply|exclu|except|other than|scope|outside|eligible|separate|not covered|not by|"
+        r"not cover|t cover|"
         r"govern|covered|managed|handled|regulated|nicht f|ausgenommen|ausnahme|eigene|aplica|"
         r"excepto|salvo|applique|exception|sauf|si applica|eccezion|tranne|esclus|exceto|exce[çc]|"
         r"toepassing|uitzondering|behalve|buiten|uitgesloten"

@@ -549,3 +549,34 @@ def test_a_row_is_fitted_by_its_own_band_not_the_lines_over_its_table(route: Rou
         question="My shift starts in 36 hours and I want to swap it. Who approves the swap?",
     )
     assert answer.covered and "Workshop head" in answer.text, answer
+
+
+def test_an_excluded_item_quoted_ends_the_document_s_answer() -> None:
+    """(Held-out pass, session 47.) Asked about a retailer's complaint, the excluded item
+    "- complaints from trade customers (retailers, …)" led and was refused; the scope
+    sentence quoted after it ("… bought through a retailer …") then answered in its
+    place. The document excludes what is asked: none of its quotes answers."""
+    from dataclasses import replace as swap
+
+    from generation.answer import _judge
+    from generation.extractive import extract
+
+    scope = make_chunk(
+        "Scope\nThis standard applies to complaints from consumers who bought our products "
+        "directly or through a retailer. It does not cover:\n"
+        "- complaints from trade customers (retailers, distributors and installers), which "
+        "are handled by the Key Account team;\n"
+        "- complaints forwarded by an ombudsman.\n"
+    )
+    question = (
+        "How quickly do we have to respond to a complaint from an electrical retailer that "
+        "stocks our products?"
+    )
+    hits = make_hits(scope)
+    ex = extract(question, hits, 3)
+    item = next(i for i, g in enumerate(ex.groups) if g[0].list_item)
+    order = [item, *(i for i in range(len(ex.quotes)) if i != item)]
+    led = swap(ex, quotes=[ex.quotes[i] for i in order], groups=[ex.groups[i] for i in order])
+    verdict, _ = _judge(question, "general", led, hits)
+    assert not verdict.covered and verdict.final, verdict
+    assert "It does not cover:" in verdict.reason
