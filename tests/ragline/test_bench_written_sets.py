@@ -14,7 +14,9 @@ English, Chinese, French, German and Spanish, to measure that session's fixes;
 unseen_policies5 by a seventh (session 47), in English, Chinese (simplified and
 traditional), Italian, Portuguese and Japanese, measured before its answers were read;
 unseen_policies6 by an eighth, later in that session (English, Chinese, German, Spanish,
-Dutch, Korean, Russian), to measure the fixes read from the seventh."""
+Dutch, Korean, Russian), to measure the fixes read from the seventh; unseen_policies7 by a
+ninth (English with a PDF, Chinese, French, German, Spanish, Japanese, Italian), to measure
+the fixes read from the eighth."""
 
 from __future__ import annotations
 
@@ -40,6 +42,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies4", 40, 60),
         ("unseen_policies5", 40, 60),
         ("unseen_policies6", 40, 60),
+        ("unseen_policies7", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
