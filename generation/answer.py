@@ -28,7 +28,7 @@ from generation.confidence import (
     refusal_confidence,
     weak_refusal_confidence,
 )
-from generation.extractive import TOP_HITS, Extract, extract
+from generation.extractive import TOP_HITS, Extract, Scored, extract
 from generation.language import DEFAULT_NOT_COVERED, Lang, language_of
 from generation.llm import LLMError, Message, OpenAICompatibleClient
 from generation.prompt import DEFAULT_BUDGET_CHARS, build_messages
@@ -245,6 +245,7 @@ class AnswerGenerator:
         hits: Sequence[Hit],
         synonyms: Mapping[str, Sequence[str]] | None,
         similarity: Similarity | None,
+        by_words: Sequence[Scored] = (),
     ) -> Extract:
         return extract(
             question,
@@ -254,6 +255,7 @@ class AnswerGenerator:
             self.semantic_candidates,
             self.semantic_window,
             synonyms,
+            by_words=by_words,
         )
 
     def _alternatives(
@@ -304,16 +306,7 @@ class AnswerGenerator:
                 and _states_asked(s.cand.text, verdict, question)
             ]
             if stating and len(stating) < len(ex.by_words):
-                yield extract(
-                    question,
-                    hits,
-                    self.max_sentences,
-                    similarity,
-                    self.semantic_candidates,
-                    self.semantic_window,
-                    synonyms,
-                    by_words=stating,
-                )
+                yield self._extract(question, hits, synonyms, similarity, by_words=stating)
         if verdict.failed in ("name", "subject"):
             for doc in _other_docs(hits, ex):
                 same_doc = [h for h in hits if h.chunk.doc_id == doc]

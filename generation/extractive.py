@@ -156,7 +156,7 @@ _BREADCRUMB = re.compile(r"\s(>|›|»|/)\s")
 
 
 @dataclass(frozen=True, slots=True)
-class _Scored:
+class Scored:
     cand: Candidate
     score: float
     relevance: float  # the term/bigram overlap alone, before adjustments
@@ -446,7 +446,7 @@ def _score(
     cands: Sequence[Candidate],
     synonyms: Mapping[str, Sequence[str]] | None = None,
     ranked: int = 16,
-) -> list[_Scored]:
+) -> list[Scored]:
     """Each candidate's score; `ranked`: how many of the best must be in the order every
     signal gives (the answer re-reads that many by meaning)."""
     terms = content_terms(question)
@@ -591,7 +591,7 @@ def _score(
             # A sentence matching nothing of the question scores 0 whatever it is (every
             # adjustment below multiplies): about half the candidates, not looked at
             # further (`novel` is read only with a relevance above 0).
-            out.append(_Scored(cand, 0.0, relevance, False, frozenset(hits), frozenset(topic)))
+            out.append(Scored(cand, 0.0, relevance, False, frozenset(hits), frozenset(topic)))
             pending.append(0.0)
             continue
         score = relevance
@@ -646,7 +646,7 @@ def _score(
         score /= 1 + RANK_DECAY * cand.hit_rank
         bonus = score * (KIND_BONUS - 1) if typed else 0.0
         score += 0.08 / (cand.hit_rank + 1) if relevance else 0.0
-        out.append(_Scored(cand, score, relevance, novel, frozenset(hits), frozenset(topic)))
+        out.append(Scored(cand, score, relevance, novel, frozenset(hits), frozenset(topic)))
         pending.append(bonus)
     return _prefer_named_copy(_kind_bonus(out, pending, kind, question, ranked), named_by)
 
@@ -658,12 +658,12 @@ KIND_BONUS = 1.25
 
 
 def _kind_bonus(
-    scored: list[_Scored],
+    scored: list[Scored],
     bonus: Sequence[float],
     kind: Kind | None,
     question: str,
     ranked: int,
-) -> list[_Scored]:
+) -> list[Scored]:
     """The scores with the kind bonus added where the sentence holds the kind asked for.
     A sentence whose score with the bonus stays under the `ranked`-th best score without
     it cannot reach those places, so it is not tested: the best `ranked` are those testing
@@ -689,7 +689,7 @@ def _key_in(key: str, question: str) -> bool:
     return _whole_in(key, question)
 
 
-def _prefer_named_copy(scored: list[_Scored], named_by: dict[str, int]) -> list[_Scored]:
+def _prefer_named_copy(scored: list[Scored], named_by: dict[str, int]) -> list[Scored]:
     """The same text in several documents (a table copied into another file) is one
     answer; the copy in the document the question names ("the sample Word document")
     takes the best score of the copies, whatever their headings matched."""
@@ -708,7 +708,7 @@ def _prefer_named_copy(scored: list[_Scored], named_by: dict[str, int]) -> list[
         for i in idx:
             s = scored[i]
             score = top if i == winner else min(s.score, 0.95 * top)
-            out[i] = _Scored(s.cand, score, s.relevance, s.novel, s.matched, s.topic)
+            out[i] = Scored(s.cand, score, s.relevance, s.novel, s.matched, s.topic)
     return out
 
 
@@ -728,7 +728,7 @@ def _passage_codes(cand: Candidate) -> set[str]:
     return _codes(" ".join((chunk.text, *chunk.section_path)))
 
 
-def _about_other_code(s: _Scored, best: _Scored, asked: set[str]) -> bool:
+def _about_other_code(s: Scored, best: Scored, asked: set[str]) -> bool:
     """A supplement from a passage about another code than the one asked ("who fixed
     E102?" must not add who fixed E205), when the best sentence's passage is about it."""
     if not asked or s.cand.chunk.content_id == best.cand.chunk.content_id:
@@ -736,7 +736,7 @@ def _about_other_code(s: _Scored, best: _Scored, asked: set[str]) -> bool:
     return not (_passage_codes(s.cand) & asked) and bool(_passage_codes(best.cand) & asked)
 
 
-def _supplements(s: _Scored, best: _Scored, asked: set[str] | None = None) -> bool:
+def _supplements(s: Scored, best: Scored, asked: set[str] | None = None) -> bool:
     """Whether `s` is worth showing after the best sentence."""
     if s.relevance <= 0 or not s.novel or _heading_like(s.cand):
         return False
@@ -763,15 +763,13 @@ _ROWS_ASKED = re.compile(
 )
 
 
-def _key_terms(s: _Scored) -> set[str]:
+def _key_terms(s: Scored) -> set[str]:
     """The question terms a row's key cell (its first) holds."""
     key = s.cand.cells[0][1].lower() if s.cand.cells else ""
     return {t for t in s.matched if t in key}
 
 
-def _listed_rows(
-    question: str, selected: list[_Scored], scored: Sequence[_Scored]
-) -> list[_Scored]:
+def _listed_rows(question: str, selected: list[Scored], scored: Sequence[Scored]) -> list[Scored]:
     """For a question asking for several things whose best quote is a table row: the
     other rows of that table matching all the question words the best row matches (the
     teams of the Operations division, not one of them), or all but its key when the
@@ -800,7 +798,7 @@ def _listed_rows(
     return [best, *listed, *(s for s in selected[1:] if id(s.cand) not in taken)]
 
 
-def _heading_last_of_ties(ranked: list[_Scored]) -> None:
+def _heading_last_of_ties(ranked: list[Scored]) -> None:
     """Of the best candidates tied on score, a heading ("Límites de gasto") does not lead
     when a sentence or row does: the first of those moves ahead of it."""
     top = ranked[0].score
@@ -815,11 +813,11 @@ def _heading_last_of_ties(ranked: list[_Scored]) -> None:
 
 
 def _select(
-    scored: list[_Scored],
+    scored: list[Scored],
     max_sentences: int,
     holds_answer: AnswerTest | None = None,
     asked: set[str] | None = None,
-) -> list[_Scored]:
+) -> list[Scored]:
     ranked = sorted(scored, key=lambda s: (-s.score, s.cand.hit_rank, s.cand.position))
     _heading_last_of_ties(ranked)
     if holds_answer is not None and not holds_answer(ranked[0].cand.text):
@@ -862,7 +860,7 @@ def _select(
                 s.cand.position,
             ),
         )
-    chosen: list[_Scored] = []
+    chosen: list[Scored] = []
     for s in ranked:
         if len(chosen) == max_sentences:
             break
@@ -940,7 +938,7 @@ def _markdown_table(rows: Sequence[Candidate], terms: Sequence[str], lang: str) 
     return "\n".join(lines)
 
 
-def _following_items(chosen: _Scored, by_chunk: dict[str, list[Candidate]]) -> list[Candidate]:
+def _following_items(chosen: Scored, by_chunk: dict[str, list[Candidate]]) -> list[Candidate]:
     """The list items right after a sentence that introduces them (or after a chosen list
     item), in the same passage: a list is quoted with its items."""
     seq = by_chunk[chosen.cand.chunk.content_id]
@@ -977,7 +975,7 @@ def _answer_test(question: str) -> AnswerTest:
 
 
 def _completion(
-    chosen: _Scored,
+    chosen: Scored,
     by_chunk: dict[str, list[Candidate]],
     holds_answer: AnswerTest,
     describes: bool = False,
@@ -1091,7 +1089,7 @@ class Extract:
     margin: float = 1.0
     # Every candidate's score by the words alone (before the re-read by meaning): an
     # extract of the same hits by words alone starts from it (`by_words`).
-    by_words: list[_Scored] = field(default_factory=list, repr=False, compare=False)
+    by_words: list[Scored] = field(default_factory=list, repr=False, compare=False)
     # How many of the last quotes are notes of marks the others show: they explain a quote,
     # they never answer alone.
     notes: int = 0
@@ -1105,12 +1103,12 @@ def _pins(question: str) -> set[str]:
 
 def _by_meaning(
     question: str,
-    scored: list[_Scored],
+    scored: list[Scored],
     similarity: Similarity,
     n: int,
     by_chunk: dict[str, list[Candidate]],
     window: float = 0.0,
-) -> list[_Scored]:
+) -> list[Scored]:
     """Re-score the `n` best sentences by word overlap with their similarity of meaning
     to the question: of the sentences that share words with it, the one that says what
     was asked in other words ("单盘容量上限" / "不超过 4 TB") wins. Sentences below the `n`
@@ -1165,7 +1163,7 @@ def _by_meaning(
         if s.cand.is_table_row:
             continue  # rows are judged by their columns
         f = factor[s.cand.text] if i in chosen else floor
-        out[i] = _Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched, s.topic)
+        out[i] = Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched, s.topic)
     return out
 
 
@@ -1177,7 +1175,7 @@ def extract(
     semantic_candidates: int = 16,
     semantic_window: float = 0.0,
     synonyms: Mapping[str, Sequence[str]] | None = None,
-    by_words: Sequence[_Scored] = (),
+    by_words: Sequence[Scored] = (),
 ) -> Extract:
     """The best retrieved sentences (table rows, lists with their items), as quotes.
     With `similarity`, the best sentences by word overlap are re-ordered by meaning.
