@@ -1289,11 +1289,13 @@ def _notes(
             continue
         doc = group[0].chunk.doc_id
         for rank, hit in enumerate(hits):
+            if not wanted:
+                break
             if hit.chunk.doc_id != doc:
                 continue
             for cand in candidates(hit.chunk, rank):
                 mark = note_mark(_note_text(cand))
-                if mark in wanted and id(cand) not in used and cand not in out:
+                if mark in wanted and id(cand) not in used and all(cand is not n for n in out):
                     wanted.remove(mark)
                     out.append(cand)
                     if len(out) == MAX_NOTES:

@@ -202,7 +202,7 @@ def _passage_text(c: Candidate) -> str:
 
 def _named_key(row: Candidate, terms: Sequence[str]) -> bool:
     """Whether the question's terms name the row's key cell (its first) whole."""
-    key = normalise(row.cells[0][1]).lower()
+    key = normalise(row.cells[0][1])
     return any(t == key or (len(t) > 1 and term_in(t, key)) for t in terms)
 
 
