@@ -1585,12 +1585,6 @@ def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str,
     return same_doc, normalise(" ".join(names_of_docs.values()))
 
 
-def _number_of(term: str) -> float | None:
-    """The value of a term that is a number ("98.5", "1,000", "1.200" grouped by dots as
-    German or Italian write it), else None."""
-    return number_value(term)
-
-
 def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
     """The question's identifiers, its written names, and (in a Chinese question) its
     Latin words. Short all-capital acronyms name agencies, publishers, leagues and kinds
@@ -1819,7 +1813,9 @@ def judge(
         return found(term) or any(_name_found(alt, shown) for alt in alternatives)
 
     # (A number the question gives as an amount, 98.5%, is met by the band that holds it.)
-    missing_ids = [t for t in wanted_ids if not stated(t, written) and _number_of(t) not in in_band]
+    missing_ids = [
+        t for t in wanted_ids if not stated(t, written) and number_value(t) not in in_band
+    ]
     # A number the question gives ("SP 800-53", "第八十条", "十六周岁"): in the quote or its
     # scope, or the quoted document (its name; a clause or grade only in the quote); a
     # sibling's number does not meet it.

@@ -67,9 +67,6 @@ _MODAL_TEXT = """
     dovrebbe pode podem poderia devemos devem deveria
 """
 _FORM_WORDS = frozenset((_FORM_TEXT + _LIGHT_VERB_TEXT + _MODAL_TEXT).split())
-# An English question asking for a thing its subject does ("What payment terms do we
-# give …?", "Which fee do they charge?"): the thing asked names the facet, the verb after
-# "do we" is only what is done with it.
 # A question asking for the most allowed ("maximum", "máximo", "höchstens") is asked of
 # a text that states an upper bound in any words ("up to", "hasta", "bis zu", "不超过").
 _MOST = ("maxim", "máxim", "massim", "höchst")
@@ -78,6 +75,9 @@ _UPPER_BOUND = re.compile(
     r"h[öo]chstens|hasta|como m[áa]ximo|jusqu.?[àa]|au plus|plafon\w*|fino a|al massimo|"
     r"até|no m[áa]ximo)\b|最多|至多|不超过|以内|上限|最高"
 )
+# An English question asking for a thing its subject does ("What payment terms do we
+# give …?", "Which fee do they charge?"): the thing asked names the facet, the verb after
+# "do we" is only what is done with it.
 _DONE_WITH = re.compile(
     r"\b(?:what|which)\s+(?:[a-z-]+\s+){1,3}?(?:do|does|did)\s+"
     r"(?:we|i|you|they|he|she|it|the\s+[a-z]+|our\s+[a-z]+)\s+([a-z]+)",

@@ -47,3 +47,17 @@ def note_mark(text: str) -> str:
     if m is None or (m.group(7) and not m.group(1)):
         return ""  # "1. Introduction", "2) the next step": numbered lines, not notes
     return _key(m.groups()[1:])
+
+
+# A mark at the end of a value ("TBD²", "da definire (2)", "待定*"), and the characters
+# such a mark ends with (most values end otherwise: the pattern is not run on them).
+_TRAILING = re.compile(r"\s*(?:[¹²³⁴⁵⁶⁷⁸⁹]+|\*{1,3}|†|‡|\(\d{1,2}\)|\[\d{1,2}\]|[①-⑳])$")
+_TRAILING_ENDS = frozenset("¹²³⁴⁵⁶⁷⁸⁹*†‡)]") | frozenset(_CIRCLED)
+
+
+def strip_mark(value: str) -> str:
+    """The value without a footnote mark written after it; a value that is a mark alone
+    ("(1)", "*") stays as it is."""
+    if not value or value[-1] not in _TRAILING_ENDS:
+        return value
+    return _TRAILING.sub("", value) or value

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from core.text import has_han, split_sentences
 from core.types import Chunk
+from generation.footnotes import strip_mark
 
 # Terminal punctuation: a line ending with one of these finishes its sentence.
 _END_PUNCT = tuple("。！？!?；;.:：")
@@ -116,20 +117,11 @@ _PLACEHOLDER = re.compile(
     r"уточняется",
     re.I,
 )
-# A footnote's mark after a value ("TBD²", "da definire (2)", "待定*"): the value is what
-# stands before it.
-_TRAILING_MARK = re.compile(r"\s*(?:[¹²³⁴⁵⁶⁷⁸⁹]+|\*{1,3}|†|‡|\(\d{1,2}\)|\[\d{1,2}\]|[①-⑳])$")
-
-
-_MARK_ENDS = frozenset("¹²³⁴⁵⁶⁷⁸⁹*†‡)]") | {chr(0x2460 + i) for i in range(20)}
 
 
 def _blank(value: str) -> bool:
-    if not value:
-        return True
-    if value[-1] in _MARK_ENDS:
-        value = _TRAILING_MARK.sub("", value) or value
-    return _PLACEHOLDER.fullmatch(value) is not None
+    # (A footnote's mark after a placeholder, "TBD²", leaves it a placeholder.)
+    return not value or _PLACEHOLDER.fullmatch(strip_mark(value)) is not None
 
 
 def _row_pairs(header: list[str], row: list[str]) -> tuple[tuple[str, str], ...]:

@@ -271,12 +271,20 @@ class _Number:
     end: int
 
 
-def _value(text: str) -> float | None:
-    """ "2万5千" -> 25000, "15万" -> 150000, "1,000" -> 1000, "两" -> 2, "five" -> 5."""
+def _grouped(text: str) -> float | None:
+    """The value of digits grouped by dots ("1.200") or with a decimal comma ("99,9"),
+    else None."""
     if _DOT_GROUPED_WHOLE.fullmatch(text):
         return float(text.replace(".", ""))
     if _COMMA_DECIMAL_WHOLE.fullmatch(text):
         return float(text.replace(",", "."))
+    return None
+
+
+def _value(text: str) -> float | None:
+    """ "2万5千" -> 25000, "15万" -> 150000, "1,000" -> 1000, "两" -> 2, "five" -> 5."""
+    if (grouped := _grouped(text)) is not None:
+        return grouped
     text = text.replace(",", "").replace(" ", "").lower()
     if text in _WORD_NUMBERS:
         return float(_WORD_NUMBERS[text])
@@ -301,10 +309,8 @@ def _value(text: str) -> float | None:
 def number_value(text: str) -> float | None:
     """The value of digits as a rule or question writes them ("98.5", "1,000", "1.200"
     grouped by dots), else None."""
-    if _DOT_GROUPED_WHOLE.fullmatch(text):
-        return float(text.replace(".", ""))
-    if _COMMA_DECIMAL_WHOLE.fullmatch(text):
-        return float(text.replace(",", "."))
+    if (grouped := _grouped(text)) is not None:
+        return grouped
     try:
         return float(text.replace(",", ""))
     except ValueError:

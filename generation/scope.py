@@ -28,14 +28,15 @@ from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise
 from generation.yes_no import asks_yes_no
 
+# The kinds of text a rule is sent to: those an exclusion names (`_EXCLUDES`,
+# `_OTHER_TEXT`), and those a deferral names too (and a document's code, "COM-07").
+_TEXT_KINDS = r"standard|policy|procedure|manual|agreement|terms|rules|regulations?"
+_OTHER_TEXT_KIND = (
+    rf"(?:guide|{_TEXT_KINDS}|handbook|instructions?|guidelines?|code|supplement|annex|"
+    r"appendix|schedule|circular|[a-z]{2,}-[a-z0-9-]*\d\w*\)?)"
+)
 # A rule a document leaves to another text or a later decision: "境外出差补助标准另行规定",
 # "International per diems will be set by Finance", "Rates for Tier 4: TBD".
-# The kinds of text a rule is sent to.
-_OTHER_TEXT_KIND = (
-    r"(?:guide|standard|policy|procedure|manual|handbook|rules|regulations?|instructions?|"
-    r"terms|agreement|guidelines?|code|supplement|annex|appendix|schedule|circular|"
-    r"[a-z]{2,}-[a-z0-9-]*\d\w*\)?)"
-)
 _DEFERRED = re.compile(
     r"另行[\u4e00-\u9fff]{1,2}|另有[规規]定|另文[规規]定|待定|[尚暂暫]未[确確]定|"
     r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
@@ -115,7 +116,7 @@ _DEFERRED_HINT = _Hint(
         r"described in|laid down|regulated by|governed by|handled by|not repeated|consta d|"
         r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te|rigen? por|"
-        r"no figura|regelt|volgt|handled under|described in"
+        r"no figura|regelt|volgt|handled under"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
@@ -156,10 +157,9 @@ def left_to_another_rule(
     held = sum(term_in(t, evidence) for t in terms)  # by the quote
     around = ""  # the quoted passages' text, read when needed
     for content_id, deferring in passages.items():
-        for other, clauses in deferring:
+        for other, text in deferring:
             if other.is_table_row and content_id in named and other.text not in quoted:
                 continue
-            text = fold_han(clauses)
             unsaid = [t for t in terms if term_in(t, text) and not term_in(t, evidence)]
             if not unsaid:
                 continue
@@ -182,14 +182,13 @@ _DOC_PASSAGES = 10
 @lru_cache(maxsize=4096)
 def _deferrals(chunk: Chunk) -> tuple[tuple[Candidate, str], ...]:
     """The passage's sentences that defer (`_DEFERRED`), each with its deferring clauses
-    (normalised). Memoised: the passages of a document come back question after question,
-    and every judged quote reads those of its document's retrieved passages."""
-    if not _DEFERRED_HINT.search(chunk.text) or not _any_with(
-        chunk.text, _DEFERRED_HINT, _DEFERRED
-    ):
+    (normalised, read as simplified: `fold_han`). Memoised: the passages of a document
+    come back question after question, and every judged quote reads those of its
+    document's retrieved passages."""
+    if not _any_with(chunk.text, _DEFERRED_HINT, _DEFERRED):
         return ()  # (most passages: not cut into sentences at all)
     return tuple(
-        (c, _deferring_clauses(normalise(c.text)))
+        (c, fold_han(_deferring_clauses(normalise(c.text))))
         for c in candidates(chunk, 0)
         if _DEFERRED_HINT.search(c.text) and _DEFERRED.search(c.text)
     )
@@ -261,8 +260,7 @@ _EXCLUDES = re.compile(
     r"\bnot by (?:this|these)\b|"
     # ("Their devices are governed by the Contractor Device Standard": another text's rule)
     r"\b(?:is|are) (?:governed|covered|managed|handled|regulated) (?:by|under) (?:the |a )?"
-    r"(?!this\b|these\b)[\w\s\-']{0,40}?(?:standard|policy|procedure|"
-    r"manual|agreement|terms|rules|regulations?)\b|"
+    rf"(?!this\b|these\b)[\w\s\-']{{0,40}}?(?:{_TEXT_KINDS})\b|"
     r"除外|不[适適]用|不[属屬][于於]本|不[纳納]入|另行管理|"
     r"[按依参參]照?《[^》]{1,40}》(?:的?[规規]定)?[执執]行|[执執]行《[^》]{1,40}》|"
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
@@ -295,8 +293,8 @@ _ASKS_SCOPE = re.compile(
 # The name of the other text an exclusion sends its subject to.
 _OTHER_TEXT = re.compile(
     r"\b(?:governed|covered|managed|handled|regulated) (?:by|under) (?:the |a )?"
-    r"(?!this\b|these\b)(?P<name>[\w\s\-']{0,40}?(?:standard|policy|procedure|manual|"
-    r"agreement|terms|rules|regulations?))\b|(?P<name2>《[^》]{1,40}》)"
+    rf"(?!this\b|these\b)(?P<name>[\w\s\-']{{0,40}}?(?:{_TEXT_KINDS}))\b|"
+    r"(?P<name2>《[^》]{1,40}》)"
 )
 # A condition an exclusion is made on, which the excluding sentence then states.
 _CONDITION = re.compile(
@@ -325,12 +323,13 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     # A Chinese question's terms are cut as simplified (core.han_script): a traditional
     # document is read so too (character for character: the positions stay).
     evidence, rest = fold_han(evidence), fold_han(rest)
+    folded = [fold_han(sentence) for sentence in sentences]
     for t in content_terms(question):
         if (len(t) < 2 and has_han(t)) or term_in(t, evidence) or term_in(t, rest):
             continue  # (a Han character alone, "算", is a verb or a piece of other words)
         word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}{ending}\b")
-        for sentence in sentences:
-            found = word.search(fold_han(sentence))
+        for sentence, read in zip(sentences, folded, strict=True):
+            found = word.search(read)
             at = found.start() if found else -1
             for m in _EXCLUDES.finditer(sentence):
                 if at >= 0 and _governs(sentence, m, at):

@@ -349,8 +349,7 @@ def _parse_csv(text: str, stem: str, encoding: str) -> ParsedDocument:
                 b.add("paragraph", " ".join(c.strip() for c in row if c.strip()), 1, first + k)
         else:
             b.table(part, 1, first, first + len(part) - 1)
-    title = _title(b.blocks) if b.blocks and b.blocks[0].kind == "paragraph" else ""
-    return ParsedDocument(tuple(b.blocks), 1, title or stem, f"{PARSER} ({encoding})")
+    return ParsedDocument(tuple(b.blocks), 1, _title(b.blocks) or stem, f"{PARSER} ({encoding})")
 
 
 def _csv_parts(rows: list[list[str]]) -> Iterator[tuple[int, list[list[str]]]]:
