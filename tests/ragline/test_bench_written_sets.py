@@ -16,7 +16,9 @@ traditional), Italian, Portuguese and Japanese, measured before its answers were
 unseen_policies6 by an eighth, later in that session (English, Chinese, German, Spanish,
 Dutch, Korean, Russian), to measure the fixes read from the seventh; unseen_policies7 by a
 ninth (English with a PDF, Chinese, French, German, Spanish, Japanese, Italian), to measure
-the fixes read from the eighth."""
+the fixes read from the eighth; unseen_policies8 by a tenth (session 48: English with a PDF,
+simplified and traditional Chinese, Japanese, Korean, French, Brazilian Portuguese, Polish,
+Swedish), measured before its answers were read."""
 
 from __future__ import annotations
 
@@ -43,6 +45,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies5", 40, 60),
         ("unseen_policies6", 40, 60),
         ("unseen_policies7", 40, 60),
+        ("unseen_policies8", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
