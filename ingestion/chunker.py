@@ -223,7 +223,10 @@ def _anchor_units(
                 current = _new_unit(heading_ctx, heading_ctx, head, settings, count)
                 units.append(current)
             else:
-                if current is None:
+                # A heading outside the open unit's section (the text after a table, under
+                # the heading before it) opens the unit its text will go to: it is not
+                # left as the last line of the one before.
+                if current is None or (current.path and not _within(heading_ctx, current.path)):
                     section = _section(heading_ctx, anchor_ctx)
                     current = _open_unit(units, section, heading_ctx[:-1], settings, count)
                 current.spans.append(head)

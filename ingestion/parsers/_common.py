@@ -22,9 +22,10 @@ _CN_NUM = "一二三四五六七八九十百千零〇两"
 # Numbering patterns that mark a heading, with the level they usually mean.
 _NUMBERED: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*[编篇部]\s*\S"), 1),
-    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*章(\s|$|[{_HAN}])"), 1),
-    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*节(\s|$|[{_HAN}])"), 2),
-    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*条(\s|$|[{_HAN}])"), 3),
+    # (a title after the number, or in brackets: "第4条（結婚祝金）", "第五條（適用範圍）")
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*章(\s|$|[{_HAN}（(])"), 1),
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*[节節](\s|$|[{_HAN}（(])"), 2),
+    (re.compile(rf"^第\s*[{_CN_NUM}\d]+\s*[条條](\s|$|[{_HAN}（(])"), 3),
     (re.compile(rf"^[{_CN_NUM}]+\s*[、．.]\s*\S"), 2),
     (re.compile(rf"^[（(]\s*[{_CN_NUM}]+\s*[）)]\s*\S"), 3),
     (re.compile(r"^(?:chapter|part|section)\s+[\dIVXLC]+\b", re.IGNORECASE), 1),

@@ -189,7 +189,10 @@ def _cells(raw: str, starts: list[int]) -> list[str]:
 def _aligned_rows(raws: list[str]) -> list[list[str]]:
     """A paragraph laid out as a fixed-width table without a rule: three lines or more, three
     columns or more parted by two blank columns in every line, a header of labels across
-    them; [] for anything else."""
+    them; [] for anything else. Two columns are a table too where a header of two labels
+    stands over rows that each fill both, parted by a wide gap, with a number in the second
+    column of most ("勤続年数 … 祝金" over "1年未満 … 10,000円"): lines of "label  value" pairs
+    under no header stay lines."""
     if len(raws) < 3:
         return []
     fields = [_fields(raw) for raw in raws]
@@ -202,7 +205,9 @@ def _aligned_rows(raws: list[str]) -> list[list[str]]:
         if first >= reach + 2:
             starts.append(first)
         reach = max(reach, end)
-    if len(starts) < 3 or len(fields[0]) < len(starts) - 1:
+    if len(starts) < 2 or len(fields[0]) < len(starts) - 1:
+        return []
+    if len(starts) == 2 and not _two_columns(raws, fields):
         return []
     rows = [_cells(raw, starts) for raw in raws]
     # A header holds labels: a first line of numbers, or one opening with a date or a
@@ -214,6 +219,29 @@ def _aligned_rows(raws: list[str]) -> list[list[str]]:
     ):
         return []
     return rows
+
+
+# Blank columns between the two columns of a two-column table laid out by spaces.
+_TWO_COLUMN_GAP = 4
+
+
+def _two_columns(raws: list[str], fields: list[list[tuple[int, int, str]]]) -> bool:
+    """Whether a paragraph of lines of two fields each is a two-column table: every line's
+    second field starts in one column, far from the first; the first line's are labels
+    (no digit, no colon), and most lines under it hold a digit in their second field."""
+    if any(len(f) != 2 for f in fields):
+        return False
+    if len({f[1][0] for f in fields}) != 1 or any(
+        f[1][0] - f[0][1] < _TWO_COLUMN_GAP for f in fields
+    ):
+        return False
+    header = [text for _, _, text in fields[0]]
+    if any(ch.isdigit() for h in header for ch in h) or any(
+        h.rstrip().endswith((":", "：")) for h in header
+    ):
+        return False
+    numbered = sum(any(ch.isdigit() for ch in f[1][2]) for f in fields[1:])
+    return 2 * numbered > len(fields) - 1
 
 
 # A drawn table: a border ("+----+----+", "|---|:--|") or a row between bars ("| a | b |").

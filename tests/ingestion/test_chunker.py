@@ -628,3 +628,22 @@ def test_a_sentence_cut_by_a_page_break_is_not_left_at_a_chunk_end() -> None:
     # A finished sentence stays where it is.
     done = [*blocks[:1], para(sentence(13, 2), page=33, line=14), blocks[2]]
     assert chunk_blocks(done, settings(max_tokens=30), words)[0].text.endswith("end2.")
+
+
+def test_a_heading_after_a_table_opens_the_chunk_of_its_own_text() -> None:
+    """(Held-out pass, session 48.) Headings below the anchor level that follow a table
+    ("第5条" after the 第4条 table) were left as the last line of the text after the table,
+    and their text started a chunk without them."""
+    blocks = [
+        heading("第4条（結婚祝金）", 3, ()),
+        para("勤続年数に応じて次の祝金を支給する。", ("第4条（結婚祝金）",)),
+        table([["勤続年数", "祝金"], ["1年未満", "10,000円"]], ("第4条（結婚祝金）",)),
+        para("（注）再婚の場合も同額とする。", ("第4条（結婚祝金）",)),
+        heading("第5条（出産祝金）", 3, ()),
+        para("子1人につき20,000円を支給する。" * 20, ("第5条（出産祝金）",)),
+    ]
+    drafts = chunk_blocks(blocks, settings(min_tokens=0), words)
+    last = drafts[-1]
+    assert last.section_path == ("第5条（出産祝金）",)
+    assert last.text.startswith("第5条（出産祝金）"), last.text
+    assert not any(d.text.rstrip().endswith("第5条（出産祝金）") for d in drafts)

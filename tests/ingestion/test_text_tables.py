@@ -187,3 +187,24 @@ def test_a_csv_keeps_its_title_tables_and_notes_apart() -> None:
     assert second.rows[0] == ("管理环节", "规定")
     assert doc.blocks[-1].text == "注1：认定起点以不含税价格计算"
     assert (first.line_start, first.line_end) == (4, 6)
+
+
+def test_a_two_column_table_laid_out_by_spaces_and_bracketed_article_headings() -> None:
+    """(Held-out pass, session 48.) A Japanese rule's tables of two columns (years of
+    service and the gift; damage and the payment), indented with ideographic spaces, were
+    read as one paragraph each, so no row could be quoted; "第4条（結婚祝金）" was no
+    heading. Lines of "label  value" under no header of labels stay lines."""
+    text = (
+        "第4条（結婚祝金）\n"
+        "従業員本人が結婚したときは、勤続年数に応じて次の祝金を支給する。\n\n"
+        "\u3000\u3000勤続年数                      祝金\n"
+        "\u3000\u30001年未満                       10,000円\n"
+        "\u3000\u30001年以上5年未満                30,000円\n"
+        "\u3000\u30005年以上                       50,000円\n\n"
+        "Name:      Ann Lee\nPhone:     555 0100\nRoom:      204\n"
+    )
+    doc = parse_bytes(text.encode(), Path("rules_ja.txt"))
+    assert [b.text for b in doc.blocks if b.kind == "heading"] == ["第4条（結婚祝金）"]
+    (table,) = (b for b in doc.blocks if b.kind == "table")
+    assert table.rows[0] == ("勤続年数", "祝金") and table.rows[2] == ("1年以上5年未満", "30,000円")
+    assert doc.blocks[-1].kind == "paragraph" and doc.blocks[-1].text.startswith("Name:")
