@@ -60,6 +60,13 @@ _FUNCTION_WORDS = {
     "nl": """het een en zijn werd werden wordt worden van dat wat waar wanneer hoeveel welke
         waarom met voor aan bij uit naar ook niet zich heeft hebben ik heb hoe moet mijn
         geen nodig om""",
+    "pl": """się nie jest są że jak czy ile kiedy gdzie dlaczego który która które którego
+        której jaki jaka jakie jakiej przez dla od oraz albo lub może mogę muszę można trzeba
+        jego jej tego tej tym mój moja moje mojej mojego swój być był była było będzie
+        jestem mam mają""",
+    "sv": """och är att som inte har hade jag hur när vad vem vilken vilket vilka varför
+        mycket många måste ska skall får kan också eller efter mellan hon han vi det ett av
+        på för med mitt mina""",
 }
 _ENGLISH = _set(
     """the of and are was were on to what which who whom when where why how for with by
@@ -75,11 +82,20 @@ _QUESTION_WORDS = frozenset(
         """wann wer wie welche welcher welches welchen welchem warum wieviel wessen wem wen
     combien pourquoi quand quel quelle quels quelles où cuándo dónde cuántos cuántas cuánto
     cuánta qué quién cuál cómo quando quanto quanti quante quale quali dove perché quantos
-    quantas onde qual quais hoeveel wanneer waarom welke waar"""
+    quantas onde qual quais hoeveel wanneer waarom welke waar ile kiedy gdzie dlaczego jaki
+    jaka jakie który która które hur när vad vem vilken vilket vilka varför"""
     )
 )
 # Letters that only one of these languages writes.
-_LETTER_HINTS = {"de": "ßäöü", "fr": "çœêèëîïôûù", "es": "ñ¿¡", "pt": "ãõ", "it": "ìò"}
+_LETTER_HINTS = {
+    "de": "ßäöü",
+    "fr": "çœêèëîïôûù",
+    "es": "ñ¿¡",
+    "pt": "ãõ",
+    "it": "ìò",
+    "pl": "ąćęłńśźż",
+    "sv": "å",
+}
 _VOTERS = {lang: _set(words) for lang, words in _FUNCTION_WORDS.items()}
 # Stop words of a query already known to be in the language, never votes: function words
 # that are also English words (or too short to vote), and the language's other
@@ -103,6 +119,10 @@ _MORE_STOPWORDS = {
         essa esses essas isso isto aquele aquela outro outra outros outras todo toda todos
         todas sem contra durante cada não nem mais sobre sob após""",
     "nl": "de die wie in op te is er",
+    "pl": """i w z a o u do na po za to co ten ta te ich już też bardzo ani bez każdy każda
+        wszystkie wszystko moim mnie mi ja ty my wy nas was nasz nasza""",
+    "sv": """de den en om i till men sig sin sitt sina under ni mig dig oss er vår våra
+        redan också mer mest utan varje alla allt min""",
 }
 # Question words and function words of the script-decided languages, for query stop words.
 _OTHER_STOPWORDS = {
@@ -120,6 +140,8 @@ _STEMMER_OF = {
     "it": "italian",
     "pt": "portuguese",
     "nl": "dutch",
+    "pl": "polish",
+    "sv": "swedish",
     "ru": "russian",
     "el": "greek",
     "ar": "arabic",

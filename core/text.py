@@ -572,8 +572,8 @@ def _keyword_analyse(text: str, query: bool) -> list[str]:
 # How text is cut into keyword tokens (`keyword_tokens`), kept with each keyword index so
 # that one built by another version says so: 2 = other languages analysed (core.lang:
 # stems, Korean and Japanese segments, bigrams); 3 = "per" votes English; 4 = traditional
-# Chinese cut as simplified (core.han_script).
-KEYWORD_ANALYSIS_VERSION = "4"
+# Chinese cut as simplified (core.han_script); 5 = Polish and Swedish told apart and stemmed.
+KEYWORD_ANALYSIS_VERSION = "5"
 
 
 def keyword_tokens(text: str, english: bool = True) -> list[str]:

@@ -13,7 +13,7 @@ from typing import Literal, cast
 
 from core.lang import language
 
-Lang = Literal["zh", "en", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru"]
+Lang = Literal["zh", "en", "ja", "ko", "de", "fr", "es", "it", "pt", "nl", "ru", "pl", "sv"]
 
 # Read-only on purpose: a shared default must not be mutable module state.
 DEFAULT_NOT_COVERED: Mapping[Lang, str] = MappingProxyType(
@@ -29,6 +29,8 @@ DEFAULT_NOT_COVERED: Mapping[Lang, str] = MappingProxyType(
         "pt": "O material indexado não responde a esta pergunta.",
         "nl": "Het geïndexeerde materiaal beantwoordt deze vraag niet.",
         "ru": "В проиндексированных материалах нет ответа на этот вопрос.",
+        "pl": "Zindeksowane materiały nie odpowiadają na to pytanie.",
+        "sv": "Det indexerade materialet besvarar inte den här frågan.",
     }
 )
 
@@ -45,6 +47,8 @@ LANGUAGE_NAME: Mapping[Lang, str] = MappingProxyType(
         "pt": "Portuguese (português)",
         "nl": "Dutch (Nederlands)",
         "ru": "Russian (русский)",
+        "pl": "Polish (polski)",
+        "sv": "Swedish (svenska)",
     }
 )
 

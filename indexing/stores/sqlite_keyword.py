@@ -143,7 +143,8 @@ class SqliteKeywordIndex:
         if self._stale:
             # Version 2 cut languages other than English and Chinese (core.lang); version 3
             # reads "per" as English too (tables with "price per seat" were cut as Italian);
-            # version 4 cuts traditional Chinese as simplified. Other text keeps its
+            # version 4 cuts traditional Chinese as simplified; version 5 tells Polish and
+            # Swedish apart and stems them. Other text keeps its
             # tokens, so only such text needs the rebuild.
             log.warning(
                 "keyword index was built by analysis version %s (now %s): text in languages "

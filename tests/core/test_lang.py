@@ -33,6 +33,11 @@ from core.text import char_bigrams, keyword_query_terms, keyword_tokens, query_t
         ("Qual é a capital do Brasil?", "pt"),
         ("Quando è nato Dante?", "it"),
         ("Hoeveel inwoners heeft Amsterdam?", "nl"),
+        # (Session 48: Polish and Swedish were read as Portuguese, German or English.)
+        ("Do kiedy muszę złożyć wniosek o dopłatę do wczasów?", "pl"),
+        ("Ile mogę dostać dopłaty do przedszkola dla córki?", "pl"),
+        ("Hur mycket friskvårdsbidrag kan jag få per år?", "sv"),
+        ("Policyn gäller tillsvidareanställda och visstidsanställda med en anställning.", "sv"),
         ("Какое население у Омска?", "ru"),
         ("富士山の標高は何メートルですか？", "ja"),
         ("서울의 인구는 몇 명입니까?", "ko"),
