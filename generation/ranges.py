@@ -38,10 +38,14 @@ _DOT_GROUPED_WHOLE = re.compile(_DOT_GROUPED)
 # group: "1,000").
 _COMMA_DECIMAL = r"\d+,\d{1,2}(?![\d,]|\.\d)"
 _COMMA_DECIMAL_WHOLE = re.compile(_COMMA_DECIMAL)
+# Thousands grouped by spaces, as French, Polish, Swedish and Russian write them ("3 200
+# zł", "2 500,01", "5 000 kr"; a no-break or thin space too), with a decimal comma.
+_SPACE_GROUPED = r"[1-9]\d{0,2}(?:[ \u00a0\u202f]\d{3})+(?:,\d{1,2})?(?![\d.,]\d)"
+_SPACE_GROUPED_WHOLE = re.compile(_SPACE_GROUPED)
 # A number: digits (1,000 / 2.5), or a Chinese count before its unit, with 万/千/亿 parts
 # ("2万5千", "15万", "1.5万").
 _NUMBER = (
-    rf"(?:{_DOT_GROUPED}|{_COMMA_DECIMAL}|\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
+    rf"(?:{_SPACE_GROUPED}|{_DOT_GROUPED}|{_COMMA_DECIMAL}|\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?"
     rf"(?:\s?[万千亿](?![米克瓦])(?:\d+|[{_HAN_DIGITS}]+)?(?:千)?)?"
     rf"|[{_HAN_DIGITS}]+(?:[万千](?![米克瓦]))?"
 )
@@ -56,10 +60,10 @@ _WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten el
 _WORD_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS_TEXT.split())}
 _CURRENCY_CODES = (
     r"usd|eur|gbp|cny|rmb|aud|cad|chf|jpy|sek|nok|dkk|nzd|hkd|sgd|inr|brl|mxn|zar|krw|twd|ntd|"
-    r"pln|czk|huf|rub"
+    r"pln|czk|huf|rub|zł|kr"
 )
 _UNIT_AFTER = (
-    rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<cur>[$€£¥₩₽₹]|(?:{_CURRENCY_CODES})\b)|"
+    rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<cur>[$€£¥₩₽₹円원]|(?:{_CURRENCY_CODES})\b)|"
     rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
 )
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2"; a
@@ -85,6 +89,9 @@ _CURRENCY_OF = {
     "nt$": "twd",
     "ntd": "twd",
     "r$": "brl",
+    "zł": "pln",
+    "円": "jpy",
+    "원": "krw",
 }
 # A year by itself ("2024年", "in 2025"), not an amount of years.
 _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
@@ -106,6 +113,12 @@ _UNIT_WORDS_TEXT = """jahr=year jahre=year jahren=year monat=month monate=month 
     minuut=minute"""
 _UNIT_WORDS = dict(pair.split("=") for pair in _UNIT_WORDS_TEXT.split())
 _NOT_UNITS = frozenset(_NOT_UNITS_TEXT.split())
+# "60 procent", "20 Prozent", "15 percent": a share, as "%" writes it.
+_PERCENT_WORDS_TEXT = """percent procent prozent pourcent porcento percento procento процент
+    процента процентов 퍼센트 パーセント"""
+_PERCENT_WORDS = frozenset(_PERCENT_WORDS_TEXT.split())
+# The noun after an English unit's modifier: "11,000 business miles", "10 working days".
+_NOUN_AFTER = re.compile(r"\s([^\W\d_]{3,})")
 _ABBREVIATIONS = frozenset(
     [
         *("kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min"),
@@ -199,6 +212,18 @@ _BEFORE = (
         "lo",
         True,
     ),
+    # Polish, Swedish
+    (re.compile(r"\b(?:poni[żz]ej|mniej ni[żz]|mindre [äa]n)\s*$"), "hi", False),
+    (
+        re.compile(
+            r"\b(?:do|nie wi[ęe]cej ni[żz]|najwy[żz]ej|maksymalnie|maks\.|upp till|h[öo]gst|"
+            r"maximalt)\s*$"
+        ),
+        "hi",
+        True,
+    ),
+    (re.compile(r"\b(?:powy[żz]ej|ponad|wi[ęe]cej ni[żz]|[öo]ver|mer [äa]n)\s*$"), "lo", False),
+    (re.compile(r"\b(?:od|co najmniej|minimum|minst|fr[åa]n)\s*$"), "lo", True),
 )
 # Bounds written after a number (and its unit).
 _AFTER = (
@@ -216,12 +241,15 @@ _AFTER = (
 # Two numbers joined into one band: "A（含）至B", "A-B", "A to B", "between A and B".
 # ("bis unter 10", "to under 10": the upper bound is left out.)
 _JOIN = re.compile(
-    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|up to|bis|a|à|al|até|ao|tot|t/m|до)\s*"
+    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|up to|bis|a|à|al|até|ao|tot|t/m|до|do|till)\s*"
     r"(?P<under>unter|under|below)?\s*$",
     re.I,
 )
-_BETWEEN = re.compile(r"(?:\b(?:between|from|zwischen|entre|tra|fra|tussen)|от)\s*$", re.I)
-_AND = re.compile(r"^\s*(?:and|und|y|et|e|en|и)\s*$", re.I)
+_BETWEEN = re.compile(
+    r"(?:\b(?:between|from|zwischen|entre|tra|fra|tussen|od|mi[ęe]dzy|fr[åa]n|mellan)|от)\s*$",
+    re.I,
+)
+_AND = re.compile(r"^\s*(?:and|und|y|et|e|en|и|a|och)\s*$", re.I)
 # A lower bound and an upper bound this close (characters between them) are one band:
 # "满10年不满20年", "above $50,000 and up to $500,000".
 _PAIR_GAP = 12
@@ -278,6 +306,8 @@ def _grouped(text: str) -> float | None:
         return float(text.replace(".", ""))
     if _COMMA_DECIMAL_WHOLE.fullmatch(text):
         return float(text.replace(",", "."))
+    if _SPACE_GROUPED_WHOLE.fullmatch(text):
+        return float(re.sub(r"[ \u00a0\u202f]", "", text).replace(",", "."))
     return None
 
 
@@ -345,6 +375,8 @@ def _unit(
     w = (word or "").lower()
     if w in _CURRENCY_OF:  # "350 dollars", "120 euros"
         return _CURRENCY_OF[w]
+    if w in _PERCENT_WORDS:
+        return "%"
     if w in _UNIT_WORDS:
         return _UNIT_WORDS[w]
     # An English unit is a noun in the plural ("300 seats", "five years") or a measure's
@@ -380,6 +412,12 @@ def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Num
         word = None if currency else m.group("word")
         pct = m.group("pct")
         unit = _unit(han, word, currency, pct, counted)
+        word_end = m.end("word") if word else -1
+        if word and not unit and not counted and word not in _NOT_UNITS:
+            # An English unit after its modifier ("business miles"): the noun counted.
+            noun = _NOUN_AFTER.match(text, word_end)
+            if noun and (unit := _unit(None, noun.group(1), None, None, False)):
+                word_end = noun.end()
         if (unit in ("", "年") and raw.isdigit() and _YEAR.match(raw)) or (
             unit == "年" and value >= 100
         ):
@@ -395,7 +433,7 @@ def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Num
             if pct
             else m.end("cur")
             if m.group("cur") and not sign
-            else m.end("word")
+            else word_end
             if word and unit
             else m.end("num")
         )
@@ -437,7 +475,8 @@ _BAND_HINT = re.compile(
     r"menos|moins|inf[ée]rieur|\d\s?[aà]\b|\bal\b|até|acima|abaixo|m[íi]nimo|m[áa]ximo|"
     r"fino|oltre|più|meno|sotto|almeno|tra\b|fra\b|t/m|\btot\b|vanaf|boven|onder|meer|minder|"
     r"minimaal|maximaal|tussen|менее|меньше|ниже|более|больше|свыше|выше|\bот\b|\bдо\b|"
-    r"[≥≤<>]|이상|이하|미만|초과|未満|超"
+    r"[≥≤<>]|이상|이하|미만|초과|未満|超|\bdo\b|\bod\b|powy[żz]ej|poni[żz]ej|ponad|najwy[żz]ej|"
+    r"najmniej|wi[ęe]cej|mniej|h[öo]gst|minst|[öo]ver|till\b|fr[åa]n|mellan|mindre|mer\b"
 )
 
 
@@ -447,6 +486,10 @@ def bands(text: str) -> tuple[Band, ...]:
     if not _BAND_HINT.search(text):
         return ()
     return tuple(band for band, _, _ in _read_bands(text))
+
+
+# What follows a section's number in a breadcrumb ("… > 4. Discounts"): its point.
+_NUMBERED_HEADING = re.compile(r"\.(?:\s|$)")
 
 
 def _read_bands(text: str, counted: bool = False) -> list[tuple[Band, int, int]]:
@@ -476,6 +519,8 @@ def _read_bands(text: str, counted: bool = False) -> list[tuple[Band, int, int]]
                 continue
         before = text[max(0, n.start - 16) : n.start]
         after = text[n.end : n.end + 10]
+        if before.endswith(" > ") and _NUMBERED_HEADING.match(after):
+            continue  # a breadcrumb's section ("… cloud > 4. multi-seat discount"): no bound
         for pattern, side, inclusive in _BEFORE:
             if found := pattern.search(before):
                 bounds.append((i, n, side, inclusive, n.start - len(before) + found.start(), n.end))

@@ -179,3 +179,50 @@ def test_the_same_money_however_written() -> None:
     (dollars,) = question_amounts("I spent 50 dollars.")
     assert euros.unit == signs.unit == "eur" and dollars.unit == "$"
     assert question_amounts("What did release 5 change?") == ()
+
+
+@pytest.mark.parametrize(
+    ("question", "rule", "held"),
+    [
+        # (Held-out pass, session 48.) A unit after its modifier; shares in words;
+        # thousands grouped by spaces; Polish and Swedish bounds; money after its number.
+        ("I've driven 11,000 business miles.", "each business mile above 10,000", True),
+        ("I've driven 9,000 business miles.", "each business mile above 10,000", False),
+        ("Jag jobbar 60 procent.", "50–79 % | 3 000 kr", True),
+        ("Jag jobbar 60 procent.", "80–100 % | 5 000 kr", False),
+        ("Jag jobbar 40 procent.", "under 50 % | 1 500 kr", True),
+        ("Dochód na osobę to 3 200 zł.", "od 2 500,01 zł do 4 000,00 zł | 900 zł", True),
+        ("Dochód na osobę to 3 200 zł.", "do 2 500,00 zł | 1 200 zł", False),
+        ("Dochód na osobę to 5 000 zł.", "powyżej 4 000,00 zł | 600 zł", True),
+        ("Vi är 30 anställda.", "från 10 till 49 anställda", True),
+        ("勤続3年で結婚します。", "1年以上5年未満 | 30,000円", True),
+        ("勤続6年で結婚します。", "1年以上5年未満 | 30,000円", False),
+    ],
+)
+def test_bands_of_session_48(question: str, rule: str, held: bool) -> None:
+    assert fits(question_amounts(question), rule) is held
+
+
+def test_thousands_grouped_by_spaces_and_money_after_its_number() -> None:
+    from generation.ranges import number_value
+
+    (zloty,) = question_amounts("Mam 3 200 zł dochodu.")
+    assert (zloty.band.lo, zloty.unit) == (3200.0, "pln")
+    (yen,) = question_amounts("祝金は10,000円です")
+    assert (yen.band.lo, yen.unit) == (10000.0, "jpy")
+    assert number_value("2 500,01") == 2500.01
+    # A word after a number that a plural noun does not follow stays no unit.
+    assert question_amounts("What did release 5 change?") == ()
+
+
+def test_a_breadcrumbs_section_number_is_no_bound() -> None:
+    """(Session 48.) A chunk's breadcrumb "… Halvard Cloud > 4. Multi-seat discount" read as
+    "more than 4": 250 named users fell in it, and a near miss (the bands stop at 100
+    users) was answered."""
+    amounts = question_amounts("We have 250 named users on Premium. What discount do we get?")
+    text = (
+        "halvard cloud > 4. multi-seat discount\n"
+        "between 5 and 20 users, 5%; between 21 and 100 users, 10%."
+    )
+    assert fits(amounts, text) is False
+    assert fits(question_amounts("It took 6 hours."), "response > 4 hours") is True
