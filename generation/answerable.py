@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote
 
-from core.lang import has_hangul, has_kana, prefix_stem, stemmed_language, stopwords
+from core.lang import (
+    function_word,
+    has_hangul,
+    has_kana,
+    prefix_stem,
+    stemmed_language,
+    stopwords,
+)
 from core.text import (
     LATIN_WORD_END,
     STOPWORDS,
@@ -130,9 +137,11 @@ QUANTITY_QUESTION_OTHER = (
     r"いくつ|どのくらい|どれくらい|몇|얼마|"
     # Polish, Czech, Swedish, Norwegian, Danish, Turkish, Vietnamese, Indonesian, Arabic,
     # Hindi, Ukrainian ("ile" alone is Turkish "with": only before a verb or a noun).
-    r"\bile (?:jest|wynosi|ma|miał|miała|było|lat|razy|osób)\b|\bw którym roku\b|"
+    r"\bile (?:jest|wynosi|ma|miał|miała|było|lat|razy|osób|mogę|można|dostanę|kosztuje|"
+    r"kosztują|zapłacę|trwa|maksymalnie|dni|godzin)\b|\bw którym roku\b|"
+    r"\bjak[aie]? jest (?:wartość|kwota|wysokość|stawka|cena|limit)\b|"
     r"\bjak (?:długi|długa|wysoki|wysoka|duży|duża)\b|\bkolik\b|\bkoľko\b|"
-    r"\bhur (?:många|mycket|lång|hög|gammal)\b|\bvilket år\b|"
+    r"\bhur (?:många|mycket|lång|hög|gammal|dyr|stor)\b|\bvilket år\b|\bvad kostar\b|"
     r"\bhvor (?:mange|mye|meget|lang|høy|høj|gammel)\b|\bhvilket år\b|"
     r"\bkaç\b|\bne kadar\b|\bhangi yıl|\bbao nhiêu\b|\bnăm nào\b|\bberapa\b|"
     r"\bكم\b|कितन[ाेी]|\bскільки\b|" + _WHEN_OTHER
@@ -414,6 +423,8 @@ _YEAR_SAID = re.compile(
 _MEASURED = re.compile(r"(\d[\d.,]*)\s*(km²|m²|[%°€$£]|[^\W\d_]+)")
 _UNIT_SYMBOL = frozenset(
     "km² m² km2 m2 % ° € $ £ m km cm mm kg g t ha min h м км кг т га".split()  # noqa: SIM905
+    # (years and days in short words: "16 ans", "3 år", "5 lat", "14 dni", "3 dias")
+    + "an ans år lat dni dias".split()  # noqa: SIM905
 )
 _UNIT_WORD = re.compile(
     r"metro|mètre|meter|metr|kilom|kilog|tonn|tonel|hect|grad|euro|dólar|dollar|rubl|руб|"
@@ -947,14 +958,20 @@ def _empty_column_asked(question: str, row: Candidate) -> str:
                     for p in pairs
                 ):
                     continue
-            elif len(word) < 2 or word in STOPWORDS or stem(word) not in asked - held:
+            elif (
+                len(word) < 2
+                or word in STOPWORDS
+                or function_word(word)  # "de" of "Faixa de peso"
+                or stem(word) not in asked - held
+            ):
                 continue
             return f"the table gives no {header!r} for the row quoted"
     return ""
 
 
-# A cell that is a number: digits first, after a currency sign or a sign at most.
-_NUMBER_CELL = re.compile(r"^[^\w\s]{0,2}\s?\d")
+# A cell that is a number: digits first, after a currency sign or a sign at most ("R$ 32,00",
+# "NT$ 500", "USD 90").
+_NUMBER_CELL = re.compile(r"^(?:[A-Za-z]{0,3}[$€£¥₩₽₹]|[^\w\s]{0,2}|[A-Z]{3}(?=\s))\s?\d")
 
 
 def _numbers_left_empty(row: Candidate) -> str:
@@ -1417,7 +1434,12 @@ _TIME_STATED = re.compile(
     r"(?:arbeits|werk|kalender)tag(?:e|en)?|"
     r"monaten?|jahren?|stunden?|jours?|semaines?|mois|ans|années?|heures?|días?|semanas?|"
     r"meses|años?|horas?|giorni|settimane|mesi|anni|ore|dias|anos|dagen|weken|maanden|"
-    r"jaren|uren|дн|недел|месяц|год|лет|час|минут)|"
+    r"jaren|uren|дн|недел|месяц|год|лет|час|минут|dni|dzie[nń]|tygodni|tydzie[nń]|"
+    r"miesi[ęą]c\w*|lat\b|godzin\w*|dag(?:ar)?\b|veck(?:a|or)\b|m[åa]nad(?:er)?\b|år\b|"
+    r"timm(?:e|ar)\b)|"
+    # "6か月以内", "3个月", "2週間", "48時間", "3개월", "10営業日"
+    r"\d+\s*(?:か月|ヶ月|ケ月|カ月|箇月|个月|個月|週間|週|周|時間|小时|小時|分間|天|"
+    r"営業日|개월|주|시간|분)|"
     # A span written in words: "five nights", "ninety minutes".
     rf"\b(?:{_NUMBER_WORDS})[\s-]+(?:nights?|days?|weeks?|months?|years?|hours?|minutes?|"
     r"seconds?)\b",
@@ -1468,7 +1490,10 @@ _MEASURE_QUESTIONS = (
         r"\b(?:cuál es|qué) (?:el )?(?:precio|costo|coste)\b|\bqual (?:é|e) o (?:preço|custo)\b|"
         r"\bquanto cost|\bwas kostet\b|\b(?:какова|какая) (?:цена|стоимость)\b|"
         # (얼마 alone asks any amount: 인구는 얼마입니까 is a population.)
-        r"料金|運賃|値段|入場料|いくら|(?:비용|가격)[은는이가]?\s*얼마|요금|입장료|운임",
+        r"料金|運賃|値段|入場料|いくら|(?:비용|가격)[은는이가]?\s*얼마|요금|입장료|운임|"
+        # (Swedish, Polish: "vad kostar", "hur dyr", "ile kosztuje", "jaka jest cena")
+        r"\bvad kostar\b|\bhur dyr\w*|\bvilket belopp\b|\bile (?:kosztuj[eą]|zapłacę)\b|"
+        r"\bjak[aie]? jest (?:cena|kwota|koszt)\b",
     ),
     ("angle", r"\b(?:what|which) angle\b|\bwelchem winkel\b|\bquel angle\b|\bугол"),
     (
@@ -1513,7 +1538,8 @@ _MEASURE_UNITS = {
     "length": re.compile(_LENGTH_UNITS, re.IGNORECASE),
     "sum of money": re.compile(
         r"[$€£¥₩₽]|\b(?:dollars?|euros?|pounds|yen|yuan|rmb|usd|eur|gbp|francs?|marks?|"
-        r"rubles?|roubles?|pesos?|reais|lire|crowns?|won)\b|元|円|원|рубл|евро|доллар",
+        r"rubles?|roubles?|pesos?|reais|lire|crowns?|won|kr|kronor|sek|nok|dkk|pln|"
+        r"zł|złotych|czk|kč)(?!\w)|元|円|원|рубл|евро|доллар",
         re.IGNORECASE,
     ),
     "angle": _DEGREES,
@@ -1595,6 +1621,20 @@ def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
     ids = identifiers(question)
     written = [n for n in names(question) if n not in ids and not _ACRONYM.fullmatch(n)]
     return ids, written, [n for n in tagged_names(question) if n not in written]
+
+
+def numbered_names(question: str) -> list[str]:
+    """The question's names that end in a number ("Grade 7", "Tier 3"): each picks out one
+    of its siblings (Grade 5, Tier 2), and the answer's check refuses a quote that does not
+    state it."""
+    ids, written, _ = _asked_names(question)
+    return [n for n in (*ids, *written) if _NUMBERED_NAME.search(n)]
+
+
+def names_stated(names: Sequence[str], text: str) -> bool:
+    """Whether `text` (as written: normalised here) states every one of `names`."""
+    plain = normalise(text)
+    return all(_name_found(n, plain) for n in names)
 
 
 def _other_language_unmet(

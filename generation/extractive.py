@@ -38,6 +38,8 @@ from generation.answerable import (
     QUANTITY_QUESTION_OTHER,
     asked_measure,
     asked_unit,
+    names_stated,
+    numbered_names,
     quantity_asked,
     states_measure,
 )
@@ -343,12 +345,14 @@ def _band_fit(amounts: Sequence[Amount], cand: Candidate) -> bool | None:
     return fits(amounts, f"{cand.text} {cand.context}".lower())
 
 
-def _states_given(cand: Candidate, given: Sequence[GivenNumber]) -> bool:
+def _states_given(
+    cand: Candidate, given: Sequence[GivenNumber], numbered: Sequence[str] = ()
+) -> bool:
     """Whether the candidate, with the headings and caption it stands under, states every
-    number the question gives."""
+    number the question gives, and every name it gives with a number ("Grade 7")."""
     chunk = cand.chunk
-    text = " ".join((cand.text, cand.context, chunk.title, *chunk.section_path)).lower()
-    return all(g.found(text) for g in given)
+    text = " ".join((cand.text, cand.context, chunk.title, *chunk.section_path))
+    return all(g.found(text.lower()) for g in given) and names_stated(numbered, text)
 
 
 # A table of contents' entry: a title and dot leaders, its page number after them (often
@@ -519,6 +523,7 @@ def _score(
     gram_total = sum(math.log(1 + len(cands)) for _ in q_grams) or 1.0
     kind = answer_kind(question)
     given = given_numbers(question)
+    named_numbers = numbered_names(question)  # "Grade 7": like a given number
     # A rule stated by band (满10年不满20年, "250-999" seats) for the amount the question
     # gives is the rule asked about; where one is retrieved, one for another band is
     # another rule. (Where none is, the nearest band leads, and the answer's check
@@ -602,7 +607,11 @@ def _score(
         if not novel:
             score *= 0.3  # it only repeats the question
         banded = band_fit[index]
-        if given and not banded and not _states_given(cand, given):
+        if (
+            (given or named_numbers)
+            and not banded
+            and not _states_given(cand, given, named_numbers)
+        ):
             # The answer's check refuses a quote without a number the question gives
             # ("第二十七条"): a sentence from another clause must not lead.
             score *= GIVEN_MISSED

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from core.han_script import fold_han
 from core.lang import stemmed_language
-from core.text import content_terms, has_han, stem
+from core.text import KEYWORD_STOPWORDS, content_terms, has_han, stem
 from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise
 from generation.yes_no import asks_yes_no
@@ -79,7 +79,13 @@ _DEFERRED = re.compile(
     r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う)|別途定める|未定|"
     r"에 따른다|에서 정한다|별도로 정한다|미정|"
     r"\b(?:is|zijn) (?:geregeld|vastgelegd|beschreven) in\b|\bnader te bepalen\b|"
-    r"\bрегулиру(?:ется|ются)\b|\bуточняется\b|\bбудет (?:определ|установл)\w*",
+    r"\bрегулиру(?:ется|ются)\b|\bуточняется\b|\bбудет (?:определ|установл)\w*|"
+    # (Polish, Swedish: "określa odrębny Regulamin", "zostanie ustalona", "regleras i
+    # Resepolicyn", "fastställs senare")
+    r"\bokreśla(?:ją)? odrębn\w*|\bodrębn\w* (?:regulamin|przepis|zasad|umow)\w*|"
+    r"\bzostan(?:ie|ą) (?:ustalon|określon|podan)\w*|\bdo ustalenia\b|\breguluj[eą] odrębn\w*|"
+    r"\bregleras (?:i|av|separat)\b|\bbeskrivs i\b|\b(?:fastställs|beslutas|meddelas) senare\b|"
+    r"\binte (?:beslutat|fastställt)\b|\b(?:i|enligt) en? separat\b",
     re.I,
 )
 
@@ -116,7 +122,8 @@ _DEFERRED_HINT = _Hint(
         r"described in|laid down|regulated by|governed by|handled by|not repeated|consta d|"
         r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te|rigen? por|"
-        r"no figura|regelt|volgt|handled under"
+        r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
+        r"senare|beslutat|fastställt|separat"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
@@ -252,7 +259,10 @@ _EXCLUDES = re.compile(
     r"\bnon si applica (?:a|al|alla|ai|alle|agli)\b|\bad eccezione d|\btranne\b|"
     r"\bn[ãa]o se aplica (?:a|ao|à|aos|às)\b|\bexceto\b|\bcom exce[çc][ãa]o d|"
     r"\bniet van toepassing op\b|\bmet uitzondering van\b|\bbehalve\b|"
-    r"не распространяется на|за исключением|\bкроме\b)|"
+    r"не распространяется на|за исключением|\bкроме\b|"
+    # (Polish, Swedish: "nie dotyczy", "Z Funduszu nie korzystają", "gäller inte för")
+    r"\bnie (?:dotyczy|obejmuje|korzystaj[aą])\b|\bz wyjątkiem\b|\bpoza\b|"
+    r"\bgäller inte(?: för)?\b|\bomfattar inte\b|\bmed undantag (?:av|för)\b|\butom\b)|"
     # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
     r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the |this )?(?:scope|policy)\b|"
     r"\bout of scope\b|\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
@@ -267,7 +277,8 @@ _EXCLUDES = re.compile(
     r"\b(?:[èe]|sono) esclus[oaie]\b|\b(?:[ée]|s[ãa]o|est[ãa]o|ficam?) exclu[íi]d[oa]s?\b|"
     r"\bvalt buiten\b|\b(?:is|zijn) uitgesloten\b|対象外|適用しない|적용하지 않는다|제외한다|"
     r"\bисключен[аоы]?\b|"
-    r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b)"
+    r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b|"
+    r"\b(?:s[aą]|jest) wyłączon\w*|\bnie s[aą] objęci\b|\bomfattas inte\b|\bär undantagna\b)"
 )
 _EXCLUDES_HINT = _Hint(
     re.compile(
@@ -275,7 +286,8 @@ _EXCLUDES_HINT = _Hint(
         r"not cover|t cover|"
         r"govern|covered|managed|handled|regulated|nicht f|ausgenommen|ausnahme|eigene|aplica|"
         r"excepto|salvo|applique|exception|sauf|si applica|eccezion|tranne|esclus|exceto|exce[çc]|"
-        r"toepassing|uitzondering|behalve|buiten|uitgesloten"
+        r"toepassing|uitzondering|behalve|buiten|uitgesloten|nie dotyczy|nie obejmuje|"
+        r"nie korzyst|wyjątk|wyłącz|objęci|poza|gäller inte|omfatta|undanta|utom"
     ),
     re.compile(
         r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|"
@@ -325,8 +337,15 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     evidence, rest = fold_han(evidence), fold_han(rest)
     folded = [fold_han(sentence) for sentence in sentences]
     for t in content_terms(question):
-        if (len(t) < 2 and has_han(t)) or term_in(t, evidence) or term_in(t, rest):
-            continue  # (a Han character alone, "算", is a verb or a piece of other words)
+        if (
+            (len(t) < 2 and has_han(t))
+            or t in KEYWORD_STOPWORDS
+            or term_in(t, evidence)
+            or term_in(t, rest)
+        ):
+            # (a Han character alone, "算", is a verb or a piece of other words; "have" in
+            # "products, which have their own terms" is no thing left out)
+            continue
         word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}{ending}\b")
         for sentence, read in zip(sentences, folded, strict=True):
             found = word.search(read)
@@ -356,7 +375,7 @@ def excluded_item(question: str, quoted: Candidate) -> str:
     return ""
 
 
-_REACH = 100  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
+_REACH = 130  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
 _CLAUSE_BREAK = re.compile(r"[。；;]")
 _CELL_BREAK = re.compile(r"[|。；;]")
 

@@ -1110,3 +1110,44 @@ def test_when_is_asked_where_it_opens_a_question_or_clause(question: str, when: 
     from generation.answerable import asks_when
 
     assert asks_when(question) is when
+
+
+def test_held_out_checks_of_session_48() -> None:
+    """(Held-out pass, session 48.) A Japanese "when" met by "6か月以内"; a fee row whose
+    amount is written "R$ 32,00" states the quantity asked (its empty weight-band cell is
+    not asked: "de" of "Faixa de peso" names no column); "hur dyr" asks a sum of money;
+    "combien de jours" is not met by "16 ans"."""
+    deadline = (
+        "1 慶弔見舞金を受けようとする者は、事由発生日から6か月以内に申請書を総務課に提出する。"
+    )
+    assert _verdict_of(
+        "慶弔見舞金の申請は、出来事があってからいつまでに出せばいいですか？", deadline
+    ).covered
+    table = make_table(
+        ("Tabela", "Destino", "Faixa de peso", "Valor do frete", "Observações"),
+        (
+            ("Frete", "Interior RS", "até 10 kg", "R$ 46,70", ""),
+            (
+                "Taxa",
+                "Todas as regiões",
+                "",
+                "R$ 32,00 por tentativa",
+                "Reentrega após ausência do destinatário; a partir da 2ª tentativa",
+            ),
+        ),
+    )
+    verdict = _verdict(
+        "O destinatário não estava em casa e vai ter uma nova tentativa de entrega. Quanto vocês "
+        "cobram por isso?",
+        make_hits(table),
+    )
+    assert verdict.covered, verdict
+    leasing = "4.1 Tillsvidareanställda kan leasa en cykel via bruttolöneavdrag under 36 månader."
+    price = _verdict_of("Hur dyr cykel får jag leasa via bruttolöneavdrag?", leasing)
+    assert not price.covered and price.failed == "unit", price
+    child = (
+        "5.1 Le salarié peut s’absenter pour soigner un enfant de moins de 16 ans malade, sur "
+        "présentation d’un certificat médical."
+    )
+    days = _verdict_of("Combien de jours d'absence pour soigner un enfant malade ?", child)
+    assert not days.covered and days.failed == "quantity", days

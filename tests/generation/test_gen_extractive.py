@@ -701,3 +701,26 @@ def test_a_piece_of_the_breadcrumb_is_a_heading_and_does_not_lead() -> None:
     assert extractive._heading_like(pieces[1])
     ex = extract("¿Cuál es el límite de gasto de hotel?", make_hits(chunk), 1)
     assert ex.quotes[0].text.startswith("El hotel"), ex.quotes
+
+
+def test_a_name_with_a_number_picks_its_row_over_a_sentence_without_it() -> None:
+    """(Held-out pass, session 48.) "Grade 7" picks one row of a grade table: a sentence on
+    "Grade 5 and above" shares more of the question's words but not the grade, and the
+    answer's check refuses it."""
+    rule = make_chunk(
+        "2.1 Employees in Grade 5 and above who drive more than 8,000 business miles a year "
+        "may choose either a company car or a monthly cash car allowance.",
+        ordinal=1,
+    )
+    table = make_chunk(
+        "| Grade | Annual car allowance (gross) | List price cap |\n|---|---|---|\n"
+        "| Grade 5 | £4,200 | £32,000 |\n| Grade 7 | £6,900 | £45,000 |",
+        kind="table",
+        ordinal=2,
+    )
+    text, _ = extractive_answer(
+        "I'm on Grade 7 and would rather take cash than a company car. How much is the car "
+        "allowance per year before tax?",
+        make_hits(rule, table),
+    )
+    assert text.startswith("Grade: Grade 7 | Annual car allowance (gross): £6,900")

@@ -453,3 +453,72 @@ def test_a_chinese_deferral_takes_the_clause_it_defers() -> None:
     assert _undeferred_clauses(sentence) == ""
     kept = "住宿标准按客户接待标准执行，须事先另行审批。"
     assert _undeferred_clauses(kept) == "住宿标准按客户接待标准执行"
+
+
+@pytest.mark.parametrize(
+    ("passages", "missed", "said", "answered"),
+    [
+        # (Held-out pass, session 48.) Polish and Swedish: a rule sent to another text, a
+        # group the rules leave out (named far into a list of them).
+        (
+            (
+                "1. Pracownikowi przysługuje dofinansowanie do wypoczynku w wysokości 900 zł. "
+                "Zasady dofinansowania opieki nad dziećmi w żłobkach i przedszkolach określa "
+                "odrębny Regulamin dopłat do opieki nad dziećmi.",
+            ),
+            "Ile mogę dostać dopłaty do przedszkola dla córki?",
+            "określa odrębny Regulamin",
+            "Ile wynosi dofinansowanie do wypoczynku pracownika?",
+        ),
+        (
+            (
+                "Z Funduszu nie korzystają osoby zatrudnione na podstawie umów cywilnoprawnych, "
+                "pracownicy tymczasowi ani pracownicy spółki zależnej Wisła-Tech Serwis sp. z o.o., "
+                "która prowadzi własny fundusz.",
+                "Dofinansowanie do wypoczynku pracownika wynosi 900 zł na rok.",
+            ),
+            "Pracuję w Wisła-Tech Serwis. Ile wynosi dofinansowanie do wypoczynku pracownika?",
+            "wisła-tech serwis",
+            "Ile wynosi dofinansowanie do wypoczynku pracownika?",
+        ),
+        (
+            (
+                "Friskvårdsbidraget är 3 000 kr per år. Bidraget för konsulter regleras i "
+                "Konsultpolicyn.",
+            ),
+            "Hur mycket friskvårdsbidrag får konsulter?",
+            "regleras i",
+            "Hur mycket friskvårdsbidrag får man per år?",
+        ),
+    ],
+)
+def test_rules_sent_elsewhere_and_groups_left_out_in_polish_and_swedish(
+    passages: tuple[str, ...], missed: str, said: str, answered: str
+) -> None:
+    chunks = (make_chunk(p, ordinal=i, title="Regulamin") for i, p in enumerate(passages))
+    hits = make_hits(*chunks)
+    miss = _verdict(missed, hits)
+    assert not miss.covered and said in miss.reason, miss
+    assert _verdict(answered, hits).covered
+
+
+def test_a_function_word_in_an_exclusion_is_no_thing_left_out() -> None:
+    """ "which have their own service descriptions" does not put "have" outside an SLA:
+    asked about the Enterprise tier "as we have an Enterprise contract", the rule for it
+    answers."""
+    scope = make_chunk(
+        "1.2 This SLA does not apply to: (a) the Object Storage and CDN products, which have "
+        "their own service descriptions; (b) free trial accounts.",
+        ordinal=0,
+    )
+    rule = make_chunk(
+        "4.1 On the Enterprise tier, a P1 incident (production service down) gets a first "
+        "response within 15 minutes.",
+        ordinal=1,
+    )
+    verdict = _verdict(
+        "We have an Enterprise contract. Within how many minutes is the first response to a "
+        "P1 incident?",
+        make_hits(rule, scope),
+    )
+    assert verdict.covered, verdict
