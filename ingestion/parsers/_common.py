@@ -178,6 +178,58 @@ def numeric_cell(cell: str) -> bool:
     return bool(_NUMERIC.match(cell))
 
 
+Row = tuple[int, list[str]]  # a sheet's row with its number
+
+
+def lone_value(row: Sequence[str]) -> str:
+    """The one value a row holds (a title merged across a table, a note under it), or ""."""
+    values = {c for c in row if c}
+    return next(iter(values)) if len(values) == 1 else ""
+
+
+def sheet_parts(rows: list[Row]) -> list[list[Row]]:
+    """A sheet's non-empty rows cut at its empty rows where a new table (or a title, or a
+    note) starts after them: a run whose first row is one value, or labels only (a header).
+    A run of figures after an empty row goes on the table before it."""
+    parts: list[list[Row]] = []
+    for number, row in rows:
+        last = parts[-1] if parts else None
+        if last is not None and number == last[-1][0] + 1:
+            last.append((number, row))
+        elif last is not None and not (
+            lone_value(row) or not any(numeric_cell(c) for c in row if c)
+        ):
+            last.append((number, row))  # a spacer row inside a table
+        else:
+            parts.append([(number, row)])
+    return parts
+
+
+# A note under a table: marked ("※ 1)", "* ", "注1：", "Note:", "(1)") or a sentence.
+_NOTE = re.compile(r"^(?:[※*†‡¹²³]|注|備註|备注|notes?\b|nota\b|hinweis|anm|\(?\d{1,2}\))", re.I)
+
+
+def table_and_notes(part: list[Row]) -> tuple[list[Row], list[Row], list[Row]]:
+    """A run of rows as (captions above the table, the table, notes under it): leading rows
+    of one value are captions; trailing ones that read as notes (`_NOTE`, or 40 characters
+    or more) are notes. A run of single values only, none of them a number, is all
+    captions (a one-column table of figures stays a table)."""
+    rows = list(part)
+    head: list[Row] = []
+    tail: list[Row] = []
+    while len(rows) > 2 and lone_value(rows[0][1]):
+        head.append(rows.pop(0))
+    while (
+        len(rows) > 2
+        and (note := lone_value(rows[-1][1]))
+        and (_NOTE.match(note.strip()) or len(note) >= 40)
+    ):
+        tail.insert(0, rows.pop())
+    if all((v := lone_value(r)) and not numeric_cell(v) for _, r in rows):
+        return [*head, *rows, *tail], [], []
+    return head, rows, tail
+
+
 def _spans(row: Sequence[str]) -> list[int]:
     """Positions j where a cell repeats sideways into j+1: a merged cell over columns."""
     return [j for j in range(len(row) - 1) if row[j] and row[j] == row[j + 1]]

@@ -22,8 +22,11 @@ from ingestion.parsers._common import (
     MAX_SHEET_CELLS,
     BlockBuilder,
     clean_text,
+    lone_value,
     normalise_rows,
+    sheet_parts,
     spread_merged,
+    table_and_notes,
     workbook_title,
 )
 from ingestion.parsers._ooxml import to_transitional
@@ -168,14 +171,18 @@ def parse(data: bytes, name: str) -> ParsedDocument:
             continue
         if ws.max_row and ws.max_row > len(grid):
             warnings.append(f"sheet {ws.title!r}: only the first {len(grid)} rows were read")
-        # Leading rows holding one value (a merged title across the table) are captions,
-        # not the header row.
-        while len(numbered) > 2 and len({c for c in numbered[0][1] if c}) == 1:
-            line, row = numbered.pop(0)
-            b.add("paragraph", next(c for c in row if c), index, line)
-        rows = normalise_rows([row for _, row in numbered])
-        if rows:
-            b.table(rows, index, numbered[0][0], numbered[-1][0])
+        # A sheet may hold several tables parted by empty rows; rows holding one value
+        # above a table (a merged title) are captions, not its header, and those under it
+        # that read as notes ("※ 1) …") are paragraphs, not rows.
+        for part in sheet_parts(numbered):
+            head, body, tail = table_and_notes(part)
+            for line, row in head:
+                b.add("paragraph", " ".join(c for c in row if c), index, line)
+            rows = normalise_rows([row for _, row in body])
+            if rows:
+                b.table(rows, index, body[0][0], body[-1][0])
+            for line, row in tail:
+                b.add("paragraph", lone_value(row), index, line)
     wb.close()
     title = workbook_title(wb.properties.title or "", name)
     return ParsedDocument(

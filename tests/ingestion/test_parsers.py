@@ -149,7 +149,9 @@ def test_xlsx_sheets_are_pages_with_header_rows() -> None:
     assert doc.page_count == 4
     assert [b.text for b in headings(doc)] == ["Sheet1", "Sheet2", "Sheet3", "Sheet4"]
     ts = tables(doc)
-    assert [t.page for t in ts] == [1, 2, 3, 4]
+    # (Sheet2 holds a second table under four empty rows: its own table since session 48.)
+    assert [t.page for t in ts] == [1, 2, 2, 3, 4]
+    assert ts[2].rows[0] == ("col-1", "col-2", "col-3") and ts[2].line_start == 14
     assert ts[0].rows[0] == ("first 123", "second 123", "third 123")
     assert ts[0].rows[1] == ("1", "5", "9")
     assert ts[0].section_path == ("Sheet1",)
