@@ -104,7 +104,7 @@ _MORE_STOPWORDS = {
     "de": """die war an am um so man also sehr schon alle alles allem allen aller jeder jede
         jedes ohne dann dort hier wenn weil aber sondern denn ob mehr
         ich du wir ihr mich mir dich dir uns euch mein meine meinen meinem meiner dein
-        deine unser unsere""",
+        deine unser unsere viel wenig""",
     "fr": """de a à l d en y très déjà aussi tout toute tous toutes sans contre pendant
         chaque autre autres ni non plus ou mais donc car cet après avant sous vers chez
         je j me m moi tu te nous vous mon ma mes notre nos votre vos""",

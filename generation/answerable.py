@@ -72,9 +72,10 @@ from generation.attribute import (
 from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, candidates, normalise
-from generation.ranges import bands_written, fits, number_value, question_amounts
+from generation.ranges import bands_written, fits, number_value, other_sizes, question_amounts
 from generation.scope import (
     asked_versions,
+    band_left_open,
     excluded_item,
     left_to_another_rule,
     only_excluded,
@@ -353,7 +354,12 @@ _UNIT_ZH = re.compile(
     r"件|家|座|层|级|核|GB|MB|TB|KB)"
 )
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
-_UNIT_EN = re.compile(r"\bhow many ([a-z]+)", re.IGNORECASE)
+# (past a hyphenated modifier: "how many full-time employees" counts employees)
+_UNIT_EN = re.compile(
+    r"\bhow many (?:[a-z]+-[a-z]+\s+(?!(?:are|is|were|was|do|does|did|can|will|have|has)\b))?"
+    r"([a-z]+)",
+    re.IGNORECASE,
+)
 # "How many X" in other spaced languages: the counted noun after the question word.
 _COUNTED_NOUN = re.compile(
     r"(?:\b(?:cu[aá]nt[oa]s|quant[oa]s|quant[ie]|wie\s+viele|сколько)\s+"
@@ -925,7 +931,21 @@ def _name_found(name: str, text: str) -> bool:
     # The kind of place a name spells out is often left out ("Vesuvius" for Mount
     # Vesuvius, "Washington" for Washington State): its other words are enough.
     own = [w for w in words if w.lower() not in _DESIGNATORS] or words
-    return len(words) > 1 and all(_found(w, text) for w in own)
+    # A compound joined by a hyphen ("Aluminium-Gussteile") is met by its parts' heads as
+    # the text writes them ("Aluminium, Guss").
+    compound = "-" in name
+    return len(words) > 1 and all(
+        _found(w, text) or (compound and _head_found(w, text)) for w in own
+    )
+
+
+_HEAD = 4  # letters of the shortest head of a compound word ("Guss" of "Gussteile")
+
+
+def _head_found(word: str, text: str) -> bool:
+    """Whether the text writes a word that is the head of the compound `word`: "Guss" for
+    "Gussteile", "Normteile" for "Normteilerechnung"."""
+    return any(_found(word[:k], text) for k in range(len(word) - 2, _HEAD - 1, -1))
 
 
 # A question about what a row lacks ("Which city has no staff cap?") is answered by the row
@@ -966,6 +986,23 @@ def _empty_column_asked(question: str, row: Candidate) -> str:
             ):
                 continue
             return f"the table gives no {header!r} for the row quoted"
+    return ""
+
+
+def _named_row_blank(question: str, chosen: Sequence[Candidate]) -> str:
+    """A quoted table row that the question names by its key and whose every other cell
+    the table leaves empty or open ("MBA / EMBA | 待定 | 待定 | 待定", quoted with the rows
+    around it): the table states nothing for it. Not for questions about what a row lacks.
+    "" otherwise."""
+    if _ASKS_ABSENCE.search(question):
+        return ""
+    terms = [t for t in content_terms(question) if len(t) > 1]
+    for row in chosen:
+        if not row.is_table_row or not row.empty or len(row.cells) > 1:
+            continue
+        key = normalise(row.cells[0][1]) if row.cells else ""
+        if key and any(term_in(t, key) for t in terms):
+            return f"the table gives nothing for {row.cells[0][1]!r} but its name"
     return ""
 
 
@@ -2007,6 +2044,16 @@ def judge(
             met=met,
             failed="kind",
         )
+    sizes = other_sizes(amounts, evidence) if banded is not True else []
+    if sizes:  # the row of another size: "20呎貨櫃", asked about a 40呎 one
+        asked = ", ".join(repr(a.text) for a in amounts)
+        return Verdict(
+            False,
+            f"the quoted rule is for {', '.join(map(repr, sizes))}, not {asked}",
+            constraints=total,
+            met=met - 1,
+            failed="band",
+        )
     if banded is False:  # the rule of another band: 满1年不满10年, asked about 12 years
         asked = ", ".join(repr(a.text) for a in amounts)
         quoted_bands = ", ".join(repr(b) for b in bands_written(amounts, evidence))
@@ -2098,6 +2145,8 @@ def judge(
         row_miss = _value_of_another_row(question, chosen[0], retrieved)
     if not row_miss and chosen[0].is_table_row:
         row_miss = _empty_column_asked(question, chosen[0])
+    if not row_miss:
+        row_miss = _named_row_blank(question, chosen)
     if row_miss:
         return Verdict(False, row_miss, constraints=total, met=met, failed="row", asked=row_asked)
     if missing_han:  # after the sibling and row checks, which say more
@@ -2120,7 +2169,7 @@ def judge(
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")
-    deferred = left_to_another_rule(question, chosen, retrieved)
+    deferred = left_to_another_rule(question, chosen, retrieved) or band_left_open(amounts, quoted)
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")
@@ -2128,7 +2177,7 @@ def judge(
     if item:
         why = f"the document puts what is asked outside its rules: {item!r}"
         return Verdict(False, why, constraints=total, met=met, failed="subject", final=True)
-    excluded, left_out = only_excluded(question, evidence, same_doc)
+    excluded, left_out = only_excluded(question, evidence, same_doc, [normalise(q) for q in quoted])
     if left_out:
         # (Another document may answer for it, if it names it: `asked`.)
         why = f"the document puts what is asked outside its rules: {left_out!r}"

@@ -53,7 +53,8 @@ _NUMBER = (
 # (Not 月 or 日 alone: "4月", "15日" are dates. 千米 is a kilometre, not a thousand metres.)
 _HAN_UNITS = (
     "个工作日|工作日|个自然日|自然日|个月|周岁|小时|千米|公里|公斤|平方米|万元|千元|亿元|"
-    "年|周|天|元|个人|人|名|台|家|次|岁|米|吨|件|辆|间|张|户|个|座|套|份|块"
+    "年|周|天|元|个人|人|名|台|家|次|岁|歳|米|吨|件|辆|间|张|户|个|座|套|份|块|"
+    "英尺|英寸|呎|吋|公分|厘米|毫米"
 )
 _WORD_NUMBERS_TEXT = """zero one two three four five six seven eight nine ten eleven twelve
     thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"""
@@ -64,7 +65,7 @@ _CURRENCY_CODES = (
 )
 _UNIT_AFTER = (
     rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<cur>[$€£¥₩₽₹円원]|(?:{_CURRENCY_CODES})\b)|"
-    rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*))?"
+    rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*)|(?P<metre>m)(?![^\W\d_]))?"
 )
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2"; a
 # label's colon after a number is no clock: "gbp 2,000: team leader".)
@@ -122,7 +123,7 @@ _NOUN_AFTER = re.compile(r"\s([^\W\d_]{3,})")
 _ABBREVIATIONS = frozenset(
     [
         *("kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min"),
-        *("sqm", "nm", "kw", "kwh", "bar", "psi", "ml", "mg", "kn", "ton", "tons"),
+        *("sqm", "nm", "kw", "kwh", "bar", "psi", "ml", "mg", "kn", "ton", "tons", "m"),
     ]
 )
 _MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
@@ -237,11 +238,14 @@ _AFTER = (
     (re.compile(r"^\s*(?:ou menos|o meno|of minder|и менее|и ниже|이하)"), "hi", True),
     (re.compile(r"^\s*(?:未満|미만)"), "hi", False),
     (re.compile(r"^\s*(?:超|초과)"), "lo", False),
+    # ("3歳〜小学校就学前": from 3 up to a bound written in words)
+    (re.compile(r"^\s*[〜～~](?!\s*\d)"), "lo", True),
 )
 # Two numbers joined into one band: "A（含）至B", "A-B", "A to B", "between A and B".
 # ("bis unter 10", "to under 10": the upper bound is left out.)
 _JOIN = re.compile(
-    r"^\s*(?:[（(]含[)）])?\s*(?:至|到|~|～|-|–|—|to|up to|bis|a|à|al|até|ao|tot|t/m|до|do|till)\s*"
+    r"^\s*(?:[（(]含[)）])?\s*"
+    r"(?:至|到|~|～|〜|-|–|—|to|up to|bis|a|à|al|até|ao|tot|t/m|до|do|till)\s*"
     r"(?P<under>unter|under|below)?\s*$",
     re.I,
 )
@@ -369,6 +373,7 @@ def _unit(
             "千元": "元",
             "亿元": "元",
             "周岁": "岁",
+            "歳": "岁",
             "自然日": "天",
             "千米": "公里",
         }.get(unit, unit)
@@ -409,10 +414,10 @@ def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Num
             value *= _MULTIPLIER[han[0]]
         sign = _CURRENCY_BEFORE.search(text, max(0, m.start() - 5), m.start())
         currency = sign.group(0).strip() if sign else m.group("cur")
-        word = None if currency else m.group("word")
+        word = None if currency else m.group("word") or m.group("metre")
         pct = m.group("pct")
         unit = _unit(han, word, currency, pct, counted)
-        word_end = m.end("word") if word else -1
+        word_end = m.end("word" if m.group("word") else "metre") if word else -1
         if word and not unit and not counted and word not in _NOT_UNITS:
             # An English unit after its modifier ("business miles"): the noun counted.
             noun = _NOUN_AFTER.match(text, word_end)
@@ -467,7 +472,7 @@ def question_amounts(question: str) -> tuple[Amount, ...]:
 # What every band is written with, in a digit-holding text: a bound's word or a joining
 # sign. A text without any states none (and is not read number by number, ~40 us).
 _BAND_HINT = re.compile(
-    r"满|不足|少于|低于|小于|不到|超过|高于|大于|多于|最多|至多|以[上下内]|至|到|~|～|-|–|—|\+|"
+    r"满|不足|少于|低于|小于|不到|超过|高于|大于|多于|最多|至多|以[上下内]|至|到|~|～|〜|-|–|—|\+|"
     r"under|less|below|fewer|lower|up to|at most|more|max|min|over|above|greater|exceed|"
     r"at least|from|between|\d\s?to\b|"
     r"unter|weniger|bis|h[öo]chstens|maximal|hasta|m[áa]ximo|jusqu|au plus|[üu]ber|mehr|m[áa]s|"
@@ -560,6 +565,33 @@ def _same_unit(band: Band, amount: Amount, text: str) -> bool:
     return (
         len(unit) > 1 and not has_han(unit) and re.search(rf"\b{re.escape(unit)}", text) is not None
     )
+
+
+# Units of a size that names a model or a kind of thing (a 20 ft or a 40 ft container, a
+# 16 m or a 20 m lift): a row for one size states nothing of another.
+_SIZE_UNITS = frozenset("m cm mm ft inch 米 厘米 公分 毫米 英尺 英寸 呎 吋".split())  # noqa: SIM905
+
+
+def other_sizes(amounts: Sequence[Amount], text: str) -> list[str]:
+    """The sizes the (lower-cased) text states in the unit of a size the question gives,
+    when none of them is that size and no band of the text holds it ("20呎" asked about
+    "40呎"); [] otherwise."""
+    sized = [a for a in amounts if a.unit in _SIZE_UNITS]
+    if not sized or fits(sized, text):
+        return []
+    stated = [n for n in _numbers(text) if any(n.unit == a.unit for a in sized)]
+    if any(n.value == a.band.lo for n in stated for a in sized if n.unit == a.unit):
+        return []
+    return [text[n.start : n.end] for n in stated]
+
+
+def holding_spans(amounts: Sequence[Amount], text: str) -> list[tuple[int, int]]:
+    """Where the (lower-cased) text writes a band of an amount's unit that holds it."""
+    return [
+        (start, end)
+        for band, start, end in _read_bands(text)
+        if any(_same_unit(band, a, text) and a.band.within(band) for a in amounts)
+    ]
 
 
 def bands_written(amounts: Sequence[Amount], text: str) -> list[str]:

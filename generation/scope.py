@@ -26,6 +26,7 @@ from core.lang import stemmed_language
 from core.text import KEYWORD_STOPWORDS, content_terms, has_han, stem
 from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise
+from generation.ranges import Amount, holding_spans
 from generation.yes_no import asks_yes_no
 
 # The kinds of text a rule is sent to: those an exclusion names (`_EXCLUDES`,
@@ -85,7 +86,16 @@ _DEFERRED = re.compile(
     r"\bokreśla(?:ją)? odrębn\w*|\bodrębn\w* (?:regulamin|przepis|zasad|umow)\w*|"
     r"\bzostan(?:ie|ą) (?:ustalon|określon|podan)\w*|\bdo ustalenia\b|\breguluj[eą] odrębn\w*|"
     r"\bregleras (?:i|av|separat)\b|\bbeskrivs i\b|\b(?:fastställs|beslutas|meddelas) senare\b|"
-    r"\binte (?:beslutat|fastställt)\b|\b(?:i|enligt) en? separat\b",
+    r"\binte (?:beslutat|fastställt)\b|\b(?:i|enligt) en? separat\b|"
+    # (a price quoted case by case, "별도 견적", "別途見積", "另行报价", "sur devis"; a group
+    # under its own company's rules, "同社の規程による"; French "relèvent de l'Accord …",
+    # "ne sont pas traités ici"; Korean polite "별도 요금표를 따릅니다")
+    r"별도 (?:견적|협의|문의)|(?:요금표|기준|규정|지침|절차|약관)[을를]? 따릅니다|"
+    r"別途(?:見積|協議|相談)|"
+    r"の(?:規程|規則|規定|定め)による|面议|面議|另议|另議|\bsur devis\b|"
+    r"\bne (?:sont|est) pas trait[ée]e?s? (?:ici|dans (?:la pr[ée]sente|ce|cette))|"
+    r"\brel[èe]ve(?:nt)? d[eu]?\s?(?:l[’']\s?|la |le )?(?:accord|politique|proc[ée]dure|"
+    r"r[èe]glement|charte|convention)",
     re.I,
 )
 
@@ -123,11 +133,12 @@ _DEFERRED_HINT = _Hint(
         r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te|rigen? por|"
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
-        r"senare|beslutat|fastställt|separat"
+        r"senare|beslutat|fastställt|separat|devis|trait|rel[èe]ve"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
-        r"미정|참조|참고|따른다|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя"
+        r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
+        r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる"
     ),
 )
 
@@ -201,6 +212,26 @@ def _deferrals(chunk: Chunk) -> tuple[tuple[Candidate, str], ...]:
     )
 
 
+def band_left_open(amounts: Sequence[Amount], quoted: Sequence[str]) -> str:
+    """The band holding an amount the question gives, where the quote leaves its value to
+    a later rule ("80km 초과: 별도 견적", "over 50 seats: to be agreed"): asked about 120 km,
+    the rates of the other bands are no answer. The band and what it says, or ""."""
+    if not amounts:
+        return ""
+    for text in quoted:
+        lowered = text.lower()
+        shown = text if len(text) == len(lowered) else lowered
+        for start, end in holding_spans(amounts, lowered):
+            value = _BAND_VALUE.match(lowered, end)
+            if value and _DEFERRED.search(value.group(1)):
+                return shown[start : value.end()].strip(" /|;")
+    return ""
+
+
+# What a band states, up to the next band or cell: "80km 초과: 별도 견적 /".
+_BAND_VALUE = re.compile(r"[^\S\n]*[:：|]?\s*((?:(?!\.\s)[^/|;；。\n]){1,40})")
+
+
 def _passage_text(c: Candidate) -> str:
     chunk = c.chunk
     return f"{chunk.title} {' '.join(chunk.section_path)} {chunk.text}"
@@ -219,7 +250,13 @@ def _undeferred_clauses(sentence: str) -> str:
     return " ".join(c for c, deferring in _clauses(sentence) if not deferring)
 
 
-_CLAUSES = re.compile(r"[，,；;]")
+# A table row's remarks cell, as a quoted row writes it ("备注: …", "Remarks: …").
+_REMARK_CELL = re.compile(
+    r"\s*(?:备注|備註|備考|비고|说明|說明|remarks?|notes?|comments?|bemerkungen?|hinweis|"
+    r"observa[çc][õo]es|observaciones|remarques?|osservazioni|opmerkingen?)\s*[:：]",
+    re.I,
+)
+_CLAUSES = re.compile(r"[，,；;]|\s\|\s")  # (a row's cells too)
 
 
 def _deferring_clauses(sentence: str) -> str:
@@ -235,6 +272,10 @@ def _clauses(sentence: str) -> list[tuple[str, bool]]:
     a deferral alone, defers)."""
     clauses = _CLAUSES.split(sentence)
     out = [(c, _DEFERRED.search(c) is not None) for c in clauses]
+    if any(deferring and _REMARK_CELL.match(c) for c, deferring in out):
+        # A row's remarks that leave it open ("备注: 待定（装修中）") are about the whole row;
+        # another cell that does ("价格: 面议") is about its own column.
+        return [(c, True) for c in clauses]
     for i, (clause, deferring) in enumerate(out):
         if i and deferring and len(_DEFERRED.sub("", clause).strip(" 。.:：-")) < 2:
             out[i - 1] = (out[i - 1][0], True)
@@ -315,7 +356,9 @@ _CONDITION = re.compile(
 )
 
 
-def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str]:
+def only_excluded(
+    question: str, evidence: str, same_doc: str, quoted: Sequence[str] = ()
+) -> tuple[str, str]:
     """A question word the quote does not name and its document (normalised `same_doc`)
     names only to put it outside its rules: asked about interns' annual leave, the
     full-time employees' rule is quoted while the policy mentions interns only to say
@@ -323,13 +366,22 @@ def only_excluded(question: str, evidence: str, same_doc: str) -> tuple[str, str
     unless the question asks whether the rules apply or asks yes or no ("Does the SLA cover
     beta features?", "实习生可以弹性上班吗？"), or the sentence sets a condition ("Scheduled
     maintenance is excluded … if it is announced at least 72 hours in advance"), which
-    answers for it. (The word, the sentence that says so), or ("", "")."""
+    answers for it; nor does a quote that is a piece of one ("(c) free trial accounts",
+    an item of "This SLA does not apply to: …"). `quoted`: the quotes (normalised), each
+    also in `evidence`. (The word, the sentence that says so), or ("", "")."""
     sentences, rest = _excluding(same_doc)
     if not sentences:
         return "", ""
     if not (_ASKS_SCOPE.search(question) or asks_yes_no(question)):
-        quoted, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
-        evidence = " ".join([unexcluded, *(q for q in quoted if _CONDITION.search(q))])
+        for piece in quoted:
+            if (
+                len(piece) >= _PIECE
+                and not _EXCLUDES.search(piece)  # (the excluding clause: read below)
+                and any(piece in sentence for sentence in sentences)
+            ):
+                evidence = evidence.replace(piece, " ")
+        excluding, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
+        evidence = " ".join([unexcluded, *(q for q in excluding if _CONDITION.search(q))])
     # (a stem of an inflected language takes its endings: "werkstudent" in "werkstudenten")
     ending = r"\w{0,4}" if stemmed_language(question) else "s?"
     # A Chinese question's terms are cut as simplified (core.han_script): a traditional
@@ -375,6 +427,7 @@ def excluded_item(question: str, quoted: Candidate) -> str:
     return ""
 
 
+_PIECE = 12  # characters a quote must have to be read as a piece of an excluding sentence
 _REACH = 130  # characters an exclusion reaches from its phrase ("… ni a trabajadores …")
 _CLAUSE_BREAK = re.compile(r"[。；;]")
 _CELL_BREAK = re.compile(r"[|。；;]")
@@ -386,6 +439,12 @@ def _governs(sentence: str, m: re.Match[str], at: int) -> bool:
     (不含, excluding) stays in its own table cell: the 不含 of a column "预算金额（不含税）"
     excludes tax, not the amounts under it; what precedes one (按《…》执行 in a row's note)
     may be its row's key, cells before it."""
+    listed = _LIST_INTRO.match(sentence, m.end())
+    if listed:
+        # A list the phrase introduces ("does not apply to: (a) …; (b) …", "下列人员不适用
+        # 本办法：（一）…；（三）…"): its items, parted by semicolons, are what is left out.
+        between = sentence[listed.end() : at] if at >= listed.end() else None
+        return between is not None and len(between) <= _LIST_REACH and "。" not in between
     if m.group("after"):
         between = sentence[m.end() : at] if at >= m.end() else None
         breaks = _CELL_BREAK
@@ -393,6 +452,12 @@ def _governs(sentence: str, m: re.Match[str], at: int) -> bool:
         between = sentence[at : m.start()] if at < m.start() else None
         breaks = _CLAUSE_BREAK
     return between is not None and len(between) <= _REACH and not breaks.search(between)
+
+
+# What ends a phrase that introduces the list of what is left out: a colon, after the rules'
+# name at most ("本办法：", "this policy:").
+_LIST_INTRO = re.compile(r"[^\n:：。;；|]{0,12}[:：]")
+_LIST_REACH = 400  # characters such a list runs
 
 
 _CLIP = 160  # characters of a long "sentence" (a table's rows, run together) to show
@@ -495,18 +560,47 @@ def _sentences_with(
     found: set[tuple[int, int]] = set()
     for m in hint.finditer(text):
         a, b = _sentence_at(text, m.start())
+        if (a, b) in found:
+            continue
         # (A match holds its hint: it is looked for near it, not over a long sentence.)
-        if (a, b) not in found and pattern.search(
-            text, max(a, m.start() - _AROUND), min(b, m.end() + _AROUND)
-        ):
-            found.add((a, b))
-    spans = sorted(found)
+        match = pattern.search(text, max(a, m.start() - _AROUND), min(b, m.end() + _AROUND))
+        if match:
+            # A list the match introduces runs on past its semicolons ("does not apply to:
+            # (a) …; (b) …; (c) free trial accounts."): its items are in the sentence.
+            listed = _LIST_INTRO.match(text, match.end())
+            found.add((a, _list_end(text, b) if listed and listed.end() <= b else b))
+    spans = _merged(sorted(found))
     cuts = [0, *(i for span in spans for i in span), len(text)]
     rest = " ".join(text[a:b] for a, b in zip(cuts[::2], cuts[1::2], strict=True))
     return tuple(text[a:b] for a, b in spans), rest
 
 
 _AROUND = 80  # characters a pattern's match reaches from its hint
+
+
+def _list_end(text: str, end: int) -> int:
+    """Where a list whose first sentence ends at `end` ends: the first sentence end after
+    it that is no semicolon, within `_LIST_REACH` characters."""
+    ends = _sentence_ends(text)
+    k = bisect_right(ends, end - 1)
+    while (
+        k + 1 < len(ends)
+        and ends[k + 1] - end <= _LIST_REACH
+        and text[: ends[k]].rstrip()[-1:] in (";", "；")
+    ):
+        k += 1
+    return ends[k] if k < len(ends) else end
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans, those that overlap joined."""
+    out: list[tuple[int, int]] = []
+    for a, b in spans:
+        if out and a < out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _sentence_at(text: str, at: int) -> tuple[int, int]:

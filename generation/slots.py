@@ -35,7 +35,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
-from core.lang import language
+from core.lang import function_word, language
 from core.text import (
     HAN_NUMERALS,
     KEYWORD_STOPWORDS,
@@ -129,6 +129,7 @@ class Substitution:
 def _barrier(w: str) -> bool:
     return (
         w in KEYWORD_STOPWORDS
+        or function_word(w)  # "de" of "in de garage"
         or w in SOURCE_WORDS
         or w in _UNITS
         or w in SCAFFOLDING
@@ -390,7 +391,7 @@ def _value_asked(part: str, question: str) -> str:
         return m.group(1) if m else ""
     m = re.search(r"([A-Za-z][\w\-]*)\s+$", before)
     word = m.group(1).lower() if m else ""
-    if not word or word in KEYWORD_STOPWORDS or word in SCAFFOLDING or len(word) < 3:
+    if not word or _barrier(word) or len(word) < 3:  # ("wie viel Skonto": no value)
         return ""
     return word
 

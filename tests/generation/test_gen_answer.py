@@ -310,7 +310,10 @@ def test_what_a_document_puts_outside_its_rules_is_not_answered_from_an_unrelate
     gen = AnswerGenerator(max_sentences=1, min_confidence=0.0)
     question = "How long are employee e-mails kept before deletion?"
     answer = ask(gen, make_hits(schedule, overtime), route, question=question)
-    assert not answer.covered and "outside its rules" in answer.reason, answer
+    # (The schedule's sentence both sends e-mail retention to another standard and puts
+    # it outside the schedule: either reason is the document's own.)
+    assert not answer.covered, answer
+    assert "outside its rules" in answer.reason or "to another rule" in answer.reason, answer
     answer = ask(gen, make_hits(schedule, email), route, question=question)
     assert answer.covered and "3 years" in answer.text, answer
 

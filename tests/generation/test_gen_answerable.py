@@ -1151,3 +1151,55 @@ def test_held_out_checks_of_session_48() -> None:
     )
     days = _verdict_of("Combien de jours d'absence pour soigner un enfant malade ?", child)
     assert not days.covered and days.failed == "quantity", days
+
+
+def test_a_row_named_by_the_question_whose_cells_are_all_open_answers_nothing() -> None:
+    """(Held-out pass, session 48.) Asked what subsidy an MBA gets, the answer quoted the
+    table's 大专 row and the MBA row, whose cells all say 待定, as a small table."""
+    from generation.answerable import _named_row_blank
+
+    table = make_table(
+        ("学历层次", "补贴比例（按实际学费）", "每年补贴上限"),
+        (("大专", "70%", "6,000元"), ("本科", "60%", "8,000元"), ("MBA / EMBA", "待定", "待定")),
+    )
+    rows = [c for c in candidates(table, 0) if c.is_table_row]
+    junior, bachelor, mba = rows[-3:]
+    asked = "我想在职读MBA，公司能给多少学费补贴？"
+    assert "MBA / EMBA" in _named_row_blank(asked, [junior, mba])
+    assert _named_row_blank("读本科公司能给多少学费补贴？", [junior, bachelor]) == ""
+    assert _named_row_blank("哪个学历层次没有确定补贴比例？", [junior, mba]) == ""
+
+
+def test_function_words_and_compounds_of_held_out_set_u9() -> None:
+    """(Held-out pass, session 48.) "in de garage" does not put "de" where the row says
+    "Weena"; "Wie viel Skonto" asks no Skonto named "viel"; "Aluminium-Gussteile" are
+    met by a row for "Rohmaterial (Stahl, Aluminium, Guss)"."""
+    parking = make_table(
+        ("Locatie", "Eigen bijdrage per maand"),
+        (("Rotterdam garage Weena", "€ 60,00"), ("Utrecht P+R", "€ 35,00")),
+    )
+    verdict = _verdict(
+        "Hoeveel betaal ik per maand als ik in Rotterdam in de garage parkeer?", make_hits(parking)
+    )
+    assert verdict.covered, verdict
+    terms = make_table(
+        ("Lieferantenkategorie", "Bestellwert (netto)", "Skonto"),
+        (
+            ("Rohmaterial (Stahl, Aluminium, Guss)", "bis 10.000 €", "2 %"),
+            ("Rohmaterial (Stahl, Aluminium, Guss)", "10.000,01 € bis 250.000 €", "3 %"),
+            ("Zukaufteile / Normteile", "bis 25.000 €", "2,5 %"),
+        ),
+    )
+    verdict = _verdict(
+        "Wir bestellen Aluminium-Gussteile für 80.000 € netto. Wie viel Skonto dürfen wir "
+        "abziehen?",
+        make_hits(terms),
+    )
+    assert verdict.covered, verdict
+
+
+def test_how_many_counts_the_noun_after_a_hyphenated_modifier() -> None:
+    from generation.answerable import asked_unit
+
+    assert asked_unit("How many full-time employees work at the Bangalore site?") == "employee"
+    assert asked_unit("How many days of leave do I get?") == "day"

@@ -226,3 +226,12 @@ def test_a_breadcrumbs_section_number_is_no_bound() -> None:
     )
     assert fits(amounts, text) is False
     assert fits(question_amounts("It took 6 hours."), "response > 4 hours") is True
+
+
+def test_japanese_ages_and_a_band_open_to_a_bound_in_words() -> None:
+    """(Held-out pass, session 48.) "0歳〜2歳" (a wave dash), "3歳〜小学校就学前" (from 3 up
+    to school age, written in words): a 4-year-old falls in the second."""
+    amounts = question_amounts("4歳の子どもがいるのですが、手当は毎月いくらですか？")
+    assert [(a.band.lo, a.unit) for a in amounts] == [(4.0, "岁")]
+    assert fits(amounts, "0歳〜2歳 | 15,000円") is False
+    assert fits(amounts, "3歳〜小学校就学前 | 10,000円") is True

@@ -472,9 +472,9 @@ def test_a_chinese_deferral_takes_the_clause_it_defers() -> None:
         ),
         (
             (
-                "Z Funduszu nie korzystają osoby zatrudnione na podstawie umów cywilnoprawnych, "
-                "pracownicy tymczasowi ani pracownicy spółki zależnej Wisła-Tech Serwis sp. z o.o., "
-                "która prowadzi własny fundusz.",
+                "Z Funduszu nie korzystają osoby zatrudnione na podstawie umów "
+                "cywilnoprawnych, pracownicy tymczasowi ani pracownicy spółki zależnej "
+                "Wisła-Tech Serwis sp. z o.o., która prowadzi własny fundusz.",
                 "Dofinansowanie do wypoczynku pracownika wynosi 900 zł na rok.",
             ),
             "Pracuję w Wisła-Tech Serwis. Ile wynosi dofinansowanie do wypoczynku pracownika?",
@@ -522,3 +522,120 @@ def test_a_function_word_in_an_exclusion_is_no_thing_left_out() -> None:
         make_hits(rule, scope),
     )
     assert verdict.covered, verdict
+
+
+@pytest.mark.parametrize(
+    ("passages", "missed", "said", "answered"),
+    [
+        # (Held-out pass, session 48.) A list of what the rules leave out, introduced by a
+        # colon and parted by semicolons, reaches its last item; a quote that is an item of
+        # it is no mention of that item.
+        (
+            (
+                "1.2 This SLA does not apply to: (a) the Object Storage and CDN products, which "
+                "have their own service descriptions; (b) any feature labelled beta; (c) free "
+                "trial accounts; and (d) services resold through partners.",
+                "5.1 The Essential tier includes 1 restore request per month.",
+            ),
+            "How many restore requests per month are included on a free trial account?",
+            "free trial",
+            "How many restore requests per month are included on the Essential tier?",
+        ),
+    ],
+)
+def test_a_list_of_what_the_rules_leave_out_reaches_its_last_item(
+    passages: tuple[str, ...], missed: str, said: str, answered: str
+) -> None:
+    # (The rule ranked first, the scope after it.)
+    chunks = [make_chunk(p, ordinal=i, title="Policy") for i, p in enumerate(passages)]
+    hits = make_hits(*reversed(chunks))
+    miss = _verdict(missed, hits)
+    assert not miss.covered and said in miss.reason, miss
+    assert _verdict(answered, hits).covered
+
+
+@pytest.mark.parametrize(
+    ("passage", "missed", "said"),
+    [
+        # (Held-out pass, session 48.) Rules sent elsewhere in Korean, Japanese and French;
+        # a band whose value is left open; a row of another size.
+        (
+            "1. 적용 범위: 본 요금표는 수도권 지점에 적용됩니다. 영남권 지점(부산·대구)은 별도 "
+            "요금표를 따릅니다. 미니 굴착기 일 요금: 150,000원.",
+            "부산 지점에서 미니 굴착기를 하루 빌리면 얼마인가요?",
+            "별도 요금표를 따릅니다",
+        ),
+        (
+            "4　グループ会社である株式会社みなと物流の従業員は、同社の規程による。"
+            "従業員が出産したときは、子1人につき20,000円を支給する。",
+            "みなと物流で働いていますが、出産祝金はいくらですか？",
+            "同社の規程による",
+        ),
+        (
+            "1.3 Le télétravail et les indemnités associées relèvent de l’Accord télétravail "
+            "du 15 mars 2023 et ne sont pas traités ici. 2.1 L’indemnité repas est de 9 €.",
+            "Quel est le montant de l'indemnité versée par jour de télétravail ?",
+            "télétravail",
+        ),
+        (
+            "4. 운반비 (편도): 지점 기준 30km 이내: 120,000원 / 30km 초과 80km 이내: 200,000원 / "
+            "80km 초과: 별도 견적.",
+            "지점에서 120km 떨어진 현장까지 운반비가 얼마인가요?",
+            "80km 초과: 별도 견적",
+        ),
+    ],
+)
+def test_rules_left_open_in_more_languages(passage: str, missed: str, said: str) -> None:
+    miss = _verdict(missed, make_hits(make_chunk(passage)))
+    assert not miss.covered and said in miss.reason, miss
+
+
+def test_a_band_with_a_value_is_answered_and_a_row_of_another_size_is_not() -> None:
+    rates = make_chunk(
+        "4. 운반비 (편도): 지점 기준 30km 이내: 120,000원 / 30km 초과 80km 이내: 200,000원 / "
+        "80km 초과: 별도 견적."
+    )
+    assert _verdict("지점에서 50km 떨어진 현장까지 운반비가 얼마인가요?", make_hits(rates)).covered
+    table = make_table(
+        ("作業項目", "費率", "備註"),
+        (("入庫（卸櫃）", "NT$60", "20呎貨櫃人工卸貨另收NT$3,500／櫃"),),
+    )
+    other = _verdict("40呎貨櫃的人工卸貨費是多少？", make_hits(table))
+    assert not other.covered and "20呎" in other.reason, other
+    assert _verdict("20呎貨櫃的人工卸貨費是多少？", make_hits(table)).covered
+
+
+def test_a_chinese_list_of_people_left_out_reaches_its_last_item() -> None:
+    """ "下列人员不适用本办法：（一）…；（三）华岳精密（越南）有限公司员工": the third item is left
+    out too, though semicolons part it from the phrase."""
+    from generation.passages import normalise
+    from generation.scope import only_excluded
+
+    doc = normalise(
+        "华岳精密培训管理办法 第三条 下列人员不适用本办法：（一）试用期内员工；（二）劳务派遣"
+        "人员、实习生；（三）华岳精密（越南）有限公司员工，其培训补贴按当地子公司规定执行。"
+        "第八条 本科学历教育的补贴比例为60%。"
+    )
+    word, said = only_excluded(
+        "我是华岳精密（越南）有限公司的员工，读本科能拿多少比例的补贴？", "本科 补贴比例 60%", doc
+    )
+    assert word == "越南" and "不适用本办法" in said
+
+
+def test_a_cell_left_open_is_about_its_column_and_remarks_about_the_row() -> None:
+    """(Session 48.) A row whose price says 面议 still states its concurrency; a row whose
+    remarks say 待定 (a room under renovation) is left open as a whole."""
+    editions = make_table(
+        ("版本", "价格（元/年）", "并发数"),
+        (("标准版", "9,800", "50"), ("旗舰版 Enterprise", "面议", "不限")),
+    )
+    assert _verdict("旗舰版支持多少并发？", make_hits(editions)).covered
+    rooms = make_table(
+        ("类别", "项目", "标准/要求", "责任部门", "备注"),
+        (
+            ("会议室", "A栋大会议室", "容纳60人", "行政部", "须提前2个工作日预约"),
+            ("会议室", "C栋培训教室", "容纳40人", "人力资源部", "待定（装修中，预计2025年启用）"),
+        ),
+    )
+    verdict = _verdict("C栋培训教室哪些人可以预约？", make_hits(rooms))
+    assert not verdict.covered and "待定" in verdict.reason, verdict
