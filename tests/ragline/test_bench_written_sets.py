@@ -20,7 +20,9 @@ the fixes read from the eighth; unseen_policies8 by a tenth (session 48: English
 simplified and traditional Chinese, Japanese, Korean, French, Brazilian Portuguese, Polish,
 Swedish), measured before its answers were read; unseen_policies9 by an eleventh, in the same
 session (English with a PDF, Chinese, Japanese, German, Spanish, Italian, Dutch, Russian),
-to measure the fixes read from the tenth."""
+to measure the fixes read from the tenth; unseen_policies10 by a twelfth (English with a PDF,
+simplified and traditional Chinese, French, German, Spanish, Italian, Brazilian Portuguese,
+Korean), to measure the fixes read from the tenth and eleventh."""
 
 from __future__ import annotations
 
@@ -49,6 +51,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies7", 40, 60),
         ("unseen_policies8", 40, 60),
         ("unseen_policies9", 40, 60),
+        ("unseen_policies10", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
