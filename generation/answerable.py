@@ -81,6 +81,7 @@ from generation.scope import (
     only_excluded,
     only_replaced,
     other_version,
+    row_left_open,
     term_in,
     version_found,
 )
@@ -2169,7 +2170,11 @@ def judge(
     )
     if facet:
         return Verdict(False, facet, constraints=total, met=met, failed="facet")
-    deferred = left_to_another_rule(question, chosen, retrieved) or band_left_open(amounts, quoted)
+    deferred = (
+        left_to_another_rule(question, chosen, retrieved)
+        or band_left_open(amounts, quoted)
+        or row_left_open(question, chosen)
+    )
     if deferred:
         why = f"the document leaves what is asked to another rule: {deferred!r}"
         return Verdict(False, why, constraints=total, met=met, failed="facet")

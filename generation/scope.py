@@ -212,6 +212,25 @@ def _deferrals(chunk: Chunk) -> tuple[tuple[Candidate, str], ...]:
     )
 
 
+def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
+    """A quoted table row with a cell left open ("Altersteilzeit | wird noch festgelegt
+    (TBD)", "旗舰版 | 价格: 面议 | 并发数: 不限") answers only through its other cells: where
+    no word of the question is in any of them (its key aside), what is asked is the cell
+    left open. The row's key and that cell, or ""."""
+    terms: list[str] = []
+    for row in chosen:
+        if not row.is_table_row or len(row.cells) < 2:
+            continue
+        open_cells = [f"{h}: {v}" for h, v in row.cells[1:] if _DEFERRED.search(v)]
+        if not open_cells:
+            continue
+        terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
+        others = " ".join(f"{h} {v}" for h, v in row.cells[1:] if not _DEFERRED.search(v))
+        if not any(term_in(t, fold_han(normalise(others))) for t in terms):
+            return f"{row.cells[0][1]} | {open_cells[0]}"
+    return ""
+
+
 def band_left_open(amounts: Sequence[Amount], quoted: Sequence[str]) -> str:
     """The band holding an amount the question gives, where the quote leaves its value to
     a later rule ("80km 초과: 별도 견적", "over 50 seats: to be agreed"): asked about 120 km,
@@ -495,7 +514,9 @@ _REPLACES = re.compile(
     # what follows is replaced ("replaces the 2022 handbook", "取代原办法") ...
     r"(?P<active>\b(?:replaces?|replacing|supersedes?|superseding|repeals?)\b|(?<!被)(?:替代|取代|代替)|"
     # (German, Spanish, French: "ersetzt die Fassung", "sustituye a", "remplace")
-    r"\bersetzt (?:die|den|das)\b|\b(?:sustituye|reemplaza|deroga)\b|\b(?:remplace|abroge)\b)|"
+    r"\bersetzt (?:die|den|das)\b|\b(?:sustituye|reemplaza|deroga)\b|\b(?:remplace|abroge)\b|"
+    # (a label: "Ersetzt: Betriebsvereinbarung Nr. 6/2019", "Supersedes: v2.0")
+    r"\b(?:ersetzt|replaces|supersedes|remplace|sustituye|sostituisce|substitui|vervangt)\s*:)|"
     # ... or what comes before ("the 2022 handbook is replaced by", "原办法同时废止")
     r"(?P<state>\b(?:replaced|superseded|repealed|withdrawn)\b|\bno longer (?:in force|applies|"
     r"apply|valid)\b|[废廢]止|失效|停止[执執]行|不再[执執]行|不再[适適]用|被\S{0,12}?(?:替代|取代|代替)|"
@@ -507,13 +528,16 @@ _REPLACES = re.compile(
 _REPLACES_HINT = _Hint(
     re.compile(
         r"replac|supersed|repeal|withdrawn|no longer|ersetzt|kraft|sustitu|reemplaz|derog|"
-        r"remplac|abrog"
+        r"remplac|abrog|sostituisc|substitui|vervangt"
     ),
     re.compile(r"[废廢]止|替代|取代|代替|失效|停止[执執]行|不再"),
 )
 # A sentence ends at these marks ("." only before a space or the end: not in "3.1", "V2.5").
 _MARKS = "。;；!?！？"
-_SENTENCE_END = re.compile(rf"[{_MARKS}]|\.(?=\s|$)")
+# (Not after an abbreviation a number or a word follows: "nr. 6/2019", "bzw. der".)
+_SENTENCE_END = re.compile(
+    rf"[{_MARKS}]|(?<!\bnr)(?<!\bbzw)(?<!\bca)(?<!\binkl)(?<!\bzzgl)(?<!\bggf)\.(?=\s|$)"
+)
 
 
 def only_replaced(

@@ -153,3 +153,17 @@ def test_a_capital_letter_after_a_word_is_a_key() -> None:
     assert "c" in content_terms("Is Type C covered?")
     assert content_terms("What does I mean?") == ["mean"]
     assert "s" not in content_terms("What is the document's title?")
+
+
+def test_german_abbreviations_end_no_sentence() -> None:
+    """(Held-out pass, session 48.) "Ersetzt: Betriebsvereinbarung Nr. 6/2019" was cut
+    after "Nr.", and "6/2019" became a quote of its own."""
+    text = (
+        'Ersetzt: Betriebsvereinbarung Nr. 6/2019 ("Krankmeldung"). Der Zuschuss beträgt '
+        "ca. 50 % bzw. die Hälfte. Next one."
+    )
+    assert split_sentences(text) == [
+        'Ersetzt: Betriebsvereinbarung Nr. 6/2019 ("Krankmeldung").',
+        "Der Zuschuss beträgt ca. 50 % bzw. die Hälfte.",
+        "Next one.",
+    ]

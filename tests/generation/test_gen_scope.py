@@ -11,6 +11,7 @@ from core.types import Hit
 from generation.answer import _judge
 from generation.answerable import Verdict
 from generation.extractive import extract
+from generation.passages import candidates
 
 
 def _verdict(question: str, hits: list[Hit]) -> Verdict:
@@ -639,3 +640,43 @@ def test_a_cell_left_open_is_about_its_column_and_remarks_about_the_row() -> Non
     )
     verdict = _verdict("C栋培训教室哪些人可以预约？", make_hits(rooms))
     assert not verdict.covered and "待定" in verdict.reason, verdict
+
+
+def test_a_row_whose_asked_cell_is_left_open_answers_nothing() -> None:
+    """(Held-out pass, session 48.) Asked how long the sick-pay top-up runs in the release
+    phase of partial retirement, the row for it says "wird noch festgelegt (TBD)"; a row
+    whose other cells hold what is asked still answers (面议 price, concurrency given)."""
+    from generation.scope import row_left_open
+
+    table = make_table(
+        ("Betriebszugehörigkeit", "Zuschuss bis zum Ende der Krankheitswoche"),
+        (
+            ("ab 5 Jahren", "26."),
+            ("Altersteilzeit (Freistellungsphase)", "wird noch festgelegt (TBD)"),
+        ),
+    )
+    rows = [c for c in candidates(table, 0) if c.is_table_row]
+    asked = "Ich bin in der Freistellungsphase der Altersteilzeit. Wie lange bekomme ich das?"
+    assert "wird noch festgelegt" in row_left_open(asked, rows[-1:])
+    editions = make_table(
+        ("版本", "价格（元/年）", "并发数"), (("旗舰版 Enterprise", "面议", "不限"),)
+    )
+    rows = [c for c in candidates(editions, 0) if c.is_table_row]
+    assert row_left_open("旗舰版支持多少并发？", rows[-1:]) == ""
+    assert "面议" in row_left_open("旗舰版多少钱一年？", rows[-1:])
+
+
+def test_a_version_named_only_as_replaced_after_a_label() -> None:
+    """(Held-out pass, session 48.) "Ersetzt: Betriebsvereinbarung Nr. 6/2019": asked what
+    the old agreement 6/2019 said, the new one does not say."""
+    agreement = make_chunk(
+        "Betriebsvereinbarung Nr. 14/2025. Ersetzt: Betriebsvereinbarung Nr. 6/2019 "
+        '("Krankmeldung").\n(2) Eine ärztliche Bescheinigung ist ab dem 4. Krankheitstag '
+        "vorzulegen."
+    )
+    verdict = _verdict(
+        "Ab welchem Krankheitstag war nach der alten Betriebsvereinbarung 6/2019 eine "
+        "ärztliche Bescheinigung nötig?",
+        make_hits(agreement),
+    )
+    assert not verdict.covered and "replaced" in verdict.reason, verdict
