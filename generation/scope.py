@@ -133,7 +133,7 @@ _DEFERRED_HINT = _Hint(
         r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te|rigen? por|"
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
-        r"senare|beslutat|fastställt|separat|devis|trait|rel[èe]ve"
+        r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
@@ -395,8 +395,8 @@ def only_excluded(
         for piece in quoted:
             if (
                 len(piece) >= _PIECE
-                and not _EXCLUDES.search(piece)  # (the excluding clause: read below)
                 and any(piece in sentence for sentence in sentences)
+                and not _EXCLUDES.search(piece)  # (the excluding clause: read below)
             ):
                 evidence = evidence.replace(piece, " ")
         excluding, unexcluded = _sentences_with(evidence, _EXCLUDES_HINT, _EXCLUDES)
@@ -535,8 +535,10 @@ _REPLACES_HINT = _Hint(
 # A sentence ends at these marks ("." only before a space or the end: not in "3.1", "V2.5").
 _MARKS = "。;；!?！？"
 # (Not after an abbreviation a number or a word follows: "nr. 6/2019", "bzw. der".)
+# (The dot first: the look-behinds are read at dots only, not at every character.)
 _SENTENCE_END = re.compile(
-    rf"[{_MARKS}]|(?<!\bnr)(?<!\bbzw)(?<!\bca)(?<!\binkl)(?<!\bzzgl)(?<!\bggf)\.(?=\s|$)"
+    rf"[{_MARKS}]|\.(?<!\bnr\.)(?<!\bbzw\.)(?<!\bca\.)(?<!\binkl\.)(?<!\bzzgl\.)(?<!\bggf\.)"
+    r"(?=\s|$)"
 )
 
 
