@@ -352,7 +352,8 @@ def _states_given(
     number the question gives, and every name it gives with a number ("Grade 7")."""
     chunk = cand.chunk
     text = " ".join((cand.text, cand.context, chunk.title, *chunk.section_path))
-    return all(g.found(text.lower()) for g in given) and names_stated(numbered, text)
+    lowered = text.lower()
+    return all(g.found(lowered) for g in given) and (not numbered or names_stated(numbered, text))
 
 
 # A table of contents' entry: a title and dot leaders, its page number after them (often

@@ -609,13 +609,17 @@ def _list_end(text: str, end: int) -> int:
     it that is no semicolon, within `_LIST_REACH` characters."""
     ends = _sentence_ends(text)
     k = bisect_right(ends, end - 1)
-    while (
-        k + 1 < len(ends)
-        and ends[k + 1] - end <= _LIST_REACH
-        and text[: ends[k]].rstrip()[-1:] in (";", "；")
-    ):
+    while k + 1 < len(ends) and ends[k + 1] - end <= _LIST_REACH and _semicolon_at(text, ends[k]):
         k += 1
     return ends[k] if k < len(ends) else end
+
+
+def _semicolon_at(text: str, end: int) -> bool:
+    """Whether the sentence ending at `end` (spaces after it included) ends with a
+    semicolon."""
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    return text[end - 1 : end] in (";", "；")
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
