@@ -29,6 +29,9 @@ _NUMBERED: tuple[tuple[re.Pattern[str], int], ...] = (
     (re.compile(rf"^[{_CN_NUM}]+\s*[、．.]\s*\S"), 2),
     (re.compile(rf"^[（(]\s*[{_CN_NUM}]+\s*[）)]\s*\S"), 3),
     (re.compile(r"^(?:chapter|part|section)\s+[\dIVXLC]+\b", re.IGNORECASE), 1),
+    # "§ 1 Geltungsbereich", "Article 4 — Congés", "Artikel 3 Geltung"
+    (re.compile(r"^§\s*\d+[a-z]?\s+[^\W\d]"), 2),
+    (re.compile(r"^(?:article|artikel|art[íi]culo|articolo|artigo)\s+\d+\b", re.IGNORECASE), 2),
     (re.compile(r"^[IVX]+\.\s+[A-Z]"), 1),
 )
 _DOTTED = re.compile(r"^(\d{1,2}(?:\.\d{1,2}){0,4})\.?\s*[A-Za-z\u3400-\u9fff]")

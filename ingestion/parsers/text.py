@@ -249,6 +249,7 @@ def _two_columns(raws: list[str], fields: list[list[tuple[int, int, str]]]) -> b
 # A drawn table: a border ("+----+----+", "|---|:--|") or a row between bars ("| a | b |").
 _GRID_BORDER = re.compile(r"[+|]?[-=:+| ]*[-=][-=:+| ]*[+|]?")
 _GRID_ROW = re.compile(r"\|.*\|")
+_PSQL_RULE = re.compile(r"-+(?:\+-+)+")
 
 
 def _grid_rows(raws: list[str]) -> tuple[list[list[str]], int | None] | None:
@@ -256,6 +257,11 @@ def _grid_rows(raws: list[str]) -> tuple[list[list[str]], int | None] | None:
     its rows and how many head it, or None. A row whose first cell is empty continues the
     row above (a cell wrapped over lines), as a row between two borders is one row."""
     lines = [raw.strip() for raw in raws]
+    if any(_PSQL_RULE.fullmatch(line) for line in lines) and all(
+        _PSQL_RULE.fullmatch(line) or ("|" in line and not line.startswith("|")) for line in lines
+    ):
+        # psql's own layout: no bars at the ends of a row, "---+---" under the header.
+        lines = [line if _PSQL_RULE.fullmatch(line) else f"|{line}|" for line in lines]
     if len(lines) < 2 or not all(
         _GRID_ROW.fullmatch(line) or _GRID_BORDER.fullmatch(line) for line in lines
     ):

@@ -208,3 +208,24 @@ def test_a_two_column_table_laid_out_by_spaces_and_bracketed_article_headings() 
     (table,) = (b for b in doc.blocks if b.kind == "table")
     assert table.rows[0] == ("勤続年数", "祝金") and table.rows[2] == ("1年以上5年未満", "30,000円")
     assert doc.blocks[-1].kind == "paragraph" and doc.blocks[-1].text.startswith("Name:")
+
+
+def test_a_psql_table_without_end_bars_and_paragraph_sign_headings() -> None:
+    """(Held-out pass, session 48.) A German works agreement: "§ 4 Entgeltfortzahlung" is a
+    heading, and a table laid out as psql prints one ("a | b" rows, "---+---" under the
+    header) is a table, not one paragraph."""
+    text = (
+        "§ 4 Entgeltfortzahlung\n\n"
+        "    Betriebszugehörigkeit    | Zuschuss zum Krankengeld\n"
+        "    -------------------------+------------------------------\n"
+        "    unter 2 Jahren           | kein Zuschuss\n"
+        "    5 bis unter 10 Jahre     | bis zum Ende der 26. Krankheitswoche\n"
+    )
+    doc = parse_bytes(text.encode(), Path("bv.txt"))
+    assert [b.text for b in doc.blocks if b.kind == "heading"] == ["§ 4 Entgeltfortzahlung"]
+    (table,) = (b for b in doc.blocks if b.kind == "table")
+    assert table.rows[0] == ("Betriebszugehörigkeit", "Zuschuss zum Krankengeld")
+    assert table.rows[2] == ("5 bis unter 10 Jahre", "bis zum Ende der 26. Krankheitswoche")
+    # A line of prose with a bar in it is no table.
+    prose = parse_bytes(b"Use a | b to pipe output.\nThen read it.\n", Path("notes.txt"))
+    assert all(b.kind != "table" for b in prose.blocks)
