@@ -475,6 +475,8 @@ _UNIT_FORMS = (
     ("平方米", "m2", "m²"),
     ("元", "人民币", "rmb", "cny"),
     ("岁", "周岁"),
+    ("번", "회"),  # (times: "몇 번" answered by "1일 4회")
+    ("回", "度"),
 )
 
 
@@ -1666,7 +1668,12 @@ def numbered_names(question: str) -> list[str]:
     of its siblings (Grade 5, Tier 2), and the answer's check refuses a quote that does not
     state it."""
     ids, written, _ = _asked_names(question)
-    return [n for n in (*ids, *written) if _NUMBERED_NAME.search(n)]
+    codes = [c for c in _GRADE_CODE.findall(question) if not any(c in n for n in written)]
+    return [n for n in (*ids, *written) if _NUMBERED_NAME.search(n)] + codes
+
+
+# A grade or tier written as a code ("G6", "P1", "L3"): a sibling of G5, P2, L4.
+_GRADE_CODE = re.compile(r"\b[A-Z]{1,2}\d{1,2}\b")
 
 
 def names_stated(names: Sequence[str], text: str) -> bool:

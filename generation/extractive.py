@@ -1215,6 +1215,10 @@ def extract(
     selected = _select(scored, max_sentences, holds_answer, _codes(question))
     selected = _listed_rows(question, selected, scored)
     matched_of = {id(x.cand): x.matched for x in scored}
+    # Rows that state what the question picks one out by ("G6", "第三条") are not put in
+    # one small table with rows that do not: each is a quote of its own, judged alone.
+    given, named = given_numbers(question), numbered_names(question)
+    picks = (lambda c: _states_given(c, given, named)) if given or named else None
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:
@@ -1225,6 +1229,7 @@ def extract(
             and groups
             and groups[-1][0].is_table_row
             and (groups[-1][0].chunk.content_id == s.cand.chunk.content_id)
+            and (picks is None or picks(s.cand) == picks(groups[-1][0]))
         ):
             groups[-1].append(s.cand)  # several rows of one table: one small table
             used.add(id(s.cand))

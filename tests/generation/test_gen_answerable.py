@@ -1203,3 +1203,9 @@ def test_how_many_counts_the_noun_after_a_hyphenated_modifier() -> None:
 
     assert asked_unit("How many full-time employees work at the Bangalore site?") == "employee"
     assert asked_unit("How many days of leave do I get?") == "day"
+
+
+def test_korean_times_are_counted_in_either_word() -> None:
+    """(Held-out pass, session 48.) "몇 번" (how many times) is answered by "1일 4회"."""
+    row = "화장실 청소: 평일 1일 4회, 주말 1일 2회"
+    assert _verdict_of("평일에 화장실 청소는 하루에 몇 번 하나요?", row).covered

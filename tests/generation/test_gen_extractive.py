@@ -724,3 +724,18 @@ def test_a_name_with_a_number_picks_its_row_over_a_sentence_without_it() -> None
         make_hits(rule, table),
     )
     assert text.startswith("Grade: Grade 7 | Annual car allowance (gross): £6,900")
+
+
+def test_a_grade_code_picks_its_row() -> None:
+    """(Held-out pass, session 48.) "Senior Manager (G6)": the G6 row leads, not G5's."""
+    table = make_chunk(
+        "| Grade / role | List price cap | CO2 limit |\n|---|---|---|\n"
+        "| G5 Regional Manager | £32,000 | 50 g/km |\n| G6 Senior Manager | £40,000 | 50 g/km |",
+        kind="table",
+    )
+    text, _ = extractive_answer(
+        "I've just been promoted to Senior Manager (G6). What's the most expensive company "
+        "car I can choose, going by list price?",
+        make_hits(table),
+    )
+    assert text.startswith("Grade / role: G6 Senior Manager"), text
