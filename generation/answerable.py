@@ -493,7 +493,7 @@ def _unit_found(unit: str, text: str) -> bool:
     right after a number ("2cm", "3 km"), where it cannot be a word of its own; a Korean
     counter after its number ("5명")."""
     if has_hangul(unit):
-        return _counted(unit, text)
+        return any(_counted(form, text) for form in unit_forms(unit))
     if _found(unit, text):
         return True
     for form in unit_forms(unit):
