@@ -1663,13 +1663,14 @@ def _asked_names(question: str) -> tuple[list[str], list[str], list[str]]:
     return ids, written, [n for n in tagged_names(question) if n not in written]
 
 
-def numbered_names(question: str) -> list[str]:
+@lru_cache(maxsize=1024)
+def numbered_names(question: str) -> tuple[str, ...]:
     """The question's names that end in a number ("Grade 7", "Tier 3"): each picks out one
     of its siblings (Grade 5, Tier 2), and the answer's check refuses a quote that does not
-    state it."""
+    state it. (Memoised: the scoring and the grouping of rows both read them.)"""
     ids, written, _ = _asked_names(question)
     codes = [c for c in _GRADE_CODE.findall(question) if not any(c in n for n in written)]
-    return [n for n in (*ids, *written) if _NUMBERED_NAME.search(n)] + codes
+    return (*(n for n in (*ids, *written) if _NUMBERED_NAME.search(n)), *codes)
 
 
 # A grade or tier written as a code ("G6", "P1", "L3"): a sibling of G5, P2, L4.

@@ -1217,8 +1217,8 @@ def extract(
     matched_of = {id(x.cand): x.matched for x in scored}
     # Rows that state what the question picks one out by ("G6", "第三条") are not put in
     # one small table with rows that do not: each is a quote of its own, judged alone.
-    given, named = given_numbers(question), numbered_names(question)
-    picks = (lambda c: _states_given(c, given, named)) if given or named else None
+    given, numbered = given_numbers(question), numbered_names(question)
+    picks = (lambda c: _states_given(c, given, numbered)) if given or numbered else None
     groups: list[list[Candidate]] = []
     used: set[int] = set()
     for s in selected:
