@@ -1674,7 +1674,7 @@ def numbered_names(question: str) -> tuple[str, ...]:
 
 
 # A grade or tier written as a code ("G6", "P1", "L3"): a sibling of G5, P2, L4.
-_GRADE_CODE = re.compile(r"\b[A-Z]{1,2}\d{1,2}\b")
+_GRADE_CODE = re.compile(r"\b[A-Z]{1,2}\d{1,2}\b(?![.\-/]\w)")
 
 
 def names_stated(names: Sequence[str], text: str) -> bool:
