@@ -57,11 +57,12 @@ LATIN_WORD_END = r"(?![^\W\u3400-\u9fff\uf900-\ufaff])"
 _NON_HAN_WORD_CHAR = re.compile(r"[^\W\u3400-\u9fff\uf900-\ufaff]")
 # A full stop after an abbreviation ("between 9 a.m. and 5 p.m.", "e.g. a token") ends a
 # sentence only before a capital ("at 5 p.m. The office …").
+# German abbreviations a number or a word follows ("Nr. 6/2019", "bzw. der"): no sentence
+# ends after them (also in generation.scope's splitter of normalised text).
+GERMAN_ABBREVIATIONS = ("Nr", "bzw", "ca", "inkl", "zzgl", "ggf", "Abs")
 _ABBREVIATED = (
-    r"(?<!a\.m\.)(?<!p\.m\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)"
-    # German abbreviations that a number or a word follows ("Nr. 6/2019", "bzw. der")
-    r"(?<!\bNr\.)(?<!bzw\.)(?<!\bca\.)(?<!z\.B\.)(?<!z\. B\.)(?<!inkl\.)(?<!zzgl\.)"
-    r"(?<!ggf\.)(?<!\bAbs\.)"
+    r"(?<!a\.m\.)(?<!p\.m\.)(?<!e\.g\.)(?<!i\.e\.)(?<!etc\.)(?<!vs\.)(?<!z\.B\.)(?<!z\. B\.)"
+    + "".join(rf"(?<!\b{a}\.)" for a in GERMAN_ABBREVIATIONS)
 )
 # A day or an ordinal before a month or a class is no sentence end: "der 1. Januar",
 # "31. März", "1. Klasse", "le 1. janvier".

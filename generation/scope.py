@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from core.han_script import fold_han
 from core.lang import stemmed_language
-from core.text import KEYWORD_STOPWORDS, content_terms, has_han, stem
+from core.text import GERMAN_ABBREVIATIONS, KEYWORD_STOPWORDS, content_terms, has_han, stem
 from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise
 from generation.ranges import Amount, holding_spans
@@ -72,7 +72,8 @@ _DEFERRED = re.compile(
     r"\bregelt (?:die|der|das) \w*(?:anweisung|richtlinie|vereinbarung|ordnung|vorschrift)\b|"
     r"\bvolgt (?:de |het )?\w*(?:procedure|regeling|reglement)\b|"
     r"以[^，,。；《]{0,12}《[^》]{1,40}》[为為]准|不再重复|不再重複|详见《|詳見《|참조한다|참고한다|"
-    r"(?:기준|규정|지침|절차)[을를]? 따른다|\bопределя(?:ется|ются) \w*(?:положени|регламент|"
+    r"(?:요금표|기준|규정|지침|절차|약관)[을를]? 따(?:른다|릅니다)|"
+    r"\bопределя(?:ется|ются) \w*(?:положени|регламент|"
     r"приказ|инструкци)|"
     r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
     r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
@@ -89,8 +90,8 @@ _DEFERRED = re.compile(
     r"\binte (?:beslutat|fastställt)\b|\b(?:i|enligt) en? separat\b|"
     # (a price quoted case by case, "별도 견적", "別途見積", "另行报价", "sur devis"; a group
     # under its own company's rules, "同社の規程による"; French "relèvent de l'Accord …",
-    # "ne sont pas traités ici"; Korean polite "별도 요금표를 따릅니다")
-    r"별도 (?:견적|협의|문의)|(?:요금표|기준|규정|지침|절차|약관)[을를]? 따릅니다|"
+    # "ne sont pas traités ici")
+    r"별도 (?:견적|협의|문의)|"
     r"別途(?:見積|協議|相談)|"
     r"の(?:規程|規則|規定|定め)による|面议|面議|另议|另議|\bsur devis\b|"
     r"\bne (?:sont|est) pas trait[ée]e?s? (?:ici|dans (?:la pr[ée]sente|ce|cette))|"
@@ -534,11 +535,12 @@ _REPLACES_HINT = _Hint(
 )
 # A sentence ends at these marks ("." only before a space or the end: not in "3.1", "V2.5").
 _MARKS = "。;；!?！？"
-# (Not after an abbreviation a number or a word follows: "nr. 6/2019", "bzw. der".)
-# (The dot first: the look-behinds are read at dots only, not at every character.)
+# (Not after an abbreviation a number or a word follows: "nr. 6/2019", "bzw. der". The dot
+# first: the look-behinds are read at dots only, not at every character.)
 _SENTENCE_END = re.compile(
-    rf"[{_MARKS}]|\.(?<!\bnr\.)(?<!\bbzw\.)(?<!\bca\.)(?<!\binkl\.)(?<!\bzzgl\.)(?<!\bggf\.)"
-    r"(?=\s|$)"
+    rf"[{_MARKS}]|\."
+    + "".join(rf"(?<!\b{a.lower()}\.)" for a in GERMAN_ABBREVIATIONS)
+    + r"(?=\s|$)"
 )
 
 

@@ -197,12 +197,9 @@ def sheet_parts(rows: list[Row]) -> list[list[Row]]:
     parts: list[list[Row]] = []
     for number, row in rows:
         last = parts[-1] if parts else None
-        if last is not None and number == last[-1][0] + 1:
-            last.append((number, row))
-        elif last is not None and not (
-            lone_value(row) or not any(numeric_cell(c) for c in row if c)
-        ):
-            last.append((number, row))  # a spacer row inside a table
+        starts_new = lone_value(row) or not any(numeric_cell(c) for c in row if c)
+        if last is not None and (number == last[-1][0] + 1 or not starts_new):
+            last.append((number, row))  # (after an empty row: a spacer inside the table)
         else:
             parts.append([(number, row)])
     return parts
@@ -472,6 +469,19 @@ class BlockBuilder:
 
     def first_heading(self, level: int = 1) -> str:
         return next((b.text for b in self.blocks if b.kind == "heading" and b.level == level), "")
+
+
+def add_sheet_part(b: BlockBuilder, part: list[Row], page: int) -> None:
+    """A run of a sheet's rows (`sheet_parts`; a CSV's run between empty rows) as blocks:
+    its captions and notes as paragraphs, each its one value once (a merged title is
+    spread over every cell it spans), and its table as one (`table_and_notes`)."""
+    head, body, tail = table_and_notes(part)
+    for line, row in head:
+        b.add("paragraph", lone_value(row), page, line)
+    if body:
+        b.table([row for _, row in body], page, body[0][0], body[-1][0])
+    for line, row in tail:
+        b.add("paragraph", lone_value(row), page, line)
 
 
 # What text never holds much of: C0 controls other than whitespace and ESC (ANSI colours

@@ -26,17 +26,16 @@ from pathlib import PurePath
 from core.types import Block, ParsedDocument
 from ingestion.parsers._common import (
     BlockBuilder,
+    add_sheet_part,
     clean_text,
     decode,
     generic_title,
     join_lines,
     join_marked,
-    lone_value,
     numbered_level,
     numeric_cell,
     plausible_heading,
     solid_chars,
-    table_and_notes,
 )
 
 PARSER = "ragline-text/1"
@@ -381,14 +380,7 @@ def _parse_csv(text: str, stem: str, encoding: str) -> ParsedDocument:
     for first, part in _csv_parts(rows):
         # A title, a version line, a note: a line of text set in a single cell, above or
         # under a table or on its own.
-        numbered = [(first + k, [c.strip() for c in row]) for k, row in enumerate(part)]
-        head, body, tail = table_and_notes(numbered)
-        for number, row in head:
-            b.add("paragraph", " ".join(c for c in row if c), 1, number)
-        if body:
-            b.table([row for _, row in body], 1, body[0][0], body[-1][0])
-        for number, row in tail:
-            b.add("paragraph", lone_value(row), 1, number)
+        add_sheet_part(b, [(first + k, [c.strip() for c in row]) for k, row in enumerate(part)], 1)
     return ParsedDocument(tuple(b.blocks), 1, _title(b.blocks) or stem, f"{PARSER} ({encoding})")
 
 

@@ -21,12 +21,10 @@ from core.types import ParsedDocument
 from ingestion.parsers._common import (
     MAX_SHEET_CELLS,
     BlockBuilder,
+    add_sheet_part,
     clean_text,
-    lone_value,
-    normalise_rows,
     sheet_parts,
     spread_merged,
-    table_and_notes,
     workbook_title,
 )
 from ingestion.parsers._ooxml import to_transitional
@@ -175,14 +173,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
         # above a table (a merged title) are captions, not its header, and those under it
         # that read as notes ("※ 1) …") are paragraphs, not rows.
         for part in sheet_parts(numbered):
-            head, body, tail = table_and_notes(part)
-            for line, row in head:
-                b.add("paragraph", " ".join(c for c in row if c), index, line)
-            rows = normalise_rows([row for _, row in body])
-            if rows:
-                b.table(rows, index, body[0][0], body[-1][0])
-            for line, row in tail:
-                b.add("paragraph", lone_value(row), index, line)
+            add_sheet_part(b, part, index)
     wb.close()
     title = workbook_title(wb.properties.title or "", name)
     return ParsedDocument(

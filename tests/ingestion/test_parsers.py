@@ -160,6 +160,9 @@ def test_xlsx_sheets_are_pages_with_header_rows() -> None:
 def test_xlsx_merged_title_row_becomes_caption() -> None:
     doc = parsed("xlsx/en-IDA_Statement_Of_Cash_Flows__FY2011.xlsx")
     (table,) = tables(doc)
+    # The title merged over four cells reads once.
+    captions = [b.text for b in doc.blocks if b.kind == "paragraph"]
+    assert captions[0] == "IDA_Statement_Of_Cash_Flows__FY2011"
     assert table.rows[0] == ("Source", "Line Item", "Fiscal Year", "Amount (US$, Millions)")
     assert (
         "Cash flows from investment activities",
