@@ -22,7 +22,9 @@ Swedish), measured before its answers were read; unseen_policies9 by an eleventh
 session (English with a PDF, Chinese, Japanese, German, Spanish, Italian, Dutch, Russian),
 to measure the fixes read from the tenth; unseen_policies10 by a twelfth (English with a PDF,
 simplified and traditional Chinese, French, German, Spanish, Italian, Brazilian Portuguese,
-Korean), to measure the fixes read from the tenth and eleventh."""
+Korean), to measure the fixes read from the tenth and eleventh; unseen_policies11 by a
+thirteenth (session 49: English with a PDF, simplified and traditional Chinese, Japanese,
+German, Spanish, French, Turkish, Indonesian), measured before its answers were read."""
 
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies8", 40, 60),
         ("unseen_policies9", 40, 60),
         ("unseen_policies10", 40, 60),
+        ("unseen_policies11", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
