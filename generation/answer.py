@@ -22,10 +22,11 @@ from generation.answerable import Verdict, judge, unmet_in_documents
 from generation.citations import check_citations
 from generation.cite import assemble
 from generation.confidence import (
+    CALIBRATION,
     AnswerEvidence,
+    Calibration,
     answer_confidence,
-    answer_probability,
-    refusal_confidence,
+    refusal_kind,
     weak_refusal_confidence,
 )
 from generation.extractive import TOP_HITS, Extract, Scored, extract
@@ -78,19 +79,24 @@ def _evidence(
     verdict: Verdict,
     text: str,
     citations: Sequence[Citation],
+    meaning: float | None = None,
 ) -> AnswerEvidence:
     relevance = [h.signals.get("relevance", h.score) for h in hits[:2]]
     first = relevance[0] if relevance else 0.0
     second = relevance[1] if len(relevance) > 1 else 0.0
+    cited = {c.content_id for c in citations}
+    quoted = next((h for h in hits if h.chunk.content_id in cited), None)
     return AnswerEvidence(
         coverage=_coverage(hits),
         term_share=_term_share(question, ex),
         pinned=verdict.constraints > 0,
         runner_up=second / first if first > 0 else 1.0,
         rare_bigrams=hits[0].signals.get("bigrams_idf", 0.0) if hits else 0.0,
-        top_quoted=bool(hits) and hits[0].chunk.content_id in {c.content_id for c in citations},
+        top_quoted=bool(hits) and hits[0].chunk.content_id in cited,
         length=len(text) / 300,
         margin=ex.margin,
+        quote_coverage=quoted.signals.get("coverage", 0.0) if quoted is not None else 0.0,
+        meaning=meaning,
     )
 
 
@@ -191,10 +197,12 @@ class AnswerGenerator:
         similarity: Similarity | None = None,
         semantic_candidates: int = 16,
         semantic_window: float = 0.2,
-        min_confidence: float = 0.5,
+        min_confidence: float = 0.25,
+        calibration: Calibration = CALIBRATION,
     ) -> None:
         self.llm = llm
         self.min_confidence = min_confidence
+        self.calibration = calibration
         self.similarity = similarity
         self.semantic_candidates = semantic_candidates
         self.semantic_window = semantic_window
@@ -236,7 +244,7 @@ class AnswerGenerator:
         hits: Sequence[Hit],
         *warnings: str,
     ) -> _Draft:
-        conf = refusal_confidence(verdict, _coverage(hits))
+        conf = self.calibration.refusal_confidence(refusal_kind(verdict), _coverage(hits))
         return self._not_covered(question, *warnings, reason, reason=reason, confidence=conf)
 
     def _extract(
@@ -348,13 +356,16 @@ class AnswerGenerator:
         if not verdict.covered:
             return self._refusal(question, verdict, verdict.reason, hits, *warnings)
         text, citations, sentences = assemble(ex.quotes)
-        evidence = _evidence(question, hits, ex, verdict, text, citations)
+        # How close in meaning the first quote is to the question, where its sentences were
+        # re-read by meaning (no model call of its own); else the model without it decides.
+        meaning = ex.meaning() if self.calibration.meaning is not None else None
+        evidence = _evidence(question, hits, ex, verdict, text, citations, meaning)
         # The confidence floor, for a question that pins nothing down (no name, period,
         # identifier or given number the rules checked in the quote; a quantity asked is
         # met by any number): there the fitted probability alone speaks, and below the
         # floor the quote is more likely a near miss than an answer. A partial answer is
         # judged on its evidence too.
-        p = answer_probability(evidence)
+        p = self.calibration.probability(evidence)
         if not verdict.pins and p < self.min_confidence:
             why = (
                 f"the best quote answers the question only weakly "
@@ -370,7 +381,7 @@ class AnswerGenerator:
             "extractive",
             tuple(citations),
             warnings=notes,
-            confidence=answer_confidence(verdict, evidence),
+            confidence=answer_confidence(verdict, evidence, self.calibration),
             reason=verdict.reason,
             sentences=tuple(sentences),
         )
@@ -397,7 +408,7 @@ class AnswerGenerator:
                 why,
                 reason=why,
                 mode="llm",
-                confidence=refusal_confidence(None, _coverage(hits)),
+                confidence=self.calibration.refusal_confidence("llm", _coverage(hits)),
             )
             return _Draft(
                 draft.text,

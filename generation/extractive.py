@@ -1103,6 +1103,15 @@ class Extract:
     # How many of the last quotes are notes of marks the others show: they explain a quote,
     # they never answer alone.
     notes: int = 0
+    # The similarity of meaning to the question of each sentence re-read by meaning, by its
+    # text (`_by_meaning`; empty when none was).
+    meanings: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
+
+    def meaning(self) -> float | None:
+        """How close in meaning the first quote is to the question: the best of its
+        sentences re-read by meaning; None when none of them was."""
+        first = self.groups[0] if self.groups else self.chosen[:1]
+        return max((self.meanings[c.text] for c in first if c.text in self.meanings), default=None)
 
 
 def _pins(question: str) -> set[str]:
@@ -1118,11 +1127,12 @@ def _by_meaning(
     n: int,
     by_chunk: dict[str, list[Candidate]],
     window: float = 0.0,
-) -> list[Scored]:
+) -> tuple[list[Scored], dict[str, float]]:
     """Re-score the `n` best sentences by word overlap with their similarity of meaning
     to the question: of the sentences that share words with it, the one that says what
     was asked in other words ("单盘容量上限" / "不超过 4 TB") wins. Sentences below the `n`
-    keep their order under them, and so do those scoring under `window` times the best."""
+    keep their order under them, and so do those scoring under `window` times the best.
+    Also each re-read sentence's similarity, by its text."""
     order = sorted(range(len(scored)), key=lambda i: -scored[i].score)
     # Table rows ("Header: value" cells) are judged by their columns, not by meaning: an
     # embedding compares prose with prose.
@@ -1132,7 +1142,7 @@ def _by_meaning(
         # similarity were under `window` of the most similar's (power 1): not embedded.
         top = [i for i in top if scored[i].score >= window * scored[top[0]].score]
     if len(top) < 2:
-        return scored
+        return scored, {}
     # A sentence that introduces a list means what its items say.
     meant = {
         scored[i].cand.text: " ".join(
@@ -1154,7 +1164,7 @@ def _by_meaning(
     sims = dict(zip(texts, similarity(question, [meant[t] for t in texts]), strict=True))
     best = max(sims.values())
     if best <= 0:
-        return scored
+        return scored, sims
     factor = {t: (max(v, 0.0) / best) ** SEMANTIC_POWER for t, v in sims.items()}
     floor = min(factor.values())
     # A sentence that alone matches something the question pins its answer to (an
@@ -1174,7 +1184,7 @@ def _by_meaning(
             continue  # rows are judged by their columns
         f = factor[s.cand.text] if i in chosen else floor
         out[i] = Scored(s.cand, s.score * f, s.relevance, s.novel, s.matched, s.topic)
-    return out
+    return out, sims
 
 
 def extract(
@@ -1208,8 +1218,9 @@ def extract(
     describes = not quantity_asked(question, _QUANTITY_QUESTION) and answer_kind(question) is None
     scored = list(by_words) or _score(question, cands, synonyms, max(16, semantic_candidates))
     words = scored
+    meanings: dict[str, float] = {}
     if similarity is not None and semantic_candidates > 0:
-        scored = _by_meaning(
+        scored, meanings = _by_meaning(
             question, scored, similarity, semantic_candidates, by_chunk, semantic_window
         )
     selected = _select(scored, max_sentences, holds_answer, _codes(question))
@@ -1284,6 +1295,7 @@ def extract(
         margin=margin,
         by_words=words,
         notes=len(notes),
+        meanings=meanings,
     )
 
 

@@ -40,6 +40,7 @@ from fusion.retrieve import Retriever
 from generation.agent.chat import ToolChatClient
 from generation.answer import AnswerGenerator
 from generation.blocks import compose
+from generation.confidence import calibration_for
 from generation.conversation import Focus, Turn
 from generation.llm import LLMError, OpenAICompatibleClient
 from generation.model_router import ModelRouter
@@ -184,6 +185,7 @@ class Ragline:
             semantic_candidates=settings.retrieval.answer_semantic_candidates,
             semantic_window=settings.retrieval.answer_semantic_window,
             min_confidence=settings.retrieval.answer_min_confidence,
+            calibration=calibration_for(self.embedder.model),
         )
         self.answerer = answerer(self.llm)
         # Model routing: one answerer per configured endpoint, "none" = extractive.

@@ -14,9 +14,11 @@ from gen_cases import make_chunk, make_hits, make_table
 from core.settings import LLMSettings
 from core.types import Answer, Chunk, Hit, Route
 from generation.answer import AnswerGenerator
+from generation.confidence import CALIBRATION, calibration_for, refusal_kind
 from generation.language import DEFAULT_NOT_COVERED
 from generation.llm import OpenAICompatibleClient
 from generation.passages import candidates
+from generation.similarity import Similarity
 
 QUESTION = "How long are audit logs retained?"
 ZH_QUESTION = "审计日志保留多久？"
@@ -234,6 +236,53 @@ def test_a_confidence_floor_refuses_weak_evidence_and_says_why(
     named = "How long are audit logs retained under the Security Policy?"
     pinned = ask(strict, hits, route, question=named)
     assert pinned.covered and "90 days" in pinned.text
+
+
+def test_the_quote_closer_in_meaning_is_more_confident(route: Route) -> None:
+    """With the embedder the weights were fitted with, how close in meaning the first quote
+    is to the question counts where the answer step re-read its sentences by meaning: the
+    same quote, judged closer, is more confident. Without it (another embedder, or one
+    sentence standing out so far that none was re-read) the model without that feature
+    decides."""
+    hits = make_hits(
+        make_chunk(
+            "Audit logs are retained for 90 days. Audit logs are reviewed every month.",
+            doc_id="ab12cd" + "0" * 10,
+            title="Security Policy",
+        )
+    )
+
+    def similarity(score: float) -> Similarity:
+        return lambda question, texts: [score] * len(texts)
+
+    def confidence(gen: AnswerGenerator, question: str = QUESTION) -> float:
+        answer = ask(gen, hits, route, question=question)
+        assert answer.covered and "90 days" in answer.text
+        return answer.confidence
+
+    close = confidence(AnswerGenerator(max_sentences=1, similarity=similarity(0.8)))
+    far = confidence(AnswerGenerator(max_sentences=1, similarity=similarity(0.05)))
+    assert close > far
+    other = calibration_for("another-embedder")
+    unmeasured = AnswerGenerator(max_sentences=1, similarity=similarity(0.8), calibration=other)
+    assert confidence(unmeasured) == confidence(AnswerGenerator(max_sentences=1))
+
+
+def test_a_refusal_is_as_sure_as_its_kind(hits: list[Hit], route: Route) -> None:
+    """The refusal's confidence comes from the fitted model of its kind: a quote about
+    another period is refused with the confidence fitted for "period"."""
+    gen = AnswerGenerator(max_sentences=2)
+    refused = ask(gen, hits, route, question="How long were audit logs retained in 2016?")
+    assert not refused.covered
+    cov = max(h.signals.get("coverage", 0.0) for h in hits[:5])
+    assert refused.confidence == CALIBRATION.refusal_confidence("period", cov)
+    assert refused.confidence != CALIBRATION.refusal_confidence("facet", cov)
+    assert refusal_kind(None) == "retrieval"
+    # Retrieval's refusals are surer the less it matched; a judged quote's, the more.
+    low, high = (CALIBRATION.refusal_confidence("retrieval", c) for c in (0.1, 0.9))
+    assert low > high
+    low, high = (CALIBRATION.refusal_confidence("period", c) for c in (0.1, 0.9))
+    assert low < high
 
 
 def test_a_row_matched_by_its_description_gives_way_to_the_row_asked(route: Route) -> None:
