@@ -8,22 +8,24 @@ number) the quote meets, how far the best hit stands above the second, how rare 
 question's bigrams shared with the best hit are among the candidates, whether the quote
 comes from the best hit, the answer's length, how far its best sentence scores above the
 next one, how well retrieval covered the question in the passage quoted, and - with the
-embedder the weights were fitted with - how close in meaning the first quote is to the
-question. A partial answer is capped.
+embedder the weights were fitted with, where the answer step re-read the first quote's
+sentences by meaning - how close in meaning it is to the question. A partial answer is
+capped.
 
 The weights are fitted by `bench/calibrate_confidence.py` on answerable questions and near
 misses alike: the written question sets (policies, price lists, terms in fifteen languages,
 60 near misses to 40 answerable questions each), the multilingual SQuAD sets and CMRC, each
 SQuAD question also asked with its answer taken away. Every set weighs the same, and the
 script reports each set as scored by weights fitted without it. Fitted on CMRC alone (until
-session 49), the model had never seen a near miss: it told right answers from wrong ones
-no better than chance on the written sets (AUC 0.49-0.65).
+session 49), the model had never seen a near miss: on the written sets it ordered right
+answers above wrong ones little better than chance (mean AUC 0.65).
 
 Below `retrieval.answer_min_confidence` an answer to a question that pins nothing down is
 reported as not covered, with the reason (the answer step applies it; bench/RESULTS.md has
 what it trades).
-Not-covered answers: how sure the refusal is — a constraint that nothing quoted meets (a
-year, a name, a quantity) is strong evidence; a weak retrieval match is weaker evidence.
+Not-covered answers: how sure the refusal is, fitted on the same questions: by what the
+refusal rests on (a name, period, quantity ... the quote lacks, or retrieval matched too
+little to quote) and how much retrieval matched.
 `ragline bench docs` reports how these numbers line up with being right (mean confidence of
 right and wrong answers, Brier score, AUC); `ragline bench squad` too.
 """
@@ -59,8 +61,8 @@ class AnswerEvidence:
     length: float  # the answer's characters / 300
     margin: float = 1.0  # the best sentence's score above the next one's, as a share of it
     quote_coverage: float = 0.0  # the retrieval coverage signal of the best hit quoted
-    # The cosine similarity of the first quote to the question, by the answerer's embedder;
-    # None: not measured (no embedder, or one the weights were not fitted with).
+    # The cosine similarity to the question of the first quote's best sentence re-read by
+    # meaning (`Extract.meaning`); None: none was, or no embedder the weights fit.
     meaning: float | None = None
 
     def features(self, meaning: bool = True) -> tuple[float, ...]:
