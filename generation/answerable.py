@@ -72,7 +72,14 @@ from generation.attribute import (
 from generation.blocks import naming_column
 from generation.given_numbers import given_numbers
 from generation.passages import Candidate, candidates, normalise
-from generation.ranges import bands_written, fits, number_value, other_sizes, question_amounts
+from generation.ranges import (
+    Amount,
+    bands_written,
+    fits,
+    number_value,
+    other_sizes,
+    question_amounts,
+)
 from generation.scope import (
     asked_versions,
     band_left_open,
@@ -1842,6 +1849,11 @@ def _year_before(cand: Candidate) -> str | None:
     return str(years[-1]) if years else None
 
 
+def _measures(amount: Amount, term: str) -> bool:
+    """Whether `term` ("11.2") is the number of an amount with its unit ("11.2 m")."""
+    return amount.text != term and amount.text.startswith(term) and number_value(term) is not None
+
+
 def judge(
     question: str,
     intent: str,
@@ -1861,13 +1873,16 @@ def judge(
     evidence = normalise(" ".join([*quoted, *(_scope(c) for c in chosen)]))
     same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
     wanted_periods = periods(question)
+    # An amount the question gives (12年, "$300,000", 300 seats, "an 11.2 m boat") is met
+    # by a band of the quote that holds it ("满10年不满20年", "above $50,000 and up to
+    # $500,000", "10.01 – 12.0 m"), and is no identifier the quote must write: the asker's
+    # own measure ("my 9.5 m cruiser") names nothing the rules list.
+    amounts = question_amounts(question)
     wanted_ids, wanted_names, soft_names = _asked_names(question)
+    wanted_ids = [t for t in wanted_ids if not any(_measures(a, t) for a in amounts)]
     given = [g for g in given_numbers(question) if g.text not in wanted_ids]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     total += len(given)
-    # An amount the question gives (12年, "$300,000", 300 seats) is met by a band of the
-    # quote that holds it ("满10年不满20年", "above $50,000 and up to $500,000").
-    amounts = question_amounts(question)
     banded = fits(amounts, evidence)
     in_band = {a.band.lo for a in amounts if a.band.lo == a.band.hi} if banded else set()
     total += int(banded is not None)

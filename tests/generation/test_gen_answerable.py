@@ -1209,3 +1209,25 @@ def test_korean_times_are_counted_in_either_word() -> None:
     """(Held-out pass, session 48.) "몇 번" (how many times) is answered by "1일 4회"."""
     row = "화장실 청소: 평일 1일 4회, 주말 1일 2회"
     assert _verdict_of("평일에 화장실 청소는 하루에 몇 번 하나요?", row).covered
+
+
+def test_the_askers_own_measure_is_no_identifier_but_a_band_must_hold_it() -> None:
+    """"My 9.5 m cruiser" gives an amount, not a designation like "3.1.0": a rule for every
+    boat answers without writing 9.5; a rule by length bands must hold it. A decimal with
+    no unit is still an identifier the quote must write."""
+    rule = make_chunk(
+        "The Licensee must insure the vessel with third-party liability cover of not less "
+        "than £3,000,000 per incident.",
+        ordinal=1,
+    )
+    hits = make_hits(rule)
+    asked = "My 9.5 m motor cruiser is due for renewal. What is the minimum liability cover?"
+    assert _judged_alone(asked, hits, "third-party liability cover").covered
+    bands = make_hits(make_chunk("Berths of 10.01 – 12.0 m cost £412 a metre a year.", ordinal=2))
+    held = "What is the annual berth fee per metre for my 11.2 m sloop?"
+    assert _judged_alone(held, bands, "Berths of").covered
+    outside = "What is the annual berth fee per metre for my 14.5 m sloop?"
+    assert not _judged_alone(outside, bands, "Berths of").covered
+    version = "What is the minimum liability cover under version 9.5?"
+    missing = _judged_alone(version, hits, "third-party liability cover")
+    assert not missing.covered and "9.5" in missing.reason
