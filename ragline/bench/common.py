@@ -114,6 +114,19 @@ class AnswerHider:
         return away.confidence, not away.covered
 
 
+def covered_calibration(
+    answered: Sequence[tuple[float, bool, bool]], removed: Sequence[tuple[float, bool]] = ()
+) -> dict[str, Any]:
+    """How the confidence of the answers given as covered lines up with being right - what
+    an agent that acts on covered answers meets: `answered` ((confidence, covered, right)
+    each) and the questions asked with their answer taken away ((confidence, refused) each),
+    where a covered answer is wrong. A refusal's confidence (how sure "not covered" is) is
+    left out, so a set with no near misses is not scored on it."""
+    rows = [(c, right) for c, covered, right in answered if covered]
+    rows += [(c, False) for c, refused in removed if not refused]
+    return calibration_of(rows)
+
+
 def removed_report(
     removed: Sequence[tuple[float, bool]], answerable: Sequence[tuple[float, bool]]
 ) -> dict[str, Any]:

@@ -32,6 +32,7 @@ from ragline.bench.common import (
     AnswerHider,
     calibration_of,
     contains_answer,
+    covered_calibration,
     percentile,
     removed_report,
 )
@@ -209,6 +210,13 @@ def run_docs(
         for _, q, s, a, _ in per_q
         if not _is_negative(q)
     ]
+    covered = covered_calibration(
+        [
+            (a.confidence, a.covered, not _is_negative(q) and s.get("answer_contains", 0.0) >= 1.0)
+            for _, q, s, a, _ in per_q
+        ],
+        [r for rows in removed.values() for r in rows],
+    )
     removed_answer = removed_report([r for rows in removed.values() for r in rows], answerable) | {
         "sets": {name: removed_report(rows, [])["refused"] for name, rows in removed.items()}
     }
@@ -247,6 +255,7 @@ def run_docs(
         "sets": sets,
         "near_miss": near_miss,
         "confidence": calibration,
+        "confidence_covered": covered,
         **({"removed_answer": removed_answer} if negatives else {}),
         "files": files,
         "questions": details,

@@ -27,6 +27,7 @@ from ragline.bench.common import (
     AnswerHider,
     calibration_of,
     contains_answer,
+    covered_calibration,
     doc_ranking,
     percentile,
     rank_metrics,
@@ -113,6 +114,7 @@ def run_squad(
     support = [0, 0]  # supported answer sentences, answer sentences
     covered = [0]
     confidence: list[tuple[float, bool]] = []  # every question is answerable: a refusal is wrong
+    answered: list[tuple[float, bool, bool]] = []  # (confidence, covered, right)
     texts = {key_doc[k]: text for k, (_title, text) in paragraphs.items() if k in key_doc}
     hidden = AnswerHider(texts) if negatives else None
     removed: list[tuple[float, bool]] = []  # (confidence, refused) with the answer taken away
@@ -139,6 +141,7 @@ def run_squad(
             right = contains_answer(answer.text, q.answers)
             pipe["answer_contains"].append(float(right))
             confidence.append((answer.confidence, answer.covered and right))
+            answered.append((answer.confidence, answer.covered, right))
             supported, sentences = sentence_support(answer)
             support[0] += supported
             support[1] += sentences
@@ -175,6 +178,7 @@ def run_squad(
     return {
         "pipeline": pipeline,
         "confidence": calibration_of(confidence),
+        "confidence_covered": covered_calibration(answered, removed),
         **({"removed_answer": removed_report(removed, confidence)} if negatives else {}),
         "bm25": summary(bm25),
         "ingest": {

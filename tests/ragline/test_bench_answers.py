@@ -26,6 +26,19 @@ def test_calibration_scores_brier_auc_and_means() -> None:
     assert calibration_of([]) == {}
 
 
+def test_the_covered_answers_confidence_leaves_refusals_out() -> None:
+    """Covered answers only: a refusal's confidence says how sure "not covered" is, and is
+    not scored as an answer's; a covered answer with its answer taken away is wrong."""
+    from ragline.bench.common import covered_calibration
+
+    answered = [(0.9, True, True), (0.3, True, False), (0.95, False, False)]
+    removed = [(0.2, False), (0.99, True)]
+    out = covered_calibration(answered, removed)
+    assert out["n"] == 3  # two covered answers and the removed one answered
+    assert out["auc"] == 1.0  # the right answer above both wrong ones
+    assert out["mean_when_wrong"] == 0.25
+
+
 def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> None:
     paragraphs = [
         (
@@ -91,6 +104,10 @@ def test_squad_bench_reports_the_confidence_of_its_answers(tmp_path: Path) -> No
     assert removed["questions"] == 3
     assert removed["refused"] == 1.0
     assert removed["confidence_with_answerable"]["n"] == 6
+    # Over covered answers alone (what an agent acting on "covered" meets): the three
+    # answered, and none of the removed-answer questions, which were all refused.
+    covered = out["confidence_covered"]
+    assert covered["n"] == 3 and covered["mean_when_right"] is not None
 
 
 def test_the_answer_hider_hides_every_document_that_holds_a_gold_answer() -> None:
@@ -151,4 +168,5 @@ def test_docs_bench_asks_again_with_the_answer_taken_away(tmp_path: Path) -> Non
     removed = out["removed_answer"]
     assert removed["questions"] == 2 and removed["refused"] == 1.0
     assert removed["sets"] == {"q.jsonl": 1.0}
+    assert out["confidence_covered"]["n"] == 2
     assert "removed_answer" not in quiet
