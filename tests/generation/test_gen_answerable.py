@@ -1212,7 +1212,7 @@ def test_korean_times_are_counted_in_either_word() -> None:
 
 
 def test_the_askers_own_measure_is_no_identifier_but_a_band_must_hold_it() -> None:
-    """"My 9.5 m cruiser" gives an amount, not a designation like "3.1.0": a rule for every
+    """ "My 9.5 m cruiser" gives an amount, not a designation like "3.1.0": a rule for every
     boat answers without writing 9.5; a rule by length bands must hold it. A decimal with
     no unit is still an identifier the quote must write."""
     rule = make_chunk(
