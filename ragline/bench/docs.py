@@ -210,14 +210,15 @@ def run_docs(
         for _, q, s, a, _ in per_q
         if not _is_negative(q)
     ]
+    removed_rows = [r for rows in removed.values() for r in rows]
     covered = covered_calibration(
         [
             (a.confidence, a.covered, not _is_negative(q) and s.get("answer_contains", 0.0) >= 1.0)
             for _, q, s, a, _ in per_q
         ],
-        [r for rows in removed.values() for r in rows],
+        removed_rows,
     )
-    removed_answer = removed_report([r for rows in removed.values() for r in rows], answerable) | {
+    removed_answer = removed_report(removed_rows, answerable) | {
         "sets": {name: removed_report(rows, [])["refused"] for name, rows in removed.items()}
     }
     files = {

@@ -112,9 +112,9 @@ def run_squad(
     serving = rag.stores.metadata.serving
     where = QueryFilter.for_principal(OPERATOR)
     support = [0, 0]  # supported answer sentences, answer sentences
-    covered = [0]
-    confidence: list[tuple[float, bool]] = []  # every question is answerable: a refusal is wrong
-    answered: list[tuple[float, bool, bool]] = []  # (confidence, covered, right)
+    # (confidence, covered, right) of each answer; every question is answerable, so a
+    # refusal is wrong
+    answered: list[tuple[float, bool, bool]] = []
     texts = {key_doc[k]: text for k, (_title, text) in paragraphs.items() if k in key_doc}
     hidden = AnswerHider(texts) if negatives else None
     removed: list[tuple[float, bool]] = []  # (confidence, refused) with the answer taken away
@@ -140,12 +140,10 @@ def run_squad(
                 pipe[k].append(v)
             right = contains_answer(answer.text, q.answers)
             pipe["answer_contains"].append(float(right))
-            confidence.append((answer.confidence, answer.covered and right))
             answered.append((answer.confidence, answer.covered, right))
             supported, sentences = sentence_support(answer)
             support[0] += supported
             support[1] += sentences
-            covered[0] += answer.covered
 
             t = time.perf_counter()
             ids = [s.content_id for s in keyword.search(q.text, 50, where)]
@@ -173,8 +171,10 @@ def run_squad(
 
     pipeline = summary(pipe)
     pipeline["citation_support"] = round(support[0] / support[1], 4) if support[1] else None
-    pipeline["covered"] = round(covered[0] / len(questions), 4) if questions else None
+    covered = sum(c for _, c, _ in answered)
+    pipeline["covered"] = round(covered / len(questions), 4) if questions else None
     pipeline["invalid_questions"] = invalid
+    confidence = [(c, answered_covered and right) for c, answered_covered, right in answered]
     return {
         "pipeline": pipeline,
         "confidence": calibration_of(confidence),
