@@ -24,7 +24,10 @@ to measure the fixes read from the tenth; unseen_policies10 by a twelfth (Englis
 simplified and traditional Chinese, French, German, Spanish, Italian, Brazilian Portuguese,
 Korean), to measure the fixes read from the tenth and eleventh; unseen_policies11 by a
 thirteenth (session 49: English with a PDF, simplified and traditional Chinese, Japanese,
-German, Spanish, French, Turkish, Indonesian), measured before its answers were read."""
+German, Spanish, French, Turkish, Indonesian), measured before its answers were read;
+unseen_policies12 by a fourteenth (session 50: English with a PDF, simplified and traditional
+Chinese, Korean, European Portuguese, Italian, Dutch, Russian, Polish), measured before its
+answers were read."""
 
 from __future__ import annotations
 
@@ -55,6 +58,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies9", 40, 60),
         ("unseen_policies10", 40, 60),
         ("unseen_policies11", 40, 60),
+        ("unseen_policies12", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
