@@ -1850,7 +1850,8 @@ def _year_before(cand: Candidate) -> str | None:
 
 
 def _measures(amount: Amount, term: str) -> bool:
-    """Whether `term` ("11.2") is the number of an amount with its unit ("11.2 m")."""
+    """Whether `term` ("11.2", "800") is the number of an amount with its unit ("11.2 m",
+    "800 €", "70 persone", "11,000 business miles")."""
     return amount.text != term and amount.text.startswith(term) and number_value(term) is not None
 
 
@@ -1880,7 +1881,14 @@ def judge(
     amounts = question_amounts(question)
     wanted_ids, wanted_names, soft_names = _asked_names(question)
     wanted_ids = [t for t in wanted_ids if not any(_measures(a, t) for a in amounts)]
+    # So is a plain number with its unit ("800 €", "70 persone", "20 minutes"), unless the
+    # quoted document's bands of that unit all leave it out (250 users, the discount table
+    # stopping at 100): then the quote must state it.
     given = [g for g in given_numbers(question) if g.text not in wanted_ids]
+    if any(_measures(a, g.text) for a in amounts for g in given) and (
+        fits(amounts, same_doc) is not False
+    ):
+        given = [g for g in given if not any(_measures(a, g.text) for a in amounts)]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     total += len(given)
     banded = fits(amounts, evidence)

@@ -1231,3 +1231,29 @@ def test_the_askers_own_measure_is_no_identifier_but_a_band_must_hold_it() -> No
     version = "What is the minimum liability cover under version 9.5?"
     missing = _judged_alone(version, hits, "third-party liability cover")
     assert not missing.covered and "9.5" in missing.reason
+
+
+def test_a_plain_number_with_its_unit_is_the_askers_measure_unless_the_bands_leave_it_out() -> None:
+    """(Held-out passes, session 50.) "I fixed it in 20 minutes", "a difference of 800 €":
+    a rule for every case answers without writing the number; where the document's bands of
+    that unit all leave it out (250 users, the table stopping at 100), the quote must state
+    it. A number without a unit ("tier 20") must still be written."""
+    rule = make_chunk(
+        "Every callout is paid for a minimum of 1 hour, even if the issue is resolved in "
+        "less time.",
+        ordinal=1,
+    )
+    hits = make_hits(rule)
+    asked = "I was paged and fixed the issue in 20 minutes. How much time will I be paid for?"
+    assert _judged_alone(asked, hits, "Every callout").covered
+    named = _judged_alone("How much time is paid for a callout on tier 20?", hits, "Every callout")
+    assert not named.covered and "20" in named.reason
+    fee = make_chunk("The Premium support fee is 18% of the annual licence fee.", ordinal=1)
+    seats = make_chunk(
+        "A multi-seat discount of 5% applies between 5 and 20 users, and 10% between 21 and "
+        "100 users.",
+        ordinal=2,
+    )
+    beyond = "We have 250 users on Premium. What support fee discount do we get?"
+    verdict = _judged_alone(beyond, make_hits(fee, seats), "The Premium support fee")
+    assert not verdict.covered and "250" in verdict.reason
