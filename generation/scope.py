@@ -78,10 +78,16 @@ _DEFERRED = re.compile(
     r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
     r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
     r"\bda definire\b|\bsar[àa] (?:definit|stabilit|comunicat)[oaie]\b|"
-    r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う)|別途定める|未定|"
-    r"에 따른다|에서 정한다|별도로 정한다|미정|"
+    r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う|を参照)|別途定める|未定|"
+    r"에 따른다|에서 정한다|별도로 정한다|미정|에 따르며|(?:결정|정)하여 공고|"
     r"\b(?:is|zijn) (?:geregeld|vastgelegd|beschreven) in\b|\bnader te bepalen\b|"
+    r"\b(?:wordt|worden) nader (?:uitgewerkt|geregeld|vastgesteld|bepaald)\b|"
     r"\bрегулиру(?:ется|ются)\b|\bуточняется\b|\bбудет (?:определ|установл)\w*|"
+    r"\bустанавлива(?:ется|ются) (?:решением|приказом|положением|распоряжением)\b|"
+    # (Portuguese: "seguem a Tabela de Carga Paletizada, publicada em separado"; Chinese
+    # "其退費比例另定之", "会员权益另见《会员服务协议》")
+    r"\bseguem (?:a|o) (?:tabela|regulamento|manual|procedimento)\b|"
+    r"\bpublicad[oa]s? em separado\b|另定之|另[见見]《|"
     # (Polish, Swedish: "określa odrębny Regulamin", "zostanie ustalona", "regleras i
     # Resepolicyn", "fastställs senare")
     r"\bokreśla(?:ją)? odrębn\w*|\bodrębn\w* (?:regulamin|przepis|zasad|umow)\w*|"
@@ -132,14 +138,16 @@ _DEFERRED_HINT = _Hint(
         r"fijar|comunicar|fix|communiqu|defined (?:in|by)|set out in|set by|specified in|"
         r"described in|laid down|regulated by|governed by|handled by|not repeated|consta d|"
         r"repetid|regid|regulad|definid|tratad|disciplinat|definit|regolat|stabilit|seguono|"
-        r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|nader te|rigen? por|"
+        r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|rigen? por|"
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
-        r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve"
+        r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
+        r"em separado"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
-        r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる"
+        r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
+        r"устанавлива|另定|另[见見]"
     ),
 )
 

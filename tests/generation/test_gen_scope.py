@@ -359,6 +359,15 @@ def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
         "加密、终端管理软件等安全要求，以信息安全部发布的《终端安全基线》为准，本办法不再重复。",
         "해외 법인 직원은 각 법인의 기준을 따른다.",
         "Порядок начисления определяется Положением об оплате труда.",
+        # (the thirteenth and fourteenth held-out passes, session 50)
+        "契約条件は「運用保守サービス契約約款」（MS-LGL-004）を参照してください。",
+        "엘리베이터 법정 검사는 승강기 유지보수 업체의 계약에 따르며 본 조의 대상이 아니다.",
+        "실내 수영장의 이용료는 개장 전 입주자대표회의에서 결정하여 공고한다.",
+        "Een fietsvergoeding wordt nader uitgewerkt in de Fietsregeling.",
+        "Размер скидки устанавливается решением стипендиальной комиссии.",
+        "Volumes acima de 30 kg seguem a Tabela de Carga Paletizada, publicada em separado.",
+        "已享有學費減免之學員申請退費時，其退費比例另定之。",
+        "会员年费及会员权益另见《会员服务协议》。",
     ],
 )
 def test_a_rule_sent_to_another_text_is_a_deferral(deferral: str) -> None:
