@@ -99,7 +99,8 @@ _YEAR = re.compile(r"^(?:1[89]|20)\d\d$")
 # English words after a number that are no unit of it.
 _NOT_UNITS_TEXT = """and or to of the a an per in on at by for from with is are was were be
     than more less fewer"""
-# Units of time in German, Spanish and French, as the English unit they count in.
+# Units of time in German, Spanish, French, Italian, Portuguese, Dutch, Polish and
+# Russian, as the English unit they count in.
 _UNIT_WORDS_TEXT = """jahr=year jahre=year jahren=year monat=month monate=month monaten=month
     woche=week wochen=week tag=day tage=day tagen=day arbeitstag=day arbeitstage=day
     arbeitstagen=day stunde=hour stunden=hour minute=minute minuten=minute
@@ -111,7 +112,11 @@ _UNIT_WORDS_TEXT = """jahr=year jahre=year jahren=year monat=month monate=month 
     giorni=day ora=hour ore=hour minuti=minute
     ano=year anos=year mês=month dia=day dias=day
     jaar=year jaren=year maand=month maanden=month weken=week dag=day dagen=day uur=hour
-    minuut=minute"""
+    minuut=minute
+    rok=year lata=year lat=year miesiąc=month miesiące=month miesięcy=month tydzień=week
+    tygodnie=week tygodni=week dzień=day dni=day godzina=hour godziny=hour godzin=hour
+    год=year года=year лет=year месяц=month месяца=month месяцев=month неделя=week
+    недели=week недель=week день=day дня=day дней=day час=hour часа=hour часов=hour"""
 _UNIT_WORDS = dict(pair.split("=") for pair in _UNIT_WORDS_TEXT.split())
 _NOT_UNITS = frozenset(_NOT_UNITS_TEXT.split())
 # "60 procent", "20 Prozent", "15 percent": a share, as "%" writes it.
@@ -127,6 +132,8 @@ _ABBREVIATIONS = frozenset(
     ]
 )
 _MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
+# Units of mass, as kilograms: a question in tonnes meets a rule's bands in kilograms.
+_IN_KG = {"tonne": 1000.0, "ton": 1000.0, "吨": 1000.0, "公斤": 1.0}
 _COUNTED_KEY = 4  # letters a counted noun of another language is known by
 
 # Bounds written before a number: (pattern, side, inclusive).
@@ -213,6 +220,10 @@ _BEFORE = (
         "lo",
         True,
     ),
+    # An age by the years completed: "nie ukończył 23 lat", "не достигшие 18 лет" (under);
+    # "ukończone 21 lat", "достигшие 18 лет" (that age or over)
+    (re.compile(r"(?:\bnie ukończy\w*|\bnieukończon\w*|\bне достиг\w*)\s*$"), "hi", False),
+    (re.compile(r"(?:\bukończy\w*|\bukończon\w*|\bдостиг\w*)\s*$"), "lo", True),
     # Polish, Swedish
     (re.compile(r"\b(?:poni[żz]ej|mniej ni[żz]|mindre [äa]n)\s*$"), "hi", False),
     (
@@ -442,6 +453,8 @@ def _numbers(text: str, words: bool = False, counted: bool = False) -> list[_Num
             if word and unit
             else m.end("num")
         )
+        if unit in _IN_KG:  # "6 tonnes" against "up to 2,500 kg", "3吨" against "500公斤"
+            value, unit = value * _IN_KG[unit], "kg"
         out.append(_Number(value, unit, sign.start() if sign else m.start(), end))
     return out
 
@@ -481,7 +494,8 @@ _BAND_HINT = re.compile(
     r"fino|oltre|più|meno|sotto|almeno|tra\b|fra\b|t/m|\btot\b|vanaf|boven|onder|meer|minder|"
     r"minimaal|maximaal|tussen|менее|меньше|ниже|более|больше|свыше|выше|\bот\b|\bдо\b|"
     r"[≥≤<>]|이상|이하|미만|초과|未満|超|\bdo\b|\bod\b|powy[żz]ej|poni[żz]ej|ponad|najwy[żz]ej|"
-    r"najmniej|wi[ęe]cej|mniej|h[öo]gst|minst|[öo]ver|till\b|fr[åa]n|mellan|mindre|mer\b"
+    r"najmniej|wi[ęe]cej|mniej|h[öo]gst|minst|[öo]ver|till\b|fr[åa]n|mellan|mindre|mer\b|"
+    r"ukończ|достиг"
 )
 
 

@@ -235,3 +235,24 @@ def test_japanese_ages_and_a_band_open_to_a_bound_in_words() -> None:
     assert [(a.band.lo, a.unit) for a in amounts] == [(4.0, "岁")]
     assert fits(amounts, "0歳〜2歳 | 15,000円") is False
     assert fits(amounts, "3歳〜小学校就学前 | 10,000円") is True
+
+
+@pytest.mark.parametrize(
+    ("question", "rule", "held"),
+    [
+        # (Held-out pass, session 50.) Tonnes against kilograms; Polish and Russian units
+        # of time; an age by the years completed ("nie ukończył 23 lat": under 23).
+        ("A forklift that can lift 6 tonnes.", "capacity: up to 2,500 kg", False),
+        ("A forklift that can lift 2 tonnes.", "capacity: up to 2,500 kg", True),
+        ("一台2吨的叉车", "载重500公斤以下", False),
+        ("Chcę wynająć kombi na 10 dni.", "cena za dobę (7–29 dni): 185 zł", True),
+        ("Chcę wynająć kombi na 10 dni.", "cena za dobę (1–6 dni): 219 zł", False),
+        ("Mam 22 lata.", "kierowca, który nie ukończył 23 lat, płaci 25 zł za dobę", True),
+        ("Mam 24 lata.", "kierowca, który nie ukończył 23 lat, płaci 25 zł za dobę", False),
+        ("Mam 22 lata.", "kierowca musi mieć ukończone 21 lat", True),
+        ("Мне 17 лет.", "лица, не достигшие 18 лет, заселяются с согласия родителей", True),
+        ("Я живу здесь 3 месяца.", "от 1 до 6 месяцев", True),
+    ],
+)
+def test_bands_of_session_50(question: str, rule: str, held: bool) -> None:
+    assert fits(question_amounts(question), rule) is held
