@@ -153,12 +153,17 @@ QUANTITY_QUESTION_OTHER = (
     r"\bhur (?:många|mycket|lång|hög|gammal|dyr|stor)\b|\bvilket år\b|\bvad kostar\b|"
     r"\bhvor (?:mange|mye|meget|lang|høy|høj|gammel)\b|\bhvilket år\b|"
     r"\bkaç\b|\bne kadar\b|\bhangi yıl|\bbao nhiêu\b|\bnăm nào\b|\bberapa\b|"
-    r"\bكم\b|कितन[ाेी]|\bскільки\b|" + _WHEN_OTHER
+    r"\bكم\b|कितन[ाेी]|\bскільки\b|"
+    # "what percentage": "какой процент", "qué porcentaje", "welk percentage", "ile procent"
+    r"\bкакой процент\b|\bqu[ée] porcentaje\b|\bquel pourcentage\b|"
+    r"\b(?:welcher prozentsatz|wie ?viel prozent)\b|\b(?:quale|che) percentuale\b|"
+    r"\b(?:que|qual (?:é )?a) (?:percentagem|porcentagem)\b|\bwelk percentage\b|"
+    r"\b(?:jaki procent|ile procent)\b|何割|" + _WHEN_OTHER
 )
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN
     + r"|多少|几[个年月天次种条项位名人]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
-    r"数量|比例|百分之?几|" + QUANTITY_QUESTION_OTHER,
+    r"数量|比例|百分之?几|[几幾]成|" + QUANTITY_QUESTION_OTHER,
     re.IGNORECASE,
 )
 # Cues that only name a quantity ("数量", "minimum"): they ask for one unless the question

@@ -53,6 +53,20 @@ _LIGHT_VERB_TEXT = """
     trova trovano chiama chiamato chiamata noto nota hanno
     tem têm fica ficam chama chamado chamada conhecido conhecida há
     находится находятся называется назывался называли имеет есть
+    wynosi wyniesie wynoszą
+"""
+# Verbs of intent ("Vou enviar …", "Quero que …", "Ich möchte …"): the asker's plan, not
+# what is asked of the rule.
+_INTENT_TEXT = """
+    want wants
+    vou vai vamos quero queria queremos seja sejam
+    voy quiero quería queremos
+    vado voglio vorrei vogliamo sia siano
+    vais veux voudrais voulons soit soient
+    möchte möchten will wollen
+    wil wilt willen ga gaat
+    chcę chciałbym chciałabym
+    хочу хотим хотел хотела буду
 """
 # Modal verbs ("¿Cuál es el máximo que puedo gastar …?", "Wie viel darf ich …?"): what may
 # or must be done is the rest of the question.
@@ -66,7 +80,15 @@ _MODAL_TEXT = """
     posso puoi può possiamo possono potrei potrebbe devo devi deve dobbiamo devono dovrei
     dovrebbe pode podem poderia devemos devem deveria
 """
-_FORM_WORDS = frozenset((_FORM_TEXT + _LIGHT_VERB_TEXT + _MODAL_TEXT).split())
+_FORM_WORDS = frozenset((_FORM_TEXT + _LIGHT_VERB_TEXT + _MODAL_TEXT + _INTENT_TEXT).split())
+
+
+def form_word(word: str) -> bool:
+    """Whether a (lower-cased) word says the answer's form, or is a light, modal or intent
+    verb: nothing of what is asked, nor a value the question puts on a table's column."""
+    return word in _FORM_WORDS
+
+
 # A question asking for the most allowed ("maximum", "máximo", "höchstens") is asked of
 # a text that states an upper bound in any words ("up to", "hasta", "bis zu", "不超过").
 _MOST = ("maxim", "máxim", "massim", "höchst")

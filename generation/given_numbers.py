@@ -20,8 +20,9 @@ from core.text import HAN_NUMERALS, chinese_numeral, han_number, han_quantity_in
 
 # "800-53", "2018-23-51": digits joined into one designation.
 _JOINED = re.compile(r"(?<![\w.\-/])\d+(?:[-/]\d+)+(?![\w\-/])")
-# Two digits or more, standing alone (not in a word, an identifier or a decimal).
-_DIGITS = re.compile(r"(?<![\w.,\-/])\d{2,}(?:,\d{3})*(?![\w\-/]|[.,]\d)")
+# Two digits or more, standing alone (not in a word, an identifier, a decimal or a clock
+# time: "home at 20:15" is when, not which).
+_DIGITS = re.compile(r"(?<![\w.,\-/])(?<!\d:)\d{2,}(?:,\d{3})*(?![\w\-/]|[.,]\d|:\d)")
 # "第75条", "第八十条": a clause or chapter by its number; "第四次": an occurrence.
 _CLAUSE = re.compile(rf"第\s*([{HAN_NUMERALS}\d]+)\s*([条章节款项编篇次])")
 # "三级" (公路): a grade, which its row or heading writes with its unit ("一级公路");

@@ -45,6 +45,7 @@ from core.text import (
     stem,
     tagged_words,
 )
+from generation.attribute import form_word
 from generation.similarity import Similarity
 
 # Linking words: skipped, the words on either side stay adjacent ("species of eider
@@ -130,6 +131,7 @@ def _barrier(w: str) -> bool:
     return (
         w in KEYWORD_STOPWORDS
         or function_word(w)  # "de" of "in de garage"
+        or form_word(w)  # "Ile wyniesie cena za dobę?": no value of the column
         or w in SOURCE_WORDS
         or w in _UNITS
         or w in SCAFFOLDING

@@ -221,3 +221,11 @@ def test_a_rate_of_another_period_does_not_answer() -> None:
     )
     # a question naming no period asks whatever the quote gives
     assert other_rate_period("What is the ATM limit for G6?", monthly_row) is None
+
+
+def test_the_askers_intent_is_no_facet() -> None:
+    """(Held-out pass, session 50.) "Vou enviar …", "Quero que …", "Ich möchte …": the
+    asker's plan, not what is asked of the rule."""
+    facet = asked_facet("Quero que a encomenda seja entregue num sábado.", [], "")
+    assert "quer" not in facet and "sej" not in facet and "entreg" in facet
+    assert "möcht" not in asked_facet("Ich möchte ein Paket schicken.", [], "")

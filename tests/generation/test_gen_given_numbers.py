@@ -142,3 +142,10 @@ def test_a_number_written_with_a_leading_zero_is_a_code() -> None:
     (code,) = given_numbers("Quanti campioni per la farina tipo 00?")
     assert code.value is None and code.found("farina di grano tenero tipo 00 | mp-010")
     assert not code.found("farina di grano tenero tipo 0 | mp-010")
+
+
+def test_a_clock_time_is_no_number_given() -> None:
+    """(Held-out pass, session 50.) "home at 20:15" says when, not which: no quote must
+    write 20 or 15."""
+    assert given_numbers("I was home at 20:15. How much may I claim for dinner?") == ()
+    assert [g.text for g in given_numbers("What is the fee for tier 20 at 10:30?")] == ["20"]

@@ -80,6 +80,16 @@ def test_a_quantity_question_needs_a_number_in_every_language() -> None:
     assert _verdict("Kapan Candi Borobudur dibangun?", make_hits(built)).covered
     famous = make_chunk("Candi Borobudur dibangun oleh Dinasti Syailendra di Jawa Tengah.")
     assert not _verdict("Kapan Candi Borobudur dibangun?", make_hits(famous)).covered
+    # "What percentage" asks a number too (session 50): a deferral of the share is no
+    # answer ("其退費比例另定之", "размер … устанавливается решением комиссии").
+    for question in (
+        "Какой процент скидки мне положен?",
+        "已經有學費減免,退費可以退幾成?",
+        "Qual é a percentagem da taxa de combustível?",
+        "Welk percentage wordt vergoed?",
+        "Ile procent zniżki dostanę?",
+    ):
+        assert asks_quantity(question), question
     # Turkish "ile" is "with", Polish "ile" only asks before a verb or a noun.
     assert not asks_quantity("Ankara ile İstanbul arasında hangi şehir var?")
     hits = make_hits(make_chunk("Die Zugspitze liegt an der Grenze zwischen Bayern und Tirol."))

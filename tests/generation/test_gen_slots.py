@@ -186,3 +186,12 @@ def test_words_of_one_head_are_siblings_whatever_jieba_tags_them() -> None:
     assert substitution("员工丧假有几天？", quote, passage=passage) is None
     # A word tagged otherwise that is no sibling of a noun of the quote is no slot.
     assert substitution("员工旅行有几天？", quote, passage=quote) is None
+
+
+def test_a_verb_before_a_column_header_is_no_value_asked_of_it() -> None:
+    """(Held-out pass, session 50.) "Ile wyniesie cena za dobę?" (what will the price per
+    day come to): "wyniesie" is no value of the column "Cena za dobę (1–6 dni)"."""
+    row = [("Klasa", "D"), ("Cena za dobę (1–6 dni)", "219 zł")]
+    table = "Klasa | Cena za dobę (1–6 dni)\nD | 219 zł"
+    question = "Chcę wynająć kombi na 10 dni. Ile wyniesie cena za dobę?"
+    assert row_substitution(question, row, table) is None
