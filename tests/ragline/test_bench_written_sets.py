@@ -27,7 +27,9 @@ thirteenth (session 49: English with a PDF, simplified and traditional Chinese, 
 German, Spanish, French, Turkish, Indonesian), measured before its answers were read;
 unseen_policies12 by a fourteenth (session 50: English with a PDF, simplified and traditional
 Chinese, Korean, European Portuguese, Italian, Dutch, Russian, Polish), measured before its
-answers were read."""
+answers were read; unseen_policies13 by a fifteenth, later in that session (English with a
+PDF, simplified and traditional Chinese, Japanese, German, Spanish, French, Korean,
+Italian), to measure the fixes read from the thirteenth and fourteenth."""
 
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies10", 40, 60),
         ("unseen_policies11", 40, 60),
         ("unseen_policies12", 40, 60),
+        ("unseen_policies13", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
