@@ -128,7 +128,7 @@ _NOUN_AFTER = re.compile(r"\s([^\W\d_]{3,})")
 _ABBREVIATIONS = frozenset(
     [
         *("kg", "km", "cm", "mm", "gb", "mb", "tb", "lb", "lbs", "ft", "mi", "hr", "hrs", "min"),
-        *("sqm", "nm", "kw", "kwh", "bar", "psi", "ml", "mg", "kn", "ton", "tons", "m"),
+        *("sqm", "nm", "kw", "kwh", "bar", "psi", "ml", "mg", "kn", "ton", "tons", "m", "fte"),
     ]
 )
 _MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
