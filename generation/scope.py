@@ -80,6 +80,7 @@ _DEFERRED = re.compile(
     r"\bda definire\b|\bsar[àa] (?:definit|stabilit|comunicat)[oaie]\b|"
     r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う|を参照)|別途定める|未定|"
     r"에 따른다|에서 정한다|별도로 정한다|미정|에 따르며|(?:결정|정)하여 공고|"
+    r"추후 (?:공지|안내|결정|확정)|별도로? 공지|洽[詢询]|\ba consultar\b|\bsob consulta\b|"
     r"\b(?:is|zijn) (?:geregeld|vastgelegd|beschreven) in\b|\bnader te bepalen\b|"
     r"\b(?:wordt|worden) nader (?:uitgewerkt|geregeld|vastgesteld|bepaald)\b|"
     r"\bрегулиру(?:ется|ются)\b|\bуточняется\b|\bбудет (?:определ|установл)\w*|"
@@ -141,13 +142,13 @@ _DEFERRED_HINT = _Hint(
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|rigen? por|"
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
-        r"em separado"
+        r"em separado|consult"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
         r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
-        r"устанавлива|另定|另[见見]"
+        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]"
     ),
 )
 
@@ -234,9 +235,18 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
         if not open_cells:
             continue
         terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
-        others = " ".join(f"{h} {v}" for h, v in row.cells[1:] if not _DEFERRED.search(v))
+        shut = [(h, v) for h, v in row.cells[1:] if not _DEFERRED.search(v)]
+        others = " ".join(f"{h} {v}" for h, v in shut)
         if not any(term_in(t, fold_han(normalise(others))) for t in terms):
             return f"{row.cells[0][1]} | {open_cells[0]}"
+        # A column the question names, no other column of the row does, and whose cell is
+        # open ("Internal user: To be confirmed", "學分費: 洽詢", "월 수강료: 추후 공지"), is
+        # the cell asked.
+        headers = fold_han(normalise(" ".join(h for h, _ in shut)))
+        for h, v in row.cells[1:]:
+            named = [t for t in terms if term_in(t, fold_han(normalise(h)))]
+            if _DEFERRED.search(v) and any(not term_in(t, headers) for t in named):
+                return f"{row.cells[0][1]} | {h}: {v}"
     return ""
 
 

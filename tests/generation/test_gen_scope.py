@@ -689,3 +689,34 @@ def test_a_version_named_only_as_replaced_after_a_label() -> None:
         make_hits(agreement),
     )
     assert not verdict.covered and "replaced" in verdict.reason, verdict
+
+
+def test_an_open_cell_the_question_names_by_its_column_is_the_cell_asked() -> None:
+    """(Held-out pass, session 50.) Asked the internal rate of an instrument whose row
+    says "Internal user: To be confirmed", the row's other cells (the instrument's name)
+    held a question word, so the open cell was not taken for the one asked; the column
+    the question names, and no other column of the row does, is asked. A column both
+    open and shut cells share a word with names nothing alone."""
+    from generation.scope import row_left_open
+
+    table = make_table(
+        ("Instrument", "Internal user", "External academic", "Commercial"),
+        (
+            ("Confocal microscope", "£40", "£75", "£140"),
+            ("Cryo-ultramicrotome", "To be confirmed", "£95", "£180"),
+        ),
+    )
+    asked = "What is the hourly rate for the cryo-ultramicrotome for an internal user?"
+    ex = extract(asked, make_hits(table), 1)
+    assert ex.quotes[0].text.startswith("Instrument: Cryo-ultramicrotome"), ex.quotes
+    assert "Internal user: To be confirmed" in row_left_open(asked, ex.chosen)
+    other = "What is the commercial rate for the cryo-ultramicrotome?"
+    ex = extract(other, make_hits(table), 1)
+    assert row_left_open(other, ex.chosen) == ""
+    fees = make_table(
+        ("課程名稱", "學分費", "備註"),
+        (("AI工具應用實務", "洽詢", "新開課程"), ("日文入門（一）", "3200元", "")),
+    )
+    asked = "AI工具應用實務這門課的學分費是多少？"
+    ex = extract(asked, make_hits(fees), 1)
+    assert "學分費: 洽詢" in row_left_open(asked, ex.chosen)
