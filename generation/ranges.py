@@ -65,7 +65,7 @@ _CURRENCY_CODES = (
 )
 _UNIT_AFTER = (
     rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<cur>[$€£¥₩₽₹円원]|(?:{_CURRENCY_CODES})\b)|"
-    rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*)|(?P<metre>m)(?![^\W\d_]))?"
+    rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*)|(?P<metre>m[²³23]?)(?![^\W\d_]|\d))?"
 )
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2"; a
 # label's colon after a number is no clock: "gbp 2,000: team leader".)
@@ -132,6 +132,7 @@ _ABBREVIATIONS = frozenset(
     ]
 )
 _MULTIPLIER = {"万": 10_000, "千": 1_000, "亿": 100_000_000}
+_AREA_VOLUME = {"m²": "m²", "m2": "m²", "m³": "m³", "m3": "m³"}
 # Units of mass, as kilograms: a question in tonnes meets a rule's bands in kilograms.
 _IN_KG = {"tonne": 1000.0, "ton": 1000.0, "吨": 1000.0, "公斤": 1.0}
 _COUNTED_KEY = 4  # letters a counted noun of another language is known by
@@ -401,6 +402,8 @@ def _unit(
         return w[:-1]
     if w in _ABBREVIATIONS:
         return w
+    if w in _AREA_VOLUME:  # "25 m³", "25 m3"
+        return _AREA_VOLUME[w]
     # With `counted` (a question in another language than English), a noun counting the
     # number ("1.200 sacchi", "50 Säcke"), known by its first letters, which its singular
     # and plural share (sacco / sacchi); a band of a rule finds it written after its

@@ -456,7 +456,10 @@ def cell_substitution(question: str, cells: Collection[tuple[str, str]]) -> Subs
             for i in range(shared[0] + 1, shared[-1])
             if stems[i] not in cell and not _barrier(asked[i])
         ]
-        lacking = [w for w, s in zip(written, cell, strict=True) if s not in stems]
+        # (Between the cell's own shared words: "Third contravention in 12 months" is no
+        # other thing than a "third parking contravention"; "Steel bolt M8" is.)
+        held = [j for j, s in enumerate(cell) if s in stems]
+        lacking = [written[j] for j in range(held[0] + 1, held[-1]) if cell[j] not in stems]
         if between and lacking:
             return Substitution(between[0], value, lacking[0])
     return None

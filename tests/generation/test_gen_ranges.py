@@ -252,6 +252,10 @@ def test_japanese_ages_and_a_band_open_to_a_bound_in_words() -> None:
         ("Mam 22 lata.", "kierowca musi mieć ukończone 21 lat", True),
         ("Мне 17 лет.", "лица, не достигшие 18 лет, заселяются с согласия родителей", True),
         ("Я живу здесь 3 месяца.", "от 1 до 6 месяцев", True),
+        # Cubic and square metres ("25 m³ de meubles", "de 20 à 30 m³").
+        ("Avec 25 m³ de meubles.", "volume: de 20 à 30 m³ | prix: 38 € par m³", True),
+        ("Avec 35 m³ de meubles.", "volume: de 20 à 30 m³ | prix: 38 € par m³", False),
+        ("A 40 m2 flat.", "flats up to 50 m² | £900", True),
         # Full-time equivalents, a unit of HR tables ("Below 0.5 FTE | £8 per month").
         ("I work 0.4 FTE.", "below 0.5 fte | £8 per month", True),
         ("I work 0.4 FTE.", "0.5 fte and above | £15 per month", False),

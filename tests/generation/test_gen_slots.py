@@ -6,7 +6,7 @@ from gen_cases import make_chunk, make_hits
 from generation.answerable import judge, unit_forms
 from generation.extractive import extract
 from generation.similarity import Similarity
-from generation.slots import mentioned, row_substitution, substitution
+from generation.slots import cell_substitution, mentioned, row_substitution, substitution
 
 STATION = "毕竟国际空间站的造价高达1500亿美元，而且其运行速度达到了每小时27680公里。"
 
@@ -195,3 +195,14 @@ def test_a_verb_before_a_column_header_is_no_value_asked_of_it() -> None:
     table = "Klasa | Cena za dobę (1–6 dni)\nD | 219 zł"
     question = "Chcę wynająć kombi na 10 dni. Ile wyniesie cena za dobę?"
     assert row_substitution(question, row, table) is None
+
+
+def test_a_modifier_the_cell_leaves_out_is_no_other_thing() -> None:
+    """(Held-out pass, session 50.) "my third parking contravention" of the row "Third
+    contravention in 12 months": the question adds a word where the cell has none, which
+    the cell's rule covers; the cell's other words come after, not between."""
+    cells = [("Contravention", "Third contravention in 12 months"), ("Action", "Permit withdrawn")]
+    asked = "This would be my third parking contravention within a year. What happens to me?"
+    assert cell_substitution(asked, cells) is None
+    bolt = [("Product", "Steel bolt M8"), ("Price", "0.20")]
+    assert cell_substitution("What is the price of a steel nut M8?", bolt) is not None
