@@ -37,8 +37,6 @@ _DROP_TAGS = {
     "style",
     "noscript",
     "nav",
-    "header",
-    "footer",
     "aside",
     "form",
     "iframe",
@@ -103,6 +101,8 @@ _BLOCK = {
     "address",
     "details",
     "summary",
+    "header",
+    "footer",
     "li",
     "tbody",
     "thead",
@@ -162,12 +162,46 @@ def _is_junk(el: etree._Element) -> bool:
         return True
     if el.get("role", "").lower() in _JUNK_ROLES or el.get("aria-hidden") == "true":
         return True
+    if tag in _FRAMES:
+        return _is_chrome(el)
     if "display:none" in el.get("style", "").replace(" ", "").lower():
         return True
     if tag in ("table", "div", "ul", "ol", "section", "span", "sup", "p", "dl", "li"):
         names = f"{el.get('class', '')} {el.get('id', '')}"
         return bool(names.strip()) and bool(_JUNK.search(names))
     return False
+
+
+# A page's or an article's header and footer: a document's own (its title, version, dates in
+# force, what it replaces, footnotes, contacts) unless they are the site's chrome.
+_FRAMES = ("header", "footer")
+_LINKED_SHARE = 0.3  # of a frame's text in links: a site's menu or footer of links
+
+
+def _is_chrome(el: etree._Element) -> bool:
+    """Whether a <header>/<footer> is the site's chrome: it holds navigation, a form (a
+    search box), a boilerplate class ("mw-footer"), or is mostly links."""
+    if el.find(".//nav") is not None or el.find(".//form") is not None:
+        return True
+    names = f"{el.get('class', '')} {el.get('id', '')}"
+    if names.strip() and _JUNK.search(names):
+        return True
+    text = len(el.text_content().strip())
+    linked = sum(len(a.text_content().strip()) for a in el.iter("a"))
+    return not text or linked >= _LINKED_SHARE * text
+
+
+def _frames_outside(doc: etree._Element, root: etree._Element) -> list[etree._Element]:
+    """The document's own headers and footers the content container leaves out (a page
+    header above <main>, a footer below it), outermost only, in document order."""
+    inside = set(root.iter())
+    out = []
+    for el in doc.iter(*_FRAMES):
+        if el in inside or root in set(el.iter()):
+            continue
+        if not any(a in out for a in el.iterancestors()):
+            out.append(el)
+    return out
 
 
 def _strip_junk(root: etree._Element) -> None:
@@ -507,11 +541,16 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     title = _title(doc, h1_text, name)
     _strip_junk(doc)
     root = _main(doc)
+    frames = _frames_outside(doc, root) if root is not doc.find("body") else []
+    start = root.sourceline or 0
+    before = [f for f in frames if (f.sourceline or 0) < start]
+    after = [f for f in frames if (f.sourceline or 0) >= start]
     w = _Walker()
-    if h1_text and next(root.iter("h1"), None) is None:
-        # The article title often sits outside the content container (even in <header>).
+    if h1_text and not any(next(el.iter("h1"), None) is not None for el in [*before, root]):
+        # The article title often sits outside the content container (in a site's header).
         w.b.heading(h1_text, 1, 1, h1_line)
-    w.run(root)
+    for el in [*before, root, *after]:
+        w.run(el)
     warnings: tuple[str, ...] = ()
     if not any(b.kind != "heading" for b in w.b.blocks):
         warnings = _flat_fallback(w.b, text)

@@ -147,3 +147,27 @@ def test_definition_list_keeps_term_definition_pairs() -> None:
     assert texts(page) == [
         "PDP: Policy Decision Point\nPE / Policy Engine: Decides access; Part of the PDP"
     ]
+
+
+def test_a_documents_own_header_and_footer_are_kept_a_sites_chrome_is_not() -> None:
+    """(Held-out pass, session 50.) Policies saved as HTML put their version, the dates in
+    force, what they replace and their footnotes in <header> and <footer>, outside <main>;
+    those were dropped as a site's chrome. A header of links or with a <nav>, and a footer
+    of links, still are."""
+    page = (
+        "<html><body><header><nav><a href='/'>Home</a> <a href='/a'>About</a></nav></header>"
+        "<header><h1>Parental leave rules</h1><p>Version 5, in force from 1 April 2025.</p>"
+        "</header><main><h2>1. Leave</h2><p>"
+        + "Employees may take parental leave until the child turns two. " * 5
+        + "</p></main><footer><p>(1) Version 4 of 1 October 2022 is repealed.</p></footer>"
+        "<footer><a href='/privacy'>Privacy</a> <a href='/terms'>Terms</a></footer>"
+        "</body></html>"
+    )
+    doc = html.parse(page.encode(), "leave.html")
+    texts = [b.text for b in doc.blocks]
+    assert texts[0] == "Parental leave rules"
+    assert "Version 5, in force from 1 April 2025." in texts
+    assert texts[-1] == "(1) Version 4 of 1 October 2022 is repealed."
+    assert not any("Home" in t or "Privacy" in t for t in texts)
+    lines = [b.line_start for b in doc.blocks]
+    assert lines == sorted(lines)
