@@ -158,7 +158,8 @@ def test_a_documents_own_header_and_footer_are_kept_a_sites_chrome_is_not() -> N
         "<html><body><header><nav><a href='/'>Home</a> <a href='/a'>About</a></nav></header>"
         "<header><h1>Parental leave rules</h1><p>Version 5, in force from 1 April 2025.</p>"
         "</header><main><h2>1. Leave</h2><p>"
-        + "Employees may take parental leave until the child turns two. " * 5
+        + "Employees may take parental leave until the child turns two. "
+        * 5
         + "</p></main><footer><p>(1) Version 4 of 1 October 2022 is repealed.</p></footer>"
         "<footer><a href='/privacy'>Privacy</a> <a href='/terms'>Terms</a></footer>"
         "</body></html>"
