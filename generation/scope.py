@@ -231,23 +231,33 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
     for row in chosen:
         if not row.is_table_row or len(row.cells) < 2:
             continue
-        open_cells = [f"{h}: {v}" for h, v in row.cells[1:] if _DEFERRED.search(v)]
+        open_cells = [(h, v) for h, v in row.cells[1:] if _left_open(v)]
         if not open_cells:
             continue
         terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
-        shut = [(h, v) for h, v in row.cells[1:] if not _DEFERRED.search(v)]
-        others = " ".join(f"{h} {v}" for h, v in shut)
-        if not any(term_in(t, fold_han(normalise(others))) for t in terms):
-            return f"{row.cells[0][1]} | {open_cells[0]}"
-        # A column the question names, no other column of the row does, and whose cell is
-        # open ("Internal user: To be confirmed", "學分費: 洽詢", "월 수강료: 추후 공지"), is
-        # the cell asked.
-        headers = fold_han(normalise(" ".join(h for h, _ in shut)))
-        for h, v in row.cells[1:]:
+        shut = fold_han(
+            normalise(" ".join(f"{h} {v}" for h, v in row.cells[1:] if not _left_open(v)))
+        )
+        if not any(term_in(t, shut) for t in terms):
+            return f"{row.cells[0][1]} | {open_cells[0][0]}: {open_cells[0][1]}"
+        # A column the question names, while no other cell of the row has the word, whose
+        # cell is open ("Internal user: To be confirmed", "學分費: 洽詢", "월 수강료: 추후
+        # 공지"), is the cell asked.
+        for h, v in open_cells:
             named = [t for t in terms if term_in(t, fold_han(normalise(h)))]
-            if _DEFERRED.search(v) and any(not term_in(t, headers) for t in named):
+            if any(not term_in(t, shut) for t in named):
                 return f"{row.cells[0][1]} | {h}: {v}"
     return ""
+
+
+def _left_open(value: str) -> bool:
+    """Whether a cell leaves its value open: every sentence of it defers ("sob consulta",
+    "面议，视规模而定"); remarks that defer one thing and state another ("Cargas acima de 100
+    kg seguem a tabela … . Seguro ad valorem de 0,30% …") state that one."""
+    if not _DEFERRED.search(value):
+        return False
+    sentences = [p for p in _SENTENCE_END.split(value) if p.strip()]
+    return all(_DEFERRED.search(p) for p in sentences)
 
 
 def band_left_open(amounts: Sequence[Amount], quoted: Sequence[str]) -> str:
@@ -297,6 +307,13 @@ _REMARK_CELL = re.compile(
 _CLAUSES = re.compile(r"[，,；;]|\s\|\s")  # (a row's cells too)
 
 
+def _long_remark(row: str) -> bool:
+    """Whether a quoted row's remarks cell holds more than one sentence."""
+    remark = next((c for c in row.split(" | ") if _REMARK_CELL.match(c)), "")
+    ends = [m.end() for m in _SENTENCE_END.finditer(remark.rstrip())]
+    return any(end < len(remark.rstrip()) for end in ends)
+
+
 def _deferring_clauses(sentence: str) -> str:
     """The clauses of a sentence that defer (with the one before, where a clause is the
     deferral alone: "境外出差补助标准，另行规定"; "终端管理软件等安全要求，以《终端安全基线》为准"):
@@ -310,9 +327,13 @@ def _clauses(sentence: str) -> list[tuple[str, bool]]:
     a deferral alone, defers)."""
     clauses = _CLAUSES.split(sentence)
     out = [(c, _DEFERRED.search(c) is not None) for c in clauses]
-    if any(deferring and _REMARK_CELL.match(c) for c, deferring in out):
+    if any(deferring and _REMARK_CELL.match(c) for c, deferring in out) and not _long_remark(
+        sentence
+    ):
         # A row's remarks that leave it open ("备注: 待定（装修中）") are about the whole row;
-        # another cell that does ("价格: 面议") is about its own column.
+        # another cell that does ("价格: 面议") is about its own column. Remarks of several
+        # sentences ("Cargas acima de 100 kg seguem a tabela … . Seguro ad valorem de
+        # 0,30% …") leave open only what their deferring clauses say.
         return [(c, True) for c in clauses]
     for i, (clause, deferring) in enumerate(out):
         if i and deferring and len(_DEFERRED.sub("", clause).strip(" 。.:：-")) < 2:

@@ -720,3 +720,44 @@ def test_an_open_cell_the_question_names_by_its_column_is_the_cell_asked() -> No
     asked = "AI工具應用實務這門課的學分費是多少？"
     ex = extract(asked, make_hits(fees), 1)
     assert "學分費: 洽詢" in row_left_open(asked, ex.chosen)
+
+
+def test_remarks_of_several_sentences_leave_open_only_what_they_defer() -> None:
+    """(Held-out pass, session 50.) A freight table's last row remarks "Cargas acima de
+    100 kg seguem a tabela de carga lotação … . Seguro ad valorem de 0,30% …": the
+    insurance rate they state is no value left open. A one-line remark that defers
+    ("待定（装修中）") still leaves the whole row open."""
+    from generation.scope import _undeferred_clauses
+
+    row = (
+        "regiao_destino: Todas as regiões | faixa_peso: acima de 100 kg | observacoes: "
+        "Cargas acima de 100 kg seguem a tabela de carga lotação, enviada mediante cotação. "
+        "Seguro ad valorem de 0,30% sobre o valor da nota fiscal aplica-se a todos os envios."
+    )
+    assert "Seguro ad valorem" in _undeferred_clauses(row)
+    assert "seguem a tabela" not in _undeferred_clauses(row)
+    short = "项目: 多功能厅 | 价格: 800元 | 备注: 待定（装修中）"
+    assert _undeferred_clauses(short) == ""
+    # Nor is such a remarks cell a cell left open: the row answers through it.
+    from generation.scope import row_left_open
+
+    table = make_table(
+        ("regiao", "faixa_peso", "valor_frete", "observacoes"),
+        (
+            ("Sul", "até 10 kg", "R$ 52,00", "Entrega em dias úteis."),
+            (
+                "Todas as regiões",
+                "acima de 100 kg",
+                "sob consulta",
+                "Cargas acima de 100 kg seguem a tabela de carga lotação. Seguro ad "
+                "valorem de 0,30% sobre o valor da nota fiscal.",
+            ),
+        ),
+    )
+    asked = "Qual é o percentual do seguro ad valorem sobre o valor da nota fiscal?"
+    ex = extract(asked, make_hits(table), 1)
+    assert ex.quotes[0].text.startswith("regiao: Todas"), ex.quotes
+    assert row_left_open(asked, ex.chosen) == ""
+    price = "Qual é o valor do frete acima de 100 kg para todas as regiões?"
+    ex = extract(price, make_hits(table), 1)
+    assert "sob consulta" in row_left_open(price, ex.chosen)
