@@ -29,7 +29,9 @@ unseen_policies12 by a fourteenth (session 50: English with a PDF, simplified an
 Chinese, Korean, European Portuguese, Italian, Dutch, Russian, Polish), measured before its
 answers were read; unseen_policies13 by a fifteenth, later in that session (English with a
 PDF, simplified and traditional Chinese, Japanese, German, Spanish, French, Korean,
-Italian), to measure the fixes read from the thirteenth and fourteenth."""
+Italian), to measure the fixes read from the thirteenth and fourteenth; unseen_policies14 by a
+sixteenth (English with a PDF, simplified Chinese, Japanese, Korean, German, French, Spanish,
+Brazilian Portuguese, Dutch), to measure the whole session's fixes."""
 
 from __future__ import annotations
 
@@ -62,6 +64,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies11", 40, 60),
         ("unseen_policies12", 40, 60),
         ("unseen_policies13", 40, 60),
+        ("unseen_policies14", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
