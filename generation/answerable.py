@@ -1890,10 +1890,9 @@ def judge(
     # quoted document's bands of that unit all leave it out (250 users, the discount table
     # stopping at 100): then the quote must state it.
     given = [g for g in given_numbers(question) if g.text not in wanted_ids]
-    if any(_measures(a, g.text) for a in amounts for g in given) and (
-        fits(amounts, same_doc) is not False
-    ):
-        given = [g for g in given if not any(_measures(a, g.text) for a in amounts)]
+    measured = [g for g in given if any(_measures(a, g.text) for a in amounts)]
+    if measured and fits(amounts, same_doc) is not False:
+        given = [g for g in given if g not in measured]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     total += len(given)
     banded = fits(amounts, evidence)

@@ -231,13 +231,12 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
     for row in chosen:
         if not row.is_table_row or len(row.cells) < 2:
             continue
-        open_cells = [(h, v) for h, v in row.cells[1:] if _left_open(v)]
+        flagged = [(h, v, _left_open(v)) for h, v in row.cells[1:]]
+        open_cells = [(h, v) for h, v, left in flagged if left]
         if not open_cells:
             continue
         terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
-        shut = fold_han(
-            normalise(" ".join(f"{h} {v}" for h, v in row.cells[1:] if not _left_open(v)))
-        )
+        shut = fold_han(normalise(" ".join(f"{h} {v}" for h, v, left in flagged if not left)))
         if not any(term_in(t, shut) for t in terms):
             return f"{row.cells[0][1]} | {open_cells[0][0]}: {open_cells[0][1]}"
         # A column the question names, while no other cell of the row has the word, whose
