@@ -1168,15 +1168,29 @@ def _own_stems(key: str, stems: Mapping[str, frozenset[str]]) -> frozenset[str]:
 
 
 def _row_keys(row: Candidate) -> set[str]:
-    """The keys (first cells) of every row of a quoted row's table."""
-    return {c.cells[0][1].strip() for c in candidates(row.chunk, row.hit_rank) if c.cells}
+    """The keys (`_key_of`) of every row of a quoted row's table."""
+    return {_key_of(c.cells) for c in candidates(row.chunk, row.hit_rank) if c.cells}
+
+
+# A row's code ("D401", "A101", "EMB-01", "MON-01", "7"): a price list's first column,
+# where the next one names the row.
+_CODE_CELL = re.compile(r"[A-Za-z]{0,4}[-_ ]?\d{1,5}[A-Za-z]?")
+
+
+def _key_of(cells: Sequence[tuple[str, str]]) -> str:
+    """The cell that names a table row: its first, or the next where the first is a code
+    ("課程代碼: D401 | 課程名稱: Python程式入門")."""
+    values = [v.strip() for _, v in cells[:2]]
+    if len(values) == 2 and _CODE_CELL.fullmatch(values[0]) and not _CODE_CELL.fullmatch(values[1]):
+        return values[1]
+    return values[0] if values else ""
 
 
 def _han_row_of_another(question: str, row: Candidate) -> tuple[str, str]:
     """A quoted row keyed by a name the Chinese question does not write ("西南区"), while
     its table has a row keyed by one it does ("华南区", whose cell asked may be empty):
     the figures are another row's. (Why, the key asked), or ("", "")."""
-    key = row.cells[0][1].strip() if row.cells else ""
+    key = _key_of(row.cells)
     if not has_han(key) or key in question:
         return "", ""
     keys = _row_keys(row)
@@ -1271,7 +1285,7 @@ def _han_sibling_row(question: str, row: Candidate, same_doc: str) -> str:
     sibling of: the name is nowhere in the quoted document, and the key column holds
     names of its kind (two or more keys ending as it ends: 研发部, 市场部, 财务部). The
     row is another one's; the table has none for the name asked. Why, or ""."""
-    key = row.cells[0][1].strip() if row.cells else ""
+    key = _key_of(row.cells)
     if not has_han(key) or not 2 <= len(key) <= 12:
         return ""
     names = [*han_names(question), han_subject(question)]

@@ -1257,3 +1257,23 @@ def test_a_plain_number_with_its_unit_is_the_askers_measure_unless_the_bands_lea
     beyond = "We have 250 users on Premium. What support fee discount do we get?"
     verdict = _judged_alone(beyond, make_hits(fee, seats), "The Premium support fee")
     assert not verdict.covered and "250" in verdict.reason
+
+
+def test_a_rows_code_is_no_name_the_next_cell_is() -> None:
+    """(Held-out pass, session 50.) Price lists often open each row with a code ("課程代碼:
+    D401 | 課程名稱: Python程式入門"): the row is named by the next cell, and the sibling
+    checks read that one."""
+    from generation.answerable import _key_of
+
+    assert _key_of([("課程代碼", "D401"), ("課程名稱", "Python程式入門")]) == "Python程式入門"
+    assert _key_of([("code", "EMB-01"), ("prestation", "Carton standard")]) == "Carton standard"
+    assert _key_of([("部门", "研发部"), ("人数", "120")]) == "研发部"
+    assert _key_of([("Grade", "G6"), ("Band", "B2")]) == "G6"  # codes both: the first
+    from generation.answerable import _han_row_of_another
+
+    table = make_table(
+        ("代碼", "區域", "銷售額"), (("A1", "华东区", "100万元"), ("A2", "华南区", "80万元"))
+    )
+    east = next(c for c in candidates(table, 0) if "华东区" in c.text)
+    why, asked = _han_row_of_another("华南区的销售额是多少？", east)
+    assert asked == "华南区" and "华东区" in why
