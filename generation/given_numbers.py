@@ -1,9 +1,9 @@
 """Numbers a question gives to pick out one thing: "NIST SP 800-53", "issue 9999",
-"第75条", "不满十六周岁", "三级公路", "三线城市", "第四次违规", "B级供应商". A quote that
-states another one ("SP 800-207", "第七十五条" for 第八十条, "十四周岁", "一级公路", "二线")
-answers a question about a sibling, and a confident answer from it is wrong; so each
-given number must be met by the quoted sentences (or their declared scope), in digits or
-in Chinese numerals.
+"第75条", "不满十六周岁", "三级公路", "三线城市", "第四次违规", "B级供应商", "日文入門（二）".
+A quote that states another one ("SP 800-207", "第七十五条" for 第八十条, "十四周岁",
+"一级公路", "二线", "日文入門（一）") answers a question about a sibling, and a confident
+answer from it is wrong; so each given number must be met by the quoted sentences (or their
+declared scope), in digits or in Chinese numerals.
 
 What is not a given number: years and dates (`answerable.periods` checks those), digits
 inside identifiers ("P12.1.2", "IPv6": `answerable.identifiers`), a number after a
@@ -36,6 +36,9 @@ _WITH_UNIT = frozenset({"级", "线"})
 # "B级" (供应商): a grade by its letter.
 _LETTER_GRADE = re.compile(r"(?<![A-Za-z])([A-Ea-e])\s*级")
 _AGE = frozenset({"周岁", "岁"})
+# "日文入門（二）", "Level (2)": a part or level of a name by its number in brackets, a
+# sibling of "（一）", "(1)".
+_BRACKETED = re.compile(rf"(?<=[^\W\d_])\s?[（(]([{HAN_NUMERALS}]{{1,3}}|\d{{1,2}})[)）]")
 _COMPARED = re.compile(
     r"(?:than|over|under|above|below|least|most|exceed\w*|beyond|up to|"
     r"超过|不到|不足|至少|最多|多于|少于|高于|低于|大于|小于|以上|以下)\s*$",
@@ -61,7 +64,7 @@ class GivenNumber:
         if self.value is None:  # typeset text may join with a dash ("737–8")
             plain = _DASHES.sub("-", text)
             return re.search(rf"(?<![\d]){re.escape(self.text)}(?![\d])", plain) is not None
-        squashed = re.sub(r"\s+", "", text)
+        squashed = re.sub(r"\s+", "", text).replace("）", ")")
         forms = (str(self.value), _han(self.value))
         if self.clause:
             return any(f"第{f}{self.unit}" in squashed for f in forms if f)
@@ -119,6 +122,9 @@ def given_numbers(question: str) -> tuple[GivenNumber, ...]:
             unit = m.group(3) if m.group(3) in _WITH_UNIT else ""
             strict = bool(unit) or m.group(3) in _AGE
             add(GivenNumber(m.group(0), value, unit, picks_out=strict), m.span())
+    for m in _BRACKETED.finditer(question):
+        if (value := han_number(m.group(1))) is not None:
+            add(GivenNumber(m.group(0).strip(), value, ")", picks_out=True), m.span())
     for m in _LETTER_GRADE.finditer(question):
         add(GivenNumber(f"{m.group(1).lower()}级", None, picks_out=True), m.span())
     for m in _JOINED.finditer(question):

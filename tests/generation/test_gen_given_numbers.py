@@ -149,3 +149,13 @@ def test_a_clock_time_is_no_number_given() -> None:
     write 20 or 15."""
     assert given_numbers("I was home at 20:15. How much may I claim for dinner?") == ()
     assert [g.text for g in given_numbers("What is the fee for tier 20 at 10:30?")] == ["20"]
+
+
+def test_a_part_numbered_in_brackets_picks_out_its_row() -> None:
+    """(Held-out pass, session 50.) "日文入門（二）" is a sibling of the row "日文入門（一）": the
+    quote must state its number, in either bracket and either numeral."""
+    (part,) = given_numbers("下學期的日文入門（二）學分費多少？")
+    assert part.picks_out and part.value == 2
+    assert not part.found("日文入門(一) | 學分費: 3200元")
+    assert part.found("日文入門（二） | 學分費: 3400元") and part.found("level (2): 3400")
+    assert given_numbers("我有2个孩子") == ()
