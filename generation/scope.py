@@ -306,11 +306,9 @@ _REMARK_CELL = re.compile(
 _CLAUSES = re.compile(r"[，,；;]|\s\|\s")  # (a row's cells too)
 
 
-def _long_remark(row: str) -> bool:
-    """Whether a quoted row's remarks cell holds more than one sentence."""
-    remark = next((c for c in row.split(" | ") if _REMARK_CELL.match(c)), "")
-    ends = [m.end() for m in _SENTENCE_END.finditer(remark.rstrip())]
-    return any(end < len(remark.rstrip()) for end in ends)
+def _remarks(row: str) -> str:
+    """A quoted row's remarks cell ("备注: …"), or ""."""
+    return next((c for c in row.split(" | ") if _REMARK_CELL.match(c)), "")
 
 
 def _deferring_clauses(sentence: str) -> str:
@@ -326,13 +324,13 @@ def _clauses(sentence: str) -> list[tuple[str, bool]]:
     a deferral alone, defers)."""
     clauses = _CLAUSES.split(sentence)
     out = [(c, _DEFERRED.search(c) is not None) for c in clauses]
-    if any(deferring and _REMARK_CELL.match(c) for c, deferring in out) and not _long_remark(
-        sentence
+    if any(deferring and _REMARK_CELL.match(c) for c, deferring in out) and _left_open(
+        _remarks(sentence)
     ):
         # A row's remarks that leave it open ("备注: 待定（装修中）") are about the whole row;
-        # another cell that does ("价格: 面议") is about its own column. Remarks of several
-        # sentences ("Cargas acima de 100 kg seguem a tabela … . Seguro ad valorem de
-        # 0,30% …") leave open only what their deferring clauses say.
+        # another cell that does ("价格: 面议") is about its own column. Remarks that also
+        # state something ("Cargas acima de 100 kg seguem a tabela … . Seguro ad valorem de
+        # 0,30% …") leave open only what their deferring clauses say (`_left_open`).
         return [(c, True) for c in clauses]
     for i, (clause, deferring) in enumerate(out):
         if i and deferring and len(_DEFERRED.sub("", clause).strip(" 。.:：-")) < 2:

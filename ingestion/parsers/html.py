@@ -194,13 +194,13 @@ def _is_chrome(el: etree._Element) -> bool:
 def _frames_outside(doc: etree._Element, root: etree._Element) -> list[etree._Element]:
     """The document's own headers and footers the content container leaves out (a page
     header above <main>, a footer below it), outermost only, in document order."""
-    inside = set(root.iter())
-    out = []
+    holding_root = set(root.iterancestors())
+    out: list[etree._Element] = []
     for el in doc.iter(*_FRAMES):
-        if el in inside or root in set(el.iter()):
-            continue
-        if not any(a in out for a in el.iterancestors()):
-            out.append(el)
+        above = set(el.iterancestors())
+        if root in above or el in holding_root or above.intersection(out):
+            continue  # inside the container, holding it, or inside a frame already kept
+        out.append(el)
     return out
 
 
@@ -541,7 +541,7 @@ def parse(data: bytes, name: str) -> ParsedDocument:
     title = _title(doc, h1_text, name)
     _strip_junk(doc)
     root = _main(doc)
-    frames = _frames_outside(doc, root) if root is not doc.find("body") else []
+    frames = _frames_outside(doc, root)
     start = root.sourceline or 0
     before = [f for f in frames if (f.sourceline or 0) < start]
     after = [f for f in frames if (f.sourceline or 0) >= start]
