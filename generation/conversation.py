@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from core.text import STOPWORDS, has_han
-from generation.answerable import han_subject
+from generation.han_names import han_subject
 from generation.llm import LLMError, OpenAICompatibleClient
 
 # Error codes, ticket ids, versions, config keys, clause numbers, file names.

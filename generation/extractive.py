@@ -33,20 +33,19 @@ from core.text import (
 )
 from core.types import Chunk, Citation, Hit
 from generation.answer_type import Kind, answer_kind, has_answer_type
-from generation.answerable import (
+from generation.cite import Quote, Source, assemble
+from generation.footnotes import marks, note_mark
+from generation.given_numbers import GivenNumber, given_numbers
+from generation.names import names_stated, numbered_names
+from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
+from generation.quantities import (
     QUANTITY_QUESTION_EN,
     QUANTITY_QUESTION_OTHER,
     asked_measure,
     asked_unit,
-    names_stated,
-    numbered_names,
     quantity_asked,
     states_measure,
 )
-from generation.cite import Quote, Source, assemble
-from generation.footnotes import marks, note_mark
-from generation.given_numbers import GivenNumber, given_numbers
-from generation.passages import Candidate, candidates, normalise_ws, render_row, title_case
 from generation.ranges import Amount, counts_in, fits, question_amounts
 from generation.similarity import Similarity
 

@@ -9,6 +9,7 @@ exception: each cell is shown as "Header: value" so a bare number keeps its mean
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -171,6 +172,19 @@ def _note_row(header: list[str], row: list[str]) -> str:
 
 def render_row(cells: tuple[tuple[str, str], ...]) -> str:
     return " | ".join(f"{h}: {v}" if h else v for h, v in cells)
+
+
+# A cell holding a code ("D401", "EMB-01", "G6"), which a row's name may follow.
+_CODE_CELL = re.compile(r"[A-Za-z]{0,4}[-_ ]?\d{1,5}[A-Za-z]?")
+
+
+def row_key(cells: Sequence[tuple[str, str]]) -> str:
+    """The cell that names a table row: its first, or the next where the first is a code
+    ("課程代碼: D401 | 課程名稱: Python程式入門")."""
+    values = [v.strip() for _, v in cells[:2]]
+    if len(values) == 2 and _CODE_CELL.fullmatch(values[0]) and not _CODE_CELL.fullmatch(values[1]):
+        return values[1]
+    return values[0] if values else ""
 
 
 def title_case(line: str) -> bool:

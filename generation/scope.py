@@ -25,7 +25,7 @@ from core.han_script import fold_han
 from core.lang import stemmed_language
 from core.text import GERMAN_ABBREVIATIONS, KEYWORD_STOPWORDS, content_terms, has_han, stem
 from core.types import Chunk
-from generation.passages import Candidate, candidates, normalise
+from generation.passages import Candidate, candidates, normalise, row_key
 from generation.ranges import Amount, holding_spans
 from generation.yes_no import asks_yes_no
 
@@ -238,14 +238,14 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
         terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
         shut = fold_han(normalise(" ".join(f"{h} {v}" for h, v, left in flagged if not left)))
         if not any(term_in(t, shut) for t in terms):
-            return f"{row.cells[0][1]} | {open_cells[0][0]}: {open_cells[0][1]}"
+            return f"{row_key(row.cells)} | {open_cells[0][0]}: {open_cells[0][1]}"
         # A column the question names, while no other cell of the row has the word, whose
         # cell is open ("Internal user: To be confirmed", "學分費: 洽詢", "월 수강료: 추후
         # 공지"), is the cell asked.
         for h, v in open_cells:
             named = [t for t in terms if term_in(t, fold_han(normalise(h)))]
             if any(not term_in(t, shut) for t in named):
-                return f"{row.cells[0][1]} | {h}: {v}"
+                return f"{row_key(row.cells)} | {h}: {v}"
     return ""
 
 
@@ -285,7 +285,9 @@ def _passage_text(c: Candidate) -> str:
 
 
 def _named_key(row: Candidate, terms: Sequence[str]) -> bool:
-    """Whether the question's terms name the row's key cell (its first) whole."""
+    """Whether the question's terms name the row's first cell whole. (Not `row_key`: the
+    item after a code, "D401 | 标准展位", may be shared by rows that the code tells apart;
+    naming it did not pick out the row in unseen_policies12's N15 and N17.)"""
     key = normalise(row.cells[0][1])
     return any(t == key or (len(t) > 1 and term_in(t, key)) for t in terms)
 

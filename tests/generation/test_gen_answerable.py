@@ -3,17 +3,11 @@ from gen_cases import make_chunk, make_hits, make_table
 
 from core.types import Chunk, Hit, Route
 from generation.answer import AnswerGenerator
-from generation.answerable import (
-    Verdict,
-    has_quantity,
-    judge,
-    key_terms,
-    names,
-    periods,
-    unanswered_reason,
-)
+from generation.answerable import Verdict, judge, unanswered_reason
 from generation.extractive import extract
+from generation.names import key_terms, names, periods
 from generation.passages import Candidate, candidates
+from generation.quantities import has_quantity
 from generation.similarity import Similarity
 
 
@@ -258,7 +252,7 @@ def _verdict_of(question: str, *texts: str) -> Verdict:
 
 
 def test_a_chinese_name_asked_must_be_in_the_quoted_document() -> None:
-    from generation.answerable import han_name_found, han_names
+    from generation.han_names import han_name_found, han_names
 
     other = "马库斯·温克霍克（生于1980年6月13日），是一位德国F1赛车手。"
     question = "蒂亚戈·蒙泰罗是哪个国家的赛车手？"
@@ -296,7 +290,7 @@ def test_an_ordinary_word_tagged_as_a_name_is_forgiven_where_a_latin_name_is_met
 
 
 def test_the_subject_of_a_chinese_question_must_be_in_the_quoted_document() -> None:
-    from generation.answerable import han_subject
+    from generation.han_names import han_subject
 
     assert han_subject("马来穿山甲的别称是什么？") == "马来穿山甲"
     assert han_subject("2007年，西贡商信银行获得了什么奖项？") == "西贡商信银行"
@@ -323,7 +317,7 @@ def test_the_subject_of_a_chinese_question_must_be_in_the_quoted_document() -> N
 
 
 def test_a_transliterated_name_needs_most_of_its_pieces_and_a_defined_term_itself() -> None:
-    from generation.answerable import han_defined, han_name_found
+    from generation.han_names import han_defined, han_name_found
 
     # 威廉·狄尔泰 and 伏尔泰 share 尔泰 only: another person.
     assert not han_name_found("威廉·狄尔泰", "伏尔泰的朋友们是霍尔写作的一部作品。")
@@ -365,13 +359,13 @@ def test_a_modal_may_is_no_month_and_an_era_year_is_a_year() -> None:
 
 
 def test_a_place_name_is_met_without_the_kind_of_place_it_spells_out() -> None:
-    from generation.answerable import _name_found
+    from generation.names import name_found
 
-    assert _name_found("Mount Vesuvius", "the eruption of vesuvius in ad 79")
-    assert _name_found("Washington State", "skamania county, washington")
+    assert name_found("Mount Vesuvius", "the eruption of vesuvius in ad 79")
+    assert name_found("Washington State", "skamania county, washington")
     # The name's own words still count: another mountain is not this one.
-    assert not _name_found("Mount Fuji", "mount everest is the highest")
-    assert not _name_found("Golden Gate Bridge", "the golden gate strait")
+    assert not name_found("Mount Fuji", "mount everest is the highest")
+    assert not name_found("Golden Gate Bridge", "the golden gate strait")
 
 
 def test_a_one_letter_designator_is_part_of_the_name_asked() -> None:
@@ -409,7 +403,7 @@ def test_numbers_the_question_gives_are_blanked_as_the_pattern_would() -> None:
     import re
 
     from core.text import LATIN_WORD_END, LATIN_WORD_START
-    from generation.answerable import _blank_given
+    from generation.quantities import _blank_given
 
     rng = random.Random(5)
     alphabet = ["1", "2", "15", ".", ",", "-", " ", "a", "v", "年", "é", "٣", "_"]
@@ -1107,7 +1101,7 @@ def test_a_chinese_kind_the_document_never_names_is_not_answered_by_its_siblings
     ],
 )
 def test_when_is_asked_where_it_opens_a_question_or_clause(question: str, when: bool) -> None:
-    from generation.answerable import asks_when
+    from generation.quantities import asks_when
 
     assert asks_when(question) is when
 
@@ -1156,7 +1150,7 @@ def test_held_out_checks_of_session_48() -> None:
 def test_a_row_named_by_the_question_whose_cells_are_all_open_answers_nothing() -> None:
     """(Held-out pass, session 48.) Asked what subsidy an MBA gets, the answer quoted the
     table's 大专 row and the MBA row, whose cells all say 待定, as a small table."""
-    from generation.answerable import _named_row_blank
+    from generation.rows import named_row_blank
 
     table = make_table(
         ("学历层次", "补贴比例（按实际学费）", "每年补贴上限"),
@@ -1165,9 +1159,9 @@ def test_a_row_named_by_the_question_whose_cells_are_all_open_answers_nothing() 
     rows = [c for c in candidates(table, 0) if c.is_table_row]
     junior, bachelor, mba = rows[-3:]
     asked = "我想在职读MBA，公司能给多少学费补贴？"
-    assert "MBA / EMBA" in _named_row_blank(asked, [junior, mba])
-    assert _named_row_blank("读本科公司能给多少学费补贴？", [junior, bachelor]) == ""
-    assert _named_row_blank("哪个学历层次没有确定补贴比例？", [junior, mba]) == ""
+    assert "MBA / EMBA" in named_row_blank(asked, [junior, mba])
+    assert named_row_blank("读本科公司能给多少学费补贴？", [junior, bachelor]) == ""
+    assert named_row_blank("哪个学历层次没有确定补贴比例？", [junior, mba]) == ""
 
 
 def test_function_words_and_compounds_of_held_out_set_u9() -> None:
@@ -1199,7 +1193,7 @@ def test_function_words_and_compounds_of_held_out_set_u9() -> None:
 
 
 def test_how_many_counts_the_noun_after_a_hyphenated_modifier() -> None:
-    from generation.answerable import asked_unit
+    from generation.quantities import asked_unit
 
     assert asked_unit("How many full-time employees work at the Bangalore site?") == "employee"
     assert asked_unit("How many days of leave do I get?") == "day"
@@ -1263,17 +1257,17 @@ def test_a_rows_code_is_no_name_the_next_cell_is() -> None:
     """(Held-out pass, session 50.) Price lists often open each row with a code ("課程代碼:
     D401 | 課程名稱: Python程式入門"): the row is named by the next cell, and the sibling
     checks read that one."""
-    from generation.answerable import _key_of
+    from generation.passages import row_key
 
-    assert _key_of([("課程代碼", "D401"), ("課程名稱", "Python程式入門")]) == "Python程式入門"
-    assert _key_of([("code", "EMB-01"), ("prestation", "Carton standard")]) == "Carton standard"
-    assert _key_of([("部门", "研发部"), ("人数", "120")]) == "研发部"
-    assert _key_of([("Grade", "G6"), ("Band", "B2")]) == "G6"  # codes both: the first
-    from generation.answerable import _han_row_of_another
+    assert row_key([("課程代碼", "D401"), ("課程名稱", "Python程式入門")]) == "Python程式入門"
+    assert row_key([("code", "EMB-01"), ("prestation", "Carton standard")]) == "Carton standard"
+    assert row_key([("部门", "研发部"), ("人数", "120")]) == "研发部"
+    assert row_key([("Grade", "G6"), ("Band", "B2")]) == "G6"  # codes both: the first
+    from generation.rows import han_row_of_another
 
     table = make_table(
         ("代碼", "區域", "銷售額"), (("A1", "华东区", "100万元"), ("A2", "华南区", "80万元"))
     )
     east = next(c for c in candidates(table, 0) if "华东区" in c.text)
-    why, asked = _han_row_of_another("华南区的销售额是多少？", east)
+    why, asked = han_row_of_another("华南区的销售额是多少？", east)
     assert asked == "华南区" and "华东区" in why

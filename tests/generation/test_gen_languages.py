@@ -7,8 +7,10 @@ from __future__ import annotations
 from gen_cases import make_chunk, make_hits
 
 from core.types import Hit
-from generation.answerable import Verdict, asks_quantity, inflected_names, judge, names
+from generation.answerable import Verdict, judge
 from generation.extractive import extract
+from generation.names import inflected_names, names
+from generation.quantities import asks_quantity
 from generation.similarity import Similarity
 
 NOVOSIBIRSK = (
@@ -195,7 +197,7 @@ def test_an_area_is_no_length_and_a_length_no_area() -> None:
 
 
 def test_a_japanese_place_asked_must_be_in_the_quoted_document() -> None:
-    from generation.answerable import japanese_places
+    from generation.names import japanese_places
 
     question = "大阪城の天守の高さは何メートルですか？"
     assert "大阪" in japanese_places(question)

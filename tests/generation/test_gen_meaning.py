@@ -11,8 +11,8 @@ from gen_cases import make_chunk, make_hits
 from core.text import content_terms
 from core.types import Route
 from generation.answer import AnswerGenerator
-from generation.answerable import asks_quantity, has_quantity
 from generation.extractive import extract
+from generation.quantities import asks_quantity, has_quantity
 
 TIDB = "ee44550000000000"
 LAW = "aa77880000000000"
@@ -351,16 +351,16 @@ def test_a_term_the_route_expanded_is_met_by_its_synonym(route: Route) -> None:
 
 
 def test_an_acronym_is_a_whole_word_or_its_plural() -> None:
-    from generation.answerable import _found
+    from generation.names import word_found
 
-    assert not _found("PD", "see the pdf files")
-    assert _found("PD", "the pd node") and _found("PD", "pd同机器")
-    assert _found("SSD", "two ssds") and _found("SSD", "the ssd's cache")
-    assert _found("Kentucky", "kentucky's checks")  # names keep their endings
+    assert not word_found("PD", "see the pdf files")
+    assert word_found("PD", "the pd node") and word_found("PD", "pd同机器")
+    assert word_found("SSD", "two ssds") and word_found("SSD", "the ssd's cache")
+    assert word_found("Kentucky", "kentucky's checks")  # names keep their endings
 
 
 def test_the_unit_asked_is_read_past_a_classifier_and_cores_count() -> None:
-    from generation.answerable import asked_unit
+    from generation.quantities import asked_unit
 
     assert asked_unit("比赛持续了几个小时？") == "小时"
     assert asked_unit("生产环境中 TiFlash 需要几核处理器？") == "核"

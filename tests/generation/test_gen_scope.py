@@ -673,6 +673,12 @@ def test_a_row_whose_asked_cell_is_left_open_answers_nothing() -> None:
     rows = [c for c in candidates(editions, 0) if c.is_table_row]
     assert row_left_open("旗舰版支持多少并发？", rows[-1:]) == ""
     assert "面议" in row_left_open("旗舰版多少钱一年？", rows[-1:])
+    # The row is named by its key (`row_key`): the item after a code, not the code.
+    stands = make_table(
+        ("编号", "项目", "标准价(元)", "备注"), (("B03", "电源接驳", "面议", "需展馆审批"),)
+    )
+    rows = [c for c in candidates(stands, 0) if c.is_table_row]
+    assert row_left_open("电源接驳的标准价是多少？", rows).startswith("电源接驳 | 标准价(元): 面议")
 
 
 def test_a_version_named_only_as_replaced_after_a_label() -> None:

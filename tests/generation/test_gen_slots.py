@@ -3,8 +3,9 @@ refuses it; paraphrases, synonyms, acronyms and word forms are not siblings."""
 
 from gen_cases import make_chunk, make_hits
 
-from generation.answerable import judge, unit_forms
+from generation.answerable import judge
 from generation.extractive import extract
+from generation.quantities import unit_forms
 from generation.similarity import Similarity
 from generation.slots import cell_substitution, mentioned, row_substitution, substitution
 
