@@ -309,22 +309,80 @@ def _measures(amount: Amount, term: str) -> bool:
     return amount.text != term and amount.text.startswith(term) and number_value(term) is not None
 
 
-def judge(
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """The question and the quote, read once for every check of `judge`: what is asked
+    (periods, identifiers, names, amounts, a quantity or measure), the quote with its
+    declared scope (`evidence`, normalised), its documents' text and names, and which of
+    the question's constraints the quote leaves unmet."""
+
+    question: str
+    intent: str
+    quoted: Sequence[str]
+    chosen: Sequence[Candidate]
+    retrieved: Sequence[Chunk]
+    synonyms: Mapping[str, Sequence[str]] | None
+    expanded: Mapping[str, Sequence[str]]  # the synonyms, keyed by lower-cased word
+    similarity: Similarity | None
+    evidence: str
+    same_doc: str
+    doc_names: str
+    amounts: Sequence[Amount]
+    banded: bool | None  # whether a band of the quote holds the amounts (None: no band)
+    quantity: bool
+    measure: str | None
+    wanted_periods: list[str]
+    wanted_ids: list[str]
+    wanted_names: list[str]
+    soft_names: list[str]
+    missing_ids: list[str]
+    missing_names: list[str]
+    missing_inflected: list[str]
+    missing_han: list[str]
+    missing_periods: list[str]
+    total: int  # the question's key constraints
+    met: int  # ... that the quote meets
+
+    @property
+    def asked_names(self) -> list[str]:
+        return [*self.wanted_ids, *self.wanted_names, *self.soft_names]
+
+    @property
+    def pins(self) -> int:
+        """The constraints that pin one thing down: all but a quantity asked."""
+        return self.total - int(self.quantity or self.measure is not None)
+
+    def refuse(
+        self,
+        reason: str,
+        failed: str,
+        met: int = 0,
+        total: int = 0,
+        asked: str = "",
+        final: bool = False,
+    ) -> Verdict:
+        """Not covered, for `reason`; `met`, `total`: added to the counts (a constraint
+        the check found unmet, -1; one it adds, +1)."""
+        return Verdict(
+            False,
+            reason,
+            constraints=self.total + total,
+            met=self.met + met,
+            failed=failed,
+            asked=asked,
+            final=final,
+        )
+
+
+def _read(
     question: str,
     intent: str,
     quoted: Sequence[str],
     chosen: Sequence[Candidate],
-    retrieved: Sequence[Chunk] = (),
-    synonyms: Mapping[str, Sequence[str]] | None = None,
-    similarity: Similarity | None = None,
-) -> Verdict:
-    """Whether the quoted sentences (with their passages' declared scope) answer the
-    question. `quoted` is the answer's sentences as shown, best first; `retrieved` the
-    passages retrieved for it (an acronym may be spelled out only elsewhere in the same
-    document); `similarity` (the embedder's, when there is one) tells a quote that says
-    what was asked in other words from one about something else."""
-    if not quoted or not chosen:
-        return Verdict(False, "no retrieved text to quote")
+    retrieved: Sequence[Chunk],
+    synonyms: Mapping[str, Sequence[str]] | None,
+    similarity: Similarity | None,
+) -> _Reading:
     evidence = normalise(" ".join([*quoted, *(_scope(c) for c in chosen)]))
     same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
     wanted_periods = periods(question)
@@ -349,8 +407,7 @@ def judge(
     total += int(banded is not None)
     quantity = asks_quantity(question, intent)
     measure = asked_measure(question)  # "how tall", "to what angle": also a quantity asked
-    asked_amount = int(quantity or measure is not None)
-    total += asked_amount
+    total += int(quantity or measure is not None)
 
     def written(term: str) -> bool:
         # In what is quoted (or its declared scope), or the name of the quoted document
@@ -410,7 +467,41 @@ def judge(
         for t in wanted_periods
         if not period_met(t, quoted, chosen, evidence, doc_names, same_doc)
     ]
-    met = total - len(missing_ids) - len(missing_names) - len(missing_periods)
+    return _Reading(
+        question=question,
+        intent=intent,
+        quoted=quoted,
+        chosen=chosen,
+        retrieved=retrieved,
+        synonyms=synonyms,
+        expanded=expanded,
+        similarity=similarity,
+        evidence=evidence,
+        same_doc=same_doc,
+        doc_names=doc_names,
+        amounts=amounts,
+        banded=banded,
+        quantity=quantity,
+        measure=measure,
+        wanted_periods=wanted_periods,
+        wanted_ids=wanted_ids,
+        wanted_names=wanted_names,
+        soft_names=soft_names,
+        missing_ids=missing_ids,
+        missing_names=missing_names,
+        missing_inflected=missing_inflected,
+        missing_han=missing_han,
+        missing_periods=missing_periods,
+        total=total,
+        met=total - len(missing_ids) - len(missing_names) - len(missing_periods),
+    )
+
+
+def _kind_of_answer(r: _Reading) -> Verdict | None:
+    """What is asked for must be quoted: a quantity (not the row's other digits, where its
+    cell is empty), a time for "when", a date or day, a count of the unit asked, a measure
+    of the kind asked, or one of the kind a which-question asks."""
+    question, quoted, chosen, quantity = r.question, r.quoted, r.chosen, r.quantity
     day = asks_day(question)
     day_quoted = day and any(has_day(q, question) for q in quoted)
     # "When …?" is answered by a time, digits or not ("in May", "im 12. Jahrhundert").
@@ -428,52 +519,26 @@ def judge(
         and not time_quoted
         and not any(has_quantity(q, question) for q in quoted)
     ):
-        return Verdict(
-            False,
-            "the question asks for a quantity and the quoted evidence states none",
-            constraints=total,
-            met=met - 1,
-            failed="quantity",
-        )
+        why = "the question asks for a quantity and the quoted evidence states none"
+        return r.refuse(why, "quantity", met=-1)
     # "How much is the microscope?" of a row whose price cell is empty: the row's digits
     # ("Room 204") are no quantity of it.
     empty = numbers_left_empty(chosen[0]) if quantity and not when else ""
     if empty and not any(has_quantity(q, question) for q in quoted[1:]):
-        return Verdict(
-            False,
-            f"the table gives no {empty!r} for the row quoted",
-            constraints=total,
-            met=met - 1,
-            failed="quantity",
-        )
+        return r.refuse(f"the table gives no {empty!r} for the row quoted", "quantity", met=-1)
     # "When …?" asks for a time: a number that is not one (a length, a count of visitors)
     # does not answer it. (Chinese 何时/什么时候 are not quantity cues: an event answers them.)
     if quantity and not day_quoted and when and not time_quoted:
-        return Verdict(
-            False,
-            "the question asks when and the quoted evidence gives no time",
-            constraints=total,
-            met=met - 1,
-            failed="time",
-        )
+        return r.refuse("the question asks when and the quoted evidence gives no time", "time", -1)
     # A question asking for a date or year by name ("哪一天", "what year") needs one in the
     # quoted sentences that the question does not already give.
     if asks_date(question) and not any(has_answer_type(q, "time", question) for q in quoted):
-        return Verdict(
-            False,
-            "the question asks for a date and the quoted evidence states none",
-            constraints=total + 1,
-            met=met,
-            failed="time",
-        )
+        why = "the question asks for a date and the quoted evidence states none"
+        return r.refuse(why, "time", total=1)
     # "哪一天", "on what date": a year or a month alone does not say which day.
     if day and not day_quoted:
-        return Verdict(
-            False,
-            "the question asks for a day and the quoted evidence names none",
-            constraints=total + 1,
-            met=met,
-            failed="time",
+        return r.refuse(
+            "the question asks for a day and the quoted evidence names none", "time", total=1
         )
     unit = asked_unit(question) if quantity else ""
     # A Han unit is counted in the quoted sentences themselves: "多少年" needs a number of
@@ -481,8 +546,8 @@ def judge(
     # it otherwise: "employees" counted in a Staff column.)
     if unit and (
         not (
-            unit_found(unit, evidence)
-            or counted_in_column(unit, chosen[0], similarity, synonyms_of(unit, expanded))
+            unit_found(unit, r.evidence)
+            or counted_in_column(unit, chosen[0], r.similarity, synonyms_of(unit, r.expanded))
         )
         or (
             has_han(unit)
@@ -490,113 +555,97 @@ def judge(
             and not any(unit_counted(unit, q, bool(ORDINAL_Q.search(question))) for q in quoted)
         )
     ):
-        return Verdict(
-            False,
-            f"the question asks how many {unit} and the quoted evidence gives none",
-            constraints=total,
-            met=met - 1,
-            failed="unit",
-        )
+        why = f"the question asks how many {unit} and the quoted evidence gives none"
+        return r.refuse(why, "unit", met=-1)
     # "¿Cuántos astrónomos …?", "Сколько туристов …?": a count, not a year or a measure
     # of another kind ("2.340 metros", "en 2008", "18 km²"); the counted noun itself may
     # be worded otherwise ("60 Arbeitsplätze" for Sitzplätze), so it is not required.
-    noun = counted_noun(question) if quantity and not unit and measure is None else ""
+    noun = counted_noun(question) if quantity and not unit and r.measure is None else ""
     if noun and not any(states_count(q, question, noun) for q in quoted):
-        return Verdict(
-            False,
+        why = (
             "the question asks how many and the quoted evidence gives only years or "
-            "measures of another kind",
-            constraints=total,
-            met=met - 1,
-            failed="quantity",
+            "measures of another kind"
         )
+        return r.refuse(why, "quantity", met=-1)
     # "How tall", "how much money", "to what angle": a measure of that kind, with its unit.
-    if measure is not None and not states_measure(measure, evidence):
-        return Verdict(
-            False,
-            f"the question asks for a {measure} and the quoted evidence gives none",
-            constraints=total,
-            met=met - 1,
-            failed="unit",
-        )
+    if r.measure is not None and not states_measure(r.measure, r.evidence):
+        why = f"the question asks for a {r.measure} and the quoted evidence gives none"
+        return r.refuse(why, "unit", met=-1)
     # "哪所学校", "which agency": the quote must name one, not only repeat the question.
     kind = asked_kind(question)
     if kind and not any(names_kind(kind, q) for q in quoted):
-        return Verdict(
-            False,
-            f"the question asks which {kind} and the quoted evidence names none",
-            constraints=total + 1,
-            met=met,
-            failed="kind",
-        )
-    sizes = other_sizes(amounts, evidence) if banded is not True else []
+        why = f"the question asks which {kind} and the quoted evidence names none"
+        return r.refuse(why, "kind", total=1)
+    return None
+
+
+def _band(r: _Reading) -> Verdict | None:
+    """The quoted rule is for another size or band than the amount the question gives."""
+    asked = ", ".join(repr(a.text) for a in r.amounts)
+    sizes = other_sizes(r.amounts, r.evidence) if r.banded is not True else []
     if sizes:  # the row of another size: "20呎貨櫃", asked about a 40呎 one
-        asked = ", ".join(repr(a.text) for a in amounts)
-        return Verdict(
-            False,
-            f"the quoted rule is for {', '.join(map(repr, sizes))}, not {asked}",
-            constraints=total,
-            met=met - 1,
-            failed="band",
+        return r.refuse(
+            f"the quoted rule is for {', '.join(map(repr, sizes))}, not {asked}", "band", met=-1
         )
-    if banded is False:  # the rule of another band: 满1年不满10年, asked about 12 years
-        asked = ", ".join(repr(a.text) for a in amounts)
-        quoted_bands = ", ".join(repr(b) for b in bands_written(amounts, evidence))
-        return Verdict(
-            False,
-            f"the quoted rule is for {quoted_bands}, not {asked}",
-            constraints=total,
-            met=met - 1,
-            failed="band",
-        )
-    if missing_ids or missing_names or missing_inflected:
-        what = ", ".join(repr(t) for t in [*missing_ids, *missing_names, *missing_inflected])
-        return Verdict(
-            False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
-        )
-    # A quoted sentence about a sibling of the thing asked (国际空间站 for 天宫空间站). Table
-    # rows are left to the row check: their cells are not sentences.
+    if r.banded is False:  # the rule of another band: 满1年不满10年, asked about 12 years
+        quoted_bands = ", ".join(repr(b) for b in bands_written(r.amounts, r.evidence))
+        return r.refuse(f"the quoted rule is for {quoted_bands}, not {asked}", "band", met=-1)
+    return None
+
+
+def _names(r: _Reading) -> Verdict | None:
+    """An identifier or name the question gives that the quote (or, for names in another
+    language, its document) does not."""
+    missing = [*r.missing_ids, *r.missing_names, *r.missing_inflected]
+    if missing:
+        return r.refuse(f"no quoted passage mentions {', '.join(map(repr, missing))}", "name")
+    return None
+
+
+def _sibling(r: _Reading) -> Verdict | None:
+    """A quote about a sibling of the thing asked: another subject in the same slot
+    (国际空间站 for 天宫空间站), the opposite of what is asked, or another kind (in prose or
+    a row's key: "Worker type: Full-time employee")."""
+    question, quoted, chosen = r.question, r.quoted, r.chosen
+    # Table rows are left to the row check: their cells are not sentences.
     if not chosen[0].is_table_row:
         sub = substitution(
             question,
             " ".join(quoted),
-            " ".join([*(_scope(c) for c in chosen), doc_names]),
-            same_doc,
-            synonyms,
-            doc_names,
+            " ".join([*(_scope(c) for c in chosen), r.doc_names]),
+            r.same_doc,
+            r.synonyms,
+            r.doc_names,
             " ".join(c.chunk.text for c in chosen),
-            similarity,
+            r.similarity,
         )
         if sub is not None:
-            return Verdict(
-                False,
-                sub.describe(),
-                constraints=total,
-                met=met,
-                failed="subject",
-                asked=sub.asked,
-            )
+            return r.refuse(sub.describe(), "subject", asked=sub.asked)
         if has_han(question) and (negated := han_negated(question, " ".join(quoted))):
-            why = f"the quoted text says {negated!r}, the opposite of what is asked"
-            return Verdict(False, why, constraints=total, met=met, failed="facet")
-    # Another kind than the one asked (in prose or a row's key: "Worker type: Full-time
-    # employee"): one a table's rows name, or a hyphenated sibling.
-    kind_miss = kind_unquoted(question, evidence, retrieved) if not chosen[0].is_table_row else ""
+            return r.refuse(
+                f"the quoted text says {negated!r}, the opposite of what is asked", "facet"
+            )
+    # Another kind: one a table's rows name, or a hyphenated sibling.
+    kind_miss = "" if chosen[0].is_table_row else kind_unquoted(question, r.evidence, r.retrieved)
     kind_asked = ""  # (another document that answers must name it)
     if not kind_miss and not has_han(question):
-        kind_miss, kind_asked = hyphen_sibling(question, evidence, same_doc)
+        kind_miss, kind_asked = hyphen_sibling(question, r.evidence, r.same_doc)
     elif not kind_miss and not chosen[0].is_table_row:  # (rows: the row checks below)
-        kind_miss, kind_asked = han_modifier_sibling(question, evidence, same_doc)
+        kind_miss, kind_asked = han_modifier_sibling(question, r.evidence, r.same_doc)
     if kind_miss:
-        return Verdict(
-            False, kind_miss, constraints=total, met=met, failed="subject", asked=kind_asked
-        )
+        return r.refuse(kind_miss, "subject", asked=kind_asked)
+    return None
+
+
+def _row(r: _Reading) -> Verdict | None:
+    """A quoted table row that is not the one asked: another row's key, a cell of another
+    value than the question's, a column the table does not give, an empty cell asked."""
+    question, chosen, best = r.question, r.chosen, r.chosen[0]
     # (A row whose band holds the amount asked is picked out by it: "250-999" seats.)
-    row_miss = "" if banded else row_not_asked(question, chosen[0], same_doc)
-    if not row_miss and chosen[0].is_table_row:
-        best = chosen[0]
+    row_miss = "" if r.banded else row_not_asked(question, best, r.same_doc)
+    if not row_miss and best.is_table_row:
         other = row_substitution(
-            question, best.cells, f"{best.chunk.text} {best.context}", same_doc
+            question, best.cells, f"{best.chunk.text} {best.context}", r.same_doc
         )
         if other is not None:
             row_miss = (
@@ -609,106 +658,157 @@ def judge(
                 f"question has {cell.asked!r}"
             )
     row_asked = ""  # the row key asked, where another row is keyed by it
-    if not row_miss and chosen[0].is_table_row:
-        row_miss, row_asked = row_of_another(question, chosen[0], retrieved)
-        if banded and row_asked.replace(",", "").replace(".", "").isdigit():
+    if not row_miss and best.is_table_row:
+        row_miss, row_asked = row_of_another(question, best, r.retrieved)
+        if r.banded and row_asked.replace(",", "").replace(".", "").isdigit():
             row_miss = row_asked = ""  # the amount asked, which the row's band holds
         if not row_miss and has_han(question):
-            row_miss, row_asked = han_row_of_another(question, chosen[0])
+            row_miss, row_asked = han_row_of_another(question, best)
     first_row = next((c for c in chosen if c.is_table_row), None)  # (under its caption)
     if not row_miss and first_row is not None and has_han(question):
-        row_miss = han_sibling_row(question, first_row, same_doc)
+        row_miss = han_sibling_row(question, first_row, r.same_doc)
         if not row_miss:
-            row_miss, row_asked = han_keyed_elsewhere(question, first_row, retrieved)
-        unmet = [] if row_miss else han_column_unmet(question, first_row, same_doc, similarity)
+            row_miss, row_asked = han_keyed_elsewhere(question, first_row, r.retrieved)
+        unmet = [] if row_miss else han_column_unmet(question, first_row, r.same_doc, r.similarity)
         if unmet:
-            what = ", ".join(repr(w) for w in unmet)
-            return Verdict(
-                False, f"the table gives no {what}", constraints=total, met=met, failed="facet"
-            )
-    if not row_miss and chosen[0].is_table_row:
-        row_miss = value_of_another_row(question, chosen[0], retrieved)
-    if not row_miss and chosen[0].is_table_row:
-        row_miss = empty_column_asked(question, chosen[0])
+            return r.refuse(f"the table gives no {', '.join(map(repr, unmet))}", "facet")
+    if not row_miss and best.is_table_row:
+        row_miss = value_of_another_row(question, best, r.retrieved)
+    if not row_miss and best.is_table_row:
+        row_miss = empty_column_asked(question, best)
     if not row_miss:
         row_miss = named_row_blank(question, chosen)
     if row_miss:
-        return Verdict(False, row_miss, constraints=total, met=met, failed="row", asked=row_asked)
-    if missing_han:  # after the sibling and row checks, which say more
-        what = ", ".join(repr(t) for t in missing_han)
-        return Verdict(
-            False, f"no quoted passage mentions {what}", constraints=total, met=met, failed="name"
-        )
-    # A quote about the thing asked but not about what is asked of it (another paragraph
-    # on the same bridge): the question's other words, none of them quoted.
+        return r.refuse(row_miss, "row", asked=row_asked)
+    return None
+
+
+def _han_names(r: _Reading) -> Verdict | None:
+    """A Chinese question's names or subject that the quoted document does not mention
+    (after the sibling and row checks, which say more)."""
+    if r.missing_han:
+        return r.refuse(f"no quoted passage mentions {', '.join(map(repr, r.missing_han))}", "name")
+    return None
+
+
+def _facet(r: _Reading) -> Verdict | None:
+    """A quote about the thing asked but not about what is asked of it (another paragraph
+    on the same bridge): the question's other words, none of them quoted."""
     facet = _facet_miss(
-        question,
-        quoted,
-        [_scope(c) for c in chosen],
-        [*wanted_ids, *wanted_names, *soft_names],
-        retrieved,
-        doc_names,
-        similarity,
-        chosen[0].cells,
-        expanded,
+        r.question,
+        r.quoted,
+        [_scope(c) for c in r.chosen],
+        r.asked_names,
+        r.retrieved,
+        r.doc_names,
+        r.similarity,
+        r.chosen[0].cells,
+        r.expanded,
     )
-    if facet:
-        return Verdict(False, facet, constraints=total, met=met, failed="facet")
+    return r.refuse(facet, "facet") if facet else None
+
+
+def _scope_of_rules(r: _Reading) -> Verdict | None:
+    """What is asked is left to another rule, or put outside the document's rules."""
     deferred = (
-        left_to_another_rule(question, chosen, retrieved)
-        or band_left_open(amounts, quoted)
-        or row_left_open(question, chosen)
+        left_to_another_rule(r.question, r.chosen, r.retrieved)
+        or band_left_open(r.amounts, r.quoted)
+        or row_left_open(r.question, r.chosen)
     )
     if deferred:
-        why = f"the document leaves what is asked to another rule: {deferred!r}"
-        return Verdict(False, why, constraints=total, met=met, failed="facet")
-    item = excluded_item(question, chosen[0])
+        return r.refuse(f"the document leaves what is asked to another rule: {deferred!r}", "facet")
+    item = excluded_item(r.question, r.chosen[0])
     if item:
         why = f"the document puts what is asked outside its rules: {item!r}"
-        return Verdict(False, why, constraints=total, met=met, failed="subject", final=True)
-    excluded, left_out = only_excluded(question, evidence, same_doc, [normalise(q) for q in quoted])
+        return r.refuse(why, "subject", final=True)
+    quoted = [normalise(q) for q in r.quoted]
+    excluded, left_out = only_excluded(r.question, r.evidence, r.same_doc, quoted)
     if left_out:
         # (Another document may answer for it, if it names it: `asked`.)
         why = f"the document puts what is asked outside its rules: {left_out!r}"
-        return Verdict(False, why, constraints=total, met=met, failed="subject", asked=excluded)
-    versions = asked_versions(question)
+        return r.refuse(why, "subject", asked=excluded)
+    return None
+
+
+def _version(r: _Reading) -> Verdict | None:
+    """The document names what is asked (a version, period or name) only as replaced, or
+    is another version than the one asked."""
+    versions = asked_versions(r.question)
     gone, said = only_replaced(
         [(v, version_found) for v in versions]
-        + [(t, period_found) for t in wanted_periods]
-        + [(t, name_found) for t in [*wanted_ids, *wanted_names, *soft_names]],
-        evidence,
-        same_doc,
+        + [(t, period_found) for t in r.wanted_periods]
+        + [(t, name_found) for t in r.asked_names],
+        r.evidence,
+        r.same_doc,
     )
     if gone:
-        why = f"the document names {gone!r} only as replaced: {said!r}"
-        return Verdict(False, why, constraints=total, met=met - 1, failed="period")
+        return r.refuse(f"the document names {gone!r} only as replaced: {said!r}", "period", -1)
     # (Only a question asking one version: the texts are not joined for every answer.)
     asked_version, own = (
-        other_version(versions, f"{evidence} {same_doc}") if len(versions) == 1 else ("", "")
+        other_version(versions, f"{r.evidence} {r.same_doc}") if len(versions) == 1 else ("", "")
     )
     if asked_version:
         why = f"the document is another version ({own!r}) and does not name {asked_version!r}"
-        return Verdict(False, why, constraints=total, met=met - 1, failed="period")
-    if missing_periods:
-        met_periods = [t for t in wanted_periods if t not in missing_periods]
-        if met_periods and coordinated(question, wanted_periods):
-            return Verdict(
-                True,
-                f"partial: the documents give this for {', '.join(met_periods)} "
-                f"but not for {', '.join(missing_periods)}",
-                partial=True,
-                constraints=total,
-                met=met,
-                pins=total - asked_amount,
-            )
+        return r.refuse(why, "period", met=-1)
+    return None
+
+
+def _periods(r: _Reading) -> Verdict | None:
+    """Periods the quote is not about: a partial answer where the question lists them side
+    by side and some are met, not covered otherwise."""
+    if not r.missing_periods:
+        return None
+    met_periods = [t for t in r.wanted_periods if t not in r.missing_periods]
+    if met_periods and coordinated(r.question, r.wanted_periods):
         return Verdict(
-            False,
-            f"the quoted evidence is not about {', '.join(missing_periods)}",
-            constraints=total,
-            met=met,
-            failed="period",
+            True,
+            f"partial: the documents give this for {', '.join(met_periods)} "
+            f"but not for {', '.join(r.missing_periods)}",
+            partial=True,
+            constraints=r.total,
+            met=r.met,
+            pins=r.pins,
         )
-    return Verdict(True, constraints=total, met=met, pins=total - asked_amount)
+    return r.refuse(f"the quoted evidence is not about {', '.join(r.missing_periods)}", "period")
+
+
+# The checks, in the order they are tried: the first that has something to say decides.
+_CHECKS: tuple[Callable[[_Reading], Verdict | None], ...] = (
+    _kind_of_answer,
+    _band,
+    _names,
+    _sibling,
+    _row,
+    _han_names,
+    _facet,
+    _scope_of_rules,
+    _version,
+    _periods,
+)
+
+
+def judge(
+    question: str,
+    intent: str,
+    quoted: Sequence[str],
+    chosen: Sequence[Candidate],
+    retrieved: Sequence[Chunk] = (),
+    synonyms: Mapping[str, Sequence[str]] | None = None,
+    similarity: Similarity | None = None,
+) -> Verdict:
+    """Whether the quoted sentences (with their passages' declared scope) answer the
+    question. `quoted` is the answer's sentences as shown, best first; `retrieved` the
+    passages retrieved for it (an acronym may be spelled out only elsewhere in the same
+    document); `similarity` (the embedder's, when there is one) tells a quote that says
+    what was asked in other words from one about something else."""
+    if not quoted or not chosen:
+        return Verdict(False, "no retrieved text to quote")
+    reading = _read(question, intent, quoted, chosen, retrieved, synonyms, similarity)
+    for check in _CHECKS:
+        verdict = check(reading)
+        if verdict is not None:
+            return verdict
+    return Verdict(True, constraints=reading.total, met=reading.met, pins=reading.pins)
 
 
 def unanswered_reason(question: str, intent: str, evidence: str, cited_texts: Sequence[str]) -> str:
