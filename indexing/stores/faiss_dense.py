@@ -185,6 +185,14 @@ def _stamp(path: Path) -> tuple[int, int]:
     return (st.st_ino, st.st_mtime_ns)
 
 
+def _file_identity(path: Path) -> tuple[int, int, int]:
+    """Inode, size and mtime of a FAISS file: a flush never changes a file in place
+    (each generation is a new file), so the same inode with another size or mtime is a
+    file changed under the processes that map it."""
+    st = path.stat()
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 IndexKind = Literal["flat", "hnsw", "ivf", "auto"]
 
 
@@ -323,11 +331,20 @@ class FaissDenseIndex:
         self._cols = _Columns()
         self._generation = 0
         self._stamp = (0, 0)  # identity of the sidecar loaded, for refresh()
+        # Why the index on disk cannot be read ("" when it can), and the sidecar version
+        # that failed: a reader keeps what it loaded and does not read that version again
+        # on every query; a writer is refused with the reason until a good flush appears.
+        self.damage = ""
+        self._failed: tuple[int, int] | None = None
+        # The vectors this process held are gone (their mapped file was changed in
+        # place): dense search is refused with `damage` until a good index loads.
+        self._lost = False
         self._dirty = False
         # Memory-map the flat vectors read from disk (read-only, shared by every process on
         # the host through the page cache); copied into private memory on the first write.
         self._mmap = mmap
         self._mapped = False
+        self._mapped_file: tuple[int, int, int] | None = None  # its identity when mapped
         # One thread per query: on 2 cores more threads add an ~8 ms floor (ENGINES.md).
         # Searches run concurrently from the caller's thread pool. Set in every thread that
         # runs FAISS (`_one_team`).
@@ -373,6 +390,67 @@ class FaissDenseIndex:
         self._stamp = stamp
         self._hnsw = None
         self._ivf = self._saved_ivf(bool(meta.get("ivf")), int(index.ntotal))
+        self._mapped_file = self._identity() if self._mapped else None
+        self.damage = ""
+        self._failed = None
+        self._lost = False
+
+    @property
+    def lost(self) -> bool:
+        """Whether dense search is refused (the loaded vectors were dropped, `damage` says
+        why); False while a damaged index on disk leaves the loaded one serving."""
+        return self._lost
+
+    def _identity(self) -> tuple[int, int, int] | None:
+        try:
+            return _file_identity(self._dir / f"dense-{self._generation}.faiss")
+        except FileNotFoundError:
+            return None
+
+    def _mapping_changed(self) -> bool:
+        """Whether the file this process maps was changed in place (truncated, zeroed,
+        rewritten): its pages may be gone, and FAISS reading them would end the process
+        (SIGBUS). A file removed (a newer flush) leaves the mapping whole. One stat()."""
+        if not self._mapped or self._mapped_file is None:
+            return False
+        now = self._identity()
+        return now is not None and now[0] == self._mapped_file[0] and now != self._mapped_file
+
+    def _check_mapping_locked(self) -> None:
+        """Under the lock, before FAISS reads mapped vectors: a file changed in place is
+        dropped (never read) and loaded again; when it cannot be, dense search is refused
+        with the reason until a good index appears (`ragline repair --rebuild dense`)."""
+        if not self._mapping_changed():
+            return
+        held, was = int(self._index.ntotal), self._mapped_file
+        now = self._identity()
+        try:
+            stamp: tuple[int, int] | None = _stamp(self._dir / _SIDECAR)
+        except OSError:
+            stamp = None
+        self._index = self._empty()
+        self._mapped = False
+        self._mapped_file = None
+        self._payload = {}
+        self._row_json = {}
+        self._cols = _Columns()
+        self._hnsw = None
+        self._ivf = None
+        self._stamp = (0, 0)
+        self._lost = True
+        log.error(
+            "dense index file %s was changed in place (%s -> %s bytes) under this "
+            "process's memory map: its %d vectors are dropped, loading it again",
+            self._dir / f"dense-{self._generation}.faiss",
+            was[1] if was else "?",
+            now[1] if now else "?",
+            held,
+        )
+        try:
+            self._load()
+        except StoreError as exc:
+            self.damage, self._failed = str(exc), stamp
+            log.error("dense search is off in this process: %s", self.damage)
 
     def _read(self, sidecar: Path) -> tuple[tuple[int, int], dict[str, Any], Any]:
         """The sidecar and the index file it names. Another process may flush between the
@@ -431,25 +509,49 @@ class FaissDenseIndex:
             )
 
     def changed_on_disk(self) -> bool:
-        """Whether another process flushed an index this one has not loaded: one stat(),
-        without the lock, so a caller can skip `refresh` (and a thread) when it is not."""
+        """Whether another process flushed an index this one has not loaded (one that
+        failed to load counts once), or the file this process maps was changed in place:
+        a stat() or two, without the lock, so a caller can skip `refresh` (and a thread)
+        when it is not."""
+        if self._mapping_changed():
+            return True
         try:
-            return _stamp(self._dir / _SIDECAR) != self._stamp
+            stamp = _stamp(self._dir / _SIDECAR)
         except FileNotFoundError:
             return False
+        return stamp != self._stamp and stamp != self._failed
 
     def refresh(self) -> bool:
         """Reload when another process (an ingestion worker) flushed a newer index: the API
         process calls this before searching, or on the "indexed" event. One stat() when
-        nothing changed. Never discards this instance's own unflushed writes."""
+        nothing changed. Never discards this instance's own unflushed writes.
+
+        An index on disk that cannot be read raises StoreError (a writer must not write
+        over it) and, for as long as that version stays, raises it again without reading
+        it; what this process loaded stays searchable meanwhile (unless its mapped file
+        itself was damaged: then dense search is refused with the reason)."""
         with self._lock:
+            self._check_mapping_locked()
             try:
                 stamp = _stamp(self._dir / _SIDECAR)
             except FileNotFoundError:
                 return False
             if stamp == self._stamp or self._dirty:
                 return False
-            self._load()
+            if stamp == self._failed:
+                raise StoreError(self.damage)
+            try:
+                self._load()
+            except StoreError as exc:
+                self.damage, self._failed = str(exc), stamp
+                if not self._lost:
+                    log.warning(
+                        "dense index on disk cannot be loaded, this process keeps the %d "
+                        "vectors it holds: %s",
+                        int(self._index.ntotal),
+                        self.damage,
+                    )
+                raise
             return True
 
     def flush(self) -> None:
@@ -517,6 +619,13 @@ class FaissDenseIndex:
     def _own_locked(self) -> None:
         """A memory-mapped index is read-only (FAISS aborts the process on a write to a
         mapped vector): take a private copy before the first change."""
+        if self._lost:  # writing over a lost index would drop every vector it held
+            raise StoreError(self.damage)
+        if self._mapping_changed():  # writers refresh first; this is a change since
+            raise StoreError(
+                f"dense index file in {self._dir} was changed in place during a write: "
+                "run `ragline repair --rebuild dense` if it does not load again"
+            )
         if self._mapped:
             # clone_index keeps viewing the mapping; a serialised round trip owns its data.
             self._index = faiss.deserialize_index(faiss.serialize_index(self._index))
@@ -584,6 +693,8 @@ class FaissDenseIndex:
         with self._lock:
             self._index = self._empty()
             self._mapped = False
+            self._mapped_file = None
+            self._lost = False
             self._payload = {}
             self._cols = _Columns()
             self._hnsw = None
@@ -691,6 +802,9 @@ class FaissDenseIndex:
                 f"query vector of dim {query.shape[1]} for a dense index of dim {self.dim}"
             )
         with self._lock:
+            self._check_mapping_locked()
+            if self._lost:
+                raise StoreError(self.damage)
             self._one_team()
             total = int(self._index.ntotal)
             if k <= 0 or total == 0:

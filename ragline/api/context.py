@@ -11,6 +11,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
+from core.errors import StoreError
 from core.settings import Settings
 from ragline.api.auth import KeyRing
 from ragline.app import Ragline
@@ -71,6 +72,9 @@ class ApiContext:
             return False
         try:
             changed = bool(refresh())
+        except StoreError as exc:  # a damaged index: the store logged it and says why
+            log.warning("dense index not reloaded: %s", exc)
+            return False
         except Exception:  # a half-written index is retried on the next request
             log.exception("dense index refresh failed")
             return False

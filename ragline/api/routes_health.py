@@ -12,7 +12,9 @@ from fastapi import APIRouter
 from fastapi.responses import JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from core.errors import StoreError
 from core.types import QueryFilter
+from indexing.protocols import DenseIndex
 from ragline.api.context import ApiContext, Ctx
 
 router = APIRouter(tags=["health"])
@@ -37,12 +39,20 @@ def _checks(ctx: ApiContext) -> dict[str, Callable[[], Any]]:
     checks: dict[str, Callable[[], Any]] = {
         "metadata": lambda: stores.metadata.job("readyz-probe") and None,
         "keyword": lambda: len(stores.keyword.search("ragline", 1, _PROBE)),
-        "dense": lambda: len(stores.dense.content_ids()),
+        "dense": lambda: _dense_count(stores.dense),
         "graph": lambda: len(stores.graph.search(["ragline"], 1, _PROBE)),
     }
     if ctx.broker_url:
         checks["broker"] = _broker_check(ctx)
     return checks
+
+
+def _dense_count(dense: DenseIndex) -> int:
+    """Vectors held; a FAISS index whose vectors were dropped (its file damaged under the
+    process) is not ready, and says why."""
+    if getattr(dense, "lost", False):
+        raise StoreError(getattr(dense, "damage", "") or "dense index unavailable")
+    return len(dense.content_ids())
 
 
 def _broker_check(ctx: ApiContext) -> Callable[[], Any]:
@@ -73,9 +83,13 @@ async def _run(check: Callable[[], Any]) -> dict[str, Any]:
 
 @router.get("/readyz", summary="Readiness: each configured store, and the broker")
 async def readyz(ctx: Ctx) -> JSONResponse:
+    await ctx.before_query()  # a dense index changed on disk is (re)loaded or reported
     checks = _checks(ctx)
     results = await asyncio.gather(*(_run(c) for c in checks.values()))
     report = dict(zip(checks, results, strict=True))
+    damage = getattr(ctx.rag.stores.dense, "damage", "")
+    if damage and report["dense"]["ok"]:  # serving what it loaded; the disk needs repair
+        report["dense"]["warning"] = damage[:300]
     ready = all(r["ok"] for r in report.values())
     return JSONResponse(
         {"status": "ready" if ready else "unavailable", "checks": report},

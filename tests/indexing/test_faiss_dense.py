@@ -391,3 +391,94 @@ def test_a_damaged_approximate_index_is_trained_again(tmp_path: Path) -> None:
     assert reader._ivf is None
     assert reader.search(vecs[7], 1, ALL)[0].content_id == _indexed(vecs)[7].chunk.content_id
     assert reader._ivf is not None
+
+
+# A reader process (what `ragline serve` workers are) that maps the flushed file, sees it
+# damaged in place under its mapping, keeps answering and picks up a rebuilt index.
+_MAPPED_READER = """
+import json, sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, sys.argv[4])
+from store_cases import DIM, MODEL, make_chunk
+
+from core.errors import StoreError
+from core.types import QueryFilter
+from indexing.protocols import IndexedChunk
+from indexing.stores.faiss_dense import FaissDenseIndex
+
+directory, how, vecs = Path(sys.argv[1]), sys.argv[2], np.load(sys.argv[3])
+ALL = QueryFilter(access_tokens=None)
+out = {}
+reader = FaissDenseIndex(directory, DIM, MODEL, mmap=True)
+out["before"] = reader.search(vecs[7], 1, ALL)[0].content_id
+path = next(directory.glob("dense-*.faiss"))
+size = path.stat().st_size
+with path.open("r+b") as fh:
+    if how == "empty":
+        fh.truncate(0)
+    elif how == "half":
+        fh.truncate(size // 2)
+    else:  # zeros over the middle, the size unchanged
+        fh.seek(size // 4)
+        fh.write(bytes(size // 2))
+out["noticed"] = reader.changed_on_disk()
+for attempt in ("search", "again"):
+    try:
+        out[attempt] = len(reader.search(vecs[7], 5, ALL))
+    except StoreError as exc:
+        out[attempt] = str(exc)
+out["damage"], out["lost"] = reader.damage, reader.lost
+# `ragline repair --rebuild dense`: the directory set aside, a new index flushed.
+directory.rename(directory.with_name("aside"))
+fresh = FaissDenseIndex(directory, DIM, MODEL)
+fresh.upsert([IndexedChunk(make_chunk(f"k{i}", ""), v) for i, v in enumerate(vecs)])
+fresh.flush()
+out["changed"] = reader.changed_on_disk()
+out["reloaded"] = reader.refresh()
+out["after"] = reader.search(vecs[7], 1, ALL)[0].content_id
+out["damage_after"], out["lost_after"] = reader.damage, reader.lost
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.parametrize("how", ["empty", "half", "zeroed"])
+def test_a_mapped_file_damaged_in_place_never_ends_the_reader(tmp_path: Path, how: str) -> None:
+    """Truncating the FAISS file under a running `ragline serve` ended its workers: FAISS
+    read the mapped pages past the new end (SIGBUS), and the worker started in its place
+    refused the damaged file, which stopped the server. The reader notices the change
+    (one stat), drops the mapping before FAISS reads it, and answers: a search refused
+    with the command that rebuilds the index (or, where the file still loads, from what
+    it holds now), until the rebuilt index loads."""
+    import subprocess
+    import sys
+
+    vecs = _clustered(3000, np.random.default_rng(5))  # ~400 KB: many pages to lose
+    directory = tmp_path / "dense"
+    writer = FaissDenseIndex(directory, DIM, MODEL)
+    writer.upsert(_indexed(vecs))
+    writer.flush()
+    np.save(tmp_path / "vecs.npy", vecs)
+    here = Path(__file__).parent
+    args = [str(directory), how, str(tmp_path / "vecs.npy"), str(here)]
+    done = subprocess.run(
+        [sys.executable, "-c", _MAPPED_READER, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=here.parent.parent,
+    )
+    assert done.returncode == 0, f"reader ended with {done.returncode}: {done.stderr[-2000:]}"
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    cid = _indexed(vecs)[7].chunk.content_id
+    assert out["before"] == cid and out["noticed"] is True
+    if how == "zeroed":  # still a readable file: loaded again, whatever it holds now
+        assert out["search"] == out["again"] == 5 and out["lost"] is False
+    else:
+        for attempt in ("search", "again"):
+            assert "ragline repair --rebuild dense" in out[attempt], out
+        assert out["lost"] is True and out["damage"] == out["search"]
+    assert out["changed"] is True and out["reloaded"] is True
+    assert out["after"] == cid and out["damage_after"] == "" and out["lost_after"] is False
