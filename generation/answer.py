@@ -149,7 +149,16 @@ def _judge(
     for k, (quote, group) in enumerate(zip(ex.quotes[:answering], groups[:answering], strict=True)):
         if not quote.sources or quote.sources[0].chunk.doc_id != best_doc:
             continue
-        verdict = judge(question, intent, [quote.text], group, retrieved, synonyms, similarity)
+        beside = [
+            c
+            for i, other in enumerate(groups)
+            if i != k
+            for c in other
+            if c.chunk.doc_id == best_doc and c not in group
+        ]
+        verdict = judge(
+            question, intent, [quote.text], group, retrieved, synonyms, similarity, beside
+        )
         if verdict.final:
             first = first or verdict
             break

@@ -118,6 +118,7 @@ from generation.rows import (
 from generation.scope import (
     asked_versions,
     band_left_open,
+    deferred_beside,
     excluded_item,
     left_to_another_rule,
     only_excluded,
@@ -324,6 +325,7 @@ class _Reading:
     synonyms: Mapping[str, Sequence[str]] | None
     expanded: Mapping[str, Sequence[str]]  # the synonyms, keyed by lower-cased word
     similarity: Similarity | None
+    beside: Sequence[Candidate]  # the answer's other quotes of the same document
     evidence: str
     same_doc: str
     doc_names: str
@@ -382,6 +384,7 @@ def _read(
     retrieved: Sequence[Chunk],
     synonyms: Mapping[str, Sequence[str]] | None,
     similarity: Similarity | None,
+    beside: Sequence[Candidate],
 ) -> _Reading:
     evidence = normalise(" ".join([*quoted, *(_scope(c) for c in chosen)]))
     same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
@@ -476,6 +479,7 @@ def _read(
         synonyms=synonyms,
         expanded=expanded,
         similarity=similarity,
+        beside=beside,
         evidence=evidence,
         same_doc=same_doc,
         doc_names=doc_names,
@@ -712,6 +716,7 @@ def _scope_of_rules(r: _Reading) -> Verdict | None:
     """What is asked is left to another rule, or put outside the document's rules."""
     deferred = (
         left_to_another_rule(r.question, r.chosen, r.retrieved)
+        or deferred_beside(r.question, r.chosen, r.beside)
         or band_left_open(r.amounts, r.quoted)
         or row_left_open(r.question, r.chosen)
     )
@@ -795,15 +800,18 @@ def judge(
     retrieved: Sequence[Chunk] = (),
     synonyms: Mapping[str, Sequence[str]] | None = None,
     similarity: Similarity | None = None,
+    beside: Sequence[Candidate] = (),
 ) -> Verdict:
     """Whether the quoted sentences (with their passages' declared scope) answer the
     question. `quoted` is the answer's sentences as shown, best first; `retrieved` the
     passages retrieved for it (an acronym may be spelled out only elsewhere in the same
     document); `similarity` (the embedder's, when there is one) tells a quote that says
-    what was asked in other words from one about something else."""
+    what was asked in other words from one about something else; `beside`: the answer's
+    other quotes of the same document, shown with it (one that leaves what is asked to a
+    later rule makes it no answer)."""
     if not quoted or not chosen:
         return Verdict(False, "no retrieved text to quote")
-    reading = _read(question, intent, quoted, chosen, retrieved, synonyms, similarity)
+    reading = _read(question, intent, quoted, chosen, retrieved, synonyms, similarity, beside)
     for check in _CHECKS:
         verdict = check(reading)
         if verdict is not None:

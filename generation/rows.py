@@ -8,7 +8,7 @@ import itertools
 import re
 from collections.abc import Mapping, Sequence
 
-from core.lang import function_word
+from core.lang import function_word, has_hangul, has_kana
 from core.text import STOPWORDS, content_terms, has_han, query_terms, stem, tagged_words
 from core.types import Chunk
 from generation.attribute import names_a_column
@@ -50,6 +50,11 @@ def empty_column_asked(question: str, row: Candidate) -> str:
                     p in lowered and p not in present and not _in_title_phrase(p, lowered, title)
                     for p in pairs
                 ):
+                    continue
+            elif has_hangul(word) or has_kana(word):
+                # Whole, inside the question's word: Korean and Japanese write their
+                # particles on ("이용료는" of 이용료).
+                if len(word) < 2 or word not in lowered or word in present:
                     continue
             elif (
                 len(word) < 2

@@ -26,6 +26,7 @@ from core.lang import stemmed_language
 from core.text import GERMAN_ABBREVIATIONS, KEYWORD_STOPWORDS, content_terms, has_han, stem
 from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise, row_key
+from generation.quantities import asked_unit, has_quantity
 from generation.ranges import Amount, holding_spans
 from generation.yes_no import asks_yes_no
 
@@ -99,7 +100,10 @@ _DEFERRED = re.compile(
     # under its own company's rules, "同社の規程による"; French "relèvent de l'Accord …",
     # "ne sont pas traités ici")
     r"별도 (?:견적|협의|문의)|"
-    r"別途(?:見積|協議|相談)|"
+    r"別途(?:見積|協議|相談)|要相談|応相談|"
+    # (announced once decided: "이사회 의결 후 공지합니다", "日程確定後にお知らせします")
+    r"(?:후|뒤|이후)에? (?:공지|공고|안내)(?:합|한|하겠|할|될|됩)|"
+    r"(?:後|次第|改めて|追って)に?(?:お知らせ|ご案内|ご連絡|発表|公表)(?:します|いたします|する|予定)|"
     r"の(?:規程|規則|規定|定め)による|面议|面議|另议|另議|\bsur devis\b|"
     r"\bne (?:sont|est) pas trait[ée]e?s? (?:ici|dans (?:la pr[ée]sente|ce|cette))|"
     r"\brel[èe]ve(?:nt)? d[eu]?\s?(?:l[’']\s?|la |le )?(?:accord|politique|proc[ée]dure|"
@@ -148,7 +152,7 @@ _DEFERRED_HINT = _Hint(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
         r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
-        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]"
+        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表"
     ),
 )
 
@@ -203,6 +207,32 @@ def left_to_another_rule(
     return ""
 
 
+def deferred_beside(question: str, chosen: Sequence[Candidate], beside: Sequence[Candidate]) -> str:
+    """A quote shown beside the answering one (`beside`: the answer's other quotes of its
+    document) that leaves what is asked to a later rule and names a question word that
+    no quote states otherwise: asked the indoor pool's fee, the pool's row is quoted (its
+    fee cell empty) and beside it "실내 수영장의 운영 시간과 이용료는 … 결정하여 공고한다".
+    The answer would show that the value is not set. The sentence, or ""."""
+    deferring = [c for c in beside if _DEFERRED_HINT.search(c.text) and _DEFERRED.search(c.text)]
+    if not deferring:
+        return ""
+    # (A word like "have" names nothing deferred: "the recharge rates have not yet been
+    # announced" is not about what lab users "have to" redo.)
+    terms = [
+        t
+        for t in content_terms(question)
+        if (len(t) > 1 or not has_han(t)) and t not in KEYWORD_STOPWORDS
+    ]
+    evidence = fold_han(
+        normalise(" ".join(_undeferred_clauses(c.text) for c in [*chosen, *beside]))
+    )
+    for c in deferring:
+        text = fold_han(_deferring_clauses(normalise(c.text)))
+        if any(term_in(t, text) and not term_in(t, evidence) for t in terms):
+            return c.text
+    return ""
+
+
 # Retrieved passages of the quote's document read for a deferral: the best ranked.
 _DOC_PASSAGES = 10
 
@@ -226,7 +256,8 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
     """A quoted table row with a cell left open ("Altersteilzeit | wird noch festgelegt
     (TBD)", "旗舰版 | 价格: 面议 | 并发数: 不限") answers only through its other cells: where
     no word of the question is in any of them (its key aside), what is asked is the cell
-    left open. The row's key and that cell, or ""."""
+    left open (unless a count is asked and another cell states a number). The row's key
+    and that cell, or ""."""
     terms: list[str] = []
     for row in chosen:
         if not row.is_table_row or len(row.cells) < 2:
@@ -237,7 +268,12 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
             continue
         terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
         shut = fold_han(normalise(" ".join(f"{h} {v}" for h, v, left in flagged if not left)))
-        if not any(term_in(t, shut) for t in terms):
+        # (A count asked, "最大何人まで", of a row whose other cells state numbers, "定員:
+        # 60名": one of those may be what is asked, not the open price.)
+        counted = bool(asked_unit(question)) and any(
+            has_quantity(v, question) for _, v, left in flagged if not left
+        )
+        if not counted and not any(term_in(t, shut) for t in terms):
             return f"{row_key(row.cells)} | {open_cells[0][0]}: {open_cells[0][1]}"
         # A column the question names, while no other cell of the row has the word, whose
         # cell is open ("Internal user: To be confirmed", "學分費: 洽詢", "월 수강료: 추후

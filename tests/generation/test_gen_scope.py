@@ -767,3 +767,92 @@ def test_remarks_of_several_sentences_leave_open_only_what_they_defer() -> None:
     price = "Qual é o valor do frete acima de 100 kg para todas as regiões?"
     ex = extract(price, make_hits(table), 1)
     assert "sob consulta" in row_left_open(price, ex.chosen)
+
+
+def test_a_quote_shown_beside_the_answer_that_leaves_what_is_asked_open() -> None:
+    """(Held-out pass, session 51.) A quote the answer shows beside the answering one may
+    say that the value asked is not set: asked the visitors' permit price, the staff row
+    answers (its table has a price column, so the price is "written" in the quoted
+    passage) while the answer shows beside it "Visitor permit prices will be announced in
+    April". The answer is not covered; asked the staff price, it still is."""
+    from generation.scope import deferred_beside
+
+    table = make_table(
+        ("Permit", "Price per month"),
+        (("Staff permit", "£25"), ("Contractor permit", "£40")),
+        caption="Car park permits",
+    )
+    note = make_chunk("Visitor permit prices will be announced in April.", ordinal=1)
+    row = next(c for c in candidates(table, 0) if c.is_table_row)
+    (sentence,) = candidates(note, 1)
+    visitors = "What is the price of a visitor permit?"
+    assert deferred_beside(visitors, [row], [sentence]) == sentence.text
+    assert deferred_beside("What is the price of a staff permit?", [row], [sentence]) == ""
+    assert deferred_beside(visitors, [row], []) == ""
+    # A word that names nothing deferred ("have") does not tie a deferral to the question.
+    training = make_chunk("3.2 A refresher course must be completed every 24 months.")
+    rates = make_chunk("The recharge rates have not yet been announced.", ordinal=1)
+    asked = "How often do lab users have to redo the chemical safety training?"
+    assert deferred_beside(asked, candidates(training, 0), candidates(rates, 1)) == ""
+
+
+def test_a_count_asked_of_a_row_with_an_open_price_is_not_the_open_cell() -> None:
+    """(Held-out pass, session 51.) Asked how many people the seminar room holds, its row
+    says "定員: 60名" and "終日パック: 要相談" (a price to be discussed): no word of the
+    question is in the row's other cells, but a count is asked and a cell states one, so
+    the open price is not taken for what is asked. Asked the day package, it still is."""
+    from generation.scope import row_left_open
+
+    rooms = make_table(
+        ("部屋名", "定員", "平日 1時間料金", "終日パック"),
+        (("セミナールーム", "60名", "12,000円", "要相談"),),
+    )
+    rows = [c for c in candidates(rooms, 0) if c.is_table_row]
+    assert row_left_open("セミナールームには最大何人まで入れますか？", rows) == ""
+    assert row_left_open("セミナールームの終日パックはいくらですか？", rows).startswith(
+        "セミナールーム | 終日パック: 要相談"
+    )
+
+
+def test_a_korean_or_japanese_column_asked_with_its_particle_is_an_empty_cell() -> None:
+    """(Held-out pass, session 51.) "실내 수영장 이용료는 …?" of the pool's row whose fee
+    cell is "미정" (undecided, a placeholder): the question writes the column 이용료 with
+    its particle (이용료는), so the empty column was not taken for the one asked and the
+    row's remark answered. The other rows still answer."""
+    table = make_table(
+        ("시설", "운영 시간", "이용료", "비고"),
+        (
+            ("피트니스센터", "06:00–23:00", "1인 월 15,000원", "만 14세 미만은 보호자 동반"),
+            ("실내 수영장", "미정", "미정", "2025년 하반기 개장 예정"),
+        ),
+    )
+    hits = make_hits(table)
+    verdict = _verdict("실내 수영장 이용료는 한 달에 얼마인가요?", hits)
+    assert not verdict.covered and "이용료" in verdict.reason, verdict
+    assert _verdict("피트니스센터 이용료는 한 달에 얼마인가요?", hits).covered
+    rooms = make_table(
+        ("部屋名", "平日料金", "プロジェクター"),
+        (("和室「桜」", "3,000円", ""),),
+    )
+    verdict = _verdict("和室「桜」のプロジェクターはいくらですか？", make_hits(rooms))
+    assert not verdict.covered and "プロジェクター" in verdict.reason, verdict
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "※ 필라테스 강좌의 수강료는 2025년 8월 중 구 시설관리공단 이사회 의결 후 공지합니다.",
+        "※ 和室「桜」の土日祝料金は改装工事の日程確定後にお知らせします。",
+        "終日パック（9:00～18:00・平日）: 要相談",
+    ],
+)
+def test_values_announced_once_decided_or_to_be_discussed_are_left_open(sentence: str) -> None:
+    """(Held-out pass, session 51.) Korean "의결 후 공지합니다", Japanese "確定後にお知らせし
+    ます" (announced once decided) and "要相談" (to be discussed, as 面议) leave the value
+    open; "아래와 같이 안내합니다" and "受付でご案内します" (guidance given) do not."""
+    from generation.scope import _DEFERRED, _left_open
+
+    assert _DEFERRED.search(sentence)
+    assert _left_open(sentence.split(": ")[-1])
+    assert not _DEFERRED.search("이용 방법은 아래와 같이 안내합니다.")
+    assert not _DEFERRED.search("詳しくは受付でご案内します。")
