@@ -283,8 +283,11 @@ def _facet_miss(
     (`written` and those of other languages), the one(s) the most retrieved passages
     mention. The others (a landmark, a district, a title) say what is asked of it. `cells`:
     the quoted table row's (column, value) pairs, if it is one."""
+    # A rate of another period ("월 15,000원", asked the day pass) is no answer in any
+    # language: it needs no word cutting.
+    period = other_rate_period(question, " ".join([*quoted, *scope]))
     if not checks_facet(question):
-        return ""
+        return _per(period)
     asked = [*written, *(n for n, _ in inflected_names(question))]
     topic = asked
     if len(asked) > 1:
@@ -298,10 +301,13 @@ def _facet_miss(
     opposite = opposite_stated(question, quoted, scope, topic, doc_names)
     if opposite:
         return f"the quoted evidence says {opposite[1]!r}, the opposite of {opposite[0]!r}"
-    period = other_rate_period(question, " ".join([*quoted, *scope]))
-    if period:
-        return f"the question asks a figure per {period[0]}; the quoted evidence is per {period[1]}"
-    return ""
+    return _per(period)
+
+
+def _per(period: tuple[str, str] | None) -> str:
+    if period is None:
+        return ""
+    return f"the question asks a figure per {period[0]}; the quoted evidence is per {period[1]}"
 
 
 def _measures(amount: Amount, term: str) -> bool:

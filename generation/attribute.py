@@ -403,22 +403,25 @@ def names_a_column(word: str, headers: Sequence[str], similarity: Similarity) ->
     return max(similarity(word, headers), default=0.0) >= COLUMN_FLOOR
 
 
-# How often a rate or limit counts, as questions and rules write it: "daily" and "per
-# month" are two limits, and one is no answer for the other ("What is the daily ATM
-# limit?" of a row giving "ATM cash withdrawal (per month): £400").
+# How often a rate or limit counts, as questions and rules write it (Korean "월 15,000원"
+# is a month's fee, "8월" a month's name): "daily" and "per month" are two limits, and one
+# is no answer for the other ("What is the daily ATM limit?" of a row giving "ATM cash
+# withdrawal (per month): £400").
 _PER = {
     "day": r"\bdaily\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bt[äa]glich|\bpro tag\b|"
     r"\bdiari[oa]\b|\bal d[íi]a\b|\bpor d[íi]a\b|\bquotidien|\bpar jour\b|\bgiornalier|"
-    r"\bal giorno\b|\bdi[áa]ri[oa]\b|\bao dia\b|每日|每天|日额|日額|1日(?:あたり|につき)",
+    r"\bal giorno\b|\bdi[áa]ri[oa]\b|\bao dia\b|每日|每天|日额|日額|1日(?:あたり|につき)|"
+    r"一日|1日券|하루|일일|일당|1일당",
     "week": r"\bweekly\b|\bper week\b|\ba week\b|/week\b|\bw[öo]chentlich|\bpro woche\b|"
     r"\bsemanal|\bpor semana\b|\bhebdomadaire|\bpar semaine\b|\bsettimanal|"
-    r"\ba settimana\b|每周|每週",
+    r"\ba settimana\b|每周|每週|毎週|週額|주당|일주일|매주",
     "month": r"\bmonthly\b|\bper month\b|\ba month\b|/month\b|\bmonatlich|\bpro monat\b|"
     r"\bmensual|\bal mes\b|\bpor mes\b|\bmensuel|\bpar mois\b|\bmensil|\bal mese\b|"
-    r"\bmensal|\bpor m[êe]s\b|每月|月额|月額",
+    r"\bmensal|\bpor m[êe]s\b|每月|月额|月額|毎月|1[かヶカ]月|ひと月|한 ?달|매월|월정액|"
+    r"(?<![\d０-９])월 ?\d",
     "year": r"\byearly\b|\bannual(?:ly)?\b|\bper (?:year|annum)\b|\ba year\b|/year\b|"
     r"\bj[äa]hrlich|\bpro jahr\b|\banual\b|\bal a[ñn]o\b|\bpor a[ñn]o\b|\bannuel|\bpar an\b|"
-    r"\bannual[ei]\b|\ball.anno\b|\bpor ano\b|每年|年度|年额|年額",
+    r"\bannual[ei]\b|\ball.anno\b|\bpor ano\b|每年|年度|年额|年額|年間|毎年|연간|연회비|매년",
 }
 _PERIODS = {name: re.compile(rx, re.IGNORECASE) for name, rx in _PER.items()}
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from gen_cases import make_chunk, make_hits
+from gen_cases import make_chunk, make_hits, make_table
 
 from generation.answerable import judge
 from generation.attribute import asked_facet, facet_unmet, opposite_stated
 from generation.extractive import extract
+from generation.passages import candidates
 from generation.similarity import Similarity
 
 COUNTY = "Which county lies at the northern end of the Golden Gate Bridge?"
@@ -221,6 +222,31 @@ def test_a_rate_of_another_period_does_not_answer() -> None:
     )
     # a question naming no period asks whatever the quote gives
     assert other_rate_period("What is the ATM limit for G6?", monthly_row) is None
+
+
+def test_a_rate_of_another_period_in_korean_and_japanese() -> None:
+    """(Held-out pass, session 51.) Asked the gym's day pass ("하루만 … 일일권"), the row's
+    monthly fee ("1인 월 15,000원") was quoted: Korean and Japanese periods are read, and
+    the check runs for languages the facet check leaves out (it needs no word cutting). A
+    month's name ("8월") is no monthly rate."""
+    from generation.attribute import other_rate_period
+
+    row = "시설: 피트니스센터 | 이용료: 1인 월 15,000원"
+    assert other_rate_period("피트니스센터를 하루만 이용하려면 일일권 가격이 얼마예요?", row) == (
+        "day",
+        "month",
+    )
+    assert other_rate_period("피트니스센터 한 달 이용료는 얼마예요?", row) is None
+    assert other_rate_period("2025년 8월에 개장하나요? 하루 이용료는?", "1일 5,000원") is None
+    assert other_rate_period("ジムの1日券はいくらですか？", "月額 8,000円") == ("day", "month")
+    gym = make_table(("시설", "이용료"), (("피트니스센터", "1인 월 15,000원"),))
+    verdict = judge(
+        "피트니스센터를 하루만 이용하려면 일일권 가격이 얼마예요?",
+        "general",
+        ["시설: 피트니스센터 | 이용료: 1인 월 15,000원"],
+        [c for c in candidates(gym, 0) if c.is_table_row],
+    )
+    assert not verdict.covered and "per day" in verdict.reason, verdict
 
 
 def test_the_askers_intent_is_no_facet() -> None:
