@@ -31,7 +31,10 @@ answers were read; unseen_policies13 by a fifteenth, later in that session (Engl
 PDF, simplified and traditional Chinese, Japanese, German, Spanish, French, Korean,
 Italian), to measure the fixes read from the thirteenth and fourteenth; unseen_policies14 by a
 sixteenth (English with a PDF, simplified Chinese, Japanese, Korean, German, French, Spanish,
-Brazilian Portuguese, Dutch), to measure the whole session's fixes."""
+Brazilian Portuguese, Dutch), to measure the whole session's fixes; unseen_policies15 by a
+seventeenth (session 51: English in two .docx files, as no PDF writer is installed,
+simplified and traditional Chinese, Japanese, Korean, German, Spanish, French, Italian),
+measured at the session's start and after its fixes, before its answers were read."""
 
 from __future__ import annotations
 
@@ -65,6 +68,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies12", 40, 60),
         ("unseen_policies13", 40, 60),
         ("unseen_policies14", 40, 60),
+        ("unseen_policies15", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
