@@ -75,12 +75,14 @@ from generation.names import (
 )
 from generation.passages import Candidate, normalise
 from generation.quantities import (
+    FREE,
     ORDINAL_Q,
     SPELLED,
     TIME_CLAUSE,
     TIME_STATED,
     asked_measure,
     asked_unit,
+    asks_price,
     asks_quantity,
     asks_when,
     counted_noun,
@@ -522,11 +524,14 @@ def _kind_of_answer(r: _Reading) -> Verdict | None:
         or (TIME_CLAUSE.search(q) and not re.search(r"\d", q) and not SPELLED.search(q))
         for q in quoted
     )
-    # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would.
+    # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would;
+    # "free" answers a price.
+    free = asks_price(question) and any(FREE.search(q) for q in quoted)
     if (
         quantity
         and not day_quoted
         and not time_quoted
+        and not free
         and not any(has_quantity(q, question) for q in quoted)
     ):
         why = "the question asks for a quantity and the quoted evidence states none"

@@ -76,12 +76,43 @@ QUANTITY_QUESTION_OTHER = (
     r"\b(?:que|qual (?:é )?a) (?:percentagem|porcentagem)\b|\bwelk percentage\b|"
     r"\b(?:jaki procent|ile procent)\b|何割|" + _WHEN_OTHER
 )
+# A price asked by naming it ("What's the fee for …", "What does a sauna session cost?",
+# "Was kostet …", "Quel est le tarif …", "¿Qué precio tiene?", "Quali saranno le tariffe
+# …", "Qual é o valor …", "Wat kost …", "1時間いくらですか", "可以打幾折"): its answer is an
+# amount, or that there is none to pay (`FREE`).
+PRICE_QUESTION = (
+    r"\bwhat(?:'s| is| are| was| were| will be| would be)? (?:the |a |an )?(?:\w+[ -]){0,2}"
+    r"(?:price|cost|fee|charge|fare|tariff|rate)s?\b|\bwhat (?:do|does|did|will|would) "
+    r"[^?]{0,60}\b(?:cost|pay|charge)\b|"
+    r"\bwas (?:kostet|kosten|zahl\w*)\b|\bwie teuer\b|\bwelche (?:gebühr|kosten|preis)|"
+    r"\bquel(?:le)?s? (?:est|sont|sera|seront) (?:le |la |les )?(?:prix|tarifs?|co[uû]ts?|"
+    r"montants?|frais)\b|\bqu[ée] precio\b|\bcu[aá]l(?:es)? (?:es|son|será|serán) (?:el |la |"
+    r"los |las )?(?:precio|tarifa|coste|costo|importe)s?\b|\bqual[ei]? (?:è|sono|sarà|saranno) "
+    r"(?:il |la |le |i |l')?(?:prezz|tariff|cost|import)\w*|\bqual (?:é |será |seria )?"
+    r"(?:o |a )?(?:preço|valor|tarifa|custo)\b|\bwat (?:kost|kosten|betaal)\w*|"
+    r"いくら|[几幾]折"
+)
 QUANTITY_QUESTION = re.compile(
     QUANTITY_QUESTION_EN
     + r"|多少|几[个年月天次种条项位名人]|多大|多长|多久|多高|哪一?年|哪一?天|哪个端口|"
-    r"数量|比例|百分之?几|[几幾]成|" + QUANTITY_QUESTION_OTHER,
+    r"数量|比例|百分之?几|[几幾]成|" + QUANTITY_QUESTION_OTHER + "|" + PRICE_QUESTION,
     re.IGNORECASE,
 )
+_PRICE_Q = re.compile(PRICE_QUESTION, re.IGNORECASE)
+# Nothing to pay, as a price list writes it: the answer to a price asked.
+FREE = re.compile(
+    r"\bfree\b|\bno (?:charge|fee|cost)\b|\bincluded\b|\bkostenlos|\bgebührenfrei|\binklusive\b|"
+    r"\bgratuit|\bgratis\b|\bgratuito|\bincluid|\bcompris\b|\binclus\b|\bsin coste\b|"
+    r"免费|免費|不收费|不收費|無料|무료",
+    re.IGNORECASE,
+)
+
+
+def asks_price(question: str) -> bool:
+    """Whether the question asks a price by naming it (`PRICE_QUESTION`)."""
+    return _PRICE_Q.search(question) is not None
+
+
 # Cues that only name a quantity ("数量", "minimum"): they ask for one unless the question
 # asks for something else by its own question word ("规定数量的处理者应当指定谁",
 # "数量为什么减少", "operators with a minimum equipment list would have to incorporate

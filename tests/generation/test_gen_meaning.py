@@ -458,3 +458,41 @@ def test_a_leading_when_clause_before_another_question_word_is_a_condition() -> 
     )
     assert asks_quantity("When was Firefox released?")
     assert asks_quantity("When the indicators disagree, when was the fix released?")
+
+
+def test_a_price_asked_by_naming_it_is_a_quantity_asked(route: Route) -> None:
+    """(Held-out pass, session 51, unseen_policies15 after it was measured.) "What's the
+    price of …", "What does … cost?", "Was kostet …", "Quali saranno le tariffe …",
+    "1時間いくらですか", "可以打幾折" ask an amount, as "how much" does: a quote stating none
+    ("Aqua-fit classes are priced in the separate price list") does not answer. "Free"
+    answers a price; a question about costs in general asks none."""
+    from generation.quantities import FREE, asks_price
+
+    for q in (
+        "What's the price of an aqua-fit class at Riverside?",
+        "What does a sauna session cost?",
+        "Was kostet die Abholung eines Kühlschranks?",
+        "Quali saranno le tariffe al minuto nel 2026?",
+        "土曜日に和室を借りたいのですが、1時間いくらですか？",
+        "身心障礙者月租汽車位可以打幾折？",
+    ):
+        assert asks_quantity(q) and asks_price(q), q
+    assert not asks_quantity("What does the policy say about costs?")
+    assert FREE.search("Children under 3 swim free.") and FREE.search("入館無料")
+    pool = make_chunk(
+        "Aqua-fit and aqua-natal classes are priced in the separate Fitness Classes price list."
+    )
+    gen = AnswerGenerator()
+    asked = "What's the price of an aqua-fit class at Riverside?"
+    answer = gen.answer(asked, make_hits(pool), True, route, {}, "t")
+    assert not answer.covered, answer
+    free = make_chunk("Children under 3 swim free at all times.")
+    answer = gen.answer(
+        "What's the price of a swim for my 2-year-old (under 3)?",
+        make_hits(free),
+        True,
+        route,
+        {},
+        "t",
+    )
+    assert answer.covered, answer
