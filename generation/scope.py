@@ -35,21 +35,22 @@ from generation.yes_no import asks_yes_no
 _TEXT_KINDS = r"standard|policy|procedure|manual|agreement|terms|rules|regulations?"
 _OTHER_TEXT_KIND = (
     rf"(?:guide|{_TEXT_KINDS}|handbook|instructions?|guidelines?|code|supplement|annex|"
-    r"appendix|schedule|circular|[a-z]{2,}-[a-z0-9-]*\d\w*\)?)"
+    r"appendix|schedule|circular|price list|rate card|[a-z]{2,}-[a-z0-9-]*\d\w*\)?)"
 )
 # A rule a document leaves to another text or a later decision: "境外出差补助标准另行规定",
 # "International per diems will be set by Finance", "Rates for Tier 4: TBD".
 _DEFERRED = re.compile(
     r"另行[\u4e00-\u9fff]{1,2}|另有[规規]定|另文[规規]定|待定|[尚暂暫]未[确確]定|"
     r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
-    r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided)\b|"
+    r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided|"
+    r"reviewed|revised)\b|"
     r"\b(?:set|determined|agreed|defined) separately\b|"
     r"\bnot yet (?:been )?(?:decided|determined|set|announced|published|agreed|fixed)\b|"
     # German, Spanish, French: "noch offen", "wird gesondert festgelegt", "por determinar",
     # "se fijará", "à définir", "sera fixé"
     r"\bnoch (?:offen|nicht (?:festgelegt|bekannt|entschieden))\b|"
-    r"\b(?:wird|werden) (?:noch |gesondert |separat |später )*(?:festgelegt|geregelt|"
-    r"bekannt ?gegeben|mitgeteilt)\b|\bgesondert geregelt\b|"
+    r"\b(?:wird|werden) (?:noch |gesondert |separat |später |im \w+ \d{4} )*(?:festgelegt|"
+    r"geregelt|bekannt ?gegeben|mitgeteilt|veröffentlicht)\b|\bgesondert geregelt\b|"
     r"\bpor (?:determinar|definir|confirmar)\b|\bpendiente de\b|"
     r"\bse (?:determinar|establecer|fijar|definir|comunicar)[aá]n?\b|"
     r"\b[àa] (?:d[ée]terminer|d[ée]finir|confirmer)\b|\bser(?:a|ont) (?:fix|d[ée]termin|"
@@ -58,7 +59,7 @@ _DEFERRED = re.compile(
     # "consta do Manual de Contabilidade … e não é repetido nesta norma", "è disciplinato
     # dal Regolamento …", "「クリーンルーム入室手順」に定める", "is geregeld in …"
     rf"\b(?:is|are) (?:defined|set out|set|specified|described|laid down|regulated|governed|"
-    rf"determined|handled) (?:exclusively |separately |only )?(?:in|by|under) "
+    rf"determined|handled|priced|listed) (?:exclusively |separately |only )?(?:in|by|under) "
     rf"(?:the |a |each |its |their )?(?:(?!this\b|these\b)[\w&'’\- ]){{0,50}}?"
     rf"\b{_OTHER_TEXT_KIND}\b|\bnot repeated (?:here|in this)\b|"
     r"\bconstam? d[oa]s? (?:(?!nest)[\w\- ]){0,40}?\b(?:manual|norma|procedimento|guia|"
@@ -78,7 +79,7 @@ _DEFERRED = re.compile(
     r"приказ|инструкци)|"
     r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
     r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
-    r"\bda definire\b|\bsar[àa] (?:definit|stabilit|comunicat)[oaie]\b|"
+    r"\bda definire\b|\bsar(?:[àa]|anno) (?:definit|stabilit|comunicat|fissat)[oaie]\b|"
     r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う|を参照)|別途定める|未定|"
     r"에 따른다|에서 정한다|별도로 정한다|미정|에 따르며|(?:결정|정)하여 공고|"
     r"추후 (?:공지|안내|결정|확정)|별도로? 공지|洽[詢询]|\ba consultar\b|\bsob consulta\b|"
@@ -89,7 +90,7 @@ _DEFERRED = re.compile(
     # (Portuguese: "seguem a Tabela de Carga Paletizada, publicada em separado"; Chinese
     # "其退費比例另定之", "会员权益另见《会员服务协议》")
     r"\bseguem (?:a|o) (?:tabela|regulamento|manual|procedimento)\b|"
-    r"\bpublicad[oa]s? em separado\b|另定之|另[见見]《|"
+    r"\bpublicad[oa]s? em separado\b|另定之|另[见見]《|另案(?:办理|辦理|处理|處理|规定|規定)|"
     # (Polish, Swedish: "określa odrębny Regulamin", "zostanie ustalona", "regleras i
     # Resepolicyn", "fastställs senare")
     r"\bokreśla(?:ją)? odrębn\w*|\bodrębn\w* (?:regulamin|przepis|zasad|umow)\w*|"
@@ -146,13 +147,13 @@ _DEFERRED_HINT = _Hint(
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|rigen? por|"
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
-        r"em separado|consult"
+        r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
         r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
-        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表"
+        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表|另案"
     ),
 )
 
