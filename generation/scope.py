@@ -177,8 +177,7 @@ def left_to_another_rule(
     passages = {chunk.content_id: deferring for chunk in ranked if (deferring := _deferrals(chunk))}
     if not passages:
         return ""
-    # (One Han character, 人 in 人力资源部, names nothing a rule is about.)
-    terms = [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
+    terms = _rule_terms(question)
     # (A quote's clauses that defer are no evidence; its others are: "住宿标准按客户接待
     # 标准执行，须事先另行审批" states the standard.)
     evidence = fold_han(normalise(" ".join(_undeferred_clauses(c.text) for c in chosen)))
@@ -219,11 +218,7 @@ def deferred_beside(question: str, chosen: Sequence[Candidate], beside: Sequence
         return ""
     # (A word like "have" names nothing deferred: "the recharge rates have not yet been
     # announced" is not about what lab users "have to" redo.)
-    terms = [
-        t
-        for t in content_terms(question)
-        if (len(t) > 1 or not has_han(t)) and t not in KEYWORD_STOPWORDS
-    ]
+    terms = [t for t in _rule_terms(question) if t not in KEYWORD_STOPWORDS]
     evidence = fold_han(
         normalise(" ".join(_undeferred_clauses(c.text) for c in [*chosen, *beside]))
     )
@@ -236,6 +231,12 @@ def deferred_beside(question: str, chosen: Sequence[Candidate], beside: Sequence
 
 # Retrieved passages of the quote's document read for a deferral: the best ranked.
 _DOC_PASSAGES = 10
+
+
+def _rule_terms(question: str) -> list[str]:
+    """The question's words a rule may be about. (One Han character, 人 in 人力资源部,
+    names nothing a rule is about.)"""
+    return [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
 
 
 @lru_cache(maxsize=4096)
@@ -267,7 +268,7 @@ def row_left_open(question: str, chosen: Sequence[Candidate]) -> str:
         open_cells = [(h, v) for h, v, left in flagged if left]
         if not open_cells:
             continue
-        terms = terms or [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
+        terms = terms or _rule_terms(question)
         shut = fold_han(normalise(" ".join(f"{h} {v}" for h, v, left in flagged if not left)))
         # (A count asked, "最大何人まで", of a row whose other cells state numbers, "定員:
         # 60名": one of those may be what is asked, not the open price.)
