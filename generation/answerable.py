@@ -326,7 +326,6 @@ class _Reading:
     the question's constraints the quote leaves unmet."""
 
     question: str
-    intent: str
     quoted: Sequence[str]
     chosen: Sequence[Candidate]
     retrieved: Sequence[Chunk]
@@ -480,7 +479,6 @@ def _read(
     ]
     return _Reading(
         question=question,
-        intent=intent,
         quoted=quoted,
         chosen=chosen,
         retrieved=retrieved,
