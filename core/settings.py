@@ -419,6 +419,12 @@ class BackendSettings(_Section):
     # Memory-map FAISS vectors loaded from disk: API worker processes on one host share one
     # copy in the page cache instead of each holding its own (copied on a process's first write).
     dense_mmap: bool = True
+    # A FAISS index on disk that cannot be read when the store opens: `refuse` (every
+    # command: one error naming `ragline repair --rebuild dense`), or `serve` without dense
+    # search, saying why (`/readyz` 503), until a rebuilt index loads. `ragline serve` checks
+    # the stores itself first and sets `serve` for its worker processes, so a worker
+    # started in place of one that died does not stop the whole server over the file.
+    dense_damaged: Literal["refuse", "serve"] = "refuse"
     # FAISS search: `auto` = exact up to `dense_approx_min` vectors, an IVF index (8-bit
     # codes, exact rescoring) from there; `flat` = always exact; `ivf` / `hnsw` = always
     # approximate. `dense_nprobe` lists are probed per query (more under a filter); 0 =

@@ -91,6 +91,7 @@ def _dense(settings: Settings, embedder: Embedder) -> DenseIndex:
         embedder.model,
         settings.model_threads,
         mmap=b.dense_mmap,
+        serve_damaged=b.dense_damaged == "serve",
         kind=b.dense_index,
         approx_min=b.dense_approx_min,
         nprobe=b.dense_nprobe,

@@ -312,6 +312,7 @@ class FaissDenseIndex:
         ef_search: int = 128,
         nprobe: int = 0,
         mmap: bool = False,
+        serve_damaged: bool = False,
     ) -> None:
         self.dim = dim
         self.model = model
@@ -350,7 +351,19 @@ class FaissDenseIndex:
         # runs FAISS (`_one_team`).
         self._threads = threads
         self._index = self._empty()
-        self._load()
+        try:
+            self._load()
+        except StoreError as exc:
+            if not serve_damaged:
+                raise
+            # Opened without its vectors: dense search refused with the reason until a
+            # rebuilt index loads (`refresh`), the other sources answering meanwhile.
+            try:
+                self._failed = _stamp(self._dir / _SIDECAR)
+            except OSError:
+                self._failed = None
+            self.damage, self._lost = str(exc), True
+            log.error("dense search is off in this process: %s", self.damage)
 
     def _one_team(self) -> None:
         """OpenMP's thread count is a setting of each thread, not of the process: a thread

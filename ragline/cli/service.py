@@ -72,6 +72,9 @@ def serve(
     # resolved from its own flags.
     os.environ["RAGLINE_DATA_DIR"] = str(settings.data_dir.resolve())
     os.environ[QUEUE_ENV] = queue
+    # Checked above: a worker started later (in place of one that died) serves without a
+    # FAISS file damaged since, instead of failing to start and stopping the server.
+    os.environ.setdefault("RAGLINE_BACKENDS__DENSE_DAMAGED", "serve")
     if cache_ttl is not None:
         os.environ["RAGLINE_API__CACHE_TTL_S"] = str(cache_ttl)
     # Each process sizes its thread pools from its share of the cores.

@@ -361,6 +361,37 @@ def test_a_damaged_index_is_refused_with_the_command_that_rebuilds_it(
     assert str(tmp_path) in str(refused.value)
 
 
+@pytest.mark.parametrize("damage", ["index file truncated", "sidecar not JSON"])
+def test_a_serving_process_opens_a_damaged_index_without_it(
+    tmp_path: Path, corpus: Corpus, damage: str
+) -> None:
+    """A `ragline serve` worker started in place of one that died (`dense_damaged =
+    "serve"`, which the command sets for its workers once it has checked the stores
+    itself) opened the stores strictly: a FAISS file damaged since failed its start-up,
+    and uvicorn then stopped the whole server. It opens without the vectors, refuses
+    dense search with the repair command, does not reread the damaged version, and picks
+    up a rebuilt index. Every other process still refuses to open it."""
+    writer = FaissDenseIndex(tmp_path, DIM, MODEL)
+    writer.upsert(corpus.all())
+    writer.flush()
+    DAMAGE[damage](tmp_path)
+    with pytest.raises(StoreError):
+        FaissDenseIndex(tmp_path, DIM, MODEL)
+    served = FaissDenseIndex(tmp_path, DIM, MODEL, serve_damaged=True)
+    assert served.lost and "ragline repair --rebuild dense" in served.damage
+    with pytest.raises(StoreError, match=r"ragline repair --rebuild dense"):
+        served.search(corpus["zh"].vector, 1, ALL)
+    assert not served.changed_on_disk()  # (the damaged version is not read again)
+    # `ragline repair --rebuild dense`: the directory set aside, a new index flushed.
+    tmp_path.rename(tmp_path.with_name(tmp_path.name + "-aside"))
+    rebuilt = FaissDenseIndex(tmp_path, DIM, MODEL)
+    rebuilt.upsert(corpus.all())
+    rebuilt.flush()
+    assert served.changed_on_disk() and served.refresh()
+    assert not served.lost and served.damage == ""
+    assert served.search(corpus["zh"].vector, 1, ALL)[0].content_id == corpus.cid("zh")
+
+
 def test_a_reader_refused_a_damaged_flush_keeps_serving_what_it_holds(
     tmp_path: Path, corpus: Corpus
 ) -> None:
