@@ -35,6 +35,7 @@ from ingestion.parsers._common import (
     numbered_level,
     numeric_cell,
     plausible_heading,
+    sheet_parts,
     solid_chars,
 )
 
@@ -377,23 +378,18 @@ def _parse_csv(text: str, stem: str, encoding: str) -> ParsedDocument:
         dialect = csv.excel
     rows = list(csv.reader(io.StringIO(text), dialect))
     b = BlockBuilder()
-    for first, part in _csv_parts(rows):
+    # Read as a sheet is (a spreadsheet saved as CSV keeps its title, its tables and its
+    # notes apart with empty rows): cut where a new table, title or note starts after an
+    # empty row, while figures after a spacer row go on the table before it. (Cut at every
+    # empty row, the figures after a spacer made a table of their own, headed by its first
+    # row: "Plum | 2.10 | seasonal" as the columns of "Kiwi | 0.50".)
+    numbered = [
+        (number, [c.strip() for c in row])
+        for number, row in enumerate(rows, start=1)
+        if any(c.strip() for c in row)
+    ]
+    for part in sheet_parts(numbered):
         # A title, a version line, a note: a line of text set in a single cell, above or
         # under a table or on its own.
-        add_sheet_part(b, [(first + k, [c.strip() for c in row]) for k, row in enumerate(part)], 1)
+        add_sheet_part(b, part, 1)
     return ParsedDocument(tuple(b.blocks), 1, _title(b.blocks) or stem, f"{PARSER} ({encoding})")
-
-
-def _csv_parts(rows: list[list[str]]) -> Iterator[tuple[int, list[list[str]]]]:
-    """The runs of rows between empty ones (a spreadsheet saved as CSV keeps its title,
-    its tables and its notes apart so), each with its first row's number (1-based)."""
-    part: list[list[str]] = []
-    for number, row in enumerate(rows, start=1):
-        if any(c.strip() for c in row):
-            part.append(row)
-            continue
-        if part:
-            yield number - len(part), part
-        part = []
-    if part:
-        yield len(rows) + 1 - len(part), part

@@ -189,6 +189,20 @@ def test_a_csv_keeps_its_title_tables_and_notes_apart() -> None:
     assert (first.line_start, first.line_end) == (4, 6)
 
 
+def test_a_spacer_row_inside_a_csv_table_does_not_start_another() -> None:
+    """(Session 51.) A CSV was cut at every empty row, so the figures after a spacer row
+    made a table of their own, headed by their first row ("Plum | 2.10 | seasonal" as the
+    columns of "Kiwi | 0.50"); a spreadsheet already went on with the table there. CSV is
+    now read as a sheet is: a new table, title or note starts after an empty row, figures
+    go on the table before it."""
+    text = "Item,Price,Notes\nApple,1.20,fresh\nPear,0.90,\n\nPlum,2.10,seasonal\nKiwi,0.50,\n"
+    doc = parse_bytes(text.encode(), Path("fruit.csv"))
+    [table] = [b for b in doc.blocks if b.kind == "table"]
+    assert table.rows[0] == ("Item", "Price", "Notes") and len(table.rows) == 5
+    assert table.rows[-1] == ("Kiwi", "0.50", "")
+    assert (table.line_start, table.line_end) == (1, 6)
+
+
 def test_a_two_column_table_laid_out_by_spaces_and_bracketed_article_headings() -> None:
     """(Held-out pass, session 48.) A Japanese rule's tables of two columns (years of
     service and the gift; damage and the payment), indented with ideographic spaces, were
