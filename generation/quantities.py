@@ -101,8 +101,8 @@ QUANTITY_QUESTION = re.compile(
 _PRICE_Q = re.compile(PRICE_QUESTION, re.IGNORECASE)
 # Nothing to pay, as a price list writes it: the answer to a price asked.
 FREE = re.compile(
-    r"\bfree\b|\bno (?:charge|fee|cost)\b|\bincluded\b|\bkostenlos|\bgebührenfrei|\binklusive\b|"
-    r"\bgratuit|\bgratis\b|\bgratuito|\bincluid|\bcompris\b|\binclus\b|\bsin coste\b|"
+    r"\bfree\b|\bno (?:charges?|fees?|costs?)\b|\bincluded\b|\bkostenlos|\bgebührenfrei|"
+    r"\binklusive\b|\bgratuit|\bgratis\b|\bgratuito|\bincluid|\bcompris\b|\binclus\b|\bsin coste\b|"
     r"免费|免費|不收费|不收費|無料|무료",
     re.IGNORECASE,
 )

@@ -479,6 +479,7 @@ def test_a_price_asked_by_naming_it_is_a_quantity_asked(route: Route) -> None:
         assert asks_quantity(q) and asks_price(q), q
     assert not asks_quantity("What does the policy say about costs?")
     assert FREE.search("Children under 3 swim free.") and FREE.search("入館無料")
+    assert FREE.search("No charges apply to the first replacement card.")
     pool = make_chunk(
         "Aqua-fit and aqua-natal classes are priced in the separate Fitness Classes price list."
     )
