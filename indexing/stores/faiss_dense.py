@@ -358,12 +358,7 @@ class FaissDenseIndex:
                 raise
             # Opened without its vectors: dense search refused with the reason until a
             # rebuilt index loads (`refresh`), the other sources answering meanwhile.
-            try:
-                self._failed = _stamp(self._dir / _SIDECAR)
-            except OSError:
-                self._failed = None
-            self.damage, self._lost = str(exc), True
-            log.error("dense search is off in this process: %s", self.damage)
+            self._search_off(exc, self._sidecar_stamp())
 
     def _one_team(self) -> None:
         """OpenMP's thread count is a setting of each thread, not of the process: a thread
@@ -437,18 +432,8 @@ class FaissDenseIndex:
             return
         held, was = int(self._index.ntotal), self._mapped_file
         now = self._identity()
-        try:
-            stamp: tuple[int, int] | None = _stamp(self._dir / _SIDECAR)
-        except OSError:
-            stamp = None
-        self._index = self._empty()
-        self._mapped = False
-        self._mapped_file = None
-        self._payload = {}
-        self._row_json = {}
-        self._cols = _Columns()
-        self._hnsw = None
-        self._ivf = None
+        stamp = self._sidecar_stamp()
+        self._drop_vectors_locked()
         self._stamp = (0, 0)
         self._lost = True
         log.error(
@@ -462,8 +447,30 @@ class FaissDenseIndex:
         try:
             self._load()
         except StoreError as exc:
-            self.damage, self._failed = str(exc), stamp
-            log.error("dense search is off in this process: %s", self.damage)
+            self._search_off(exc, stamp)
+
+    def _sidecar_stamp(self) -> tuple[int, int] | None:
+        try:
+            return _stamp(self._dir / _SIDECAR)
+        except OSError:
+            return None
+
+    def _search_off(self, exc: StoreError, stamp: tuple[int, int] | None) -> None:
+        """Dense search refused with the reason (`exc`) until a good index loads; the
+        sidecar version that failed (`stamp`) is not read again."""
+        self.damage, self._failed, self._lost = str(exc), stamp, True
+        log.error("dense search is off in this process: %s", self.damage)
+
+    def _drop_vectors_locked(self) -> None:
+        """Forget every vector and payload held (and any mapping of a file)."""
+        self._index = self._empty()
+        self._mapped = False
+        self._mapped_file = None
+        self._payload = {}
+        self._row_json = {}
+        self._cols = _Columns()
+        self._hnsw = None
+        self._ivf = None
 
     def _read(self, sidecar: Path) -> tuple[tuple[int, int], dict[str, Any], Any]:
         """The sidecar and the index file it names. Another process may flush between the
@@ -704,14 +711,8 @@ class FaissDenseIndex:
     def rebuild_from(self, items: Iterable[IndexedChunk], batch: int = 4096) -> None:
         """Drop everything and bulk-load (used by `ragline repair --rebuild dense`)."""
         with self._lock:
-            self._index = self._empty()
-            self._mapped = False
-            self._mapped_file = None
+            self._drop_vectors_locked()
             self._lost = False
-            self._payload = {}
-            self._cols = _Columns()
-            self._hnsw = None
-            self._ivf = None
             pending: list[IndexedChunk] = []
             for item in items:
                 pending.append(item)
