@@ -285,11 +285,8 @@ def _facet_miss(
     (`written` and those of other languages), the one(s) the most retrieved passages
     mention. The others (a landmark, a district, a title) say what is asked of it. `cells`:
     the quoted table row's (column, value) pairs, if it is one."""
-    # A rate of another period ("월 15,000원", asked the day pass) is no answer in any
-    # language: it needs no word cutting.
-    period = other_rate_period(question, " ".join([*quoted, *scope]))
     if not checks_facet(question):
-        return _per(period)
+        return _other_period(question, quoted, scope)
     asked = [*written, *(n for n, _ in inflected_names(question))]
     topic = asked
     if len(asked) > 1:
@@ -303,10 +300,13 @@ def _facet_miss(
     opposite = opposite_stated(question, quoted, scope, topic, doc_names)
     if opposite:
         return f"the quoted evidence says {opposite[1]!r}, the opposite of {opposite[0]!r}"
-    return _per(period)
+    return _other_period(question, quoted, scope)
 
 
-def _per(period: tuple[str, str] | None) -> str:
+def _other_period(question: str, quoted: Sequence[str], scope: Sequence[str]) -> str:
+    """A rate of another period than the one asked ("월 15,000원", asked the day pass), in
+    any language (it needs no word cutting), or ""."""
+    period = other_rate_period(question, " ".join([*quoted, *scope]))
     if period is None:
         return ""
     return f"the question asks a figure per {period[0]}; the quoted evidence is per {period[1]}"
@@ -524,13 +524,12 @@ def _kind_of_answer(r: _Reading) -> Verdict | None:
     )
     # A day named without digits ("放榜次日", "on Monday") answers "哪一天" as a number would;
     # "free" answers a price.
-    free = asks_price(question) and any(FREE.search(q) for q in quoted)
     if (
         quantity
         and not day_quoted
         and not time_quoted
-        and not free
         and not any(has_quantity(q, question) for q in quoted)
+        and not (asks_price(question) and any(FREE.search(q) for q in quoted))
     ):
         why = "the question asks for a quantity and the quoted evidence states none"
         return r.refuse(why, "quantity", met=-1)

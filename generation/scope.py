@@ -213,7 +213,7 @@ def deferred_beside(question: str, chosen: Sequence[Candidate], beside: Sequence
     no quote states otherwise: asked the indoor pool's fee, the pool's row is quoted (its
     fee cell empty) and beside it "실내 수영장의 운영 시간과 이용료는 … 결정하여 공고한다".
     The answer would show that the value is not set. The sentence, or ""."""
-    deferring = [c for c in beside if _DEFERRED_HINT.search(c.text) and _DEFERRED.search(c.text)]
+    deferring = [c for c in beside if _defers(c.text)]
     if not deferring:
         return ""
     # (A word like "have" names nothing deferred: "the recharge rates have not yet been
@@ -239,6 +239,12 @@ def _rule_terms(question: str) -> list[str]:
     return [t for t in content_terms(question) if len(t) > 1 or not has_han(t)]
 
 
+def _defers(sentence: str) -> bool:
+    """Whether the sentence leaves a rule to another text or a later decision (its cheap
+    hint first)."""
+    return bool(_DEFERRED_HINT.search(sentence) and _DEFERRED.search(sentence))
+
+
 @lru_cache(maxsize=4096)
 def _deferrals(chunk: Chunk) -> tuple[tuple[Candidate, str], ...]:
     """The passage's sentences that defer (`_DEFERRED`), each with its deferring clauses
@@ -250,7 +256,7 @@ def _deferrals(chunk: Chunk) -> tuple[tuple[Candidate, str], ...]:
     return tuple(
         (c, fold_han(_deferring_clauses(normalise(c.text))))
         for c in candidates(chunk, 0)
-        if _DEFERRED_HINT.search(c.text) and _DEFERRED.search(c.text)
+        if _defers(c.text)
     )
 
 
