@@ -5,8 +5,8 @@ A quote that states another one ("SP 800-207", "第七十五条" for 第八十�
 answer from it is wrong; so each given number must be met by the quoted sentences (or their
 declared scope), in digits or in Chinese numerals.
 
-What is not a given number: years and dates (`answerable.periods` checks those), digits
-inside identifiers ("P12.1.2", "IPv6": `answerable.identifiers`), a number after a
+What is not a given number: years and dates (`names.periods` checks those), digits
+inside identifiers ("P12.1.2", "IPv6": `names.identifiers`), a number after a
 comparison ("more than 10,000", "超过 100": a bound, not a name), and one-digit numbers
 written alone in a sentence ("the 3 approaches": text writes those as words)."""
 
