@@ -73,7 +73,7 @@ from generation.names import (
     period_met,
     periods,
 )
-from generation.passages import Candidate, normalise
+from generation.passages import Candidate, normalise, normalise_joined
 from generation.quantities import (
     FREE,
     ORDINAL_Q,
@@ -185,8 +185,8 @@ def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str,
     for ch in [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]:
         seen.setdefault(ch.content_id, ch.text)
         names_of_docs.setdefault(ch.doc_id, f"{ch.title} {file_name(ch.source)}")
-    same_doc = normalise(" ".join([*seen.values(), *names_of_docs.values()]))
-    return same_doc, normalise(" ".join(names_of_docs.values()))
+    same_doc = normalise_joined([*seen.values(), *names_of_docs.values()])
+    return same_doc, normalise_joined(list(names_of_docs.values()))
 
 
 def _other_language_unmet(

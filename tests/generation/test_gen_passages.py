@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from gen_cases import make_chunk
 
-from generation.passages import candidates
+from generation.passages import candidates, normalise, normalise_joined
 
 
 def _rows(text: str) -> list[tuple[tuple[str, str], ...]]:
@@ -139,3 +139,13 @@ def test_a_note_set_across_a_table_is_a_sentence_not_a_row() -> None:
     row, sentence = candidates(chunk, 0)
     assert row.cells[0] == ("Supplier category", "Raw materials")
     assert sentence.text == note and not sentence.is_table_row
+
+
+def test_parts_normalised_one_by_one_join_to_the_whole_text_normalised() -> None:
+    # Full-width forms, the ideographic space, a final sigma and white space at either end
+    # or in a part of its own: each part's work is memoised, the result is the joined text's.
+    pieces = ["", " ", "  ", "\n", "ΟΔΟΣ", "Ａ１０１", "\u3000x", "Σ.", "İ", "a\tb ", " c"]
+    for first in pieces:
+        for second in pieces:
+            for parts in ([first], [first, second], [first, second, first], []):
+                assert normalise_joined(parts) == normalise(" ".join(parts)), parts
