@@ -355,6 +355,14 @@ _SOURCE_WORD_TEXT = """
     stated should would could shall so don doesn didn isn aren wasn weren won
 """
 SOURCE_WORDS = frozenset(_SOURCE_WORD_TEXT.split())
+# Who asks and how, not what about: the asker ("我", "someone") and the verbs that shape a
+# request ("can", "need", "要", "想"): "我下周要去成都出差，酒店每晚最多能报多少？" is about
+# 成都, 出差, 酒店, 每晚; "How many days off do I get" about days off.
+_ASKER_WORD_TEXT = """
+    can must might need will want have has had get someone anyone somebody anybody
+    我 我们 你 您 要 想 能 如果 需要
+"""
+_ASKER_WORDS = frozenset(_ASKER_WORD_TEXT.split())
 
 
 # A number written with thousands separators ("1,200", "12.500"): its digit groups are cut
@@ -384,6 +392,7 @@ def content_terms(question: str) -> list[str]:
         for t in query_terms(question)
         if t not in form
         and t not in SOURCE_WORDS
+        and t not in _ASKER_WORDS
         and not (len(t) == 1 and t.isascii() and t not in keys)
         and not (grouped and t.isdigit() and t not in grouped)
     ]

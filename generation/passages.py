@@ -110,12 +110,18 @@ _NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
 # A cell that holds only a sign for "no value" ("—", "-", "N/A", "TBD", "待定", "待确认",
 # "暂无"; "noch offen", "k. A.", "pendiente", "por definir", "à définir") is empty: asked
 # for it, the table gives nothing, not the dash. ("NA" without its slash is a value:
-# North America; "offen" alone is a status.)
+# North America; "offen" alone is a status.) So is one that sends the reader to ask for
+# the value ("on request", "POA", "auf Anfrage", "sur demande", "문의", "お問い合わせ",
+# "询价"): a price on request is no price.
 _PLACEHOLDER = re.compile(
     r"[-–—−/\s]+|n/a|tb[acd]|待定|待確認|待确认|暂无|暫無|未定|미정|noch offen|k\. ?a\.|pendiente|"
     r"por (?:definir|determinar|confirmar)|[àa] (?:d[ée]finir|d[ée]terminer|confirmer)|"
     r"da (?:definire|stabilire|confermare)|a (?:definir|confirmar)|nader te bepalen|"
-    r"уточняется",
+    r"уточняется|"
+    r"(?:price )?(?:on|upon|by) (?:request|application|enquiry|inquiry)|poa|"
+    r"auf anfrage|sur (?:demande|devis)|su richiesta|a (?:pedido|petición|solicitud|richiesta)|"
+    r"bajo (?:petición|pedido)|sob consulta|op aanvraag|по запросу|"
+    r"(?:별도 |전화 )?문의|要?お?問い?合わ?せ|询价|詢價|电洽|電洽|另询|另詢",
     re.I,
 )
 

@@ -127,6 +127,29 @@ def test_placeholders_in_other_languages_are_empty_but_a_status_is_not() -> None
     assert row.empty == ("Antigüedad mínima", "Termin")
 
 
+def test_a_value_on_request_is_an_empty_cell_in_any_language() -> None:
+    """(Session 52.) "Summer, per metre: on request" gives no summer rate: asked for it,
+    the table gives nothing (a request is no price)."""
+    header = ("Berth", "Annual", "Summer", "Winter", "Hire")
+    rows = (("Dry stack", "£455.00", "on request", "POA", "auf Anfrage"),)
+    text = "| " + " | ".join(header) + " |\n|---|---|---|---|---|\n| " + " | ".join(rows[0]) + " |"
+    table = make_chunk(text, kind="table", table_header=header, table_rows=rows)
+    (row,) = candidates(table, 0)
+    assert row.cells == (("Berth", "Dry stack"), ("Annual", "£455.00"))
+    assert row.empty == ("Summer", "Winter", "Hire")
+    for other in ("문의", "お問い合わせ", "询价", "sur demande", "Price on application"):
+        other_rows = (("Dry stack", "£455.00", other, "£12", "£3"),)
+        line = "| " + " | ".join(other_rows[0]) + " |"
+        text = "| " + " | ".join(header) + " |\n|---|---|---|---|---|\n" + line
+        chunk = make_chunk(text, kind="table", table_header=header, table_rows=other_rows)
+        assert candidates(chunk, 0)[0].empty == ("Summer",), other
+    # A word that only holds "request" is a value.
+    kept = (("Dry stack", "£455.00", "request form B", "£12", "£3"),)
+    text = "| " + " | ".join(header) + " |\n|---|---|---|---|---|\n| " + " | ".join(kept[0]) + " |"
+    chunk = make_chunk(text, kind="table", table_header=header, table_rows=kept)
+    assert candidates(chunk, 0)[0].empty == ()
+
+
 def test_a_note_set_across_a_table_is_a_sentence_not_a_row() -> None:
     """(Session 47.) A spreadsheet holds its notes in a table's first cell: "* End of
     month means ..." is no supplier category."""
