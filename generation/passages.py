@@ -112,16 +112,17 @@ _NUMBER_CELL = re.compile(r"[-+]?\d[\d,.]*%?")
 # for it, the table gives nothing, not the dash. ("NA" without its slash is a value:
 # North America; "offen" alone is a status.) So is one that sends the reader to ask for
 # the value ("on request", "POA", "auf Anfrage", "sur demande", "문의", "お問い合わせ",
-# "询价"): a price on request is no price.
+# "询价"): a price on request is no price. (The deferrals of `generation.scope`, "sob
+# consulta", "sur devis", "별도 문의", "面议", leave a cell open instead: `row_left_open`.)
 _PLACEHOLDER = re.compile(
     r"[-–—−/\s]+|n/a|tb[acd]|待定|待確認|待确认|暂无|暫無|未定|미정|noch offen|k\. ?a\.|pendiente|"
     r"por (?:definir|determinar|confirmar)|[àa] (?:d[ée]finir|d[ée]terminer|confirmer)|"
     r"da (?:definire|stabilire|confermare)|a (?:definir|confirmar)|nader te bepalen|"
     r"уточняется|"
     r"(?:price )?(?:on|upon|by) (?:request|application|enquiry|inquiry)|poa|"
-    r"auf anfrage|sur (?:demande|devis)|su richiesta|a (?:pedido|petición|solicitud|richiesta)|"
-    r"bajo (?:petición|pedido)|sob consulta|op aanvraag|по запросу|"
-    r"(?:별도 |전화 )?문의|要?お?問い?合わ?せ|询价|詢價|电洽|電洽|另询|另詢",
+    r"auf anfrage|sur demande|su richiesta|a (?:pedido|petición|solicitud|richiesta)|"
+    r"bajo (?:petición|pedido)|op aanvraag|по запросу|"
+    r"(?:전화 )?문의|要?お?問い?合わ?せ|询价|詢價|电洽|電洽|另询|另詢",
     re.I,
 )
 

@@ -484,6 +484,13 @@ _MEASURE_QUESTIONS = (
         r"\bcombien (?:a )?co[uû]t|\bcuánto (?:cuesta|costó|dinero)|\bсколько сто(?:ит|ил)|"
         # A price asked by name ("What is the price of", "le prix d'un", 料金, いくら).
         r"\b(?:what|how much) (?:is|was|are|were) the (?:price|cost|fee|fare)s? (?:of|for)\b|"
+        # (a sum asked by what it is: "how big is the fine", "how much will be deducted";
+        # not a refund or a fee, often a share: "70% of the fee")
+        r"\bhow (?:much|big|high|large) (?:is|was|are|were|will be|would be) (?:the |a |an |"
+        r"my |our |your )?(?:[\w-]+ ){0,2}(?:fine|penalty|deposit|surcharge|excess|"
+        r"deductible)s?\b|\bhow much (?:exactly |money )?"
+        r"(?:will|would|is|are|was|were|can|could|do|does|did)\b[^?]{0,80}\b"
+        r"(?:deducted|fined|withheld)\b|"
         r"\b(?:le|du) (?:prix|tarif) (?:d|du|de|des)\b|\bquel est le (?:prix|tarif|coût)\b|"
         r"\b(?:cuál es|qué) (?:el )?(?:precio|costo|coste)\b|\bqual (?:é|e) o (?:preço|custo)\b|"
         r"\bquanto cost|\bwas kostet\b|\b(?:какова|какая) (?:цена|стоимость)\b|"
@@ -513,6 +520,7 @@ _MEASURE_QUESTIONS = (
     ),
 )
 _MEASURE_Q = tuple((name, re.compile(rx, re.IGNORECASE)) for name, rx in _MEASURE_QUESTIONS)
+_HAN_MONEY_Q = re.compile(r"多少[钱錢]|[几幾多][块塊][钱錢]")
 _LENGTH_UNITS = (
     r"\d\s*(?:m|km|cm|mm|ft|mi|yd|in)\b|\d\s*[′'’]|\b(?:feet|foot|metres?|meters?|"
     r"kilomet(?:re|er)s?|miles?|inch(?:es)?|yards?|metern?|kilometern?|mètres?|metros?|"
@@ -537,7 +545,8 @@ _MEASURE_UNITS = {
     "sum of money": re.compile(
         r"[$€£¥₩₽]|\b(?:dollars?|euros?|pounds|yen|yuan|rmb|usd|eur|gbp|francs?|marks?|"
         r"rubles?|roubles?|pesos?|reais|lire|crowns?|won|kr|kronor|sek|nok|dkk|pln|"
-        r"zł|złotych|czk|kč)(?!\w)|元|円|원|рубл|евро|доллар",
+        r"zł|złotych|czk|kč)(?!\w)|元|円|원|рубл|евро|доллар|\d\s*[块塊]|人民[币幣]|台[币幣]|"
+        r"臺[币幣]|港[币幣]",
         re.IGNORECASE,
     ),
     "angle": _DEGREES,
@@ -552,7 +561,8 @@ def asked_measure(question: str) -> str | None:
     """The kind of measure a question asks for ("length" for "how tall", "sum of money" for
     "how much did it cost"), or None; never for Chinese questions."""
     if has_han(question) and not has_kana(question):
-        return None
+        # Chinese asks any amount with 多少; money only with 多少钱 (how much money).
+        return "sum of money" if _HAN_MONEY_Q.search(question) else None
     for name, rx in _MEASURE_Q:
         if rx.search(question):
             return name

@@ -585,8 +585,11 @@ def _same_unit(band: Band, amount: Amount, text: str) -> bool:
 
 
 # Units of a size that names a model or a kind of thing (a 20 ft or a 40 ft container, a
-# 16 m or a 20 m lift): a row for one size states nothing of another.
-_SIZE_UNITS = frozenset("m cm mm ft inch 米 厘米 公分 毫米 英尺 英寸 呎 吋".split())  # noqa: SIM905
+# 16 m or a 20 m lift, a plot of 250 m² or of 500 m²): a row for one size states nothing
+# of another.
+_SIZE_UNITS = frozenset(
+    "m cm mm ft inch 米 厘米 公分 毫米 英尺 英寸 呎 吋 m² m2 ㎡ ft² 平方米 平米 坪".split()  # noqa: SIM905
+)
 
 
 def other_sizes(amounts: Sequence[Amount], text: str) -> list[str]:

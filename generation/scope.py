@@ -45,6 +45,10 @@ _DEFERRED = re.compile(
     r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided|"
     r"reviewed|revised)\b|"
     r"\b(?:set|determined|agreed|defined) separately\b|"
+    # (a price kept elsewhere: "prices are displayed at the fuel berth and change weekly")
+    r"\b(?:prices?|rates?|fees?|charges?|tariffs?) (?:are|is) (?:displayed|posted|shown|"
+    r"published) (?:at|on|in)\b|\b(?:prices?|rates?) (?:change|vary|are updated) "
+    r"(?:weekly|daily|monthly|regularly|seasonally)\b|"
     r"\bnot yet (?:been )?(?:decided|determined|set|announced|published|agreed|fixed)\b|"
     # German, Spanish, French: "noch offen", "wird gesondert festgelegt", "por determinar",
     # "se fijará", "à définir", "sera fixé"
@@ -147,7 +151,8 @@ _DEFERRED_HINT = _Hint(
         r"sar[àa] |ser[áã]|em elabora|geregeld|vastgelegd|beschreven|rigen? por|"
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
-        r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in"
+        r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in|"
+        r"displayed|posted|shown|published|change|vary|updated"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from generation.ranges import Band, bands, fits, question_amounts
+from generation.ranges import Band, bands, fits, other_sizes, question_amounts
 
 
 @pytest.mark.parametrize(
@@ -263,3 +263,13 @@ def test_japanese_ages_and_a_band_open_to_a_bound_in_words() -> None:
 )
 def test_bands_of_session_50(question: str, rule: str, held: bool) -> None:
     assert fits(question_amounts(question), rule) is held
+
+
+def test_a_row_for_another_area_is_another_size() -> None:
+    """(Session 52.) A plot of about 500 m² asked, the row of a 250 m² plot quoted: its
+    rent is not the one asked; a band that holds the area is."""
+    asked = question_amounts("What is the annual rent for a double plot of about 500 m²?")
+    assert other_sizes(asked, "plot size: full plot (approx. 250 m²) | rent: £96.00") == [
+        "250 m²"
+    ]
+    assert other_sizes(asked, "plot size: double plot (approx. 500 m²) | rent: £180.00") == []
