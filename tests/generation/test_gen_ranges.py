@@ -269,7 +269,5 @@ def test_a_row_for_another_area_is_another_size() -> None:
     """(Session 52.) A plot of about 500 m² asked, the row of a 250 m² plot quoted: its
     rent is not the one asked; a band that holds the area is."""
     asked = question_amounts("What is the annual rent for a double plot of about 500 m²?")
-    assert other_sizes(asked, "plot size: full plot (approx. 250 m²) | rent: £96.00") == [
-        "250 m²"
-    ]
+    assert other_sizes(asked, "plot size: full plot (approx. 250 m²) | rent: £96.00") == ["250 m²"]
     assert other_sizes(asked, "plot size: double plot (approx. 500 m²) | rent: £180.00") == []
