@@ -310,8 +310,8 @@ def _detach_table_lead(current: _TextUnit | None, blocks: Sequence[Block], i: in
 def _take_caption(current: _TextUnit | None, blocks: Sequence[Block], i: int) -> _Span | None:
     """Move the paragraph right before a table into the table's chunk when it is its
     caption: short, one line, and either numbered like one ("表 3", "Table 3:") or the only
-    text between a heading and the table and not a sentence (a sheet's merged title row,
-    a "Results" or "如下表所示：" line)."""
+    text between a heading (or another table) and the table and not a sentence (a sheet's
+    merged title row, a "Results" or "如下表所示：" line)."""
     if current is None or not current.spans:
         return None
     last = current.spans[-1]
@@ -320,12 +320,11 @@ def _take_caption(current: _TextUnit | None, blocks: Sequence[Block], i: int) ->
     if "\n" in last.text or len(last.text) > _CAPTION_MAX_CHARS:
         return None
     before = current.spans[-2] if len(current.spans) > 1 else current.head
-    titled = (
-        before is not None
-        and before.block == i - 2
-        and (blocks[i - 2].kind == "heading")
-        and not last.text.endswith(_SENTENCE_ENDS)
-    )
+    after_heading = before is not None and before.block == i - 2 and blocks[i - 2].kind == "heading"
+    # (A title line between two tables, as a sheet writes a second table's name under the
+    # first: "Meadowbrook Care health plan" names the table after it.)
+    after_table = i >= 2 and blocks[i - 2].kind == "table" and len(current.spans) == 1
+    titled = (after_heading or after_table) and not last.text.endswith(_SENTENCE_ENDS)
     if not (_CAPTION.match(last.text) or titled):
         return None
     return current.spans.pop()

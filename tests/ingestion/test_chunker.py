@@ -360,6 +360,25 @@ def test_sole_line_between_heading_and_table_is_its_title(title: str) -> None:
     assert [d.text for d in drafts] == [f"Sheet1\n{title}\n| q | rev |\n|---|---|\n| Q1 | 5 |"]
 
 
+def test_sole_line_between_two_tables_is_the_second_ones_title() -> None:
+    """(Session 52.) A sheet writes a second table's name under the first ("Meadowbrook
+    Care health plan", then Animal | Monthly fee): the row "Cat | £13.00 per month" is of
+    the health plan. A sentence there stays text."""
+    blocks = [
+        heading("Other services", 1, page=1),
+        table([["service", "price"], ["Microchip", "24"]], ("Other services",), line=1, end=2),
+        para("Meadowbrook Care health plan", ("Other services",), page=1, line=3),
+        table([["animal", "fee"], ["Cat", "13"]], ("Other services",), line=4, end=5),
+        para("Fees are paid monthly.", ("Other services",), page=1, line=6),
+        table([["animal", "visit"], ["Cat", "2"]], ("Other services",), line=7, end=8),
+    ]
+    drafts = chunk_blocks(blocks, settings(), words)
+    assert [d.kind for d in drafts] == ["table", "table", "text", "table"]
+    assert drafts[1].text.startswith("Other services\nMeadowbrook Care health plan\n| animal |")
+    assert drafts[2].text == "Other services\nFees are paid monthly."
+    assert drafts[3].text.startswith("Other services\n| animal | visit |")
+
+
 def test_heading_right_before_a_table_does_not_dangle_in_the_text_chunk() -> None:
     blocks = [
         heading("Reqs", 2),
