@@ -227,9 +227,10 @@ def inflected_names(question: str) -> list[tuple[str, tuple[str, ...]]]:
 
 
 # What stands before a German common noun: articles, determiners, quantifiers, numbers,
-# prepositions ("in Betrieb", "für Sonnenenergie": a bare noun after one is common, a
-# place after one too, and a wrong refusal costs more) and their contractions with an
-# article.
+# prepositions ("in Betrieb", "für Sonnenenergie", "ab Herbst": a bare noun after one is
+# common, a place after one too, and a wrong refusal costs more), their contractions with
+# an article, and the verbs that take a bare noun as their object ("soll
+# Klavier-Einzelunterricht bekommen", "braucht Nachhilfe").
 _GERMAN_DETERMINER_TEXT = """
     der die das den dem des ein eine einen einem einer eines kein keine keinen keinem keiner
     keines dieser diese dieses diesen diesem jeder jede jedes jeden jedem welcher welche
@@ -237,7 +238,9 @@ _GERMAN_DETERMINER_TEXT = """
     ihr ihre ihren ihrem ihrer unser unsere unseren euer eure viele vielen wenige einige
     einigen mehrere alle allen beide beiden zum zur im am vom beim ins ans aufs wie in an
     auf für mit bei nach von aus zu um über unter vor hinter neben zwischen seit als durch
-    gegen ohne bis
+    gegen ohne bis ab außer gegenüber pro je laut trotz während wegen statt innerhalb
+    außerhalb samt dank per soll sollen muss müssen kann können will wollen möchte möchten
+    darf dürfen bekommt bekommen brauche braucht brauchen
 """
 _GERMAN_DETERMINERS = frozenset(_GERMAN_DETERMINER_TEXT.split())
 

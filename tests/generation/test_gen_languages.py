@@ -52,6 +52,16 @@ def test_german_nouns_are_not_names_but_a_bare_capital_is() -> None:
     assert _verdict(question, make_hits(make_chunk(text, title="de"))).covered
 
 
+def test_a_german_noun_after_a_preposition_or_a_verb_taking_it_is_no_name() -> None:
+    """(Session 52.) "ab Herbst", "soll Klavier-Einzelunterricht bekommen": common nouns,
+    which the quote need not write; a capital after a verb of being still is a name."""
+    kids = "Unsere beiden Kinder gehen ab Herbst zur Musikschule. Wie viel Rabatt gibt es?"
+    assert inflected_names(kids) == []
+    lessons = "Meine Tochter soll Klavier-Einzelunterricht mit 45 Minuten bekommen."
+    assert inflected_names(lessons) == []
+    assert [n for n, _ in inflected_names("Wie groß ist Heidelberg?")] == ["Heidelberg"]
+
+
 def test_a_quantity_question_needs_a_number_in_every_language() -> None:
     for question in (
         "Wie hoch ist die Zugspitze?",
