@@ -422,6 +422,11 @@ _PER = {
     "year": r"\byearly\b|\bannual(?:ly)?\b|\bper (?:year|annum)\b|\ba year\b|/year\b|"
     r"\bj[äa]hrlich|\bpro jahr\b|\banual\b|\bal a[ñn]o\b|\bpor a[ñn]o\b|\bannuel|\bpar an\b|"
     r"\bannual[ei]\b|\ball.anno\b|\bpor ano\b|每年|年度|年额|年額|年間|毎年|연간|연회비|매년",
+    # (A price per use is no monthly one: a pass for the month asked, "単位: 1回" quoted;
+    # not "週1回", how often, nor Korean "1회", which is either.)
+    "visit": r"\bper (?:visit|session|entry|use)\b|\bsingle (?:visit|entry|session|swim)\b|"
+    r"\bpro (?:besuch|eintritt)\b|\beinzeleintritt|\bpar (?:visite|séance|entrée)\b|"
+    r"\bpor (?:visita|sesión|entrada)\b|\bper (?:ingresso|seduta)\b|(?<![週月年日毎])1回(?!目)",
 }
 _PERIODS = {name: re.compile(rx, re.IGNORECASE) for name, rx in _PER.items()}
 

@@ -224,6 +224,25 @@ def test_a_rate_of_another_period_does_not_answer() -> None:
     assert other_rate_period("What is the ATM limit for G6?", monthly_row) is None
 
 
+def test_a_price_per_use_is_no_monthly_one() -> None:
+    """(Held-out pass, session 52.) Asked the training room's monthly pass, the row "単位:
+    1回（2時間以内） | 一般 400円" was quoted. How often a class meets ("週1回") is no unit
+    of the price."""
+    from generation.attribute import other_rate_period
+
+    row = "施設・項目: トレーニング室 | 単位: 1回（2時間以内） | 市内・平日: 一般 400円"
+    assert other_rate_period("トレーニング室の月額定期券はいくらですか？", row) == (
+        "month",
+        "visit",
+    )
+    assert other_rate_period("What is the monthly fee?", "Gym: £4.00 per visit") == (
+        "month",
+        "visit",
+    )
+    assert other_rate_period("月額はいくらですか？", "ヨガ教室（週1回）: 3,000円") is None
+    assert other_rate_period("What does a single swim cost?", "Adult: £4.00 per visit") is None
+
+
 def test_a_rate_of_another_period_in_korean_and_japanese() -> None:
     """(Held-out pass, session 51.) Asked the gym's day pass ("하루만 … 일일권"), the row's
     monthly fee ("1인 월 15,000원") was quoted: Korean and Japanese periods are read, and
