@@ -34,7 +34,10 @@ sixteenth (English with a PDF, simplified Chinese, Japanese, Korean, German, Fre
 Brazilian Portuguese, Dutch), to measure the whole session's fixes; unseen_policies15 by a
 seventeenth (session 51: English in two .docx files, as no PDF writer is installed,
 simplified and traditional Chinese, Japanese, Korean, German, Spanish, French, Italian),
-measured at the session's start and after its fixes, before its answers were read."""
+measured at the session's start and after its fixes, before its answers were read;
+unseen_policies16 by an eighteenth (session 52: English in Markdown, HTML, .docx and .xlsx,
+simplified and traditional Chinese, German, French, Japanese in CSV, Korean), measured at the
+session's start before its answers were read, then read for fixes."""
 
 from __future__ import annotations
 
@@ -69,6 +72,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies13", 40, 60),
         ("unseen_policies14", 40, 60),
         ("unseen_policies15", 40, 60),
+        ("unseen_policies16", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
