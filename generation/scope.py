@@ -152,7 +152,8 @@ _DEFERRED_HINT = _Hint(
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
         r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in|"
-        r"displayed|posted|shown|published|change|vary|updated"
+        r"(?:displayed|posted|shown|published) (?:at|on|in)\b|"
+        r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)"
     ),
     re.compile(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
