@@ -73,7 +73,7 @@ from generation.names import (
     period_met,
     periods,
 )
-from generation.passages import Candidate, normalise, normalise_joined
+from generation.passages import Candidate, normalise, normalise_joined, normalised_parts
 from generation.quantities import (
     FREE,
     ORDINAL_Q,
@@ -174,10 +174,14 @@ def _scope(cand: Candidate) -> str:
 Stated = Callable[[str, Callable[[str], bool]], bool]
 
 
-def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str, str]:
+def _documents(
+    cited: Sequence[Chunk], retrieved: Sequence[Chunk]
+) -> tuple[str, str, tuple[str, ...]]:
     """What the cited passages' documents say, normalised: their text (the passages cited
-    and those retrieved from the same documents) with their titles and file names, and
-    the titles and file names alone. Names and identifiers of a question are often the
+    and those retrieved from the same documents) with their titles and file names, the
+    titles and file names alone, and the pieces of the first, passage by passage (what is
+    read a passage at a time is memoised by passage: the same passages come back with
+    others question after question). Names and identifiers of a question are often the
     document's own ("per the Wikipedia Duck article", "OpenAPI 3.1.0")."""
     docs = {c.doc_id for c in cited}
     seen: dict[str, str] = {}
@@ -185,8 +189,9 @@ def _documents(cited: Sequence[Chunk], retrieved: Sequence[Chunk]) -> tuple[str,
     for ch in [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]:
         seen.setdefault(ch.content_id, ch.text)
         names_of_docs.setdefault(ch.doc_id, f"{ch.title} {file_name(ch.source)}")
-    same_doc = normalise_joined([*seen.values(), *names_of_docs.values()])
-    return same_doc, normalise_joined(list(names_of_docs.values()))
+    texts = [*seen.values(), *names_of_docs.values()]
+    same_doc = normalise_joined(texts)
+    return same_doc, normalise_joined(list(names_of_docs.values())), tuple(normalised_parts(texts))
 
 
 def _other_language_unmet(
@@ -250,7 +255,7 @@ def unmet_in_documents(
     names in other languages, a Chinese question's names and subject. For an answer
     written from cited passages (an LLM's): a thing asked about that no cited document
     names is answered about something else."""
-    same_doc, _ = _documents(cited, retrieved)
+    same_doc, _, _ = _documents(cited, retrieved)
     ids, wanted, soft = asked_names(question)
     expanded = {k.lower(): v for k, v in (synonyms or {}).items()}
 
@@ -335,6 +340,7 @@ class _Reading:
     beside: Sequence[Candidate]  # the answer's other quotes of the same document
     evidence: str
     same_doc: str
+    doc_parts: tuple[str, ...]  # same_doc passage by passage
     doc_names: str
     amounts: Sequence[Amount]
     banded: bool | None  # whether a band of the quote holds the amounts (None: no band)
@@ -394,7 +400,7 @@ def _read(
     beside: Sequence[Candidate],
 ) -> _Reading:
     evidence = normalise(" ".join([*quoted, *(_scope(c) for c in chosen)]))
-    same_doc, doc_names = _documents([c.chunk for c in chosen], retrieved)
+    same_doc, doc_names, doc_parts = _documents([c.chunk for c in chosen], retrieved)
     wanted_periods = periods(question)
     # An amount the question gives (12年, "$300,000", 300 seats, "an 11.2 m boat") is met
     # by a band of the quote that holds it ("满10年不满20年", "above $50,000 and up to
@@ -488,6 +494,7 @@ def _read(
         beside=beside,
         evidence=evidence,
         same_doc=same_doc,
+        doc_parts=doc_parts,
         doc_names=doc_names,
         amounts=amounts,
         banded=banded,
@@ -735,7 +742,7 @@ def _scope_of_rules(r: _Reading) -> Verdict | None:
         why = f"the document puts what is asked outside its rules: {item!r}"
         return r.refuse(why, "subject", final=True)
     quoted = [normalise(q) for q in r.quoted]
-    excluded, left_out = only_excluded(r.question, r.evidence, r.same_doc, quoted)
+    excluded, left_out = only_excluded(r.question, r.evidence, r.doc_parts, quoted)
     if left_out:
         # (Another document may answer for it, if it names it: `asked`.)
         why = f"the document puts what is asked outside its rules: {left_out!r}"

@@ -337,9 +337,9 @@ def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
         "| 软件 | 10000元 | 按《无形资产管理办法》执行 |"
     )
     question = "新买的笔记本电脑单价4000元，电子设备从多少钱开始算固定资产？"
-    assert only_excluded(question, "资产类别: 电子设备 | 认定起点: 3000元", doc) == ("", "")
+    assert only_excluded(question, "资产类别: 电子设备 | 认定起点: 3000元", [doc]) == ("", "")
     # a word of two characters or more still is: 软件 is left to another text
-    word, _ = only_excluded("软件单价多少以上算固定资产？", "资产类别: 电子设备", doc)
+    word, _ = only_excluded("软件单价多少以上算固定资产？", "资产类别: 电子设备", [doc])
     assert word == "软件"
 
 
@@ -619,6 +619,20 @@ def test_a_band_with_a_value_is_answered_and_a_row_of_another_size_is_not() -> N
     assert _verdict("20呎貨櫃的人工卸貨費是多少？", make_hits(table)).covered
 
 
+def test_a_document_read_passage_by_passage_puts_out_what_any_passage_does() -> None:
+    """(Session 52.) The document's retrieved text is read a passage at a time, each
+    memoised: a passage that puts interns outside the rules counts wherever it stands."""
+    from generation.scope import only_excluded
+
+    rules = "full-time employees receive 25 days of annual leave per year."
+    scope = "this policy does not apply to interns, who are covered by their own agreement."
+    asked = "How many days of annual leave do interns get?"
+    for parts in ([rules, scope], [scope, rules], [rules, "other text.", scope]):
+        word, said = only_excluded(asked, rules, parts)
+        assert word == "interns" and "does not apply to interns" in said, parts
+    assert only_excluded(asked, rules, [rules, "other text."]) == ("", "")
+
+
 def test_a_chinese_list_of_people_left_out_reaches_its_last_item() -> None:
     """ "下列人员不适用本办法：（一）…；（三）华岳精密（越南）有限公司员工": the third item is left
     out too, though semicolons part it from the phrase."""
@@ -631,7 +645,7 @@ def test_a_chinese_list_of_people_left_out_reaches_its_last_item() -> None:
         "第八条 本科学历教育的补贴比例为60%。"
     )
     word, said = only_excluded(
-        "我是华岳精密（越南）有限公司的员工，读本科能拿多少比例的补贴？", "本科 补贴比例 60%", doc
+        "我是华岳精密（越南）有限公司的员工，读本科能拿多少比例的补贴？", "本科 补贴比例 60%", [doc]
     )
     assert word == "越南" and "不适用本办法" in said
 
