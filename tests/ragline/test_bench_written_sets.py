@@ -37,7 +37,10 @@ simplified and traditional Chinese, Japanese, Korean, German, Spanish, French, I
 measured at the session's start and after its fixes, before its answers were read;
 unseen_policies16 by an eighteenth (session 52: English in Markdown, HTML, .docx and .xlsx,
 simplified and traditional Chinese, German, French, Japanese in CSV, Korean), measured at the
-session's start before its answers were read, then read for fixes."""
+session's start before its answers were read, then read for fixes; unseen_policies17 by a
+nineteenth, later in that session (English in Markdown, HTML, .docx and CSV, simplified and
+traditional Chinese, Spanish, Italian, Japanese in .xlsx, Korean), to measure the session's
+fixes at its start and end, before its answers were read."""
 
 from __future__ import annotations
 
@@ -73,6 +76,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies14", 40, 60),
         ("unseen_policies15", 40, 60),
         ("unseen_policies16", 40, 60),
+        ("unseen_policies17", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
