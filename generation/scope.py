@@ -43,7 +43,7 @@ _DEFERRED = re.compile(
     r"另行[\u4e00-\u9fff]{1,2}|另有[规規]定|另文[规規]定|待定|[尚暂暫]未[确確]定|"
     r"\bto be (?:determined|confirmed|agreed|announced|decided)\b|\btb[cd]\b|"
     r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided|"
-    r"reviewed|revised)\b|"
+    r"reviewed|revised|agreed)\b|\b(?:agreed|decided|set|priced) case[- ]by[- ]case\b|"
     r"\b(?:set|determined|agreed|defined) separately\b|"
     # (a price kept elsewhere: "prices are displayed at the fuel berth and change weekly")
     r"\b(?:prices?|rates?|fees?|charges?|tariffs?) (?:are|is) (?:displayed|posted|shown|"
@@ -56,7 +56,7 @@ _DEFERRED = re.compile(
     r"\b(?:wird|werden) (?:noch |gesondert |separat |später |im \w+ \d{4} )*(?:festgelegt|"
     r"geregelt|bekannt ?gegeben|mitgeteilt|veröffentlicht)\b|\bgesondert geregelt\b|"
     r"\bpor (?:determinar|definir|confirmar)\b|\bpendiente de\b|"
-    r"\bse (?:determinar|establecer|fijar|definir|comunicar)[aá]n?\b|"
+    r"\bse (?:determinar|establecer|fijar|definir|comunicar|publicar|anunciar)[aá]n?\b|"
     r"\b[àa] (?:d[ée]terminer|d[ée]finir|confirmer)\b|\bser(?:a|ont) (?:fix|d[ée]termin|"
     r"communiqu|d[ée]fini)[ée]e?s?\b|"
     # ... or sends it to another text: "is defined in the Global Mobility Tax Guide",
@@ -83,7 +83,8 @@ _DEFERRED = re.compile(
     r"приказ|инструкци)|"
     r"\b(?:[èe]|sono) (?:disciplinat|definit|regolat|stabilit)[oaie] (?:da|dal|dalla|dallo|"
     r"nel|nella|nello)\b|\bseguono (?:il|la) (?:piano|regolamento|manuale|procedura)\b|"
-    r"\bda definire\b|\bsar(?:[àa]|anno) (?:definit|stabilit|comunicat|fissat)[oaie]\b|"
+    r"\bda (?:definire|concordare)\b|"
+    r"\bsar(?:[àa]|anno) (?:definit|stabilit|comunicat|fissat)[oaie]\b|"
     r"「[^」]{1,40}」(?:[（(][^）)]{0,20}[）)])?(?:に定める|による|に従う|を参照)|別途定める|未定|"
     r"에 따른다|에서 정한다|별도로 정한다|미정|에 따르며|(?:결정|정)하여 공고|"
     r"추후 (?:공지|안내|결정|확정)|별도로? 공지|洽[詢询]|\ba consultar\b|\bsob consulta\b|"
@@ -95,6 +96,11 @@ _DEFERRED = re.compile(
     # "其退費比例另定之", "会员权益另见《会员服务协议》")
     r"\bseguem (?:a|o) (?:tabela|regulamento|manual|procedimento)\b|"
     r"\bpublicad[oa]s? em separado\b|另定之|另[见見]《|另案(?:办理|辦理|处理|處理|规定|規定)|"
+    # ("恢復招生日期將於官網公告", "內容於每年6月公告", "收费标准须经物价部门核定后公布",
+    # "規費依監理站公告標準": a date or a price to be announced, or set by another body)
+    r"[将將][于於][^，,。；;]{0,12}(?:公告|公布|公佈|通知|发布|發布)|"
+    r"[于於]每[年月][^，,。；;]{0,8}(?:公告|公布|公佈)|[后後](?:公布|公告|公佈)(?!之日)|"
+    r"依(?!本)[^，,。；;]{1,12}公告之?(?:標準|标准)|"
     # (Polish, Swedish: "określa odrębny Regulamin", "zostanie ustalona", "regleras i
     # Resepolicyn", "fastställs senare")
     r"\bokreśla(?:ją)? odrębn\w*|\bodrębn\w* (?:regulamin|przepis|zasad|umow)\w*|"
@@ -152,6 +158,7 @@ _DEFERRED_HINT = _Hint(
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
         r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in|"
+        r"agreed|case[- ]by[- ]case|publicar|anunciar|concordare|"
         r"(?:displayed|posted|shown|published) (?:at|on|in)\b|"
         r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)"
     ),
@@ -159,7 +166,8 @@ _DEFERRED_HINT = _Hint(
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
         r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
-        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表|另案"
+        r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表|另案|"
+        r"公告|公布|公佈|[将將][于於]"
     ),
 )
 

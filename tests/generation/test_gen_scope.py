@@ -371,6 +371,14 @@ def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
         # (the sixteenth held-out pass, session 52: a price kept elsewhere)
         "Diesel and petrol are sold at the fuel berth; prices are displayed at the fuel "
         "berth and change weekly.",
+        # (the seventeenth, session 52: announced later, agreed case by case)
+        "恢復招生日期將於官網公告",
+        "機車班另有暑期學生專案，內容於每年6月公告。",
+        "2025—2026学年收费标准须经物价部门核定后公布。",
+        "考照規費依監理站公告標準，於報名時由本班代收。",
+        "Las tarifas de la temporada 2025-2026 se publicarán en octubre de 2025.",
+        "Oltre 5 km: prezzo da concordare al momento della prenotazione.",
+        "The pay arrangements for the additional period will be agreed case by case.",
     ],
 )
 def test_a_rule_sent_to_another_text_is_a_deferral(deferral: str) -> None:
@@ -388,6 +396,10 @@ def test_a_rule_this_document_sets_is_no_deferral() -> None:
     assert not _DEFERRED.search("Diese Richtlinie regelt die Kalibrierung aller Prüfmittel.")
     assert not _DEFERRED.search("The amount is set out in the table below.")
     assert not _DEFERRED.search("Prices shown are per night and include VAT.")
+    # (a rule announced in the past, or this text's own standard)
+    assert not _DEFERRED.search("本办法自公布之日起施行。")
+    assert not _DEFERRED.search("本办法于2023年1月1日公布。")
+    assert not _DEFERRED.search("依本办法公告标准执行。")
 
 
 def test_a_deferral_in_another_retrieved_passage_of_the_document_refuses() -> None:
