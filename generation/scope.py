@@ -158,7 +158,7 @@ _DEFERRED_HINT = _Hint(
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
         r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in|"
-        r"agreed|case[- ]by[- ]case|publicar|anunciar|concordare|"
+        r"case[- ]by[- ]case|publicar|anunciar|concordare|"
         r"(?:displayed|posted|shown|published) (?:at|on|in)\b|"
         r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)"
     ),
