@@ -4,6 +4,10 @@ scope, replaced)."""
 
 from __future__ import annotations
 
+import random
+import re
+from pathlib import Path
+
 import pytest
 from gen_cases import make_chunk, make_hits, make_table
 
@@ -907,3 +911,35 @@ def test_more_ways_of_leaving_a_rule_to_another_text_or_a_later_decision(sentenc
 
     assert _DEFERRED_HINT.search(sentence) and _DEFERRED.search(sentence)
     assert not _DEFERRED.search("All prices are listed in this price list.")
+
+
+QUESTION_SETS = Path(__file__).resolve().parents[2] / "bench" / "questions"
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in pattern.finditer(text)]
+
+
+def test_the_answer_hints_find_the_same_spans_in_every_written_document() -> None:
+    """The hints of the answer's checks (`generation.scope`), as written and regrouped,
+    over every Markdown, text and CSV document of the question sets (as written and lower
+    cased, as the checks read them) and over texts made of the hints' own pieces."""
+    from generation.scope import _DEFERRED_HINT, _EXCLUDES_HINT, _REPLACES_HINT
+
+    hints = [_DEFERRED_HINT, _EXCLUDES_HINT, _REPLACES_HINT]
+    texts = [
+        p.read_text(encoding="utf-8", errors="replace")
+        for suffix in ("*.md", "*.txt", "*.csv")
+        for p in sorted(QUESTION_SETS.glob(f"*/docs/{suffix}"))
+    ]
+    assert len(texts) > 50
+    rng = random.Random(52)
+    for hint in hints:
+        pieces = re.findall(r"[^\W\d_]+|\s", " ".join(hint.written))
+        texts += ["".join(rng.choice(pieces) for _ in range(40)) for _ in range(200)]
+    for hint in hints:
+        for written, grouped in zip(hint.written, (hint.latin, hint.other), strict=True):
+            as_written = re.compile(written)
+            for text in texts:
+                for read in (text, text.lower()):
+                    assert _spans(grouped, read) == _spans(as_written, read)
