@@ -142,10 +142,23 @@ _NUMBERS = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二三四五六七八九十百
 
 def _new_number(text: str, known: set[str]) -> bool:
     """Whether the sentence states a number the question does not already name."""
+    digits, has_digit, han = _numbers_stated(text)
+    return any(n not in known for n in digits) or (
+        not has_digit and any(n not in known for n in han)
+    )
+
+
+@lru_cache(maxsize=8192)
+def _numbers_stated(text: str) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+    """A sentence's numbers (its section number and references aside): those written with
+    digits, whether it writes a digit at all, and those of two characters or more (Han
+    numerals). Memoised: a passage's sentences are scored again for related questions."""
     body = _REFERENCE.sub("", _SECTION_NUMBER.sub("", text))
-    return any(n not in known for n in _NUMBERS.findall(body) if any(c.isdigit() for c in n)) or (
-        not _HAS_NUMBER.search(body)
-        and any(n not in known and len(n) > 1 for n in _NUMBERS.findall(body))
+    found = _NUMBERS.findall(body)
+    return (
+        tuple(n for n in found if any(c.isdigit() for c in n)),
+        _HAS_NUMBER.search(body) is not None,
+        tuple(n for n in found if len(n) > 1),
     )
 
 
@@ -366,22 +379,31 @@ _CAPTION_LABEL = re.compile(
 
 
 def _heading_like(cand: Candidate) -> bool:
-    if _CONTENTS_ENTRY.search(cand.text) or _CAPTION_LABEL.match(cand.text):
-        return True  # headings listed with their pages, a caption's number: never answers
-    if cand.is_table_row or cand.list_item:
-        return False  # "- Wear sunglasses" is an item of a list, not a heading
-    text = cand.text
-    stripped = text.lstrip("#").strip()
+    listed = cand.is_table_row or cand.list_item
     chunk = cand.chunk
+    return _heading_like_line(cand.text, listed, cand.own_line, chunk.title, chunk.section_path)
+
+
+@lru_cache(maxsize=16384)
+def _heading_like_line(
+    text: str, listed: bool, own_line: bool, title: str, section_path: tuple[str, ...]
+) -> bool:
+    """`_heading_like` of a candidate by what it reads of it (memoised: a passage's
+    sentences are scored again for related questions, each read several times)."""
+    if _CONTENTS_ENTRY.search(text) or _CAPTION_LABEL.match(text):
+        return True  # headings listed with their pages, a caption's number: never answers
+    if listed:
+        return False  # "- Wear sunglasses" is an item of a list, not a heading
+    stripped = text.lstrip("#").strip()
     # The chunker starts every chunk with its breadcrumb ("Guide > Install").
-    crumb = " > ".join(chunk.section_path)
-    if text.startswith("#") or stripped in {chunk.title, crumb, *chunk.section_path}:
+    crumb = " > ".join(section_path)
+    if text.startswith("#") or stripped in {title, crumb, *section_path}:
         return True
     if len(stripped) > 3 and (crumb.startswith(stripped) or crumb.endswith(stripped)):
         return True  # a piece of the breadcrumb, cut at its numbering ("… > 3." "Límites")
     if _BREADCRUMB.search(text) and not text.endswith(("。", ".", "!", "?", "！", "？")):
         return True
-    if not cand.own_line:
+    if not own_line:
         return False
     # A short line of its own in Title Case, or with no number in it, is a heading or a
     # caption ("NICS Firearm Background Checks November - 2015", "修订历史").
