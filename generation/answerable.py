@@ -73,7 +73,7 @@ from generation.names import (
     period_met,
     periods,
 )
-from generation.passages import Candidate, normalise, normalise_joined, normalised_parts
+from generation.passages import Candidate, normalise, normalise_joined
 from generation.quantities import (
     FREE,
     ORDINAL_Q,
@@ -189,9 +189,9 @@ def _documents(
     for ch in [*cited, *(ch for ch in retrieved if ch.doc_id in docs)]:
         seen.setdefault(ch.content_id, ch.text)
         names_of_docs.setdefault(ch.doc_id, f"{ch.title} {file_name(ch.source)}")
-    texts = [*seen.values(), *names_of_docs.values()]
-    same_doc = normalise_joined(texts)
-    return same_doc, normalise_joined(list(names_of_docs.values())), tuple(normalised_parts(texts))
+    same_doc, parts = normalise_joined([*seen.values(), *names_of_docs.values()])
+    doc_names, _ = normalise_joined(list(names_of_docs.values()))
+    return same_doc, doc_names, parts
 
 
 def _other_language_unmet(

@@ -410,25 +410,20 @@ def normalise(text: str) -> str:
     return f"{lead}{folded}{trail}".lower()
 
 
-def normalised_parts(parts: Sequence[str]) -> list[str]:
-    """Each part `normalise`d without the white space at its ends, the empty ones left
-    out: the pieces `normalise_joined` joins. Memoised part by part."""
-    return [w for w in map(_normalised_part, parts) if w]
-
-
-def normalise_joined(parts: Sequence[str]) -> str:
-    """`normalise(" ".join(parts))`, each part's own work memoised: a document's passages
-    are joined again for every question about it (~0.5 ms an answer over its ~40 KB), and
-    full-width forms, white space and case are each a matter of one part (a part's edge
-    is white space in the joined text)."""
-    words = normalised_parts(parts)
-    if not words:
-        return " " if any(parts) or len(parts) > 1 else ""
+def normalise_joined(parts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """`normalise(" ".join(parts))`, and the pieces it joins: each part normalised without
+    the white space at its ends, the empty ones left out. Each part's work is memoised: a
+    document's passages are joined again for every question about it (~0.5 ms an answer
+    over its ~40 KB), and full-width forms, white space and case are each a matter of one
+    part (a part's edge is white space in the joined text)."""
+    pieces = tuple(w for w in map(_normalised_part, parts) if w)
+    if not pieces:
+        return (" " if any(parts) or len(parts) > 1 else ""), pieces
     first = parts[0][:1] or " "  # the joined text's first character: the separator
     last = parts[-1][-1:] or " "
     lead = " " if first.isspace() else ""
     trail = " " if last.isspace() else ""
-    return f"{lead}{' '.join(words)}{trail}"
+    return f"{lead}{' '.join(pieces)}{trail}", pieces
 
 
 @lru_cache(maxsize=2048)

@@ -171,4 +171,6 @@ def test_parts_normalised_one_by_one_join_to_the_whole_text_normalised() -> None
     for first in pieces:
         for second in pieces:
             for parts in ([first], [first, second], [first, second, first], []):
-                assert normalise_joined(parts) == normalise(" ".join(parts)), parts
+                joined, pieces = normalise_joined(parts)
+                assert joined == normalise(" ".join(parts)), parts
+                assert pieces == tuple(n.strip() for n in map(normalise, parts) if n.strip())
