@@ -323,6 +323,11 @@ def _measures(amount: Amount, term: str) -> bool:
     return amount.text != term and amount.text.startswith(term) and number_value(term) is not None
 
 
+def _is_measure(amount: Amount, term: str) -> bool:
+    """Whether `term` is the whole amount, its number and unit ("15kg")."""
+    return bool(amount.unit) and amount.text.replace(" ", "") == term.replace(" ", "").lower()
+
+
 @dataclass(frozen=True, slots=True)
 class _Reading:
     """The question and the quote, read once for every check of `judge`: what is asked
@@ -409,16 +414,24 @@ def _read(
     amounts = question_amounts(question)
     wanted_ids, wanted_names, soft_names = asked_names(question)
     wanted_ids = [t for t in wanted_ids if not any(_measures(a, t) for a in amounts)]
+    # ... nor a measure written as one word in a question of another script ("15kgの柴犬"):
+    # a band of the quote holds it, or the band check refuses.
+    soft_names = [t for t in soft_names if not any(_is_measure(a, t) for a in amounts)]
     # So is a plain number with its unit ("800 €", "70 persone", "20 minutes"), unless the
     # quoted document's bands of that unit all leave it out (250 users, the discount table
-    # stopping at 100): then the quote must state it.
+    # stopping at 100): then the quote must state it. An age or a number of years the
+    # document's bands hold must be met by the quote's: a quote on something else
+    # ("children under 4 are not admitted") says nothing of the asker's 68 years.
     given = [g for g in given_numbers(question) if g.text not in wanted_ids]
     measured = [g for g in given if any(_measures(a, g.text) for a in amounts)]
-    if measured and fits(amounts, same_doc) is not False:
+    banded = fits(amounts, evidence)
+    if measured and (
+        (held := fits(amounts, same_doc)) is None
+        or (held and (banded or not any(a.unit == "year" for a in amounts)))
+    ):
         given = [g for g in given if g not in measured]
     total = len(wanted_periods) + len(wanted_ids) + len(wanted_names) + len(soft_names)
     total += len(given)
-    banded = fits(amounts, evidence)
     in_band = {a.band.lo for a in amounts if a.band.lo == a.band.hi} if banded else set()
     total += int(banded is not None)
     quantity = asks_quantity(question, intent)

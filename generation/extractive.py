@@ -46,7 +46,7 @@ from generation.quantities import (
     quantity_asked,
     states_measure,
 )
-from generation.ranges import Amount, counts_in, fits, question_amounts
+from generation.ranges import Amount, bands, counts_in, fits, question_amounts
 from generation.similarity import Similarity
 
 TOP_HITS = 5
@@ -918,7 +918,10 @@ def _row_columns(cand: Candidate, terms: Sequence[str], lang: str = "") -> list[
         if h and i not in named and _matched_terms(terms, h, lang)
     ]
     if any(i > 0 for i in asked):
-        return sorted({*_key_prefix(cand), *named, *asked})
+        # (A cell stating a band is the row's condition, "Billing error above €250": it
+        # says which amounts the row is for.)
+        conditions = [i for i, (_, v) in enumerate(cand.cells) if i > 0 and bands(v.lower())]
+        return sorted({*_key_prefix(cand), *named, *asked, *conditions})
     if len(cand.cells) <= MAX_ROW_CELLS:
         return list(range(len(cand.cells)))
     # The first cell names the row ("Kentucky"); then the cells the question mentions.

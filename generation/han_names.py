@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 
 from core.lang import has_kana
@@ -36,29 +37,61 @@ def han_names(question: str, within: Sequence[str] = ()) -> list[str]:
     transliteration dots beside it ("蒂亚戈·蒙泰罗": jieba tags 蒂 and 亚戈 and 泰罗). jieba's
     tags misfire on ordinary words ("长度" as a place), which `han_name_found` is lenient
     for, and its guesses at unknown names swallow a particle ("巴利冈是"), which is cut off
-    again."""
+    again. A one-character verb in such a run is the question's verb ("去上海", "住桃园",
+    "齐庄公派栾盈"), not part of a name, unless no name of two characters is left without
+    it ("琦善", "魏玩")."""
     if not has_han(question) or has_kana(question):
         return []
     out: list[str] = []
-    run: list[str] = []
-    named = False
+    run: list[_Word] = []
     for word, flag in [*tagged_words(question), ("", "x")]:
         han = bool(_HAN_CHARS.fullmatch(word)) and word not in _FUNCTION_HAN
         tagged = han and flag in _NAME_TAGS
         single = han and len(word) == 1 and flag[:1] not in _NOT_IN_NAMES
         if tagged or single or (word in _NAME_JOINS and run):
-            run.append(word)
-            named = named or tagged
+            run.append(_Word(word, tagged, single and flag == "v"))
             continue
-        if run and not known_word(run[0]):
-            run[0] = run[0].lstrip(_TRIM)
-        if run and not known_word(run[-1]):
-            run[-1] = run[-1].rstrip(_TRIM)
-        text = "".join(run).strip("".join(_NAME_JOINS))
-        if named and char_pairs(text) and not any(text in n for n in within):
-            out.append(text)
-        run, named = [], False
+        for piece in _name_pieces(run):
+            text = _trimmed(piece)
+            named = any(w.tagged for w in piece) and char_pairs(text)
+            if named and not any(text in n for n in within):
+                out.append(text)
+        run = []
     return list(dict.fromkeys(out))
+
+
+@dataclass(frozen=True, slots=True)
+class _Word:
+    text: str
+    tagged: bool  # tagged a name
+    verb: bool  # a one-character verb
+
+
+def _name_pieces(run: list[_Word]) -> list[list[_Word]]:
+    """The run cut at its one-character verbs, where a piece of two characters or more is
+    left (else the run whole). Not a transliterated name, whose dots join its parts, any
+    character one ("让-皮埃尔·巴利冈", "蒂亚戈·蒙泰罗")."""
+    if any(w.text in _NAME_JOINS for w in run):
+        return [run]
+    pieces: list[list[_Word]] = [[]]
+    for w in run:
+        if w.verb:
+            pieces.append([])
+        else:
+            pieces[-1].append(w)
+    kept = [p for p in pieces if len("".join(w.text for w in p).strip("".join(_NAME_JOINS))) > 1]
+    return kept or [run]
+
+
+def _trimmed(run: list[_Word]) -> str:
+    """The run's text, function characters cut off its ends where jieba guessed them into
+    an unknown word ("巴利冈是")."""
+    words = [w.text for w in run]
+    if words and not known_word(words[0]):
+        words[0] = words[0].lstrip(_TRIM)
+    if words and not known_word(words[-1]):
+        words[-1] = words[-1].rstrip(_TRIM)
+    return "".join(words).strip("".join(_NAME_JOINS))
 
 
 def char_pairs(name: str) -> list[str]:
@@ -80,8 +113,11 @@ def han_name_found(name: str, text: str) -> bool:
     together — half of its two-character pieces for a name of several words, since
     transliterations share pieces ("威廉·狄尔泰" and "伏尔泰" share 尔泰). A document about
     another person or place shares none or few; one that writes the name a little
-    differently ("西贡商业信用银行" for "西贡商信银行") shares most."""
-    return _pieces_in(name, text, 0.0 if known_word(name) else 0.5)
+    differently ("西贡商业信用银行" for "西贡商信银行") shares most. A name of three characters
+    jieba does not know shares both or is another ("禾光卡" and "星光卡" share 光卡)."""
+    if known_word(name):
+        return _pieces_in(name, text, 0.0)
+    return _pieces_in(name, text, 1.0 if len(name) == 3 else 0.5)
 
 
 # What a Chinese question asks with, the words that may open its clause before the subject

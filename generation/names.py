@@ -269,8 +269,10 @@ def japanese_places(question: str) -> list[str]:
     return list(
         dict.fromkeys(
             w
-            for run in _KANJI_RUN.findall(question)
-            for w, flag in tagged_words(run)
+            for run in _KANJI_RUN.finditer(question)
+            # (A run after a number opens with its counter: "2匹連れて", "3泊")
+            if not question[: run.start()][-1:].isdigit()
+            for w, flag in tagged_words(run.group(0))
             if flag == "ns" and len(w) >= 2
         )
     )

@@ -63,9 +63,13 @@ _CURRENCY_CODES = (
     r"usd|eur|gbp|cny|rmb|aud|cad|chf|jpy|sek|nok|dkk|nzd|hkd|sgd|inr|brl|mxn|zar|krw|twd|ntd|"
     r"pln|czk|huf|rub|zł|kr"
 )
+# Letters of an alphabet (not kana, Han or Hangul: "15kgの柴犬" is 15 kg, followed by words
+# of another script).
+_LETTERS = r"[^\W\d_\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]"
 _UNIT_AFTER = (
     rf"\s?(?:(?P<han>{_HAN_UNITS})|(?P<pct>%)|(?P<cur>[$€£¥₩₽₹円원]|(?:{_CURRENCY_CODES})\b)|"
-    rf"(?P<word>[^\W\d_]{{2,}}(?:-[^\W\d_]+)*)|(?P<metre>m[²³23]?)(?![^\W\d_]|\d))?"
+    rf"(?P<word>{_LETTERS}{{2,}}(?:-{_LETTERS}+)*|[\u3040-\u30ff]{{2,}}|[\uac00-\ud7af]{{2,}})|"
+    rf"(?P<metre>m[²³23]?)(?![^\W\d_]|\d))?"
 )
 # In lower-cased text. (Not a clock time's or a version's parts: "22:30", "3.1.2"; a
 # label's colon after a number is no clock: "gbp 2,000: team leader".)
@@ -482,7 +486,21 @@ def question_amounts(question: str) -> tuple[Amount, ...]:
     for n in _numbers(text, words=True, counted=counted):
         if n.unit and n.start not in banded:
             out.append(Amount(Band(n.value, n.value, True, True, n.unit), text[n.start : n.end]))
+    for m in _BARE_AGE.finditer(text):
+        age = float(m.group(1))
+        out.append(Amount(Band(age, age, True, True, "year"), f"{m.group(1)} years"))
     return tuple(out)
+
+
+# An English question's age given without its unit: "I'm 72", "our cat is 11 and ...",
+# "she turns 16." (a number closing its clause, after the verb of being of a person or an
+# animal, or of turning).
+_BARE_AGE = re.compile(
+    r"(?:\bi'm|\bi’m|\bi am|\bhe's|\bshe's|\bhe is|\bshe is|\b(?:son|daughter|child|kid|boy|"
+    r"girl|baby|mother|mum|mom|father|dad|grandmother|grandfather|granny|grandma|grandpa|"
+    r"wife|husband|partner|dog|cat|puppy|kitten|pet|rabbit|horse)\s+is|\bturns|\bturned|"
+    r"\bturning|\baged)\s+(\d{1,3})(?![.,]\d)(?=\s*(?:[,;.!?)]|\band\b|\bbut\b|\bso\b|$))"
+)
 
 
 # What every band is written with, in a digit-holding text: a bound's word or a joining
@@ -536,6 +554,8 @@ def _read_bands(text: str, counted: bool = False) -> list[tuple[Band, int, int]]
                     joined.re is _JOIN and joined.group("under")
                 )
                 band = Band(n.value, nxt.value, True, hi_in, n.unit or nxt.unit)
+                if nxt.value < n.value:  # counted down: "entre 12 et 6 mois avant la date"
+                    band = Band(nxt.value, n.value, True, True, band.unit)
                 out.append((band, n.start, nxt.end))
                 used.update((i, i + 1))
                 continue

@@ -275,6 +275,21 @@ def test_a_chinese_name_asked_must_be_in_the_quoted_document() -> None:
     assert han_names("《数据安全法》从哪天起施行？", ["数据安全法"]) == []
     # Japanese kanji are left to the Japanese check.
     assert han_names("大阪城の天守の高さは何メートルですか？") == []
+    # A one-character verb beside a name is the question's ("去上海", "住桃园"), not the
+    # name's, unless the name is one character without it ("琦善").
+    assert han_names("经理去上海出差，每晚住宿最多能报多少钱？") == ["上海"]
+    assert han_names("我住桃园，宿舍的网费每月要交多少？") == ["桃园"]
+    assert han_names("齐庄公派栾盈攻击哪国？") == ["齐庄公", "栾盈"]
+    assert han_names("琦善因为什么罪行被治罪？") == ["琦善"]
+
+
+def test_a_counted_run_of_a_japanese_question_names_no_place() -> None:
+    """(Held-out pass, session 53.) "猫を2匹連れて": jieba tags 匹連 a place; a kanji run
+    right after a number opens with its counter, and names nothing."""
+    from generation.names import japanese_places
+
+    assert japanese_places("猫を2匹連れて泊まります。2匹目の料金はいくらですか？") == []
+    assert japanese_places("大阪から3泊で京都へ行きます") == ["大阪", "京都"]
 
 
 def test_an_ordinary_word_tagged_as_a_name_is_forgiven_where_a_latin_name_is_met() -> None:
@@ -1271,3 +1286,27 @@ def test_a_rows_code_is_no_name_the_next_cell_is() -> None:
     east = next(c for c in candidates(table, 0) if "华东区" in c.text)
     why, asked = han_row_of_another("华南区的销售额是多少？", east)
     assert asked == "华南区" and "华东区" in why
+
+
+def test_an_age_the_documents_bands_hold_must_be_met_by_the_quotes_band() -> None:
+    """(Held-out pass, session 53.) "I'm 68": a document with a band for seniors answers
+    from that band, not from a sentence about something else (the babies' rule); "15kg"
+    in a Japanese question is the asker's measure, met by the row's band."""
+    babies = make_chunk("Children under 4 are not admitted to evening screenings.", ordinal=0)
+    seniors = make_chunk("Seniors aged 65 years and over pay £7.50 per ticket.", ordinal=1)
+    question = "I'm 68 and want to see a film. How much is my ticket?"
+    wrong = judge(question, "general", [babies.text], candidates(babies, 0), [babies, seniors])
+    assert not wrong.covered
+    right = judge(question, "general", [seniors.text], candidates(seniors, 0), [babies, seniors])
+    assert right.covered, right
+    dogs = make_chunk(
+        "| 種類・体重 | 1泊料金 |\n|---|---|\n| 小型犬（10kg未満） | 3,300円 |\n"
+        "| 中型犬（10kg以上20kg未満） | 5,500円 |",
+        kind="table",
+        table_header=("種類・体重", "1泊料金"),
+        table_rows=(("小型犬（10kg未満）", "3,300円"), ("中型犬（10kg以上20kg未満）", "5,500円")),
+    )
+    asked = "15kgの柴犬と一緒に1泊したいのですが、犬の料金はいくらですか？"
+    rows = candidates(dogs, 0)
+    medium = next(c for c in rows if "中型犬" in c.text)
+    assert judge(asked, "general", [medium.text], [medium], [dogs]).covered

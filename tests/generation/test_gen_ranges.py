@@ -271,3 +271,26 @@ def test_a_row_for_another_area_is_another_size() -> None:
     asked = question_amounts("What is the annual rent for a double plot of about 500 m²?")
     assert other_sizes(asked, "plot size: full plot (approx. 250 m²) | rent: £96.00") == ["250 m²"]
     assert other_sizes(asked, "plot size: double plot (approx. 500 m²) | rent: £180.00") == []
+
+
+@pytest.mark.parametrize(
+    ("question", "rule", "held"),
+    [
+        # (Held-out pass, session 53.) An English age without its unit; a unit right
+        # before words of another script ("15kgの柴犬"); a band counted down ("entre 12 et
+        # 6 mois avant la date").
+        ("Our cat is 11 and the vet wants to run bloods.", "for pets aged 8 years and over", True),
+        ("I'm 72. How long can I borrow a book?", "readers aged 65 years and over", True),
+        ("My son is 9, how much is his ticket?", "aged 12 years and over", False),
+        ("15kgの柴犬と一緒に泊まります", "中型犬（10kg以上20kg未満）", True),
+        ("15kgの柴犬と一緒に泊まります", "小型犬（10kg未満）", False),
+        ("Si nous annulons 9 mois avant", "annulation entre 12 et 6 mois avant la date", True),
+    ],
+)
+def test_bands_of_session_53(question: str, rule: str, held: bool) -> None:
+    assert fits(question_amounts(question), rule) is held
+
+
+def test_a_number_that_is_no_age_is_not_read_as_one() -> None:
+    for question in ("Which is 2.5?", "Version is 3.", "Our group is 12, what does it cost?"):
+        assert not question_amounts(question), question
