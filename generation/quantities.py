@@ -484,6 +484,9 @@ _MEASURE_QUESTIONS = (
         r"\bcombien (?:a )?co[uû]t|\bcuánto (?:cuesta|costó|dinero)|\bсколько сто(?:ит|ил)|"
         # A price asked by name ("What is the price of", "le prix d'un", 料金, いくら).
         r"\b(?:what|how much) (?:is|was|are|were) the (?:price|cost|fee|fare)s? (?:of|for)\b|"
+        # ("What's the monthly fee to join", "what is your joining fee")
+        r"\bwhat(?:'s|’s| is| are| was| were) (?:the|a|an|your) (?:[\w-]+ ){1,2}"
+        r"(?:price|cost|fee|fare)s?\b(?! (?:structure|level|band|categor))|"
         # (a sum asked by what it is: "how big is the fine", "how much will be deducted";
         # not a refund or a fee, often a share: "70% of the fee")
         r"\bhow (?:much|big|high|large) (?:is|was|are|were|will be|would be) (?:the |a |an |"
@@ -545,7 +548,9 @@ _MEASURE_UNITS = {
     "sum of money": re.compile(
         r"[$€£¥₩₽]|\b(?:dollars?|euros?|pounds|yen|yuan|rmb|usd|eur|gbp|francs?|marks?|"
         r"rubles?|roubles?|pesos?|reais|lire|crowns?|won|kr|kronor|sek|nok|dkk|pln|"
-        r"zł|złotych|czk|kč)(?!\w)|元|円|원|рубл|евро|доллар|\d\s*[块塊]|人民[币幣]|台[币幣]|"
+        r"zł|złotych|czk|kč|pence|(?<!per )cents?|centavos|centimes|cêntimos)(?!\w)|"
+        # (pence written after the figure: "35p per page")
+        r"\d\s?p\b(?![.’'])|元|円|원|рубл|евро|доллар|\d\s*[块塊]|人民[币幣]|台[币幣]|"
         r"臺[币幣]|港[币幣]",
         re.IGNORECASE,
     ),

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from core.lang import function_word, has_hangul, has_kana
-from core.text import STOPWORDS, content_terms, has_han, query_terms, stem, tagged_words
+from core.text import STOPWORDS, content_terms, has_han, stem, tagged_words
 from core.types import Chunk
 from generation.attribute import names_a_column
 from generation.blocks import naming_column
@@ -130,8 +130,11 @@ def row_not_asked(question: str, best: Candidate, same_doc: str) -> str:
         # Chinese variant, any question word absent from the table and its document,
         # refused 7 right answers of the shared sets to refuse 1 near miss: session 16.)
         return ""
+    # (Not the asker's words: "want", "need".)
     terms = [
-        t for t in query_terms(question) if len(t) > 1 and not t.isdigit() and t not in SCAFFOLDING
+        t
+        for t in content_terms(question)
+        if len(t) > 1 and not t.isdigit() and t not in SCAFFOLDING
     ]
     values = normalise(" ".join(v for _, v in best.cells))
     if any(term_in(t, values) for t in terms):

@@ -46,6 +46,9 @@ _DEFERRED = re.compile(
     r"\bwill be (?:set|determined|announced|communicated|confirmed|published|decided|"
     r"reviewed|revised|agreed)\b|\b(?:agreed|decided|set|priced) case[- ]by[- ]case\b|"
     r"\b(?:set|determined|agreed|defined) separately\b|"
+    # (priced once seen: "written quotation after inspection", "quoted on assessment")
+    r"\b(?:quotation|quote|estimate)s? (?:after|following|upon|on) (?:inspection|assessment|"
+    r"survey|request)\b|\bquoted (?:after|following|upon|on) (?:inspection|assessment)\b|"
     # (a price kept elsewhere: "prices are displayed at the fuel berth and change weekly")
     r"\b(?:prices?|rates?|fees?|charges?|tariffs?) (?:are|is) (?:displayed|posted|shown|"
     r"published) (?:at|on|in)\b|\b(?:prices?|rates?) (?:change|vary|are updated) "
@@ -59,7 +62,7 @@ _DEFERRED = re.compile(
     r"\bpor (?:determinar|definir|confirmar)\b|\bpendiente de\b|"
     r"\bse (?:determinar|establecer|fijar|definir|comunicar|publicar|anunciar)[aá]n?\b|"
     r"\b[àa] (?:d[ée]terminer|d[ée]finir|confirmer)\b|\bser(?:a|ont) (?:fix|d[ée]termin|"
-    r"communiqu|d[ée]fini)[ée]e?s?\b|"
+    r"communiqu|d[ée]fini|publi|annonc|pr[ée]cis)[ée]e?s?\b|"
     # ... or sends it to another text: "is defined in the Global Mobility Tax Guide",
     # "consta do Manual de Contabilidade … e não é repetido nesta norma", "è disciplinato
     # dal Regolamento …", "「クリーンルーム入室手順」に定める", "is geregeld in …"
@@ -102,6 +105,10 @@ _DEFERRED = re.compile(
     r"[将將][于於][^，,。；;]{0,12}(?:公告|公布|公佈|通知|发布|發布)|"
     r"[于於]每[年月][^，,。；;]{0,8}(?:公告|公布|公佈)|[后後](?:公布|公告|公佈)(?!之日)|"
     r"依(?!本)[^，,。；;]{1,12}公告之?(?:標準|标准)|"
+    # ("以本馆公众号通知为准", "借期依出借館規定", "キャンセル規定に準じます": as another
+    # notice or body's rules say)
+    r"以[^，,。；;《]{0,12}(?:通知|公告|公布|公佈)[为為]准|依(?!本|第)[^，,。；;]{1,12}[规規]定|"
+    r"(?:規定|規程|規則|約款|基準)に準(?:じ|ず)|"
     # (Polish, Swedish: "określa odrębny Regulamin", "zostanie ustalona", "regleras i
     # Resepolicyn", "fastställs senare")
     r"\bokreśla(?:ją)? odrębn\w*|\bodrębn\w* (?:regulamin|przepis|zasad|umow)\w*|"
@@ -168,7 +175,7 @@ _DEFERRED_HINT = _Hint.of(
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
         r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in|"
-        r"case[- ]by[- ]case|publicar|anunciar|concordare|"
+        r"case[- ]by[- ]case|publicar|anunciar|concordare|publi|annonc|pr[ée]cis|quot|estimate|"
         r"(?:displayed|posted|shown|published) (?:at|on|in)\b|"
         r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)"
     ),
@@ -177,7 +184,7 @@ _DEFERRED_HINT = _Hint.of(
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
         r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
         r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表|另案|"
-        r"公告|公布|公佈|[将將][于於]"
+        r"公告|公布|公佈|[将將][于於]|依[^，,。；;]{1,12}[规規]定|に準"
     ),
 )
 
@@ -439,6 +446,8 @@ _EXCLUDES = re.compile(
     r"\b(?:is|are) (?:governed|covered|managed|handled|regulated) (?:by|under) (?:the |a )?"
     rf"(?!this\b|these\b)[\w\s\-']{{0,40}}?(?:{_TEXT_KINDS})\b|"
     r"除外|不[适適]用|不[属屬][于於]本|不[纳納]入|另行管理|"
+    # ("寒暑假期间不售": not sold during the holidays)
+    r"期[间間]不(?:售|[开開]放|提供|受理|[适適]用)|"
     r"[按依参參]照?《[^》]{1,40}》(?:的?[规規]定)?[执執]行|[执執]行《[^》]{1,40}》|"
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
     r"\b(?:[èe]|sono) esclus[oaie]\b|\b(?:[ée]|s[ãa]o|est[ãa]o|ficam?) exclu[íi]d[oa]s?\b|"
@@ -457,7 +466,7 @@ _EXCLUDES_HINT = _Hint.of(
         r"nie korzyst|wyjątk|wyłącz|objęci|poza|gäller inte|omfatta|undanta|utom"
     ),
     (
-        r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|"
+        r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|期[间間]不|"
         r"적용하지|제외|распростран|исключ|кроме"
     ),
 )

@@ -15,6 +15,7 @@ from generation.quantities import asked_measure, states_measure
         "If I don't return my laptop, how much exactly will be deducted from my final pay?",
         "学员平安保险如果受伤，最高可以理赔多少钱？",
         "我想報陶藝課，材料費大概要多少錢？",
+        "What's the monthly fee to join the Pet Health Club?",
     ],
 )
 def test_a_sum_asked_by_what_it_is_is_a_sum_of_money(question: str) -> None:
@@ -39,3 +40,11 @@ def test_chinese_sums_are_stated_in_yuan_kuai_or_by_the_currency_name() -> None:
     for stated in ("月費: NT$988", "每学分500块", "新臺幣500元", "人民币300"):
         assert states_measure("sum of money", stated), stated
     assert not states_measure("sum of money", "雜費已包含學員平安保險之保費")
+
+
+def test_pence_and_cents_are_money() -> None:
+    """(Held-out pass, session 53.) "35p per page in colour" states a price."""
+    for stated in ("10p per page in black and white, 35p per page in colour", "50 cents each"):
+        assert states_measure("sum of money", stated), stated
+    for stated in ("20 per cent off", "open until 10 p.m."):
+        assert not states_measure("sum of money", stated), stated

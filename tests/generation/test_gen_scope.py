@@ -383,6 +383,13 @@ def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
         "Las tarifas de la temporada 2025-2026 se publicarán en octubre de 2025.",
         "Oltre 5 km: prezzo da concordare al momento della prenotazione.",
         "The pay arrangements for the additional period will be agreed case by case.",
+        # (the twentieth, session 53: published later, as another notice or body's rules
+        # say, priced once seen)
+        "Les tarifs des forfaits pour l'année 2026 seront publiés en septembre 2025.",
+        "延长时段以本馆公众号通知为准。",
+        "互借資料之借期依出借館規定。",
+        "キャンセル料は、当ホテル宿泊約款に定めるキャンセル規定に準じます。",
+        "Antifouling by yard staff | | written quotation after inspection",
     ],
 )
 def test_a_rule_sent_to_another_text_is_a_deferral(deferral: str) -> None:
@@ -404,6 +411,8 @@ def test_a_rule_this_document_sets_is_no_deferral() -> None:
     assert not _DEFERRED.search("本办法自公布之日起施行。")
     assert not _DEFERRED.search("本办法于2023年1月1日公布。")
     assert not _DEFERRED.search("依本办法公告标准执行。")
+    assert not _DEFERRED.search("依第五条规定处理。")
+    assert not _DEFERRED.search("A written estimate is given before any procedure.")
 
 
 def test_a_deferral_in_another_retrieved_passage_of_the_document_refuses() -> None:
@@ -943,3 +952,12 @@ def test_the_answer_hints_find_the_same_spans_in_every_written_document() -> Non
             for text in texts:
                 for read in (text, text.lower()):
                     assert _spans(grouped, read) == _spans(as_written, read)
+
+
+def test_a_group_left_out_for_a_period_in_a_rows_note() -> None:
+    """(Held-out pass, session 53.) "凭学生证；寒暑假期间不售": the student ticket is not sold
+    during the holidays, so it does not answer what it costs then."""
+    from generation.scope import _EXCLUDES, _EXCLUDES_HINT
+
+    note = "票种: 学生票 | 价格: 20元 | 备注: 凭学生证；寒暑假期间不售"
+    assert _EXCLUDES_HINT.search(note) and _EXCLUDES.search(note)
