@@ -175,7 +175,9 @@ _DEFERRED_HINT = _Hint.of(
         r"no figura|regelt|volgt|handled under|odrębn|zostan|do ustalenia|regleras|beskrivs i|"
         r"senare|beslutat|fastställt|separat\b|devis|trait[ée]|rel[èe]ve|nader |seguem|"
         r"em separado|consult|reviewed|revised|veröffentlicht|saranno|priced in|listed in|"
-        r"case[- ]by[- ]case|publicar|anunciar|concordare|publi|annonc|pr[ée]cis|quot|estimate|"
+        r"case[- ]by[- ]case|publicar|anunciar|concordare|ser(?:a|ont) (?:publi|annonc|pr[ée]cis)|"
+        r"[Qq]uot(?:ation|e)s? (?:after|following|upon|on) |[Ee]stimates? (?:after|following|upon|"
+        r"on) |quoted (?:after|following|upon|on) |"
         r"(?:displayed|posted|shown|published) (?:at|on|in)\b|"
         r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)"
     ),
