@@ -43,7 +43,10 @@ traditional Chinese, Spanish, Italian, Japanese in .xlsx, Korean), to measure th
 fixes at its start and end, before its answers were read; unseen_policies18 by a twentieth
 (session 53: English in .docx, HTML and .xlsx, simplified and traditional Chinese, German in
 .docx, French, Brazilian Portuguese in HTML, Dutch in CSV, Japanese), measured at the
-session's start before its answers were read, then read for fixes."""
+session's start before its answers were read, then read for fixes; unseen_policies19 by a
+twenty-first, later in that session (English in Markdown, .docx and CSV, simplified and
+traditional Chinese, Spanish .docx, Italian HTML, Korean, Russian, Swedish), to measure the
+session's fixes at its start and end, before its answers were read."""
 
 from __future__ import annotations
 
@@ -81,6 +84,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies16", 40, 60),
         ("unseen_policies17", 40, 60),
         ("unseen_policies18", 40, 60),
+        ("unseen_policies19", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
