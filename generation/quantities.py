@@ -165,6 +165,8 @@ _NOT_COUNTED = frozenset(
     (
         *("стоит", "стоят", "стоил", "стоила", "стоило", "стоили", "весит", "весят"),
         *("длится", "длился", "длилась", "длилось", "нужно", "надо", "было", "будет", "есть"),
+        # (a pronoun: "сколько мне вернут" asks an amount, not a count of anything)
+        *("мне", "нам", "вам", "тебе", "ему", "ей", "им", "меня", "нас", "вас"),
     )
 )
 # Japanese and Korean counters after 何 / 몇 (things, people, times: not durations or dates).
@@ -548,7 +550,7 @@ _MEASURE_UNITS = {
     "sum of money": re.compile(
         r"[$€£¥₩₽]|\b(?:dollars?|euros?|pounds|yen|yuan|rmb|usd|eur|gbp|francs?|marks?|"
         r"rubles?|roubles?|pesos?|reais|lire|crowns?|won|kr|kronor|sek|nok|dkk|pln|"
-        r"zł|złotych|czk|kč|pence|(?<!per )cents?|centavos|centimes|cêntimos)(?!\w)|"
+        r"zł|złotych|czk|kč|pence|(?<!per )cents?|centavos|centimes|cêntimos)(?!\w)|\bруб\b|"
         # (pence written after the figure: "35p per page")
         r"\d\s?p\b(?![.’'])|元|円|원|рубл|евро|доллар|\d\s*[块塊]|人民[币幣]|台[币幣]|"
         r"臺[币幣]|港[币幣]",

@@ -454,7 +454,7 @@ _EXCLUDES = re.compile(
     r"\beigene (?:regelung|vereinbarung)\b|\b(?:ist|sind) ausgenommen\b|"
     r"\b(?:[èe]|sono) esclus[oaie]\b|\b(?:[ée]|s[ãa]o|est[ãa]o|ficam?) exclu[íi]d[oa]s?\b|"
     r"\bvalt buiten\b|\b(?:is|zijn) uitgesloten\b|対象外|適用しない|적용하지 않는다|제외한다|"
-    r"\bисключен[аоы]?\b|"
+    r"\bисключен[аоы]?\b|\bне (?:допуска|принима|перевоз)(?:ется|ются)\b|"
     r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b|"
     r"\b(?:s[aą]|jest) wyłączon\w*|\bnie s[aą] objęci\b|\bomfattas inte\b|\bär undantagna\b)"
 )
@@ -469,7 +469,7 @@ _EXCLUDES_HINT = _Hint.of(
     ),
     (
         r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|期[间間]不|"
-        r"적용하지|제외|распростран|исключ|кроме"
+        r"적용하지|제외|распростран|исключ|кроме|не допуска|не принима|не перевоз"
     ),
 )
 

@@ -398,6 +398,9 @@ def _value_asked(part: str, question: str) -> str:
     return word
 
 
+_ONE = frozenset({"one", "a", "an", "1", "single"})
+
+
 def row_substitution(
     question: str, cells: Collection[tuple[str, str]], table: str, document: str = ""
 ) -> Substitution | None:
@@ -415,6 +418,8 @@ def row_substitution(
         asked = _value_asked(part, question) if part else ""
         if not asked or _numeric(asked) != _numeric(value) or asked in values:
             continue
+        if asked in _ONE and re.search(rf"\bper {re.escape(part)}", header, re.IGNORECASE):
+            continue  # "for one night" of a column "Maximum per night": the rate asked
         if _numeric(asked) and (f"{asked}{part}" in table or _standalone(asked, table)):
             continue  # another row has it: that row, not this one, is the answer
         if not _numeric(asked) and re.search(rf"(?<![a-z]){re.escape(asked)}", table):

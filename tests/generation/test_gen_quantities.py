@@ -48,3 +48,13 @@ def test_pence_and_cents_are_money() -> None:
         assert states_measure("sum of money", stated), stated
     for stated in ("20 per cent off", "open until 10 p.m."):
         assert not states_measure("sum of money", stated), stated
+
+
+def test_rubles_abbreviated_are_money_and_a_pronoun_is_no_counted_noun() -> None:
+    """(Held-out pass, session 53.) "Будни: 180 руб." states a price; "сколько мне вернут?"
+    asks an amount (50% of the fare), not a count of anything."""
+    from generation.quantities import counted_noun
+
+    assert states_measure("sum of money", "Будни: 180 руб. | Выходные: 210 руб.")
+    assert counted_noun("Если я сдам билет за 10 часов, сколько мне вернут?") == ""
+    assert counted_noun("Сколько туристов приехало в 2019 году?") != ""

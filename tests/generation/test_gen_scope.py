@@ -961,3 +961,13 @@ def test_a_group_left_out_for_a_period_in_a_rows_note() -> None:
 
     note = "票种: 学生票 | 价格: 20元 | 备注: 凭学生证；寒暑假期间不售"
     assert _EXCLUDES_HINT.search(note) and _EXCLUDES.search(note)
+
+
+def test_what_may_not_be_carried_is_put_outside_the_rules() -> None:
+    """(Held-out pass, session 53.) "Электросамокаты … к перевозке на пароме не допускаются":
+    a price for carrying an e-scooter is not the bicycle's beside it."""
+    from generation.scope import _EXCLUDES, _EXCLUDES_HINT
+
+    banned = "Велосипед 100 руб. Электросамокаты к перевозке на пароме не допускаются."
+    assert _EXCLUDES_HINT.search(banned) and _EXCLUDES.search(banned)
+    assert not _EXCLUDES.search("Велосипед перевозится за 100 руб.")

@@ -207,3 +207,13 @@ def test_a_modifier_the_cell_leaves_out_is_no_other_thing() -> None:
     assert cell_substitution(asked, cells) is None
     bolt = [("Product", "Steel bolt M8"), ("Price", "0.20")]
     assert cell_substitution("What is the price of a steel nut M8?", bolt) is not None
+
+
+def test_one_of_a_rates_unit_is_the_rate_asked_not_another_row() -> None:
+    """(Held-out pass, session 53.) "for one night" of a column "Maximum per night": the
+    question asks the rate, not a row whose value is "one"."""
+    cells = [("Location", "Other UK cities"), ("Maximum per night (room only)", "£125")]
+    asked = "What's the most I can spend on a hotel room for one night in Manchester?"
+    assert row_substitution(asked, cells, "Location | Maximum per night (room only)") is None
+    field = [("Field Name", "url"), ("Type", "string")]
+    assert row_substitution("What type is the phone field?", field, "Field Name | Type") is not None
