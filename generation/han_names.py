@@ -24,6 +24,7 @@ _FUNCTION_HAN = frozenset(
 )
 _NAME_JOINS = frozenset("·・-－‧•")  # transliteration dots and hyphens inside a name
 _TRIM = "".join(sorted(_NAME_JOINS | _FUNCTION_HAN))
+_JOINS = "".join(sorted(_NAME_JOINS))
 # jieba's tags of single characters that join no name: numerals, measure words, times,
 # places of direction, prepositions, conjunctions, particles, pronouns, adverbs.
 _NOT_IN_NAMES = frozenset("mqtfpcurdy")
@@ -79,7 +80,7 @@ def _name_pieces(run: list[_Word]) -> list[list[_Word]]:
             pieces.append([])
         else:
             pieces[-1].append(w)
-    kept = [p for p in pieces if len("".join(w.text for w in p).strip("".join(_NAME_JOINS))) > 1]
+    kept = [p for p in pieces if len("".join(w.text for w in p).strip(_JOINS)) > 1]
     return kept or [run]
 
 
@@ -91,7 +92,7 @@ def _trimmed(run: list[_Word]) -> str:
         words[0] = words[0].lstrip(_TRIM)
     if words and not known_word(words[-1]):
         words[-1] = words[-1].rstrip(_TRIM)
-    return "".join(words).strip("".join(_NAME_JOINS))
+    return "".join(words).strip(_JOINS)
 
 
 def char_pairs(name: str) -> list[str]:

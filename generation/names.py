@@ -271,7 +271,7 @@ def japanese_places(question: str) -> list[str]:
             w
             for run in _KANJI_RUN.finditer(question)
             # (A run after a number opens with its counter: "2匹連れて", "3泊")
-            if not question[: run.start()][-1:].isdigit()
+            if not (run.start() and question[run.start() - 1].isdigit())
             for w, flag in tagged_words(run.group(0))
             if flag == "ns" and len(w) >= 2
         )

@@ -1299,12 +1299,9 @@ def test_an_age_the_documents_bands_hold_must_be_met_by_the_quotes_band() -> Non
     assert not wrong.covered
     right = judge(question, "general", [seniors.text], candidates(seniors, 0), [babies, seniors])
     assert right.covered, right
-    dogs = make_chunk(
-        "| 種類・体重 | 1泊料金 |\n|---|---|\n| 小型犬（10kg未満） | 3,300円 |\n"
-        "| 中型犬（10kg以上20kg未満） | 5,500円 |",
-        kind="table",
-        table_header=("種類・体重", "1泊料金"),
-        table_rows=(("小型犬（10kg未満）", "3,300円"), ("中型犬（10kg以上20kg未満）", "5,500円")),
+    dogs = make_table(
+        ("種類・体重", "1泊料金"),
+        (("小型犬（10kg未満）", "3,300円"), ("中型犬（10kg以上20kg未満）", "5,500円")),
     )
     asked = "15kgの柴犬と一緒に1泊したいのですが、犬の料金はいくらですか？"
     rows = candidates(dogs, 0)
