@@ -51,6 +51,7 @@ from generation.attribute import (
     other_rate_period,
     synonyms_of,
 )
+from generation.days import day_met
 from generation.given_numbers import given_numbers
 from generation.han_names import (
     WHICH_HAN,
@@ -475,7 +476,11 @@ def _read(
         and (g.picks_out or not g.found(same_doc))
         and g.value not in in_band
     ]
-    missing_names = [t for t in wanted_names if not stated(t, written)]
+    # A day of the week is also met by a span of days that holds it, or by a term the
+    # document defines with it ("Peak: … all day on Saturdays") that the quote writes.
+    missing_names = [
+        t for t in wanted_names if not stated(t, written) and not day_met(t, evidence, same_doc)
+    ]
     missing_names += [t for t in soft_names if not stated(t, lambda x: name_found(x, same_doc))]
     # Names of a question in another language: checked in the document, not the quote,
     # they pin nothing down (not counted as constraints, so the confidence floor still
@@ -694,6 +699,8 @@ def _row(r: _Reading) -> Verdict | None:
         row_miss, row_asked = row_of_another(question, best, r.retrieved)
         if r.banded and row_asked.replace(",", "").replace(".", "").isdigit():
             row_miss = row_asked = ""  # the amount asked, which the row's band holds
+        elif row_asked and day_met(row_asked, r.evidence, r.same_doc):
+            row_miss = row_asked = ""  # a day the row's defined term holds ("Peak")
         if not row_miss and has_han(question):
             row_miss, row_asked = han_row_of_another(question, best)
     first_row = next((c for c in chosen if c.is_table_row), None)  # (under its caption)
