@@ -115,10 +115,12 @@ def han_name_found(name: str, text: str) -> bool:
     transliterations share pieces ("威廉·狄尔泰" and "伏尔泰" share 尔泰). A document about
     another person or place shares none or few; one that writes the name a little
     differently ("西贡商业信用银行" for "西贡商信银行") shares most. A name of three characters
-    jieba does not know shares both or is another ("禾光卡" and "星光卡" share 光卡)."""
-    if known_word(name):
-        return _pieces_in(name, text, 0.0)
-    return _pieces_in(name, text, 1.0 if len(name) == 3 else 0.5)
+    jieba does not know shares both or is another ("禾光卡" and "星光卡" share 光卡); one it
+    knows shares its first two, which tell it from its siblings ("东北区" and "华北区" share
+    only 北区)."""
+    if len(name) == 3:
+        return name[:2] in text if known_word(name) else _pieces_in(name, text, 1.0)
+    return _pieces_in(name, text, 0.0 if known_word(name) else 0.5)
 
 
 # What a Chinese question asks with, the words that may open its clause before the subject

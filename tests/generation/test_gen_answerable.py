@@ -281,6 +281,10 @@ def test_a_chinese_name_asked_must_be_in_the_quoted_document() -> None:
     assert han_names("我住桃园，宿舍的网费每月要交多少？") == ["桃园"]
     assert han_names("齐庄公派栾盈攻击哪国？") == ["齐庄公", "栾盈"]
     assert han_names("琦善因为什么罪行被治罪？") == ["琦善"]
+    # A three-character name is found by its first two characters, or whole: 东北区 is not
+    # in a table of 华北区 (they share only 北区); 禾光卡, unknown to jieba, not in 星光卡.
+    assert not han_name_found("东北区", "版本: 企业版 | 华北区: 1250")
+    assert han_name_found("东北区", "东北区: 1250") and not han_name_found("禾光卡", "星光卡")
 
 
 def test_a_counted_run_of_a_japanese_question_names_no_place() -> None:
