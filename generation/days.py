@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 
 _DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_SHORT = tuple(d[:3] for d in _DAYS)
 _DAY = r"(mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?"
 # "Monday to Friday", "Mon–Fri", "Sunday - Thursday", "Monday through Saturday"
 _SPAN = re.compile(rf"\b{_DAY}\s*(?:to|until|through|thru|-|–|—)\s*{_DAY}")
@@ -20,7 +21,8 @@ _SENTENCE_END = re.compile(r"[.;!?](?:\s|$)")
 
 def day_of(name: str) -> int | None:
     """The day's index (Monday 0) of a question's name ("Saturday", "Saturdays"), or None."""
-    word = name.lower().rstrip("s") if name.lower() not in _DAYS else name.lower()
+    word = name.lower()
+    word = word if word in _DAYS else word.removesuffix("s")
     return _DAYS.index(word) if word in _DAYS else None
 
 
@@ -28,7 +30,7 @@ def in_span(day: int, text: str) -> bool:
     """Whether the text writes a span of days that holds the day ("Monday to Friday";
     "Sunday – Thursday" goes round the week's end)."""
     for m in _SPAN.finditer(text):
-        first, last = _short(m.group(1)), _short(m.group(2))
+        first, last = _SHORT.index(m.group(1)), _SHORT.index(m.group(2))
         if first <= last and first <= day <= last:
             return True
         if first > last and (day >= first or day <= last):
@@ -62,7 +64,3 @@ def _defined_with(day: int, document: str) -> tuple[str, ...]:
 
 def _term_in(term: str, text: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", text) is not None
-
-
-def _short(day: str) -> int:
-    return [d[:3] for d in _DAYS].index(day)

@@ -167,23 +167,6 @@ def test_thousands_grouped_by_dots_and_nouns_counted_in_other_languages() -> Non
         ("До смены осталось 36 часов.", "от 48 до 72 часов", False),
         ("Ik heb 250 euro uitgegeven.", "vanaf 200 euro: goedkeuring manager", True),
         ("He llegado al 125 % del objetivo.", "nivel 4: ≥ 120 %", True),
-    ],
-)
-def test_bands_in_more_languages_and_signs(question: str, rule: str, held: bool) -> None:
-    assert fits(question_amounts(question), rule) is held
-
-
-def test_the_same_money_however_written() -> None:
-    (euros,) = question_amounts("Ho speso 120 EUR per la cena.")
-    (signs,) = question_amounts("Ho speso 120 € per la cena.")
-    (dollars,) = question_amounts("I spent 50 dollars.")
-    assert euros.unit == signs.unit == "eur" and dollars.unit == "$"
-    assert question_amounts("What did release 5 change?") == ()
-
-
-@pytest.mark.parametrize(
-    ("question", "rule", "held"),
-    [
         # (Held-out pass, session 48.) A unit after its modifier; shares in words;
         # thousands grouped by spaces; Polish and Swedish bounds; money after its number.
         ("I've driven 11,000 business miles.", "each business mile above 10,000", True),
@@ -197,10 +180,46 @@ def test_the_same_money_however_written() -> None:
         ("Vi är 30 anställda.", "från 10 till 49 anställda", True),
         ("勤続3年で結婚します。", "1年以上5年未満 | 30,000円", True),
         ("勤続6年で結婚します。", "1年以上5年未満 | 30,000円", False),
+        # (Held-out pass, session 50.) Tonnes against kilograms; Polish and Russian units
+        # of time; an age by the years completed ("nie ukończył 23 lat": under 23).
+        ("A forklift that can lift 6 tonnes.", "capacity: up to 2,500 kg", False),
+        ("A forklift that can lift 2 tonnes.", "capacity: up to 2,500 kg", True),
+        ("一台2吨的叉车", "载重500公斤以下", False),
+        ("Chcę wynająć kombi na 10 dni.", "cena za dobę (7–29 dni): 185 zł", True),
+        ("Chcę wynająć kombi na 10 dni.", "cena za dobę (1–6 dni): 219 zł", False),
+        ("Mam 22 lata.", "kierowca, który nie ukończył 23 lat, płaci 25 zł za dobę", True),
+        ("Mam 24 lata.", "kierowca, który nie ukończył 23 lat, płaci 25 zł za dobę", False),
+        ("Mam 22 lata.", "kierowca musi mieć ukończone 21 lat", True),
+        ("Мне 17 лет.", "лица, не достигшие 18 лет, заселяются с согласия родителей", True),
+        ("Я живу здесь 3 месяца.", "от 1 до 6 месяцев", True),
+        # Cubic and square metres ("25 m³ de meubles", "de 20 à 30 m³").
+        ("Avec 25 m³ de meubles.", "volume: de 20 à 30 m³ | prix: 38 € par m³", True),
+        ("Avec 35 m³ de meubles.", "volume: de 20 à 30 m³ | prix: 38 € par m³", False),
+        ("A 40 m2 flat.", "flats up to 50 m² | £900", True),
+        # Full-time equivalents, a unit of HR tables ("Below 0.5 FTE | £8 per month").
+        ("I work 0.4 FTE.", "below 0.5 fte | £8 per month", True),
+        ("I work 0.4 FTE.", "0.5 fte and above | £15 per month", False),
+        # (Held-out pass, session 53.) An English age without its unit; a unit right
+        # before words of another script ("15kgの柴犬"); a band counted down ("entre 12 et
+        # 6 mois avant la date").
+        ("Our cat is 11 and the vet wants to run bloods.", "for pets aged 8 years and over", True),
+        ("I'm 72. How long can I borrow a book?", "readers aged 65 years and over", True),
+        ("My son is 9, how much is his ticket?", "aged 12 years and over", False),
+        ("15kgの柴犬と一緒に泊まります", "中型犬（10kg以上20kg未満）", True),
+        ("15kgの柴犬と一緒に泊まります", "小型犬（10kg未満）", False),
+        ("Si nous annulons 9 mois avant", "annulation entre 12 et 6 mois avant la date", True),
     ],
 )
-def test_bands_of_session_48(question: str, rule: str, held: bool) -> None:
+def test_bands_of_the_held_out_passes(question: str, rule: str, held: bool) -> None:
     assert fits(question_amounts(question), rule) is held
+
+
+def test_the_same_money_however_written() -> None:
+    (euros,) = question_amounts("Ho speso 120 EUR per la cena.")
+    (signs,) = question_amounts("Ho speso 120 € per la cena.")
+    (dollars,) = question_amounts("I spent 50 dollars.")
+    assert euros.unit == signs.unit == "eur" and dollars.unit == "$"
+    assert question_amounts("What did release 5 change?") == ()
 
 
 def test_thousands_grouped_by_spaces_and_money_after_its_number() -> None:
@@ -237,58 +256,12 @@ def test_japanese_ages_and_a_band_open_to_a_bound_in_words() -> None:
     assert fits(amounts, "3歳〜小学校就学前 | 10,000円") is True
 
 
-@pytest.mark.parametrize(
-    ("question", "rule", "held"),
-    [
-        # (Held-out pass, session 50.) Tonnes against kilograms; Polish and Russian units
-        # of time; an age by the years completed ("nie ukończył 23 lat": under 23).
-        ("A forklift that can lift 6 tonnes.", "capacity: up to 2,500 kg", False),
-        ("A forklift that can lift 2 tonnes.", "capacity: up to 2,500 kg", True),
-        ("一台2吨的叉车", "载重500公斤以下", False),
-        ("Chcę wynająć kombi na 10 dni.", "cena za dobę (7–29 dni): 185 zł", True),
-        ("Chcę wynająć kombi na 10 dni.", "cena za dobę (1–6 dni): 219 zł", False),
-        ("Mam 22 lata.", "kierowca, który nie ukończył 23 lat, płaci 25 zł za dobę", True),
-        ("Mam 24 lata.", "kierowca, który nie ukończył 23 lat, płaci 25 zł za dobę", False),
-        ("Mam 22 lata.", "kierowca musi mieć ukończone 21 lat", True),
-        ("Мне 17 лет.", "лица, не достигшие 18 лет, заселяются с согласия родителей", True),
-        ("Я живу здесь 3 месяца.", "от 1 до 6 месяцев", True),
-        # Cubic and square metres ("25 m³ de meubles", "de 20 à 30 m³").
-        ("Avec 25 m³ de meubles.", "volume: de 20 à 30 m³ | prix: 38 € par m³", True),
-        ("Avec 35 m³ de meubles.", "volume: de 20 à 30 m³ | prix: 38 € par m³", False),
-        ("A 40 m2 flat.", "flats up to 50 m² | £900", True),
-        # Full-time equivalents, a unit of HR tables ("Below 0.5 FTE | £8 per month").
-        ("I work 0.4 FTE.", "below 0.5 fte | £8 per month", True),
-        ("I work 0.4 FTE.", "0.5 fte and above | £15 per month", False),
-    ],
-)
-def test_bands_of_session_50(question: str, rule: str, held: bool) -> None:
-    assert fits(question_amounts(question), rule) is held
-
-
 def test_a_row_for_another_area_is_another_size() -> None:
     """(Session 52.) A plot of about 500 m² asked, the row of a 250 m² plot quoted: its
     rent is not the one asked; a band that holds the area is."""
     asked = question_amounts("What is the annual rent for a double plot of about 500 m²?")
     assert other_sizes(asked, "plot size: full plot (approx. 250 m²) | rent: £96.00") == ["250 m²"]
     assert other_sizes(asked, "plot size: double plot (approx. 500 m²) | rent: £180.00") == []
-
-
-@pytest.mark.parametrize(
-    ("question", "rule", "held"),
-    [
-        # (Held-out pass, session 53.) An English age without its unit; a unit right
-        # before words of another script ("15kgの柴犬"); a band counted down ("entre 12 et
-        # 6 mois avant la date").
-        ("Our cat is 11 and the vet wants to run bloods.", "for pets aged 8 years and over", True),
-        ("I'm 72. How long can I borrow a book?", "readers aged 65 years and over", True),
-        ("My son is 9, how much is his ticket?", "aged 12 years and over", False),
-        ("15kgの柴犬と一緒に泊まります", "中型犬（10kg以上20kg未満）", True),
-        ("15kgの柴犬と一緒に泊まります", "小型犬（10kg未満）", False),
-        ("Si nous annulons 9 mois avant", "annulation entre 12 et 6 mois avant la date", True),
-    ],
-)
-def test_bands_of_session_53(question: str, rule: str, held: bool) -> None:
-    assert fits(question_amounts(question), rule) is held
 
 
 def test_a_number_that_is_no_age_is_not_read_as_one() -> None:
