@@ -46,7 +46,11 @@ fixes at its start and end, before its answers were read; unseen_policies18 by a
 session's start before its answers were read, then read for fixes; unseen_policies19 by a
 twenty-first, later in that session (English in Markdown, .docx and CSV, simplified and
 traditional Chinese, Spanish .docx, Italian HTML, Korean, Russian, Swedish), to measure the
-session's fixes at its start and end, before its answers were read."""
+session's fixes at its start and end, before its answers were read; unseen_policies20 by a
+twenty-second (session 54: English in .docx, HTML, a two-sheet .xlsx and CSV, simplified
+Chinese Markdown, traditional Chinese HTML, Japanese .txt, Korean .docx, German Markdown,
+Polish HTML), measured at the session's start before its answers were read, then read for
+fixes."""
 
 from __future__ import annotations
 
@@ -85,6 +89,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies17", 40, 60),
         ("unseen_policies18", 40, 60),
         ("unseen_policies19", 40, 60),
+        ("unseen_policies20", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
