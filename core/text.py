@@ -273,9 +273,9 @@ def tagged_words(text: str) -> tuple[tuple[str, str], ...]:
 
 
 def word_frequency(word: str) -> int:
-    """How often jieba's dictionary counts the word (0: not in it, a guess at an unknown
-    one)."""
-    return _jieba().frequency(word)
+    """How often jieba's dictionary counts the word, read as simplified (0: not in it, a
+    guess at an unknown one)."""
+    return _jieba().frequency(fold_han(word))
 
 
 def load_dictionaries() -> None:

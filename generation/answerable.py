@@ -52,7 +52,7 @@ from generation.attribute import (
     synonyms_of,
 )
 from generation.days import day_met
-from generation.given_numbers import given_numbers
+from generation.given_numbers import given_numbers, in_count_band
 from generation.han_names import (
     WHICH_HAN,
     han_defined,
@@ -395,6 +395,10 @@ class _Reading:
         )
 
 
+# A column header that is a count ("100 pcs", "250", "1,000 copies", "10회").
+_COUNT_HEADER = re.compile(r"\s*\d[\d,.]*\s*[^\W\d_]{0,8}\.?\s*$")
+
+
 def _read(
     question: str,
     intent: str,
@@ -468,13 +472,17 @@ def _read(
     # A number the question gives ("SP 800-53", "第八十条", "十六周岁"): in the quote or its
     # scope, or the quoted document (its name; a clause or grade only in the quote); a
     # sibling's number does not meet it.
+    # A quoted row priced by count in its columns ("100 pcs: £24 | 250 pcs: £29"): the
+    # count asked picks out its column, and another column's price is no answer for it.
+    by_count = any(sum(1 for h, _ in c.cells if _COUNT_HEADER.match(h)) >= 2 for c in chosen)
     missing_ids += [
         g.text
         for g in given
         if not g.found(evidence)
         and not g.found(doc_names)
-        and (g.picks_out or not g.found(same_doc))
+        and (g.picks_out or by_count or not g.found(same_doc))
         and g.value not in in_band
+        and not (g.value is not None and not g.picks_out and in_count_band(g.value, evidence))
     ]
     # A day of the week is also met by a span of days that holds it, or by a term the
     # document defines with it ("Peak: … all day on Saturdays") that the quote writes.
@@ -713,8 +721,8 @@ def _row(r: _Reading) -> Verdict | None:
             return r.refuse(f"the table gives no {', '.join(map(repr, unmet))}", "facet")
     if not row_miss and best.is_table_row:
         row_miss = value_of_another_row(question, best, r.retrieved)
-    if not row_miss and best.is_table_row:
-        row_miss = empty_column_asked(question, best)
+    if not row_miss and first_row is not None:
+        row_miss = empty_column_asked(question, first_row)
     if not row_miss:
         row_miss = named_row_blank(question, chosen)
     if row_miss:

@@ -28,6 +28,7 @@ from functools import lru_cache
 
 from core.lang import function_word, needs_segmenting, prefix_stem, stemmed_language, stopwords
 from core.text import KEYWORD_STOPWORDS, content_terms, has_han, starts_latin_word, stem
+from generation.quantities import states_measure
 from generation.similarity import Similarity
 from generation.yes_no import asks_yes_no
 
@@ -58,7 +59,7 @@ _LIGHT_VERB_TEXT = """
 # Verbs of intent ("Vou enviar …", "Quero que …", "Ich möchte …"): the asker's plan, not
 # what is asked of the rule.
 _INTENT_TEXT = """
-    want wants
+    want wants like
     vou vai vamos quero queria queremos seja sejam
     voy quiero quería queremos
     vado voglio vorrei vogliamo sia siano
@@ -97,6 +98,10 @@ _UPPER_BOUND = re.compile(
     r"h[öo]chstens|hasta|como m[áa]ximo|jusqu.?[àa]|au plus|plafon\w*|fino a|al massimo|"
     r"até|no m[áa]ximo)\b|最多|至多|不超过|以内|上限|最高"
 )
+# The verb that asks a price ("what does it cost", "was kostet", "ile kosztuje", "cuánto
+# cuesta", "quanto costa", "combien coûte", "quanto custa", "vad kostar"), as a facet word
+# (its stem): a quote stating a sum of money says it.
+_COSTS = re.compile(r"(?:costs?|kost\w*|koszt\w*|cuest\w*|co[uû]t\w*|cust[ao]?m?)$")
 # An English question asking for a thing its subject does ("What payment terms do we
 # give …?", "Which fee do they charge?"): the thing asked names the facet, the verb after
 # "do we" is only what is done with it.
@@ -386,10 +391,18 @@ def _column_unmet(
     columns = " ".join([*(h for h, _ in cells), *long_values, *scope]).lower()
     if not rest or any(says(t, columns) for t in rest):
         return []
+    if all(_COSTS.match(t) for t in rest) and _priced(rest, " ".join(v for _, v in cells).lower()):
+        return []  # "Ile kosztuje …?" of a row whose price column says "10 zł"
     headers = [h for h, _ in cells if h]
     if similarity is None or not headers:
         return rest
     return [] if any(names_a_column(t, headers, similarity) for t in rest) else rest
+
+
+def _priced(facet: Sequence[str], lowered: str) -> bool:
+    """Whether the facet asks a price by its verb (`_COSTS`) and the text states a sum of
+    money: the verb names no word a text must write."""
+    return any(_COSTS.match(t) for t in facet) and states_measure("sum of money", lowered)
 
 
 def synonyms_of(word: str, synonyms: Mapping[str, Sequence[str]]) -> Sequence[str]:
@@ -411,14 +424,16 @@ _PER = {
     "day": r"\bdaily\b|\bper day\b|\ba day\b|\beach day\b|/day\b|\bt[äa]glich|\bpro tag\b|"
     r"\bdiari[oa]\b|\bal d[íi]a\b|\bpor d[íi]a\b|\bquotidien|\bpar jour\b|\bgiornalier|"
     r"\bal giorno\b|\bdi[áa]ri[oa]\b|\bao dia\b|每日|每天|日额|日額|1日(?:あたり|につき)|"
-    r"一日|1日券|하루|일일|일당|1일당",
+    r"一日|1日券|하루|일일|일당|1일당|(?<!\w)일 (?=최대|요금|이용|한도)|"
+    r"\btages(?:karte|ticket|pass)|\bday (?:pass|ticket)s?\b",
     "week": r"\bweekly\b|\bper week\b|\ba week\b|/week\b|\bw[öo]chentlich|\bpro woche\b|"
     r"\bsemanal|\bpor semana\b|\bhebdomadaire|\bpar semaine\b|\bsettimanal|"
-    r"\ba settimana\b|每周|每週|毎週|週額|주당|일주일|매주",
+    r"\ba settimana\b|每周|每週|毎週|週額|주당|일주일|매주|(?<!\w)주 (?=최대|요금|이용|한도)|"
+    r"\b7-day\b",
     "month": r"\bmonthly\b|\bper month\b|\ba month\b|/month\b|\bmonatlich|\bpro monat\b|"
     r"\bmensual|\bal mes\b|\bpor mes\b|\bmensuel|\bpar mois\b|\bmensil|\bal mese\b|"
     r"\bmensal|\bpor m[êe]s\b|每月|月额|月額|毎月|1[かヶカ]月|ひと月|한 ?달|매월|월정액|"
-    r"(?<![\d０-９])월 ?\d",
+    r"(?<![\d０-９])월 ?\d|(?<!\w)월 (?=최대|요금|이용|한도)|\b30-day\b|30日間|30天",
     "year": r"\byearly\b|\bannual(?:ly)?\b|\bper (?:year|annum)\b|\ba year\b|/year\b|"
     r"\bj[äa]hrlich|\bpro jahr\b|\banual\b|\bal a[ñn]o\b|\bpor a[ñn]o\b|\bannuel|\bpar an\b|"
     r"\bannual[ei]\b|\ball.anno\b|\bpor ano\b|每年|年度|年额|年額|年間|毎年|연간|연회비|매년",

@@ -22,7 +22,7 @@ from core.text import HAN_NUMERALS, chinese_numeral, han_number, han_quantity_in
 _JOINED = re.compile(r"(?<![\w.\-/])\d+(?:[-/]\d+)+(?![\w\-/])")
 # Two digits or more, standing alone (not in a word, an identifier, a decimal or a clock
 # time: "home at 20:15" is when, not which).
-_DIGITS = re.compile(r"(?<![\w.,\-/])(?<!\d:)\d{2,}(?:,\d{3})*(?![\w\-/]|[.,]\d|:\d)")
+_DIGITS = re.compile(r"(?<![\w.,\-/])(?<!\d:)(?:\d{1,3}(?:,\d{3})+|\d{2,})(?![\w\-/]|[.,]\d|:\d)")
 # "第75条", "第八十条": a clause or chapter by its number; "第四次": an occurrence.
 _CLAUSE = re.compile(rf"第\s*([{HAN_NUMERALS}\d]+)\s*([条章节款项编篇次])")
 # "三级" (公路): a grade, which its row or heading writes with its unit ("一级公路");
@@ -98,6 +98,25 @@ def _value_in(value: int, text: str) -> bool:
         return True
     numeral = _han(value)
     return bool(numeral) and han_quantity_in(numeral, text)  # "第十六条" is no sixteen
+
+
+# A band of counts a table writes in a column or key ("Price each 10-49", "50+"), not a
+# piece of a longer chain of numbers ("02-2345-6789") or a clock time.
+_COUNT_BAND = re.compile(
+    r"(?<![\d.,:/\-–—])(\d{1,5})\s*(?:[-–—]\s*(\d{1,5})(?![\d.,/\-–—]|:\d)|\+(?![\d£$€]))"
+)
+
+
+def in_count_band(value: int, text: str) -> bool:
+    """Whether `text` writes a band of counts that holds `value`: the count a question
+    gives ("20 glossy prints") is met by the column of its band ("Price each 10-49")."""
+    for m in _COUNT_BAND.finditer(text):
+        lo, hi = int(m.group(1)), m.group(2)
+        if (hi is None and value >= lo) or (
+            hi is not None and lo <= value <= int(hi) and lo < int(hi)
+        ):
+            return True
+    return False
 
 
 @lru_cache(maxsize=1024)

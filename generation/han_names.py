@@ -49,6 +49,9 @@ def han_names(question: str, within: Sequence[str] = ()) -> list[str]:
         han = bool(_HAN_CHARS.fullmatch(word)) and word not in _FUNCTION_HAN
         tagged = han and flag in _NAME_TAGS
         single = han and len(word) == 1 and flag[:1] not in _NOT_IN_NAMES
+        if tagged and _verb_led(word):  # "泡温泉": the verb 泡 and the name 温泉
+            run += [_Word(word[0], False, True), _Word(word[1:], True, False)]
+            continue
         if tagged or single or (word in _NAME_JOINS and run):
             run.append(_Word(word, tagged, single and flag == "v"))
             continue
@@ -59,6 +62,12 @@ def han_names(question: str, within: Sequence[str] = ()) -> list[str]:
                 out.append(text)
         run = []
     return list(dict.fromkeys(out))
+
+
+def _verb_led(word: str) -> bool:
+    """A three-character word jieba tags a name that is a one-character verb before a
+    word it knows ("泡温泉": soak in a hot spring), as questions write what they do."""
+    return len(word) == 3 and known_word(word[1:]) and tagged_words(word[0]) == ((word[0], "v"),)
 
 
 @dataclass(frozen=True, slots=True)

@@ -481,8 +481,9 @@ _MEASURE_QUESTIONS = (
     ),
     (
         "sum of money",
-        r"\bhow much (?:money|did|does|do|was|is|were)\b[^?]*\b(?:cost|spent|spend|pay|paid|"
-        r"charge|worth|earn|raise|price)|\bhow much money\b|\bwie viel (?:geld|kostet|kostete)|"
+        r"\bhow much (?:money|did|does|do|was|is|were|will|would)\b[^?]*\b(?:cost|spent|spend|"
+        r"pay|paid|charge|worth|earn|raise|price)|\bhow much money\b|"
+        r"\bwie viel (?:geld|kostet|kostete)|"
         r"\bcombien (?:a )?co[uû]t|\bcuánto (?:cuesta|costó|dinero)|\bсколько сто(?:ит|ил)|"
         # A price asked by name ("What is the price of", "le prix d'un", 料金, いくら).
         r"\b(?:what|how much) (?:is|was|are|were) the (?:price|cost|fee|fare)s? (?:of|for)\b|"
@@ -582,6 +583,11 @@ def states_measure(measure: str, evidence: str) -> bool:
     if measure in ("length", "length or duration"):
         evidence = _AREA_OR_VOLUME.sub(" ", evidence)
     return _MEASURE_UNITS[measure].search(evidence) is not None
+
+
+def asks_money(question: str) -> bool:
+    """Whether the question asks a sum of money ("how much does it cost", "the fee for")."""
+    return asks_price(question) or asked_measure(question) == "sum of money"
 
 
 def asks_when(question: str) -> bool:

@@ -16,6 +16,7 @@ from generation.blocks import naming_column
 from generation.han_names import WHICH_HAN, char_pairs, han_names, han_subject
 from generation.names import YEAR, file_name, key_terms, name_found
 from generation.passages import Candidate, candidates, normalise, row_key
+from generation.quantities import asks_money, states_measure
 from generation.scope import term_in
 from generation.similarity import Similarity
 from generation.slots import SCAFFOLDING
@@ -40,6 +41,10 @@ def empty_column_asked(question: str, row: Candidate) -> str:
     lowered = question.lower()
     asked = {stem(w) for w in _HEADER_WORD.findall(lowered) if not has_han(w)}
     present = " ".join(f"{h} {v}" for h, v in row.cells).lower()
+    # A price asked of a row that states none: the empty cell is its price ("Whole pool
+    # hire | Price on request").
+    if asks_money(question) and not states_measure("sum of money", present):
+        return f"the table gives no {row.empty[0]!r} for the row quoted"
     held = {stem(w) for w in _HEADER_WORD.findall(present) if not has_han(w)}
     title = " ".join((row.chunk.title, *row.chunk.section_path)).lower()
     for header in row.empty:

@@ -177,3 +177,12 @@ def test_the_asker_and_the_verbs_of_a_request_are_no_content_words() -> None:
     en = content_terms("How many days off do I get if my grandmother dies?")
     assert "grandmother" in en and "get" not in en
     assert "someone" not in content_terms("Who do I call when someone spills a solvent?")
+
+
+def test_a_traditional_word_is_counted_as_jieba_writes_it() -> None:
+    """(Held-out pass, session 54.) "費用是多少" read 費用 as an unknown word, and so as the
+    thing asked: jieba's dictionary is simplified, and counts 费用 as an everyday word."""
+    from core.text import known_word, word_frequency
+
+    assert word_frequency("費用") == word_frequency("费用") > 0
+    assert known_word("門票") and not known_word("禾光卡")

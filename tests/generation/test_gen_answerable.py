@@ -271,6 +271,10 @@ def test_a_chinese_name_asked_must_be_in_the_quoted_document() -> None:
     # Particles and question words are no part of a name: "叶有" (jieba: a person) is none.
     assert han_names("六耳铃的上部叶有什么特点？") == []
     assert han_names("哪个品种的锦地罗不需要冬眠？") == ["锦地罗"]
+    # A one-character verb jieba writes into a name it knows is the asker's doing
+    # ("去泡温泉": soak in the hot spring, 温泉); a known place keeps its three characters.
+    assert han_names("我们这周六去泡温泉，每个人的门票多少钱？") == ["温泉"]
+    assert han_names("东北区的运费是多少？") == ["东北区"]
     # A title the question quotes is checked as a title, not piece by piece.
     assert han_names("《数据安全法》从哪天起施行？", ["数据安全法"]) == []
     # Japanese kanji are left to the Japanese check.
@@ -1311,3 +1315,21 @@ def test_an_age_the_documents_bands_hold_must_be_met_by_the_quotes_band() -> Non
     rows = candidates(dogs, 0)
     medium = next(c for c in rows if "中型犬" in c.text)
     assert judge(asked, "general", [medium.text], [medium], [dogs]).covered
+
+
+def test_a_price_asked_of_a_row_that_states_none_is_not_given() -> None:
+    """(Held-out pass, session 54.) Asked what hiring the whole pool costs, the row
+    "Whole pool hire for parties | Price on request" was quoted beside another item's
+    price ("Hair dryers cost 20p"): a row that states no sum of money gives no price."""
+    pool = make_table(
+        ("Item", "Price"),
+        (("Lane hire per hour", "£32.00"), ("Whole pool hire for parties", "Price on request")),
+    )
+    rows = [c for c in candidates(pool, 0) if c.is_table_row]
+    asked = "How much would it cost to hire the whole pool for a birthday party?"
+    dryers = make_chunk("Hair dryers cost 20p for 3 minutes.")
+    beside = [*candidates(dryers, 1), rows[1]]
+    verdict = judge(asked, "general", [c.text for c in beside], beside)
+    assert not verdict.covered and "'Price'" in verdict.reason, verdict
+    lane = "How much would it cost to hire a lane for an hour?"
+    assert judge(lane, "general", [rows[0].text], [rows[0]]).covered

@@ -159,3 +159,51 @@ def test_a_part_numbered_in_brackets_picks_out_its_row() -> None:
     assert not part.found("日文入門(一) | 學分費: 3200元")
     assert part.found("日文入門（二） | 學分費: 3400元") and part.found("level (2): 3400")
     assert given_numbers("我有2个孩子") == ()
+
+
+def test_a_count_is_met_by_the_band_of_counts_that_holds_it() -> None:
+    """(Held-out pass, session 54.) "I'd like 20 glossy 6x4 prints …" was refused: no
+    quote wrote "20", while the row's column "Price each 10-49" holds it. A band met so
+    is a range of counts, not a piece of a telephone number or a clock time."""
+    from generation.given_numbers import in_count_band
+
+    header = (
+        "Item: Gloss photo print | Price each 1-9: £0.35 | Price each 10-49: £0.27 | 50+: £0.19"
+    )
+    assert in_count_band(20, header) and in_count_band(60, header) and in_count_band(3, header)
+    assert not in_count_band(20, "Price each 1-9: £0.35")
+    assert not in_count_band(300, "Call 02-2345-6789")
+    assert not in_count_band(12, "Off-peak (10:00–16:00): £32")
+    assert not in_count_band(20, "Season 2025-26: £450")
+    prints = make_chunk(
+        "| Item | Size | Price each 1-9 | Price each 10-49 |\n|---|---|---|---|\n"
+        "| Gloss photo print | 6x4 in | £0.35 | £0.27 |",
+        kind="table",
+        table_header=("Item", "Size", "Price each 1-9", "Price each 10-49"),
+        table_rows=(("Gloss photo print", "6x4 in", "£0.35", "£0.27"),),
+    )
+    assert (
+        "'20'"
+        not in _verdict("How much is a gloss 6x4 print if I order 20?", make_hits(prints)).reason
+    )
+    assert (
+        "'75'" in _verdict("How much is a gloss 6x4 print if I order 75?", make_hits(prints)).reason
+    )
+
+
+def test_a_count_asked_picks_out_its_column_of_a_row_priced_by_count() -> None:
+    """(Held-out pass, session 54.) "How much do 2,500 business cards cost?" was answered
+    with the row "100 pcs: £24 | … | 1000 pcs: £55": a count a row's columns are priced by
+    must be one of them, wherever else the document writes it. A count written with a
+    thousands separator after one digit ("2,500") is a number the question gives."""
+    assert [g.value for g in given_numbers("How much do 2,500 business cards cost?")] == [2500]
+    cards = make_chunk(
+        "| Product | 100 pcs | 500 pcs | 1000 pcs |\n|---|---|---|---|\n"
+        "| Business cards | £24 | £39 | £55 |\n\nFlyers are printed in runs of 2,500.",
+        kind="table",
+        table_header=("Product", "100 pcs", "500 pcs", "1000 pcs"),
+        table_rows=(("Business cards", "£24", "£39", "£55"),),
+    )
+    many = _verdict("How much do 2,500 business cards cost?", make_hits(cards))
+    assert not many.covered and "2,500" in many.reason, many
+    assert _verdict("How much do 500 business cards cost?", make_hits(cards)).covered

@@ -16,6 +16,7 @@ from generation.quantities import asked_measure, states_measure
         "学员平安保险如果受伤，最高可以理赔多少钱？",
         "我想報陶藝課，材料費大概要多少錢？",
         "What's the monthly fee to join the Pet Health Club?",
+        "How much would a month's season ticket cost me as an adult?",
     ],
 )
 def test_a_sum_asked_by_what_it_is_is_a_sum_of_money(question: str) -> None:
