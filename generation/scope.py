@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from core.alternation import by_first_char
 from core.han_script import fold_han
-from core.lang import stemmed_language
+from core.lang import has_hangul, stemmed_language
 from core.text import GERMAN_ABBREVIATIONS, KEYWORD_STOPWORDS, content_terms, has_han, stem
 from core.types import Chunk
 from generation.passages import Candidate, candidates, normalise, row_key
@@ -49,11 +49,20 @@ _DEFERRED = re.compile(
     # (priced once seen: "written quotation after inspection", "quoted on assessment")
     r"\b(?:quotation|quote|estimate)s? (?:after|following|upon|on) (?:inspection|assessment|"
     r"survey|request)\b|\bquoted (?:after|following|upon|on) (?:inspection|assessment)\b|"
+    # (a price given only when asked: "Price on request", "quoted individually", "auf
+    # Anfrage", "sur demande", "现场评估后报价")
+    r"\b(?:prices?|pricing|rates?|fees?|costs?|charges?) (?:available )?(?:on|upon) "
+    r"(?:request|application|enquiry|inquiry)\b|^\s*on (?:request|application)\s*$|"
+    r"\bquoted (?:individually|separately|on enquiry|when you enquire)\b|"
+    r"\b(?:preis\w* )?auf anfrage\b|\bprix sur demande\b|\b(?:prezz\w+ )?su richiesta\b|"
+    r"\bbajo (?:petici[óo]n|consulta)\b|\bna zapytanie\b|[后後]报价|[后後]報價|"
     # (a price kept elsewhere: "prices are displayed at the fuel berth and change weekly")
     r"\b(?:prices?|rates?|fees?|charges?|tariffs?) (?:are|is) (?:displayed|posted|shown|"
     r"published) (?:at|on|in)\b|\b(?:prices?|rates?) (?:change|vary|are updated) "
     r"(?:weekly|daily|monthly|regularly|seasonally)\b|"
     r"\bnot yet (?:been )?(?:decided|determined|set|announced|published|agreed|fixed)\b|"
+    r"\b(?:is|are) (?:currently |still )?(?:under review|being (?:reviewed|revised|drafted|"
+    r"developed|finali[sz]ed))\b|"
     # German, Spanish, French: "noch offen", "wird gesondert festgelegt", "por determinar",
     # "se fijará", "à définir", "sera fixé"
     r"\bnoch (?:offen|nicht (?:festgelegt|bekannt|entschieden))\b|"
@@ -179,14 +188,18 @@ _DEFERRED_HINT = _Hint.of(
         r"[Qq]uot(?:ation|e)s? (?:after|following|upon|on) |[Ee]stimates? (?:after|following|upon|"
         r"on) |quoted (?:after|following|upon|on) |"
         r"(?:displayed|posted|shown|published) (?:at|on|in)\b|"
-        r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)"
+        r"(?:change|vary|updated) (?:weekly|daily|monthly|regularly|seasonally)|"
+        r"under review|being (?:review|revis|draft|develop|finali)|"
+        r"[Oo]n (?:request|application|enquiry|inquiry)|[Uu]pon (?:request|application|enquiry)|"
+        r"quoted (?:individually|separately|on enquiry|when)|[Aa]uf [Aa]nfrage|sur demande|"
+        r"su richiesta|[Bb]ajo (?:petici|consulta)|na zapytanie"
     ),
     (
         r"另行|另有|另文|待定|未[确確]定|に定め|による|に従|別途|未定|에 따른|에서 정한|정한다|"
         r"미정|참조|참고|따른다|따릅니다|별도|为准|為準|不再重|详见|詳見|регулир|уточня|будет|определя|"
         r"面[议議]|另[议議]|規程による|規則による|規定による|定めによる|を参照|에 따르며|공고|"
         r"устанавлива|另定|另[见見]|추후|공지|洽[詢询]|안내|相談|お知らせ|ご案内|ご連絡|発表|公表|另案|"
-        r"公告|公布|公佈|[将將][于於]|依[^，,。；;]{1,12}[规規]定|に準"
+        r"公告|公布|公佈|[将將][于於]|依[^，,。；;]{1,12}[规規]定|に準|[后後]报价|[后後]報價"
     ),
 )
 
@@ -456,7 +469,15 @@ _EXCLUDES = re.compile(
     r"\bvalt buiten\b|\b(?:is|zijn) uitgesloten\b|対象外|適用しない|적용하지 않는다|제외한다|"
     r"\bисключен[аоы]?\b|\bне (?:допуска|принима|перевоз)(?:ется|ются)\b|"
     r"\b(?:est[aá]n?|quedan?) excluid[oa]s?\b|\b(?:est|sont) exclue?s?\b|"
-    r"\b(?:s[aą]|jest) wyłączon\w*|\bnie s[aą] objęci\b|\bomfattas inte\b|\bär undantagna\b)"
+    r"\b(?:s[aą]|jest) wyłączon\w*|\bnie s[aą] objęci\b|\bomfattas inte\b|\bär undantagna\b|"
+    # (not offered at all: "Shower-only access … is not offered", "Unregistered cards cannot
+    # be replaced", "볼머신은 대여하지 않는다", "werden nicht angeboten")
+    r"\b(?:is|are) not (?:offered|available|sold|provided)\b|\bnot offered\b|"
+    r"\bcannot be (?:replaced|booked|bought|purchased|hired|rented)\b|"
+    r"(?:대여|판매|제공|운영|접수|취급)하지 않(?:는다|습니다)|"
+    r"\b(?:wird|werden) nicht angeboten\b|\bnie (?:oferujemy|prowadzimy|wypożyczamy)\b)|"
+    # ... or what follows is ("本店不提供貓咪造型修剪服務", "暂不提供接送服务")
+    r"(?P<after2>(?<!期间)(?<!期間)(?:暂|暫|目前)?不(?:提供|受理|出售|出租))"
 )
 _EXCLUDES_HINT = _Hint.of(
     (
@@ -465,11 +486,14 @@ _EXCLUDES_HINT = _Hint.of(
         r"govern|covered|managed|handled|regulated|nicht f|ausgenommen|ausnahme|eigene|aplica|"
         r"excepto|salvo|applique|exception|sauf|si applica|eccezion|tranne|esclus|exceto|exce[çc]|"
         r"toepassing|uitzondering|behalve|buiten|uitgesloten|nie dotyczy|nie obejmuje|"
-        r"nie korzyst|wyjątk|wyłącz|objęci|poza|gäller inte|omfatta|undanta|utom"
+        r"nie korzyst|wyjątk|wyłącz|objęci|poza|gäller inte|omfatta|undanta|utom|"
+        r"not offer|not avail|not sold|not provid|cannot be|nicht angeboten|nie oferuj|"
+        r"nie prowadz|nie wypożycz"
     ),
     (
         r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|期[间間]不|"
-        r"적용하지|제외|распростран|исключ|кроме|не допуска|не принима|не перевоз"
+        r"적용하지|제외|распростран|исключ|кроме|не допуска|не принима|не перевоз|"
+        r"하지 않|不提供|不受理|不出售|不出租"
     ),
 )
 
@@ -536,7 +560,9 @@ def only_excluded(
             # (a Han character alone, "算", is a verb or a piece of other words; "have" in
             # "products, which have their own terms" is no thing left out)
             continue
-        word = re.compile(re.escape(t) if has_han(t) else rf"\b{re.escape(_bare(t))}{ending}\b")
+        # (Han and Hangul terms as written: a Korean term is a syllable pair, "볼머" of 볼머신.)
+        within = has_han(t) or has_hangul(t)
+        word = re.compile(re.escape(t) if within else rf"\b{re.escape(_bare(t))}{ending}\b")
         for sentence, read in zip(sentences, folded, strict=True):
             found = word.search(read)
             at = found.start() if found else -1
@@ -583,7 +609,7 @@ def _governs(sentence: str, m: re.Match[str], at: int) -> bool:
         # 本办法：（一）…；（三）…"): its items, parted by semicolons, are what is left out.
         between = sentence[listed.end() : at] if at >= listed.end() else None
         return between is not None and len(between) <= _LIST_REACH and "。" not in between
-    if m.group("after"):
+    if m.group("after") or m.group("after2"):
         between = sentence[m.end() : at] if at >= m.end() else None
         breaks = _CELL_BREAK
     else:

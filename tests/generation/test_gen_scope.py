@@ -191,6 +191,26 @@ def test_a_version_the_document_does_name_is_answered() -> None:
             "covered by a separate",
             "What monthly uptime does Standard support include?",
         ),
+        # (the twenty-second held-out pass, session 54: a thing not offered at all)
+        (
+            "Lost or stolen cards. A registered smartcard can be replaced for £10.00. "
+            "Unregistered cards cannot be replaced.",
+            "My unregistered smartcard was stolen. What's the replacement fee?",
+            "cannot be replaced",
+            "My registered smartcard was stolen. What's the replacement fee?",
+        ),
+        (
+            "貓咪洗澡（含剪指甲）收費NT$1,200。本店不提供貓咪造型修剪服務。",
+            "想幫我的貓咪做造型修剪，價格是多少？",
+            "不提供",
+            "貓咪洗澡的價格是多少？",
+        ),
+        (
+            "① 라켓 대여료는 1자루 1회 3,000원이다. ② 볼머신은 대여하지 않는다.",
+            "볼머신을 빌리려면 요금이 얼마인가요?",
+            "대여하지 않는다",
+            "라켓 대여료는 얼마인가요?",
+        ),
     ],
 )
 def test_an_excluded_group_in_other_languages_and_a_quoted_exclusion(
@@ -390,6 +410,13 @@ def test_a_han_character_alone_is_no_group_put_outside_the_rules() -> None:
         "互借資料之借期依出借館規定。",
         "キャンセル料は、当ホテル宿泊約款に定めるキャンセル規定に準じます。",
         "Antifouling by yard staff | | written quotation after inspection",
+        # (the twenty-second, session 54: a price given only when asked)
+        "Spa treatments are provided by a partner therapist; prices on request at the spa desk.",
+        "Groups of 10 or more must book through our groups team; group prices are quoted "
+        "when you enquire.",
+        "30公斤以上 | 現場評估後報價",
+        "Sonderanfertigungen: Preis auf Anfrage",
+        "A compensation scheme for season ticket holders is under review.",
     ],
 )
 def test_a_rule_sent_to_another_text_is_a_deferral(deferral: str) -> None:
