@@ -50,7 +50,10 @@ session's fixes at its start and end, before its answers were read; unseen_polic
 twenty-second (session 54: English in .docx, HTML, a two-sheet .xlsx and CSV, simplified
 Chinese Markdown, traditional Chinese HTML, Japanese .txt, Korean .docx, German Markdown,
 Polish HTML), measured at the session's start before its answers were read, then read for
-fixes."""
+fixes; unseen_policies21 by a twenty-third, later in that session (English in .docx, HTML,
+Markdown and CSV, simplified Chinese .txt, traditional Chinese Markdown, Japanese .docx,
+Korean Markdown, French HTML, a two-sheet Spanish .xlsx), to measure the session's fixes
+before its answers were read."""
 
 from __future__ import annotations
 
@@ -90,6 +93,7 @@ SET = Path(__file__).resolve().parents[2] / "bench" / "questions"
         ("unseen_policies18", 40, 60),
         ("unseen_policies19", 40, 60),
         ("unseen_policies20", 40, 60),
+        ("unseen_policies21", 40, 60),
     ],
 )
 def test_every_expected_answer_is_in_its_file(name: str, facts: int, near_misses: int) -> None:
