@@ -122,6 +122,9 @@ _PLACEHOLDER = re.compile(
     r"(?:price )?(?:on|upon|by) (?:request|application|enquiry|inquiry)|poa|"
     r"auf anfrage|sur demande|su richiesta|a (?:pedido|petición|solicitud|richiesta)|"
     r"bajo (?:petición|pedido)|op aanvraag|по запросу|"
+    # (no such option: "Precio no socio: No disponible", "100 pcs: not available")
+    r"not available|no disponible|non disponibile|non disponible|n[ãa]o dispon[íi]vel|"
+    r"nicht verf[üu]gbar|niet beschikbaar|"
     r"(?:전화 )?문의|要?お?問い?合わ?せ|询价|詢價|电洽|電洽|另询|另詢",
     re.I,
 )

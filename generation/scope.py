@@ -472,12 +472,13 @@ _EXCLUDES = re.compile(
     r"\b(?:s[aą]|jest) wyłączon\w*|\bnie s[aą] objęci\b|\bomfattas inte\b|\bär undantagna\b|"
     # (not offered at all: "Shower-only access … is not offered", "Unregistered cards cannot
     # be replaced", "볼머신은 대여하지 않는다", "werden nicht angeboten")
-    r"\b(?:is|are) not (?:offered|available|sold|provided)\b|\bnot offered\b|"
+    r"\b(?:is|are) not (?:offered|available|sold|provided|accepted)\b|\bnot offered\b|"
+    r"\bn.(?:est|sont) pas propos[ée]e?s?\b|\bno se ofrecen?\b|"
     r"\bcannot be (?:replaced|booked|bought|purchased|hired|rented)\b|"
     r"(?:대여|판매|제공|운영|접수|취급)하지 않(?:는다|습니다)|"
     r"\b(?:wird|werden) nicht angeboten\b|\bnie (?:oferujemy|prowadzimy|wypożyczamy)\b)|"
     # ... or what follows is ("本店不提供貓咪造型修剪服務", "暂不提供接送服务")
-    r"(?P<after2>(?<!期间)(?<!期間)(?:暂|暫|目前)?不(?:提供|受理|出售|出租))"
+    r"(?P<after2>(?<!期间)(?<!期間)(?:暂|暫|目前)?不(?:提供|受理|出售|出租|售|接受))"
 )
 _EXCLUDES_HINT = _Hint.of(
     (
@@ -487,13 +488,14 @@ _EXCLUDES_HINT = _Hint.of(
         r"excepto|salvo|applique|exception|sauf|si applica|eccezion|tranne|esclus|exceto|exce[çc]|"
         r"toepassing|uitzondering|behalve|buiten|uitgesloten|nie dotyczy|nie obejmuje|"
         r"nie korzyst|wyjątk|wyłącz|objęci|poza|gäller inte|omfatta|undanta|utom|"
-        r"not offer|not avail|not sold|not provid|cannot be|nicht angeboten|nie oferuj|"
+        r"not offer|not avail|not sold|not provid|not accept|cannot be|nicht angeboten|nie oferuj|"
+        r"pas propos|no se ofrec|"
         r"nie prowadz|nie wypożycz"
     ),
     (
         r"不[适適]用|不含|不包|除外|不[属屬][于於]|不[纳納]入|另行管理|[执執]行|対象外|適用しない|期[间間]不|"
         r"적용하지|제외|распростран|исключ|кроме|не допуска|не принима|не перевоз|"
-        r"하지 않|不提供|不受理|不出售|不出租"
+        r"하지 않|不提供|不受理|不出售|不出租|不售|不接受"
     ),
 )
 
