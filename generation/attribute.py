@@ -100,7 +100,7 @@ _UPPER_BOUND = re.compile(
 )
 # The verb that asks a price ("what does it cost", "was kostet", "ile kosztuje", "cuánto
 # cuesta", "quanto costa", "combien coûte", "quanto custa", "vad kostar"), as a facet word
-# (its stem): a quote stating a sum of money says it.
+# (its stem): left alone unmet by a row, the row's sum of money (its price column) says it.
 _COSTS = re.compile(r"(?:costs?|kost\w*|koszt\w*|cuest\w*|co[uû]t\w*|cust[ao]?m?)$")
 # An English question asking for a thing its subject does ("What payment terms do we
 # give …?", "Which fee do they charge?"): the thing asked names the facet, the verb after
@@ -391,18 +391,13 @@ def _column_unmet(
     columns = " ".join([*(h for h, _ in cells), *long_values, *scope]).lower()
     if not rest or any(says(t, columns) for t in rest):
         return []
-    if all(_COSTS.match(t) for t in rest) and _priced(rest, " ".join(v for _, v in cells).lower()):
+    values = " ".join(v for _, v in cells).lower()
+    if all(map(_COSTS.match, rest)) and states_measure("sum of money", values):
         return []  # "Ile kosztuje …?" of a row whose price column says "10 zł"
     headers = [h for h, _ in cells if h]
     if similarity is None or not headers:
         return rest
     return [] if any(names_a_column(t, headers, similarity) for t in rest) else rest
-
-
-def _priced(facet: Sequence[str], lowered: str) -> bool:
-    """Whether the facet asks a price by its verb (`_COSTS`) and the text states a sum of
-    money: the verb names no word a text must write."""
-    return any(_COSTS.match(t) for t in facet) and states_measure("sum of money", lowered)
 
 
 def synonyms_of(word: str, synonyms: Mapping[str, Sequence[str]]) -> Sequence[str]:

@@ -1,7 +1,7 @@
 """Numbers a question gives must be met by the quote: a sibling's number ("SP 800-207"
 for SP 800-53, 第八条 for 第八十条, 十四周岁 for 十六周岁) answers another question."""
 
-from gen_cases import make_chunk, make_hits
+from gen_cases import make_chunk, make_hits, make_table
 
 from core.text import chinese_numeral, han_number
 from core.types import Hit
@@ -175,12 +175,9 @@ def test_a_count_is_met_by_the_band_of_counts_that_holds_it() -> None:
     assert not in_count_band(300, "Call 02-2345-6789")
     assert not in_count_band(12, "Off-peak (10:00–16:00): £32")
     assert not in_count_band(20, "Season 2025-26: £450")
-    prints = make_chunk(
-        "| Item | Size | Price each 1-9 | Price each 10-49 |\n|---|---|---|---|\n"
-        "| Gloss photo print | 6x4 in | £0.35 | £0.27 |",
-        kind="table",
-        table_header=("Item", "Size", "Price each 1-9", "Price each 10-49"),
-        table_rows=(("Gloss photo print", "6x4 in", "£0.35", "£0.27"),),
+    prints = make_table(
+        ("Item", "Size", "Price each 1-9", "Price each 10-49"),
+        (("Gloss photo print", "6x4 in", "£0.35", "£0.27"),),
     )
     assert (
         "'20'"
@@ -197,13 +194,11 @@ def test_a_count_asked_picks_out_its_column_of_a_row_priced_by_count() -> None:
     must be one of them, wherever else the document writes it. A count written with a
     thousands separator after one digit ("2,500") is a number the question gives."""
     assert [g.value for g in given_numbers("How much do 2,500 business cards cost?")] == [2500]
-    cards = make_chunk(
-        "| Product | 100 pcs | 500 pcs | 1000 pcs |\n|---|---|---|---|\n"
-        "| Business cards | £24 | £39 | £55 |\n\nFlyers are printed in runs of 2,500.",
-        kind="table",
-        table_header=("Product", "100 pcs", "500 pcs", "1000 pcs"),
-        table_rows=(("Business cards", "£24", "£39", "£55"),),
+    cards = make_table(
+        ("Product", "100 pcs", "500 pcs", "1000 pcs"),
+        (("Business cards", "£24", "£39", "£55"),),
     )
-    many = _verdict("How much do 2,500 business cards cost?", make_hits(cards))
+    flyers = make_chunk("Flyers are printed in runs of 2,500.", ordinal=1)
+    many = _verdict("How much do 2,500 business cards cost?", make_hits(cards, flyers))
     assert not many.covered and "2,500" in many.reason, many
-    assert _verdict("How much do 500 business cards cost?", make_hits(cards)).covered
+    assert _verdict("How much do 500 business cards cost?", make_hits(cards, flyers)).covered
