@@ -83,6 +83,7 @@ from generation.quantities import (
     TIME_STATED,
     asked_measure,
     asked_unit,
+    asks_money,
     asks_price,
     asks_quantity,
     asks_when,
@@ -565,7 +566,10 @@ def _kind_of_answer(r: _Reading) -> Verdict | None:
         and not (asks_price(question) and any(FREE.search(q) for q in quoted))
     ):
         why = "the question asks for a quantity and the quoted evidence states none"
-        return r.refuse(why, "quantity", met=-1)
+        # A price asked of the row quoted first, whose cell is left empty ("Whole pool hire
+        # | Price on request"): no later quote about another item answers it.
+        final = chosen[0].is_table_row and bool(chosen[0].empty) and asks_money(question)
+        return r.refuse(why, "quantity", met=-1, final=final)
     # "How much is the microscope?" of a row whose price cell is empty: the row's digits
     # ("Room 204") are no quantity of it.
     empty = numbers_left_empty(chosen[0]) if quantity and not when else ""

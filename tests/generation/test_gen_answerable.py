@@ -1333,3 +1333,7 @@ def test_a_price_asked_of_a_row_that_states_none_is_not_given() -> None:
     assert not verdict.covered and "'Price'" in verdict.reason, verdict
     lane = "How much would it cost to hire a lane for an hour?"
     assert judge(lane, "general", [rows[0].text], [rows[0]]).covered
+    # Quoted first, the pool's row ends the search: no later quote about another item
+    # (towels, hair dryers) answers for its price.
+    alone = judge(asked, "general", [rows[1].text], [rows[1]])
+    assert not alone.covered and alone.final, alone
