@@ -451,7 +451,9 @@ _EXCLUDES = re.compile(
     r"не распространяется на|за исключением|\bкроме\b|"
     # (Polish, Swedish: "nie dotyczy", "Z Funduszu nie korzystają", "gäller inte för")
     r"\bnie (?:dotyczy|obejmuje|korzystaj[aą])\b|\bz wyjątkiem\b|\bpoza\b|"
-    r"\bgäller inte(?: för)?\b|\bomfattar inte\b|\bmed undantag (?:av|för)\b|\butom\b)|"
+    r"\bgäller inte(?: för)?\b|\bomfattar inte\b|\bmed undantag (?:av|för)\b|\butom\b|"
+    # (not offered: "本店不提供貓咪造型修剪服務", "暂不提供接送服务", "恕不接受信用卡")
+    r"(?<!期间)(?<!期間)(?:暂|暫|目前)?不(?:提供|受理|出售|出租|售|接受))|"
     # ... or what comes before ("Interns are outside the scope", "叉车按《…》执行")
     r"(?P<before>\b(?:is|are) excluded\b|\boutside (?:the |this )?(?:scope|policy)\b|"
     r"\bout of scope\b|\bnot (?:in|within) (?:the )?scope\b|\bnot eligible\b|"
@@ -476,9 +478,7 @@ _EXCLUDES = re.compile(
     r"\bn.(?:est|sont) pas propos[ée]e?s?\b|\bno se ofrecen?\b|"
     r"\bcannot be (?:replaced|booked|bought|purchased|hired|rented)\b|"
     r"(?:대여|판매|제공|운영|접수|취급)하지 않(?:는다|습니다)|"
-    r"\b(?:wird|werden) nicht angeboten\b|\bnie (?:oferujemy|prowadzimy|wypożyczamy)\b)|"
-    # ... or what follows is ("本店不提供貓咪造型修剪服務", "暂不提供接送服务")
-    r"(?P<after2>(?<!期间)(?<!期間)(?:暂|暫|目前)?不(?:提供|受理|出售|出租|售|接受))"
+    r"\b(?:wird|werden) nicht angeboten\b|\bnie (?:oferujemy|prowadzimy|wypożyczamy)\b)"
 )
 _EXCLUDES_HINT = _Hint.of(
     (
@@ -611,7 +611,7 @@ def _governs(sentence: str, m: re.Match[str], at: int) -> bool:
         # 本办法：（一）…；（三）…"): its items, parted by semicolons, are what is left out.
         between = sentence[listed.end() : at] if at >= listed.end() else None
         return between is not None and len(between) <= _LIST_REACH and "。" not in between
-    if m.group("after") or m.group("after2"):
+    if m.group("after"):
         between = sentence[m.end() : at] if at >= m.end() else None
         breaks = _CELL_BREAK
     else:
